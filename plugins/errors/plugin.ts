@@ -1,0 +1,103 @@
+/**
+ * The one central error handler of a service: every failure, ours or Fastify's, leaves as an
+ * ICustomError record (engine) or inside the envelope (gateway), with a catalogue code. Bad input is
+ * always a 4xx, never a 500; a 500 never shows server internals (stack only in development).
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { type CustomErrorRecord, errorEnvelope } from './envelope.js'
+import { type ErrorCatalogue, type ErrorFactory, errorFactory, isServiceError, type ServiceError } from './service-error.js'
+
+/** Catalogue codes for the failures that every service can answer. */
+export interface GenericErrorCodes {
+  validation: string
+  malformedBody: string
+  notFound: string
+  bodyTooLarge: string
+  unsupportedMediaType: string
+  internal: string
+}
+
+export interface ErrorsPluginOptions {
+  catalogue: ErrorCatalogue
+  codes: GenericErrorCodes
+  /** 'record': answer ICustomError records (engine); 'envelope': wrap them in the envelope (gateway). */
+  style: 'record' | 'envelope'
+  /** Show stacks in answers (NODE_ENV=development only). */
+  exposeStack: boolean
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Builds a ServiceError from the service's catalogue: `throw fastify.fail('wm3090')`. */
+    fail: ErrorFactory<string>
+  }
+}
+
+const MALFORMED_BODY = new Set(['FST_ERR_CTP_INVALID_JSON_BODY', 'FST_ERR_CTP_EMPTY_JSON_BODY', 'FST_ERR_CTP_INVALID_CONTENT_LENGTH'])
+
+/** Names the offending field of a validation failure: `body.processId`, `headers.user`, ... */
+function describeValidation(error: FastifyError): { field: string; message: string } {
+  const [first] = error.validation ?? []
+  const context = error.validationContext ?? 'body'
+  const missing = (first?.params as { missingProperty?: string } | undefined)?.missingProperty
+  const path = (first?.instancePath ?? '').split('/').filter(Boolean)
+  if (missing) path.push(missing)
+  const field = [context, ...path].join('.')
+  const problem = missing ? 'is required' : (first?.message ?? 'is invalid')
+  return { field, message: `${field} ${problem}` }
+}
+
+async function errorsPlugin(fastify: FastifyInstance, options: ErrorsPluginOptions): Promise<void> {
+  const fail = errorFactory(options.catalogue)
+  const { codes } = options
+  fastify.decorate('fail', fail)
+
+  function normalise(error: FastifyError): ServiceError {
+    if (isServiceError(error)) return error
+    if (error.validation) {
+      const { field, message } = describeValidation(error)
+      return fail(codes.validation, { args: [message], parameters: { field } })
+    }
+    if (error.code && MALFORMED_BODY.has(error.code)) return fail(codes.malformedBody, { cause: error })
+    const status = error.statusCode ?? 500
+    if (status === 413) return fail(codes.bodyTooLarge, { cause: error })
+    if (status === 415) return fail(codes.unsupportedMediaType, { cause: error })
+    if (status === 404) return fail(codes.notFound, { args: [error.message], cause: error })
+    if (status >= 400 && status < 500) {
+      const normalised = fail(codes.validation, { args: [error.message], cause: error })
+      normalised.statusCode = status
+      return normalised
+    }
+    return fail(codes.internal, { cause: error })
+  }
+
+  function send(reply: FastifyReply, error: ServiceError, original: Error): FastifyReply {
+    const record: CustomErrorRecord = {
+      statusCode: error.statusCode,
+      type: error.type,
+      category: error.category,
+      message: error.message,
+      code: error.code,
+    }
+    if (error.summary) record.summary = error.summary
+    if (error.parameters) record.parameters = error.parameters
+    if (error.detail) record.detail = error.detail
+    if (options.exposeStack && original.stack) record.stack = original.stack
+    return reply.code(error.statusCode).type('application/json; charset=utf-8').send(options.style === 'envelope' ? errorEnvelope(record) : record)
+  }
+
+  fastify.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const normalised = normalise(error)
+    if (normalised.statusCode >= 500) request.log.error({ err: error }, 'request failed')
+    else request.log.info({ code: normalised.code, statusCode: normalised.statusCode }, normalised.message)
+    return send(reply, normalised, error)
+  })
+
+  fastify.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
+    const error = fail(codes.notFound, { args: [`${request.method} ${request.url.split('?')[0]}`] })
+    return send(reply, error, error)
+  })
+}
+
+export default fp(errorsPlugin, { name: 'errors', fastify: '5.x' })

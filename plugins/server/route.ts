@@ -1,0 +1,36 @@
+/**
+ * Turns a generated route description (openapi/generated/*-routes.ts) into Fastify route options, so
+ * a route's method, URL and schemas come from the OpenAPI document and nowhere else.
+ */
+export type IdentityRequirement = 'required' | 'optional' | 'none'
+
+export interface GeneratedRoute {
+  readonly method: string
+  readonly url: string
+  readonly operationId: string
+  readonly identity: IdentityRequirement
+  readonly errorCodes: readonly string[]
+  readonly schema: object
+  readonly raw?: boolean
+}
+
+export interface RouteConfig {
+  operationId: string
+  identity: IdentityRequirement
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    operationId?: string
+    identity?: IdentityRequirement
+  }
+}
+
+export function routeFrom<const Route extends GeneratedRoute>(route: Route) {
+  return {
+    method: route.method as Route['method'],
+    url: route.url as Route['url'],
+    schema: route.schema as Route['schema'],
+    config: { operationId: route.operationId, identity: route.identity } satisfies RouteConfig,
+  }
+}

@@ -1,0 +1,32 @@
+/**
+ * The Fastify options both services are built with (in production and in tests): request ids,
+ * per-request loggers, body limit, timeouts and the validator's behaviour.
+ */
+import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify'
+import { requestIdFrom } from '../correlation/trace-context.js'
+import { requestLoggerFactory } from '../logging/logger.js'
+
+export const BODY_LIMIT_BYTES = 1024 * 1024
+
+export function serverOptions(logger: FastifyBaseLogger): FastifyServerOptions & { loggerInstance: FastifyBaseLogger } {
+  return {
+    loggerInstance: logger,
+    genReqId: (request) => requestIdFrom(request.headers['x-request-id']),
+    childLoggerFactory: requestLoggerFactory,
+    bodyLimit: BODY_LIMIT_BYTES,
+    connectionTimeout: 0,
+    keepAliveTimeout: 72_000,
+    requestTimeout: 330_000,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    ajv: {
+      customOptions: {
+        // Unknown fields are ignored and never stored: bodies declare additionalProperties: false.
+        removeAdditional: true,
+        coerceTypes: 'array',
+        useDefaults: true,
+        allErrors: false,
+      },
+    },
+  }
+}

@@ -1,0 +1,255 @@
+/**
+ * A collection of the embedded store with the MongoDB driver's method semantics. Every method does
+ * its reading and writing synchronously, with no `await` in between, so each one is atomic against
+ * every other call in the process (a findOneAndUpdate is a claim, an updateOne on `{_id, version}` a
+ * compare-and-set). Callers only ever get copies; the stored documents are never handed out.
+ */
+import type {
+  Collection,
+  Cursor,
+  DeleteResult,
+  Document,
+  Filter,
+  FindOneAndUpdateOptions,
+  FindOneOptions,
+  FindOptions,
+  IndexOptions,
+  InsertManyResult,
+  InsertOneResult,
+  SortSpec,
+  UpdateFilter,
+  UpdateOptions,
+  UpdateResult,
+} from '../port.js'
+import { newObjectIdHex } from '../object-id.js'
+import { type Change, type DocumentTable, idKeyOf } from './document-table.js'
+import { encodeDocument } from './document-codec.js'
+import { ErrorCodes, StoreArgumentError, StoreServerError } from './errors.js'
+import { aggregate, compileQuery, project, select, updatedCopy } from './mingo.js'
+import { indexSpecFrom } from './secondary-index.js'
+import { upsertSeed } from './upsert-seed.js'
+
+/** What a collection needs from the store it belongs to. */
+export interface CollectionHost {
+  assertOpen(): void
+  /** Copies of another collection's documents, for `$lookup` and friends. */
+  documentsOf(collectionName: string): Document[]
+}
+
+const NOT_UPSERTED = { upsertedCount: 0, upsertedId: null } as const
+
+function cursorOf<T>(run: () => T[]): Cursor<T> {
+  // Evaluated at toArray() time, like the driver's cursors.
+  return { toArray: async () => run() }
+}
+
+function assertOperators(update: UpdateFilter): void {
+  const keys = Object.keys(update)
+  if (keys.length === 0 || !keys.every((key) => key.startsWith('$'))) {
+    throw new StoreArgumentError('Update document requires atomic operators')
+  }
+}
+
+function withId(doc: Document, id: unknown): Document {
+  return { _id: id, ...doc }
+}
+
+export class EmbeddedCollection implements Collection<Document> {
+  private readonly table: DocumentTable
+  private readonly host: CollectionHost
+
+  constructor(table: DocumentTable, host: CollectionHost) {
+    this.table = table
+    this.host = host
+  }
+
+  get collectionName(): string {
+    return this.table.name
+  }
+
+  async insertOne(doc: Document): Promise<InsertOneResult> {
+    this.host.assertOpen()
+    this.table.commit([this.insertion(doc)])
+    return { acknowledged: true, insertedId: doc._id }
+  }
+
+  /** All documents or none (the driver's ordered insertMany keeps the ones before a failure). */
+  async insertMany(docs: Document[]): Promise<InsertManyResult> {
+    this.host.assertOpen()
+    if (docs.length === 0) throw new StoreArgumentError('Invalid BulkOperation, Batch cannot be empty')
+    this.table.commit(docs.map((doc) => this.insertion(doc)))
+    return { acknowledged: true, insertedCount: docs.length }
+  }
+
+  async findOne(filter: Filter, options: FindOneOptions = {}): Promise<Document | null> {
+    this.host.assertOpen()
+    const found = this.first(filter, options.sort)
+    if (!found) return null
+    return structuredClone(options.projection ? project(found, options.projection) : found)
+  }
+
+  find(filter: Filter, options: FindOptions = {}): Cursor<Document> {
+    return cursorOf(() => {
+      this.host.assertOpen()
+      return select(this.table.candidates(filter), compileQuery(filter), options).map((doc) => structuredClone(doc))
+    })
+  }
+
+  async updateOne(filter: Filter, update: UpdateFilter, options: UpdateOptions = {}): Promise<UpdateResult> {
+    this.host.assertOpen()
+    assertOperators(update)
+    const found = this.first(filter)
+    if (found) {
+      const after = this.updated(found, update, filter)
+      if (after) this.table.commit([{ id: idKeyOf(found), before: found, after }])
+      return { acknowledged: true, matchedCount: 1, modifiedCount: after ? 1 : 0, ...NOT_UPSERTED }
+    }
+    return this.upsertOrNothing(filter, update, options)
+  }
+
+  /** All matched documents change together or (e.g. on a duplicate key) none does. */
+  async updateMany(filter: Filter, update: UpdateFilter, options: UpdateOptions = {}): Promise<UpdateResult> {
+    this.host.assertOpen()
+    assertOperators(update)
+    const found = this.all(filter)
+    if (found.length === 0) return this.upsertOrNothing(filter, update, options)
+    const changes: Change[] = []
+    for (const before of found) {
+      const after = this.updated(before, update, filter)
+      if (after) changes.push({ id: idKeyOf(before), before, after })
+    }
+    if (changes.length > 0) this.table.commit(changes)
+    return { acknowledged: true, matchedCount: found.length, modifiedCount: changes.length, ...NOT_UPSERTED }
+  }
+
+  async replaceOne(filter: Filter, replacement: Document, options: UpdateOptions = {}): Promise<UpdateResult> {
+    this.host.assertOpen()
+    if (Object.keys(replacement).some((key) => key.startsWith('$'))) {
+      throw new StoreArgumentError('Replacement document must not contain atomic operators')
+    }
+    const found = this.first(filter)
+    if (found) {
+      const after = withId({ ...replacement }, found._id)
+      this.assertSameId(found, after)
+      const modified = encodeDocument(after) !== encodeDocument(found)
+      if (modified) this.table.commit([{ id: idKeyOf(found), before: found, after, afterIsCallers: true }])
+      return { acknowledged: true, matchedCount: 1, modifiedCount: modified ? 1 : 0, ...NOT_UPSERTED }
+    }
+    if (!options.upsert) return { acknowledged: true, matchedCount: 0, modifiedCount: 0, ...NOT_UPSERTED }
+    // A replacement upsert takes only `_id` from the filter, not its other equality fields.
+    const doc = withId({ ...replacement }, replacement._id ?? upsertSeed(filter)._id ?? newObjectIdHex())
+    this.table.commit([{ id: idKeyOf(doc), after: doc, afterIsCallers: true }])
+    return { acknowledged: true, matchedCount: 0, modifiedCount: 0, upsertedCount: 1, upsertedId: doc._id }
+  }
+
+  async findOneAndUpdate(filter: Filter, update: UpdateFilter, options: FindOneAndUpdateOptions = {}): Promise<Document | null> {
+    this.host.assertOpen()
+    assertOperators(update)
+    const returnAfter = options.returnDocument === 'after'
+    let result: Document | undefined
+    const found = this.first(filter, options.sort)
+    if (found) {
+      const after = this.updated(found, update, filter)
+      const stored = after ? this.table.commit([{ id: idKeyOf(found), before: found, after }])[0] : found
+      result = returnAfter ? stored : found
+    } else if (options.upsert) {
+      const doc = this.upserted(filter, update)
+      const stored = this.table.commit([{ id: idKeyOf(doc), after: doc }])[0]
+      result = returnAfter ? stored : undefined
+    }
+    if (!result) return null
+    return structuredClone(options.projection ? project(result, options.projection) : result)
+  }
+
+  async deleteOne(filter: Filter): Promise<DeleteResult> {
+    this.host.assertOpen()
+    const found = this.first(filter)
+    if (found) this.table.commit([{ id: idKeyOf(found), before: found }])
+    return { acknowledged: true, deletedCount: found ? 1 : 0 }
+  }
+
+  async deleteMany(filter: Filter): Promise<DeleteResult> {
+    this.host.assertOpen()
+    const found = this.all(filter)
+    if (found.length > 0) this.table.commit(found.map((before) => ({ id: idKeyOf(before), before })))
+    return { acknowledged: true, deletedCount: found.length }
+  }
+
+  async countDocuments(filter: Filter = {}): Promise<number> {
+    this.host.assertOpen()
+    if (Object.keys(filter).length === 0) return this.table.docs.size
+    return this.all(filter).length
+  }
+
+  aggregate<R extends Document = Document>(pipeline: Document[]): Cursor<R> {
+    return cursorOf(() => {
+      this.host.assertOpen()
+      // A leading $match is answered with the query planner, so only the matches are copied.
+      const [first, ...rest] = pipeline
+      const leadingMatch = first && Object.keys(first).length === 1 && typeof first.$match === 'object' && first.$match !== null ? (first.$match as Filter) : undefined
+      const input = (leadingMatch ? this.all(leadingMatch) : [...this.table.docs.values()]).map((doc) => structuredClone(doc))
+      const stages = leadingMatch ? rest : pipeline
+      return (stages.length > 0 ? aggregate(input, stages, (name) => this.host.documentsOf(name)) : input) as R[]
+    })
+  }
+
+  async createIndex(keys: Record<string, 1 | -1>, options: IndexOptions = {}): Promise<string> {
+    this.host.assertOpen()
+    return this.table.ensureIndex(indexSpecFrom(keys, options))
+  }
+
+  /** Gives the caller's document an `_id` when it has none, as the driver does. */
+  private insertion(doc: Document): Change {
+    if (doc._id === undefined) doc._id = newObjectIdHex()
+    if (Array.isArray(doc._id)) throw new StoreServerError(ErrorCodes.BadValue, "can't use an array for _id")
+    // Stored with `_id` first, where MongoDB puts it.
+    return { id: idKeyOf(doc), after: withId(doc, doc._id), afterIsCallers: true }
+  }
+
+  private first(filter: Filter, sort?: SortSpec): Document | undefined {
+    const query = compileQuery(filter)
+    if (sort && Object.keys(sort).length > 0) return select(this.table.candidates(filter), query, { sort, limit: 1 })[0]
+    for (const doc of this.table.candidates(filter)) if (query.test(doc)) return doc
+    return undefined
+  }
+
+  private all(filter: Filter): Document[] {
+    const query = compileQuery(filter)
+    const found: Document[] = []
+    for (const doc of this.table.candidates(filter)) if (query.test(doc)) found.push(doc)
+    return found
+  }
+
+  /** The updated copy of `before`, or undefined when the update changes nothing. */
+  private updated(before: Document, update: UpdateFilter, filter: Filter): Document | undefined {
+    const { $setOnInsert: _onInsertOnly, ...operators } = update
+    const { after, changed } = updatedCopy(before, operators, filter)
+    if (changed.length === 0) return undefined
+    this.assertSameId(before, after)
+    return after
+  }
+
+  /** The document an upsert inserts: the filter's equality fields, the update, then `$setOnInsert`. */
+  private upserted(filter: Filter, update: UpdateFilter): Document {
+    const { $setOnInsert: onInsert, ...operators } = update
+    let doc = updatedCopy(upsertSeed(filter), operators, undefined).after
+    if (onInsert) doc = updatedCopy(doc, { $set: onInsert }, undefined).after
+    return doc._id === undefined ? withId(doc, newObjectIdHex()) : doc
+  }
+
+  private upsertOrNothing(filter: Filter, update: UpdateFilter, options: UpdateOptions): UpdateResult {
+    if (!options.upsert) return { acknowledged: true, matchedCount: 0, modifiedCount: 0, ...NOT_UPSERTED }
+    const doc = this.upserted(filter, update)
+    this.table.commit([{ id: idKeyOf(doc), after: doc }])
+    return { acknowledged: true, matchedCount: 0, modifiedCount: 0, upsertedCount: 1, upsertedId: doc._id }
+  }
+
+  private assertSameId(before: Document, after: Document): void {
+    if (idKeyOf(after) !== idKeyOf(before)) {
+      throw new StoreServerError(
+        ErrorCodes.ImmutableField,
+        `Performing an update on the path '_id' would modify the immutable field '_id'`,
+      )
+    }
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * The fast paths must agree with mingo (the reference the rest of the embedded store uses) on every
+ * shape they accept, and hand everything else back.
+ */
+import { Query, update as mingoUpdate } from 'mingo'
+import t from 'tap'
+import type { Document, Filter, UpdateFilter } from '../port.js'
+import { simpleFilterMatcher, simpleUpdate } from './fast-paths.js'
+
+const when = new Date('2024-01-01T00:00:00Z')
+const DOCS: Document[] = [
+  { _id: 'a', version: 3, status: 'waiting', flag: true, when, nested: { k: 1, deep: { v: 'x' } } },
+  { _id: 'b', version: 4, status: ['waiting', 'running'], flag: false, when: [when], nested: [{ k: 1 }, { k: 2 }] },
+  { _id: 'c', version: '3', status: null, nested: { k: [1, 2] }, list: [[3]], obj: { '0': 'zero' } },
+  { _id: 'd', list: [3, 4], when: new Date(when.getTime() + 1), nested: { deep: [{ v: 'x' }] } },
+  {},
+]
+
+const FILTERS: Filter[] = [
+  { _id: 'a' },
+  { _id: 'a', version: 3 },
+  { version: 3 },
+  { version: '3' },
+  { status: 'waiting' },
+  { status: 'running' },
+  { flag: true },
+  { flag: false },
+  { when },
+  { 'nested.k': 1 },
+  { 'nested.k': 2 },
+  { 'nested.deep.v': 'x' },
+  { 'list.0': 3 },
+  { list: 3 },
+  { 'obj.0': 'zero' },
+  { 'nested.0.k': 1 },
+  { missing: 'x' },
+  {},
+]
+
+t.test('simple filters match exactly as mingo does', async (t) => {
+  for (const filter of FILTERS) {
+    const matcher = simpleFilterMatcher(filter)
+    if (!matcher) {
+      t.fail(`${JSON.stringify(filter)} should be simple`)
+      continue
+    }
+    const query = new Query(filter, {})
+    for (const doc of DOCS) t.equal(matcher(doc), query.test(doc), `${JSON.stringify(filter)} on ${JSON.stringify(doc)}`)
+  }
+})
+
+t.test('anything else is left to mingo', async (t) => {
+  for (const filter of [{ a: null }, { a: { $gt: 1 } }, { a: /x/ }, { a: [1] }, { a: { b: 1 } }, { $or: [{ a: 1 }] }, { 'a.$b': 1 }, { a: Number.NaN }]) {
+    t.equal(simpleFilterMatcher(filter), undefined, JSON.stringify(filter))
+  }
+})
+
+const UPDATES: Array<[Document, UpdateFilter]> = [
+  [{ version: 3, s: 'a' }, { $set: { s: 'b' }, $inc: { version: 1 } }],
+  [{ s: 'a' }, { $set: { s: 'a' } }],
+  [{ s: 'a' }, { $set: { 'p.q.r': when } }],
+  [{ p: { q: 1, z: [1] } }, { $set: { 'p.q': { deep: [1, { x: 2 }] } } }],
+  [{ p: { q: 1 } }, { $set: { p: { q: 1 } } }],
+  [{ n: 1 }, { $inc: { n: 0 } }],
+  [{ n: 1 }, { $inc: { m: 0 } }],
+  [{ n: 1.5 }, { $inc: { n: -2, 'x.y': 3 } }],
+  [{ a: 1, p: { q: 1 } }, { $unset: { a: '', 'p.q': '', missing: '', 'p.missing': '', 'none.x': '' } }],
+  [{ when }, { $set: { when: new Date(when.getTime()) } }],
+]
+
+t.test('simple updates give the same document and the same "modified" as mingo', async (t) => {
+  for (const [doc, update] of UPDATES) {
+    const original = structuredClone(doc)
+    const result = simpleUpdate(doc, update)
+    if (!result) {
+      t.fail(`${JSON.stringify(update)} should be simple`)
+      continue
+    }
+    t.same(doc, original, 'the input is left as it is')
+    const reference = structuredClone(doc)
+    const referenceChanged = mingoUpdate(reference, update)
+    t.same(result.after, reference, `${JSON.stringify(update)} on ${JSON.stringify(doc)}`)
+    t.equal(result.changed.length > 0, referenceChanged.length > 0, `${JSON.stringify(update)} modified?`)
+  }
+})
+
+t.test('only the objects along updated paths are copied', async (t) => {
+  const doc: Document = { a: { b: { c: 1 } }, untouched: { big: [1, 2, 3] } }
+  const result = simpleUpdate(doc, { $set: { 'a.b.c': 2 } })
+  t.equal(result?.after.untouched, doc.untouched, 'shared')
+  t.not(result?.after.a, doc.a, 'copied')
+  t.same(doc, { a: { b: { c: 1 } }, untouched: { big: [1, 2, 3] } })
+})
+
+t.test('updates the fast path does not take are left to mingo', async (t) => {
+  const cases: UpdateFilter[] = [
+    { $push: { list: 1 } },
+    { $inc: { a: 1 } },
+    { $inc: { n: '1' } },
+    { $set: { 'arr.0.b': 2 } },
+    { $set: { 'a.b': 1 } },
+    { $set: { obj: 1, 'obj.b': 2 } },
+    { $set: { n: 2 }, $inc: { n: 1 } },
+    { $set: { 'arr.$': 2 } },
+    { $set: { n: 2 }, $currentDate: { b: true } },
+  ]
+  const doc: Document = { a: 'text', n: 1, arr: [{ b: 1 }], obj: { b: 1 } }
+  for (const update of cases) t.equal(simpleUpdate(doc, update), undefined, JSON.stringify(update))
+})

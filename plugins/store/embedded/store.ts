@@ -1,0 +1,139 @@
+/**
+ * The embedded store: documents in memory with MongoDB semantics (mingo), every acknowledged write in
+ * SQLite first, files under `<dataDir>/files`, and the data dir locked to this process.
+ */
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Collection, Document, Store } from '../port.js'
+import type { StoreLogger } from '../logger.js'
+import { EmbeddedCollection } from './collection.js'
+import { lockDataDir, type DataDirLock } from './data-dir-lock.js'
+import { decodeDocument } from './document-codec.js'
+import { DocumentTable } from './document-table.js'
+import { ErrorCodes, StoreServerError } from './errors.js'
+import { DirFileStore } from './file-store.js'
+import { Journal } from './journal.js'
+
+export const DATABASE_FILE = 'store.sqlite'
+export const FILES_DIR = 'files'
+const TTL_SWEEP_INTERVAL_MS = 30_000
+
+export interface EmbeddedStoreOptions {
+  dataDir: string
+  logger?: StoreLogger
+}
+
+function assertCollectionName(name: string): void {
+  if (name.length === 0 || name.includes('$') || name.includes('\0') || name.startsWith('system.')) {
+    throw new StoreServerError(ErrorCodes.InvalidNamespace, `Invalid collection name: ${JSON.stringify(name)}`)
+  }
+}
+
+export class EmbeddedStore implements Store {
+  readonly kind = 'embedded'
+  readonly files: DirFileStore
+  readonly dataDir: string
+  private readonly journal: Journal
+  private readonly lock: DataDirLock
+  private readonly logger: StoreLogger | undefined
+  private readonly tables = new Map<string, DocumentTable>()
+  private readonly collections = new Map<string, EmbeddedCollection>()
+  private readonly ttlTimer: NodeJS.Timeout
+  private closed = false
+
+  private constructor(dataDir: string, lock: DataDirLock, journal: Journal, files: DirFileStore, logger: StoreLogger | undefined) {
+    this.dataDir = dataDir
+    this.lock = lock
+    this.journal = journal
+    this.files = files
+    this.logger = logger
+    for (const row of journal.documents()) this.table(row.collection).restoreDocument(row.id, decodeDocument(row.doc))
+    for (const { collection, spec } of journal.indexes()) this.table(collection).restoreIndex(spec)
+    this.ttlTimer = setInterval(() => this.sweepExpiredLogged(), TTL_SWEEP_INTERVAL_MS)
+    this.ttlTimer.unref()
+  }
+
+  /** Opens (creating if needed) the store in `dataDir`; fails when another store has it open. */
+  static open({ dataDir, logger }: EmbeddedStoreOptions): EmbeddedStore {
+    const started = Date.now()
+    mkdirSync(dataDir, { recursive: true })
+    const lock = lockDataDir(dataDir)
+    let journal: Journal | undefined
+    try {
+      journal = new Journal(join(dataDir, DATABASE_FILE))
+      const store = new EmbeddedStore(dataDir, lock, journal, new DirFileStore(join(dataDir, FILES_DIR)), logger)
+      let documents = 0
+      for (const table of store.tables.values()) documents += table.docs.size
+      logger?.info({ dataDir, collections: store.tables.size, documents, ms: Date.now() - started }, 'embedded store opened')
+      return store
+    } catch (err) {
+      journal?.close()
+      lock.release()
+      throw err
+    }
+  }
+
+  collection<T extends Document = Document>(name: string): Collection<T> {
+    let collection = this.collections.get(name)
+    if (!collection) {
+      assertCollectionName(name)
+      collection = new EmbeddedCollection(this.table(name), {
+        assertOpen: () => this.assertOpen(),
+        documentsOf: (other) => [...(this.tables.get(other)?.docs.values() ?? [])].map((doc) => structuredClone(doc)),
+      })
+      this.collections.set(name, collection)
+    }
+    // The store holds untyped documents; T is the caller's promise about their shape, as with the driver.
+    return collection as unknown as Collection<T>
+  }
+
+  async listCollections(): Promise<string[]> {
+    this.assertOpen()
+    return [...this.tables.values()].filter((table) => table.docs.size > 0).map((table) => table.name).sort()
+  }
+
+  /**
+   * Deletes every document whose TTL index says it has expired at `now`; returns how many. Runs by
+   * itself every 30 s; tests call it directly (with a `now` in the future instead of waiting).
+   */
+  sweepExpired(now: Date = new Date()): number {
+    this.assertOpen()
+    let removed = 0
+    for (const table of this.tables.values()) removed += table.expire(now)
+    return removed
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    clearInterval(this.ttlTimer)
+    try {
+      this.journal.close()
+    } finally {
+      this.lock.release()
+    }
+    this.logger?.info({ dataDir: this.dataDir }, 'embedded store closed')
+  }
+
+  private sweepExpiredLogged(): void {
+    try {
+      const removed = this.sweepExpired()
+      if (removed > 0) this.logger?.info({ removed }, 'expired documents removed')
+    } catch (err) {
+      this.logger?.warn({ err }, 'TTL sweep failed')
+    }
+  }
+
+  private table(name: string): DocumentTable {
+    let table = this.tables.get(name)
+    if (!table) {
+      table = new DocumentTable(name, this.journal)
+      this.tables.set(name, table)
+    }
+    return table
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error(`The embedded store in ${this.dataDir} is closed`)
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * A port collection over a driver collection: every call goes straight to the driver with the same
+ * arguments. The one addition: an upsert that does not say its `_id` gets a generated 24-hex string
+ * id (as inserts do through the client's pkFactory) instead of the server's ObjectId, so ids have
+ * the same type in both stores.
+ */
+import type { Collection as DriverCollection, Filter as DriverFilter, UpdateFilter as DriverUpdateFilter } from 'mongodb'
+import { newObjectIdHex } from '../object-id.js'
+import type {
+  Collection,
+  Cursor,
+  DeleteResult,
+  Document,
+  Filter,
+  FindOneAndUpdateOptions,
+  FindOneOptions,
+  FindOptions,
+  IndexOptions,
+  InsertManyResult,
+  InsertOneResult,
+  UpdateFilter,
+  UpdateOptions,
+  UpdateResult,
+} from '../port.js'
+
+/** Does the filter give the upserted document its `_id` (an equality on `_id`, also inside `$and`)? */
+function filterFixesId(filter: Filter): boolean {
+  const condition = filter._id
+  if (condition !== undefined) {
+    const isOperators = typeof condition === 'object' && condition !== null && Object.keys(condition).some((key) => key.startsWith('$'))
+    if (!isOperators || '$eq' in (condition as object)) return true
+  }
+  return Array.isArray(filter.$and) && filter.$and.some((clause) => filterFixesId(clause as Filter))
+}
+
+function updateSetsId(update: UpdateFilter): boolean {
+  return ['$set', '$setOnInsert'].some((op) => {
+    const fields = update[op]
+    return typeof fields === 'object' && fields !== null && '_id' in fields
+  })
+}
+
+function withUpsertId(filter: Filter, update: UpdateFilter, upsert: boolean | undefined): UpdateFilter {
+  if (!upsert || filterFixesId(filter) || updateSetsId(update)) return update
+  const onInsert = (update.$setOnInsert ?? {}) as Document
+  return { ...update, $setOnInsert: { ...onInsert, _id: newObjectIdHex() } }
+}
+
+export class MongoCollection implements Collection<Document> {
+  private readonly inner: DriverCollection<Document>
+
+  constructor(inner: DriverCollection<Document>) {
+    this.inner = inner
+  }
+
+  get collectionName(): string {
+    return this.inner.collectionName
+  }
+
+  insertOne(doc: Document): Promise<InsertOneResult> {
+    return this.inner.insertOne(doc)
+  }
+
+  insertMany(docs: Document[]): Promise<InsertManyResult> {
+    return this.inner.insertMany(docs)
+  }
+
+  findOne(filter: Filter, options?: FindOneOptions): Promise<Document | null> {
+    return this.inner.findOne(filter as DriverFilter<Document>, options)
+  }
+
+  find(filter: Filter, options?: FindOptions): Cursor<Document> {
+    return this.inner.find(filter as DriverFilter<Document>, options)
+  }
+
+  updateOne(filter: Filter, update: UpdateFilter, options?: UpdateOptions): Promise<UpdateResult> {
+    return this.inner.updateOne(filter as DriverFilter<Document>, withUpsertId(filter, update, options?.upsert) as DriverUpdateFilter<Document>, options)
+  }
+
+  updateMany(filter: Filter, update: UpdateFilter, options?: UpdateOptions): Promise<UpdateResult> {
+    return this.inner.updateMany(filter as DriverFilter<Document>, withUpsertId(filter, update, options?.upsert) as DriverUpdateFilter<Document>, options)
+  }
+
+  replaceOne(filter: Filter, replacement: Document, options?: UpdateOptions): Promise<UpdateResult> {
+    return this.inner.replaceOne(filter as DriverFilter<Document>, replacement, options)
+  }
+
+  findOneAndUpdate(filter: Filter, update: UpdateFilter, options: FindOneAndUpdateOptions = {}): Promise<Document | null> {
+    return this.inner.findOneAndUpdate(
+      filter as DriverFilter<Document>,
+      withUpsertId(filter, update, options.upsert) as DriverUpdateFilter<Document>,
+      { ...options, includeResultMetadata: false },
+    )
+  }
+
+  deleteOne(filter: Filter): Promise<DeleteResult> {
+    return this.inner.deleteOne(filter as DriverFilter<Document>)
+  }
+
+  deleteMany(filter: Filter): Promise<DeleteResult> {
+    return this.inner.deleteMany(filter as DriverFilter<Document>)
+  }
+
+  countDocuments(filter: Filter = {}): Promise<number> {
+    return this.inner.countDocuments(filter as DriverFilter<Document>)
+  }
+
+  aggregate<R extends Document = Document>(pipeline: Document[]): Cursor<R> {
+    return this.inner.aggregate<R>(pipeline)
+  }
+
+  createIndex(keys: Record<string, 1 | -1>, options?: IndexOptions): Promise<string> {
+    return this.inner.createIndex(keys, options)
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * The MongoDB store: the official driver, files in GridFS. Documents inserted without an `_id` get a
+ * 24-hex string (pkFactory) like in the embedded store, and `undefined` fields are left out
+ * (ignoreUndefined) as the embedded store's JSON leaves them out.
+ */
+import { type Db, MongoClient } from 'mongodb'
+import type { StoreLogger } from '../logger.js'
+import { newObjectIdHex } from '../object-id.js'
+import type { Collection, Document, Store } from '../port.js'
+import { MongoCollection } from './collection.js'
+import { GridFsFileStore } from './gridfs-file-store.js'
+
+export interface MongoStoreOptions {
+  uri: string
+  /** Defaults to the database named in the URI. */
+  dbName?: string
+  logger?: StoreLogger
+}
+
+/** GridFS's own collections (default bucket `fs`) hold file bytes, not documents of the service. */
+const GRIDFS_COLLECTIONS = new Set(['fs.files', 'fs.chunks'])
+
+export class MongoStore implements Store {
+  readonly kind = 'mongodb'
+  readonly files: GridFsFileStore
+  readonly db: Db
+  private readonly client: MongoClient
+  private readonly logger: StoreLogger | undefined
+
+  private constructor(client: MongoClient, db: Db, logger: StoreLogger | undefined) {
+    this.client = client
+    this.db = db
+    this.files = new GridFsFileStore(db)
+    this.logger = logger
+  }
+
+  /** Connects (so a bad URI or an unreachable server fails here, not on the first request). */
+  static async open({ uri, dbName, logger }: MongoStoreOptions): Promise<MongoStore> {
+    const client = new MongoClient(uri, { pkFactory: { createPk: newObjectIdHex }, ignoreUndefined: true })
+    await client.connect()
+    const db = client.db(dbName)
+    logger?.info({ database: db.databaseName }, 'MongoDB store connected')
+    return new MongoStore(client, db, logger)
+  }
+
+  collection<T extends Document = Document>(name: string): Collection<T> {
+    // The driver's collections are untyped here; T is the caller's promise about their shape.
+    return new MongoCollection(this.db.collection(name)) as unknown as Collection<T>
+  }
+
+  async listCollections(): Promise<string[]> {
+    const infos = await this.db.listCollections({ type: 'collection' }, { nameOnly: true }).toArray()
+    const names = infos.map((info) => info.name).filter((name) => !name.startsWith('system.') && !GRIDFS_COLLECTIONS.has(name))
+    const holding = await Promise.all(names.map(async (name) => ((await this.db.collection(name).findOne({}, { projection: { _id: 1 } })) ? name : undefined)))
+    return holding.filter((name): name is string => name !== undefined).sort()
+  }
+
+  async close(): Promise<void> {
+    await this.client.close()
+    this.logger?.info({ database: this.db.databaseName }, 'MongoDB store closed')
+  }
+}

@@ -1,0 +1,18 @@
+/** Chooses the store from configuration: MongoDB when a URI is given, else the embedded store. */
+import { EmbeddedStore } from './embedded/store.js'
+import type { StoreLogger } from './logger.js'
+import { MongoStore } from './mongodb/store.js'
+import type { Store } from './port.js'
+
+export interface OpenStoreOptions {
+  /** Set: MongoDB (files in GridFS). Unset: the embedded store in `dataDir`. */
+  mongodbUri?: string
+  /** The embedded store's directory (created if missing); unused with MongoDB. */
+  dataDir: string
+  logger?: StoreLogger
+}
+
+export async function openStore({ mongodbUri, dataDir, logger }: OpenStoreOptions): Promise<Store> {
+  if (mongodbUri) return MongoStore.open({ uri: mongodbUri, ...(logger ? { logger } : {}) })
+  return EmbeddedStore.open({ dataDir, ...(logger ? { logger } : {}) })
+}

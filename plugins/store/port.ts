@@ -1,0 +1,118 @@
+/**
+ * The store port: the subset of the official MongoDB driver's API that the service uses, with the
+ * driver's own method names and option names. Repositories are written once against it; the
+ * embedded store (mingo + SQLite) and the MongoDB adapter both implement it and must give the same
+ * results (see contract.test.ts).
+ */
+import type { Readable } from 'node:stream'
+
+export type Document = Record<string, unknown>
+/** A MongoDB query document (`{ field: value }`, `{ field: { $gt: 1 } }`, `$and`, ...). */
+export type Filter = Record<string, unknown>
+/** A MongoDB update document (`$set`, `$unset`, `$inc`, `$push`, `$pull`, `$addToSet`, `$setOnInsert`, ...). */
+export type UpdateFilter = Record<string, unknown>
+export type SortSpec = Record<string, 1 | -1>
+export type Projection = Record<string, 0 | 1 | boolean>
+
+export interface FindOptions {
+  sort?: SortSpec
+  skip?: number
+  limit?: number
+  projection?: Projection
+}
+
+export interface FindOneOptions {
+  sort?: SortSpec
+  projection?: Projection
+}
+
+export interface UpdateOptions {
+  upsert?: boolean
+}
+
+export interface FindOneAndUpdateOptions {
+  upsert?: boolean
+  /** 'before' (the driver's default) or 'after' */
+  returnDocument?: 'before' | 'after'
+  sort?: SortSpec
+  projection?: Projection
+}
+
+export interface IndexOptions {
+  unique?: boolean
+  name?: string
+  /** Documents are removed this many seconds after the indexed date field (MongoDB TTL index). */
+  expireAfterSeconds?: number
+  /** Only documents matching this filter are indexed (and checked for uniqueness). */
+  partialFilterExpression?: Filter
+}
+
+export interface InsertOneResult { acknowledged: boolean; insertedId: unknown }
+export interface InsertManyResult { acknowledged: boolean; insertedCount: number }
+export interface UpdateResult {
+  acknowledged: boolean
+  matchedCount: number
+  modifiedCount: number
+  upsertedCount: number
+  upsertedId: unknown
+}
+export interface DeleteResult { acknowledged: boolean; deletedCount: number }
+
+export interface Cursor<T> {
+  toArray(): Promise<T[]>
+}
+
+export interface Collection<T extends Document = Document> {
+  readonly collectionName: string
+  insertOne(doc: T): Promise<InsertOneResult>
+  insertMany(docs: T[]): Promise<InsertManyResult>
+  findOne(filter: Filter, options?: FindOneOptions): Promise<T | null>
+  find(filter: Filter, options?: FindOptions): Cursor<T>
+  updateOne(filter: Filter, update: UpdateFilter, options?: UpdateOptions): Promise<UpdateResult>
+  updateMany(filter: Filter, update: UpdateFilter, options?: UpdateOptions): Promise<UpdateResult>
+  replaceOne(filter: Filter, replacement: T, options?: UpdateOptions): Promise<UpdateResult>
+  /** Resolves to the document (or null), like the driver's default `includeResultMetadata: false`. */
+  findOneAndUpdate(filter: Filter, update: UpdateFilter, options?: FindOneAndUpdateOptions): Promise<T | null>
+  deleteOne(filter: Filter): Promise<DeleteResult>
+  deleteMany(filter: Filter): Promise<DeleteResult>
+  countDocuments(filter?: Filter): Promise<number>
+  aggregate<R extends Document = Document>(pipeline: Document[]): Cursor<R>
+  createIndex(keys: Record<string, 1 | -1>, options?: IndexOptions): Promise<string>
+}
+
+/** Where uploaded file bytes live: GridFS with MongoDB, `DATA_DIR/files` with the embedded store. */
+export interface FileStore {
+  /** Streams the bytes in; resolves once they are durable. Never buffers the whole file. */
+  put(source: Readable, meta: { fileName: string; contentType: string }): Promise<StoredFile>
+  /** A readable stream of the bytes, or null when the handle is unknown. */
+  get(storageHandle: string): Promise<{ stream: Readable; size: number; fileName: string; contentType: string } | null>
+  /** Resolves true when something was removed. */
+  delete(storageHandle: string): Promise<boolean>
+}
+
+export interface StoredFile { storageHandle: string; size: number }
+
+export interface Store {
+  readonly kind: 'embedded' | 'mongodb'
+  collection<T extends Document = Document>(name: string): Collection<T>
+  readonly files: FileStore
+  /** Lists the names of collections that hold documents. */
+  listCollections(): Promise<string[]>
+  /** Flushes and releases everything (the data-dir lock included). */
+  close(): Promise<void>
+}
+
+/** The error both stores raise on a unique index violation (same shape as the driver's MongoServerError). */
+export class DuplicateKeyError extends Error {
+  readonly code = 11000
+  readonly keyValue: Record<string, unknown>
+  constructor(collection: string, indexName: string, keyValue: Record<string, unknown>) {
+    super(`E11000 duplicate key error collection: ${collection} index: ${indexName} dup key: ${JSON.stringify(keyValue)}`)
+    this.name = 'MongoServerError'
+    this.keyValue = keyValue
+  }
+}
+
+export function isDuplicateKeyError(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000
+}

@@ -1,0 +1,31 @@
+/**
+ * Builds a service's Fastify instance from its app plugin: the one place (besides tests' use of it)
+ * that constructs Fastify, so production and tests run the same options.
+ */
+import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify'
+import fp from 'fastify-plugin'
+import type { Logger } from 'pino'
+import type { Config } from '../plugins/config/config.js'
+import { serverOptions } from '../plugins/server/server-options.js'
+import type { Store } from '../plugins/store/port.js'
+import engineApp from './engine/app.js'
+import gatewayApp from './gateway/app.js'
+
+export type ServiceKind = 'engine' | 'gateway'
+
+export interface BuildOptions {
+  config: Config
+  store: Store
+  logger: Logger
+  /** Sees every route as it is registered (the contract test compares them with the document). */
+  onRoute?: (route: RouteOptions) => void
+}
+
+export async function buildService(kind: ServiceKind, options: BuildOptions): Promise<FastifyInstance> {
+  const app = Fastify(serverOptions(options.logger))
+  if (options.onRoute) app.addHook('onRoute', options.onRoute)
+  const plugin = kind === 'engine' ? engineApp : gatewayApp
+  await app.register(fp(plugin, { name: `${kind}-app` }), { config: options.config, store: options.store })
+  await app.ready()
+  return app
+}

@@ -1,0 +1,322 @@
+/**
+ * The seam between the workflow runtime (interpreter + flow-function evaluator: plain objects in,
+ * plain objects out, no HTTP, no storage) and the engine's domains that persist and serve it.
+ *
+ * The runtime takes a process state plus an event (start, complete, function action, retry,
+ * change step) and gives back the new state plus effects (tasks created/ended, threads failed,
+ * the process ended, info messages). Everything it needs from the outside world (constants,
+ * outbound HTTP, business data collections, function look-up, ids, the clock) comes through a
+ * RunEnvironment, so tests drive it with plain objects.
+ */
+
+// ---------------------------------------------------------------- model (MODEL.md)
+
+export type JsonObject = Record<string, unknown>
+export type JsonSchema = JsonObject
+
+export interface SwimlaneDefinition {
+  name: string
+  description?: string
+}
+
+export interface InformDefinition {
+  key?: string
+  label?: string
+  /** JSONata expression over the store. */
+  header: string
+  display?: boolean
+}
+
+export type ActionType = 'complete' | 'cancel' | 'return' | 'function'
+
+export interface ActionDefinition {
+  actionType: ActionType
+  customType?: string
+  next?: string
+  function?: string
+}
+
+export interface UserTaskStep {
+  type: 'userTask'
+  name: string
+  swimlane: string
+  /** 'initiator', 'swimlane' (default) or a JSONata expression giving a userId. */
+  assignTo?: string
+  form?: string
+  preForms?: string[]
+  actions: ActionDefinition[]
+  taskFunctions?: string[]
+}
+
+export interface FunctionStep {
+  type: 'function'
+  function: string
+  next: string
+  onError?: 'rollback' | 'fail'
+}
+
+export interface SwitchStep {
+  type: 'switch'
+  cases: Array<{ when: string; next: string }>
+  default: string
+}
+
+export interface ParallelStep {
+  type: 'parallel'
+  branches: string[]
+  join: string
+}
+
+export interface JoinStep {
+  type: 'join'
+  next: string
+}
+
+export interface EndStep {
+  type: 'end'
+  status?: 'completed' | 'cancelled'
+}
+
+export type StepDefinition = UserTaskStep | FunctionStep | SwitchStep | ParallelStep | JoinStep | EndStep
+
+export type FlowNode =
+  | { set: Record<string, string> }
+  | { if: string; then?: FlowNode[]; else?: FlowNode[] }
+  | { http: { method: string; url: string; headers?: string; body?: string; timeoutMs?: number }; as?: string }
+  | { call: string; input?: string; as?: string }
+  | { data: 'insert' | 'update' | 'find' | 'delete'; collection: string; doc?: string; filter?: string; set?: string; upsert?: string; as?: string }
+  | { info: string }
+  | { fail: string; code?: string }
+
+export interface FlowFunctionDefinition {
+  input?: JsonSchema
+  output?: JsonSchema
+  steps: FlowNode[]
+}
+
+export interface ProcessModelBody {
+  processId?: string
+  name?: string
+  input?: JsonSchema
+  businessKey?: string
+  swimlanes?: Record<string, SwimlaneDefinition>
+  inform?: InformDefinition[]
+  start: string
+  steps: Record<string, StepDefinition>
+  functions?: Record<string, FlowFunctionDefinition>
+  namedFunctions?: { userTaskActivity?: string; getUser?: string }
+  fileUploadFunction?: string
+  fileDownloadFunction?: string
+  fileDeleteFunction?: string
+}
+
+/** A stored model as the gateway's insertModel keeps it (IModelForWorkflow). */
+export interface WorkflowModel<Body = unknown> {
+  modelID: string
+  type: 'process' | 'form' | 'settings' | 'constants' | 'functions' | 'dataCollection' | 'jobScheduler'
+  appId: string
+  organizationId?: string
+  name?: string
+  version: number
+  updateDate: string
+  modelBody: Body
+}
+
+// ---------------------------------------------------------------- state (SPEC.md + DESIGN.md §6)
+
+export type ProcessStatus = 'running' | 'failed' | 'completed' | 'cancelled'
+export type TaskStatus = 'open' | 'completed' | 'cancelled'
+export type ThreadStatus = 'active' | 'waiting' | 'failed' | 'done'
+
+export interface Task {
+  taskId: string
+  stepId: string
+  name: string
+  status: TaskStatus
+  threadId: string
+  swimlane: string
+  /** Cleared when the task is in its swimlane's pool. */
+  userId?: string
+  userName?: string
+  form?: string
+  preForms?: string[]
+  createdAt: string
+  completedAt?: string
+  completedBy?: string
+  actionType?: ActionType
+}
+
+export interface Thread {
+  threadId: string
+  stepId: string
+  status: ThreadStatus
+  /** For branch threads: the parallel step that forked them and the join they run to. */
+  parentThreadId?: string
+  join?: string
+  error?: { message: string; code?: string }
+}
+
+export interface Note {
+  id: string
+  note: string
+  userId: string
+  userName: string
+  createdAt: string
+  updateDate: string
+}
+
+export interface FileRecord {
+  id: string
+  storageHandle: string
+  label: string
+  fileName: string
+  fileType: string
+  size?: number
+  uploadedBy?: string
+  uploadedAt?: string
+}
+
+export interface ProcessInstance {
+  processInstanceId: string
+  processId: string
+  processName: string
+  businessKey: string
+  appId: string
+  organizationId: string
+  modelVersion: number
+  processStatus: ProcessStatus
+  initiator: string
+  processStart: string
+  lastUpdate: string
+  tasks: Task[]
+  notes: Note[]
+  files: FileRecord[]
+  contributorUsers: string[]
+  threads: Thread[]
+}
+
+export type DataInstance = JsonObject
+
+/** What the runtime works on: one process instance and its form data. */
+export interface ProcessState {
+  processInstance: ProcessInstance
+  dataInstance: DataInstance
+}
+
+// ---------------------------------------------------------------- environment (the runtime's ports)
+
+/** The acting user, as flow expressions see it (`user` in the store). */
+export interface RuntimeUser {
+  userId: string
+  fullName: string
+  roles: string[]
+  swimlanes: string[]
+  unit?: { id: string; name: string }
+}
+
+export interface HttpRequest {
+  method: string
+  url: string
+  headers: Record<string, string>
+  body?: unknown
+  timeoutMs: number
+}
+
+export interface HttpResponse {
+  status: number
+  headers: Record<string, string>
+  body: unknown
+}
+
+export interface DataOperation {
+  operation: 'insert' | 'update' | 'find' | 'delete'
+  /** The data collection's human-readable name (dataCollection model `name`). */
+  collection: string
+  doc?: unknown
+  filter?: unknown
+  set?: unknown
+  upsert?: boolean
+}
+
+/** Effects a flow function may need, provided by the engine (store, undici, models). */
+export interface FlowHost {
+  /** A constant of the app (`$constant(name)`), undefined when absent. */
+  constant(name: string): Promise<string | undefined>
+  /** Outbound HTTP; the engine adds the request's `additionalheaders`. */
+  http(request: HttpRequest): Promise<HttpResponse>
+  /** Business data collections. */
+  data(operation: DataOperation): Promise<unknown>
+  /** App-wide functions (`functions` models); a process's own functions are looked up first by the runtime. */
+  appFunction(functionId: string): FlowFunctionDefinition | undefined
+  /** Resolves a user id to a user record of the tenant (assignTo expressions, getUser fallback). */
+  findUser(userId: string): Promise<RuntimeUser | null>
+}
+
+export interface RunLimits {
+  /** Wall-clock limit of one function run (FLOW_TIMEOUT_MS, default 10000). */
+  timeoutMs: number
+  /** Flow nodes executed per run. */
+  maxSteps: number
+  /** Nested `call` depth. */
+  maxCallDepth: number
+  /** Automatic steps executed in one advance (guards against model loops). */
+  maxAutomaticSteps: number
+}
+
+export interface RunEnvironment {
+  actor: RuntimeUser
+  host: FlowHost
+  limits: RunLimits
+  /** The clock, so tests control time. */
+  now(): Date
+  /** Id generator (UUIDs in production), so tests get stable ids. */
+  newId(): string
+}
+
+// ---------------------------------------------------------------- effects (what the engine persists or announces)
+
+export type RuntimeEffect =
+  | { kind: 'taskCreated'; task: Task }
+  | { kind: 'taskEnded'; task: Task }
+  | { kind: 'taskCancelled'; task: Task }
+  | { kind: 'threadFailed'; thread: Thread }
+  | { kind: 'processEnded'; status: 'completed' | 'cancelled' }
+
+export interface Transition {
+  state: ProcessState
+  effects: RuntimeEffect[]
+  /** Messages from `info` nodes, in order. */
+  infoList: string[]
+}
+
+export interface FunctionRunResult {
+  /** The dataInstance after the run (the input state's, changed by `data.*` assignments). */
+  dataInstance: DataInstance
+  output: JsonObject
+  infoList: string[]
+}
+
+// ---------------------------------------------------------------- errors
+
+export type RuntimeErrorKind =
+  /** Input or output does not satisfy a schema (start input: wm3004; function input/output). */
+  | 'validation'
+  /** A `fail` node: a business rule said no (400 customerror, the node's `code` when given). */
+  | 'business'
+  /** Time limit, step limit, call depth, HTTP failure, expression error: a technical failure. */
+  | 'technical'
+  /** Unknown task, step, thread or function. */
+  | 'notFound'
+  /** The task is not open, or the action does not exist on the step. */
+  | 'conflict'
+
+export class RuntimeError extends Error {
+  constructor(
+    readonly kind: RuntimeErrorKind,
+    message: string,
+    readonly details: { code?: string; path?: string; target?: 'task' | 'step' | 'thread' | 'function' | 'action' } = {},
+  ) {
+    super(message)
+    this.name = 'RuntimeError'
+  }
+}

@@ -1,0 +1,48 @@
+import t from 'tap'
+import { spawnService } from './testing/child-service.js'
+import { tempDir } from './testing/harness.js'
+
+t.test('the all-in-one serves both services on one store and exits 0 on SIGTERM, releasing the data dir', async (t) => {
+  const dataDir = tempDir(t)
+  const first = spawnService('all-in-one', { DATA_DIR: dataDir })
+  const urls = await first.ready
+  t.equal((await fetch(`${urls['workflow-gateway']}/healthcheck`)).status, 200)
+  t.equal((await fetch(`${urls['workflow-engine']}/liveness`)).status, 200)
+  first.child.kill('SIGTERM')
+  const { code } = await first.exited
+  t.equal(code, 0, 'graceful shutdown exits 0')
+
+  const second = spawnService('all-in-one', { DATA_DIR: dataDir })
+  await second.ready
+  second.child.kill('SIGINT')
+  t.equal((await second.exited).code, 0, 'the data dir was released and SIGINT also exits 0')
+})
+
+t.test('a second process on the same DATA_DIR fails with a clear message', async (t) => {
+  const dataDir = tempDir(t)
+  const owner = spawnService('engine/server', { DATA_DIR: dataDir }, 1)
+  await owner.ready
+  const intruder = spawnService('engine/server', { DATA_DIR: dataDir }, 1)
+  const { code, stderr } = await intruder.exited
+  t.equal(code, 1)
+  t.match(stderr, dataDir)
+  t.match(stderr, /in use/)
+  owner.child.kill('SIGTERM')
+  t.equal((await owner.exited).code, 0)
+})
+
+t.test('a bad configuration value stops start-up with exit code 1 and names the variable', async (t) => {
+  const { code, stderr } = await spawnService('all-in-one', { DATA_DIR: tempDir(t), GATEWAY_PORT: 'eighty' }).exited
+  t.equal(code, 1)
+  t.match(stderr, 'Invalid configuration: GATEWAY_PORT must be a port number')
+})
+
+t.test('each service runs alone', async (t) => {
+  for (const entry of ['engine/server', 'gateway/server'] as const) {
+    const service = spawnService(entry, { DATA_DIR: tempDir(t) }, 1)
+    const urls = Object.values(await service.ready)
+    t.equal((await fetch(`${urls[0]}/liveness`)).status, 200, `${entry} answers`)
+    service.child.kill('SIGTERM')
+    t.equal((await service.exited).code, 0)
+  }
+})

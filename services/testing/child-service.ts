@@ -1,0 +1,41 @@
+/** Runs a built service entry point as a child process, as `npm start` would, for process-level tests. */
+import { type ChildProcess, spawn } from 'node:child_process'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { repoRoot } from '../../plugins/server/paths.js'
+
+export interface ChildService {
+  child: ChildProcess
+  /** Listening URLs by service name (`workflow-engine`, `workflow-gateway`), once all have started. */
+  ready: Promise<Record<string, string>>
+  /** Resolves with the exit code (or signal) and everything written to stderr. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>
+}
+
+export function spawnService(entry: 'all-in-one' | 'engine/server' | 'gateway/server', env: Record<string, string>, expectedServices = 2): ChildService {
+  const child = spawn(process.execPath, [join(repoRoot, 'dist', 'services', `${entry}.js`)], {
+    env: { PATH: process.env.PATH ?? '', GATEWAY_PORT: '0', ENGINE_PORT: '0', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let stderr = ''
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve) =>
+    child.on('exit', (code, signal) => setImmediate(() => resolve({ code, signal, stderr }))),
+  )
+  const ready = new Promise<Record<string, string>>((resolve, reject) => {
+    const urls: Record<string, string> = {}
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      try {
+        const entryLine = JSON.parse(line) as { msg?: string; service?: string }
+        const match = /^Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(entryLine.msg ?? '')
+        if (match && entryLine.service) urls[entryLine.service] = match[1]!
+        if (Object.keys(urls).length === expectedServices) resolve(urls)
+      } catch {
+        // not a log line
+      }
+    })
+    void exited.then(({ code }) => reject(new Error(`service exited (${code}) before listening: ${stderr}`)))
+  })
+  ready.catch(() => undefined)
+  return { child, ready, exited }
+}
