@@ -1,0 +1,66 @@
+/**
+ * Named in-process caches that can be evicted from outside: the cache-evict endpoint inserts an
+ * invalidation record and every instance (gateway `fm`, engine `wfm`) applies it to its registry.
+ * Gateway caches: `app`, `swagger`, `endpoint`; engine caches: `app`, `service` (DESIGN.md §6).
+ */
+export class NamedCache<Value> {
+  private readonly entries = new Map<string, Value>()
+
+  constructor(readonly type: string) {}
+
+  get(key: string): Value | undefined {
+    return this.entries.get(key)
+  }
+
+  /** The cached value, or the one `create` makes now (cached unless it throws). */
+  getOrCreate(key: string, create: () => Value): Value {
+    const cached = this.entries.get(key)
+    if (cached !== undefined) return cached
+    const created = create()
+    this.entries.set(key, created)
+    return created
+  }
+
+  set(key: string, value: Value): void {
+    this.entries.set(key, value)
+  }
+
+  delete(key: string): void {
+    this.entries.delete(key)
+  }
+
+  clear(): void {
+    this.entries.clear()
+  }
+
+  get size(): number {
+    return this.entries.size
+  }
+}
+
+export class CacheRegistry {
+  private readonly caches = new Map<string, NamedCache<unknown>>()
+
+  /** The cache of this type (one per type per instance); created on first use. */
+  cache<Value>(type: string): NamedCache<Value> {
+    let cache = this.caches.get(type)
+    if (!cache) {
+      cache = new NamedCache<unknown>(type)
+      this.caches.set(type, cache)
+    }
+    return cache as NamedCache<Value>
+  }
+
+  /** Evicts one key, or every entry, of one type or of all types (`all`). */
+  evict(type: string, id?: string): void {
+    const targets = type === 'all' ? [...this.caches.values()] : [this.caches.get(type)].filter((cache) => cache !== undefined)
+    for (const cache of targets) {
+      if (id === undefined) cache.clear()
+      else cache.delete(id)
+    }
+  }
+
+  types(): string[] {
+    return [...this.caches.keys()]
+  }
+}
