@@ -320,3 +320,75 @@ export class RuntimeError extends Error {
     this.name = 'RuntimeError'
   }
 }
+
+// ---------------------------------------------------------------- the runtime's entry points
+
+export interface InformItem {
+  key?: string
+  label?: string
+  header: string
+  display?: boolean
+}
+
+export interface StartRequest {
+  /** Already validated against the model's input schema (CompiledProcess.validateInput). */
+  input: JsonObject
+  processInstanceId: string
+  appId: string
+  organizationId: string
+  initiator: RuntimeUser
+  /** Overrides the model's businessKey expression. */
+  businessKey?: string
+}
+
+export interface ActRequest {
+  taskId: string
+  actionType: 'complete' | 'cancel' | 'return'
+  customType?: string
+  /** The form data; replaces the dataInstance before the action runs. */
+  dataInstance?: DataInstance
+}
+
+export interface ActionFunctionRequest {
+  taskId: string
+  customType?: string
+  /** The form data from the request (not from storage): the function's `input` and `data`. */
+  dataInstance: DataInstance
+}
+
+export interface FunctionRequest {
+  /** The process context, or null for a standalone run (no `data`, `process`, `task`). */
+  state: ProcessState | null
+  input: JsonObject
+  taskId?: string
+}
+
+/**
+ * A process model version compiled once (the engine's `app` cache holds these per app); its
+ * methods never mutate the state they are given: they return a new one.
+ */
+export interface CompiledProcess {
+  readonly model: WorkflowModel<ProcessModelBody>
+  readonly processId: string
+  readonly processName: string
+  readonly swimlanes: Readonly<Record<string, SwimlaneDefinition>>
+  /** Messages describing why `input` fails the model's input schema; empty when it is valid. */
+  validateInput(input: unknown): string[]
+  step(stepId: string): StepDefinition | undefined
+  namedFunction(name: 'userTaskActivity' | 'getUser'): string | undefined
+  fileFunction(kind: 'upload' | 'download' | 'delete'): string | undefined
+  /** Creates the instance, resolves the businessKey, runs until every thread waits. */
+  start(request: StartRequest, env: RunEnvironment): Promise<Transition>
+  /** complete / cancel / return a task, run the action's function, advance. */
+  act(state: ProcessState, request: ActRequest, env: RunEnvironment): Promise<Transition>
+  /** A `function` action (chosen by customType): runs on the given form data; the task stays open. */
+  runActionFunction(state: ProcessState, request: ActionFunctionRequest, env: RunEnvironment): Promise<Transition & { output: JsonObject }>
+  /** Any function by id: the process's own first, then the app's (host.appFunction). */
+  runFunction(functionId: string, request: FunctionRequest, env: RunEnvironment): Promise<FunctionRunResult>
+  /** Re-runs a failed thread's step and continues. */
+  retry(state: ProcessState, threadId: string, env: RunEnvironment): Promise<Transition>
+  /** Forces the process to a step: open tasks cancelled, threads reset, then runs until it waits. */
+  changeStep(state: ProcessState, stepId: string, request: { dataInstance?: DataInstance; status?: ProcessStatus }, env: RunEnvironment): Promise<Transition>
+  /** The model's `inform` evaluated into a notification's informList. */
+  inform(state: ProcessState, env: RunEnvironment): Promise<InformItem[]>
+}
