@@ -6,6 +6,7 @@ import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Logger } from 'pino'
 import type { Config } from '../plugins/config/config.js'
+import type { LogRings } from '../plugins/logging/ring.js'
 import { serverOptions } from '../plugins/server/server-options.js'
 import type { Store } from '../plugins/store/port.js'
 import engineApp from './engine/app.js'
@@ -17,6 +18,8 @@ export interface BuildOptions {
   config: Config
   store: Store
   logger: Logger
+  /** The log rings of the services of this process (read by the log stream endpoints); none in most tests. */
+  logRings?: LogRings
   /** Sees every route as it is registered (the contract test compares them with the document). */
   onRoute?: (route: RouteOptions) => void
 }
@@ -25,7 +28,7 @@ export async function buildService(kind: ServiceKind, options: BuildOptions): Pr
   const app = Fastify(serverOptions(options.logger))
   if (options.onRoute) app.addHook('onRoute', options.onRoute)
   const plugin = kind === 'engine' ? engineApp : gatewayApp
-  await app.register(fp(plugin, { name: `${kind}-app` }), { config: options.config, store: options.store })
+  await app.register(fp(plugin, { name: `${kind}-app` }), { config: options.config, store: options.store, logRings: options.logRings ?? {} })
   await app.ready()
   return app
 }

@@ -13,6 +13,7 @@ export const engineErrorCatalogue = {
   "wm3003": {"status":400,"type":"business","category":"error","message":"The appId could not be resolved: %s"},
   "wm3004": {"status":400,"type":"business","category":"error","message":"Input does not satisfy the model's input schema: %s"},
   "wm3005": {"status":404,"type":"business","category":"error","message":"Task not found: %s"},
+  "wm3006": {"status":400,"type":"business","category":"error","message":"Initiating user not found in the app: %s"},
   "wm3040": {"status":409,"type":"business","category":"error","message":"Task %s is locked by another user (%s)"},
   "wm3041": {"status":409,"type":"business","category":"error","message":"Task %s is not open"},
   "wm3042": {"status":409,"type":"technical","category":"warning","message":"The process instance %s was modified concurrently; retry the request"},
@@ -40,6 +41,7 @@ export const engineErrorCatalogue = {
   "wm3130": {"status":404,"type":"business","category":"error","message":"Step not found: %s"},
   "wm3131": {"status":400,"type":"business","category":"error","message":"Process instance to move not found: %s"},
   "wm5000": {"status":500,"type":"technical","category":"error","message":"Internal error"},
+  "wm5001": {"status":500,"type":"technical","category":"error","message":"This engine process keeps no log lines"},
 } as const
 
 export const gatewayErrorCatalogue = {
@@ -60,8 +62,10 @@ export const gatewayErrorCatalogue = {
   "wm3019": {"status":400,"type":"business","category":"error","message":"processInstance.processInstanceId is mandatory"},
   "fm3030": {"status":400,"type":"business","category":"error","message":"Cache eviction not allowed: %s"},
   "fm3040": {"status":400,"type":"business","category":"error","message":"Invalid log stream request: %s"},
-  "fm3041": {"status":500,"type":"technical","category":"error","message":"Missing deployment environment configuration (DEPLOYMENT_ENV)"},
+  "fm3041": {"status":500,"type":"technical","category":"error","message":"Missing deployment environment configuration: %s"},
+  "fm3042": {"status":502,"type":"technical","category":"error","message":"Log source unavailable: %s"},
   "fm5020": {"status":502,"type":"technical","category":"error","message":"Engine unreachable"},
+  "fm5021": {"status":502,"type":"technical","category":"error","message":"Invalid answer from the engine: %s"},
   "fm5040": {"status":504,"type":"technical","category":"error","message":"Engine timeout"},
   "fm5000": {"status":500,"type":"technical","category":"error","message":"Internal error"},
 } as const

@@ -12,6 +12,20 @@ t.test('defaults follow DESIGN.md §2 when nothing is set', async (t) => {
     mongodbUri: undefined,
     logLevel: 'info',
     development: false,
+    lockTtlSeconds: 28800,
+    flowTimeoutMs: 10000,
+    proxyTimeoutScale: 1,
+    batchBackoffMs: 1000,
+    batchPollMs: 1000,
+    batchLeaseMs: 60000,
+    batchRetentionHours: 168,
+    cachePollMs: 1000,
+    logHeartbeatMs: 15000,
+    adminToken: undefined,
+    studioTokenSecret: undefined,
+    deploymentEnv: undefined,
+    logSourceUrls: { fm: undefined, wfm: undefined },
+    maxUploadBytes: 26214400,
   })
 })
 
@@ -32,11 +46,60 @@ t.test('a bad value is rejected with a message naming the variable', async (t) =
     [{ ENGINE_URL: 'ftp://engine' }, 'Invalid configuration: ENGINE_URL must use http: or https:, got "ftp:"'],
     [{ MONGODB_URI: 'postgres://db' }, 'Invalid configuration: MONGODB_URI must use mongodb: or mongodb+srv:, got "postgres:"'],
     [{ LOG_LEVEL: 'loud' }, 'Invalid configuration: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"'],
+    [{ LOCK_TTL_SECONDS: '0' }, 'Invalid configuration: LOCK_TTL_SECONDS must be a positive integer, got "0"'],
+    [{ FLOW_TIMEOUT_MS: '2.5s' }, 'Invalid configuration: FLOW_TIMEOUT_MS must be a positive integer, got "2.5s"'],
+    [{ PROXY_TIMEOUT_SCALE: '0' }, 'Invalid configuration: PROXY_TIMEOUT_SCALE must be a positive number, got "0"'],
+    [{ PROXY_TIMEOUT_SCALE: '1e-3' }, 'Invalid configuration: PROXY_TIMEOUT_SCALE must be a positive number, got "1e-3"'],
+    [{ BATCH_BACKOFF_MS: '-5' }, 'Invalid configuration: BATCH_BACKOFF_MS must be a positive integer, got "-5"'],
+    [{ BATCH_POLL_MS: '0' }, 'Invalid configuration: BATCH_POLL_MS must be a positive integer, got "0"'],
+    [{ BATCH_LEASE_MS: '1m' }, 'Invalid configuration: BATCH_LEASE_MS must be a positive integer, got "1m"'],
+    [{ BATCH_RETENTION_HOURS: 'forever' }, 'Invalid configuration: BATCH_RETENTION_HOURS must be a positive number, got "forever"'],
+    [{ CACHE_POLL_MS: '1s' }, 'Invalid configuration: CACHE_POLL_MS must be a positive integer, got "1s"'],
+    [{ LOG_HEARTBEAT_MS: '0' }, 'Invalid configuration: LOG_HEARTBEAT_MS must be a positive integer, got "0"'],
+    [{ ADMIN_TOKEN: 'short' }, 'Invalid configuration: ADMIN_TOKEN must be at least 16 characters long'],
+    [{ STUDIO_TOKEN_SECRET: 'too-short-for-hs256' }, 'Invalid configuration: STUDIO_TOKEN_SECRET must be at least 32 characters long'],
+    [{ LOG_SOURCE_WFM_URL: 'engine:3001' }, 'Invalid configuration: LOG_SOURCE_WFM_URL must use http: or https:, got "engine:"'],
+    [{ MAX_UPLOAD_BYTES: '25MB' }, 'Invalid configuration: MAX_UPLOAD_BYTES must be a positive integer, got "25MB"'],
   ]
   for (const [env, message] of cases) {
     const variable = Object.keys(env)[0]!
     t.throws(() => parseConfig(env), { name: 'ConfigError', variable, message }, `${variable} is named`)
   }
+})
+
+t.test('LOCK_TTL_SECONDS and FLOW_TIMEOUT_MS are read as whole numbers', async (t) => {
+  const config = parseConfig({ LOCK_TTL_SECONDS: '60', FLOW_TIMEOUT_MS: '2500' })
+  t.equal(config.lockTtlSeconds, 60)
+  t.equal(config.flowTimeoutMs, 2500)
+})
+
+t.test('PROXY_TIMEOUT_SCALE takes a fraction, so tests can shrink the proxy timeouts', async (t) => {
+  t.equal(parseConfig({ PROXY_TIMEOUT_SCALE: '0.001' }).proxyTimeoutScale, 0.001)
+  t.equal(parseConfig({ PROXY_TIMEOUT_SCALE: '2' }).proxyTimeoutScale, 2)
+})
+
+t.test('the batch settings are read from BATCH_*, the retention window in (fractional) hours', async (t) => {
+  const config = parseConfig({ BATCH_BACKOFF_MS: '5', BATCH_POLL_MS: '20', BATCH_LEASE_MS: '300', BATCH_RETENTION_HOURS: '0.5' })
+  t.same(
+    { backoff: config.batchBackoffMs, poll: config.batchPollMs, lease: config.batchLeaseMs, retention: config.batchRetentionHours },
+    { backoff: 5, poll: 20, lease: 300, retention: 0.5 },
+  )
+})
+
+t.test('the admin token, studio token secret, deployment environment and log sources are read as given', async (t) => {
+  const config = parseConfig({
+    ADMIN_TOKEN: 'admin-token-0123456789',
+    STUDIO_TOKEN_SECRET: 'studio-secret-0123456789abcdef0123456789',
+    DEPLOYMENT_ENV: 'staging',
+    LOG_SOURCE_FM_URL: 'http://gateway-2:3000/cloud/serviceLog/fm',
+    LOG_SOURCE_WFM_URL: 'http://engine:3001/internal/serviceLog/',
+    CACHE_POLL_MS: '250',
+    LOG_HEARTBEAT_MS: '50',
+  })
+  t.same(
+    [config.adminToken, config.studioTokenSecret, config.deploymentEnv, config.logSourceUrls, config.cachePollMs, config.logHeartbeatMs],
+    ['admin-token-0123456789', 'studio-secret-0123456789abcdef0123456789', 'staging', { fm: 'http://gateway-2:3000/cloud/serviceLog/fm', wfm: 'http://engine:3001/internal/serviceLog' }, 250, 50],
+  )
 })
 
 t.test('NODE_ENV=development turns on development mode', async (t) => {

@@ -17,6 +17,34 @@ export interface Config {
   logLevel: LogLevel
   /** `NODE_ENV=development` shows stacks in error answers. */
   development: boolean
+  /** How long a task lock lasts after it was taken or renewed (DESIGN.md §5). */
+  lockTtlSeconds: number
+  /** Wall-clock limit of one flow-function run (MODEL.md). */
+  flowTimeoutMs: number
+  /** Multiplies the proxy's per-route timeouts (60 s, files 300 s); tests shrink them. */
+  proxyTimeoutScale: number
+  /** First retry delay of a failed batch job; each further try doubles it (DESIGN.md §6). */
+  batchBackoffMs: number
+  /** How often an engine looks for due batch jobs and schedule ticks. */
+  batchPollMs: number
+  /** How long a claimed batch job stays claimed without a renewal before another engine may run it. */
+  batchLeaseMs: number
+  /** How long finished (`done`, `failed`) batch jobs are kept before they are removed. */
+  batchRetentionHours: number
+  /** How often an instance looks for new cache invalidation records (DESIGN.md §6). */
+  cachePollMs: number
+  /** Interval of the whitespace heartbeat on the log stream (about 15 s, SPEC.md). */
+  logHeartbeatMs: number
+  /** When set, the gateway's admin endpoints need `authorization: Bearer <ADMIN_TOKEN>` (DESIGN.md §5). */
+  adminToken: string | undefined
+  /** The HS256 secret that signs log stream `studiotoken`s; unset, the log stream cannot be opened. */
+  studioTokenSecret: string | undefined
+  /** The deployment environment; the log stream answers 500 without it (SPEC.md). */
+  deploymentEnv: string | undefined
+  /** Where a service's log lines come from when it runs in another process (DESIGN.md §6). */
+  logSourceUrls: { fm: string | undefined; wfm: string | undefined }
+  /** The largest file `/file/upload` accepts, in bytes (DESIGN.md §4: 413 past it). */
+  maxUploadBytes: number
 }
 
 export class ConfigError extends Error {
@@ -48,6 +76,31 @@ function url(env: Env, name: string, fallback: string, protocols: readonly strin
   return raw.replace(/\/+$/, '')
 }
 
+function positiveInteger(env: Env, name: string, fallback: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  if (!/^\d+$/.test(raw) || Number(raw) < 1 || !Number.isSafeInteger(Number(raw))) throw new ConfigError(name, `must be a positive integer, got "${raw}"`)
+  return Number(raw)
+}
+
+function positiveNumber(env: Env, name: string, fallback: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  if (!/^(\d+(\.\d*)?|\.\d+)$/.test(raw) || !(Number(raw) > 0)) throw new ConfigError(name, `must be a positive number, got "${raw}"`)
+  return Number(raw)
+}
+
+function optionalUrl(env: Env, name: string): string | undefined {
+  return env[name] ? url(env, name, '', ['http:', 'https:']) : undefined
+}
+
+function optionalSecret(env: Env, name: string, minLength: number): string | undefined {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return undefined
+  if (raw.length < minLength) throw new ConfigError(name, `must be at least ${minLength} characters long`)
+  return raw
+}
+
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
   const raw = env[name]
   if (raw === undefined || raw === '') return fallback
@@ -69,5 +122,19 @@ export function parseConfig(env: Env, cwd: string = process.cwd()): Config {
     mongodbUri: mongodbUri === undefined ? undefined : env.MONGODB_URI,
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     development: env.NODE_ENV === 'development',
+    lockTtlSeconds: positiveInteger(env, 'LOCK_TTL_SECONDS', 28_800),
+    flowTimeoutMs: positiveInteger(env, 'FLOW_TIMEOUT_MS', 10_000),
+    proxyTimeoutScale: positiveNumber(env, 'PROXY_TIMEOUT_SCALE', 1),
+    batchBackoffMs: positiveInteger(env, 'BATCH_BACKOFF_MS', 1_000),
+    batchPollMs: positiveInteger(env, 'BATCH_POLL_MS', 1_000),
+    batchLeaseMs: positiveInteger(env, 'BATCH_LEASE_MS', 60_000),
+    batchRetentionHours: positiveNumber(env, 'BATCH_RETENTION_HOURS', 168),
+    cachePollMs: positiveInteger(env, 'CACHE_POLL_MS', 1_000),
+    logHeartbeatMs: positiveInteger(env, 'LOG_HEARTBEAT_MS', 15_000),
+    adminToken: optionalSecret(env, 'ADMIN_TOKEN', 16),
+    studioTokenSecret: optionalSecret(env, 'STUDIO_TOKEN_SECRET', 32),
+    deploymentEnv: env.DEPLOYMENT_ENV || undefined,
+    logSourceUrls: { fm: optionalUrl(env, 'LOG_SOURCE_FM_URL'), wfm: optionalUrl(env, 'LOG_SOURCE_WFM_URL') },
+    maxUploadBytes: positiveInteger(env, 'MAX_UPLOAD_BYTES', 25 * 1024 * 1024),
   }
 }

@@ -18,6 +18,11 @@ export function loadOpenApiDocument(service: 'engine' | 'gateway'): OpenApiDocum
 
 export interface DocsPluginOptions {
   document: OpenApiDocument
+  /**
+   * The document to serve on each request, when it can change while the service runs (the
+   * gateway's `swagger` cache, re-read after an eviction); default: `document` as loaded.
+   */
+  current?: () => OpenApiDocument
 }
 
 async function docsPlugin(fastify: FastifyInstance, options: DocsPluginOptions): Promise<void> {
@@ -26,6 +31,7 @@ async function docsPlugin(fastify: FastifyInstance, options: DocsPluginOptions):
     routePrefix: '/docs',
     uiConfig: { docExpansion: 'list', deepLinking: true, tryItOutEnabled: true },
     staticCSP: true,
+    ...(options.current ? { transformSpecification: options.current, transformSpecificationClone: false } : {}),
   })
 }
 

@@ -12,17 +12,21 @@ export interface GeneratedRoute {
   readonly errorCodes: readonly string[]
   readonly schema: object
   readonly raw?: boolean
+  /** The operation is an admin endpoint: with ADMIN_TOKEN set it needs `authorization: Bearer <ADMIN_TOKEN>`. */
+  readonly adminToken?: boolean
 }
 
 export interface RouteConfig {
   operationId: string
   identity: IdentityRequirement
+  adminToken?: boolean
 }
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     operationId?: string
     identity?: IdentityRequirement
+    adminToken?: boolean
   }
 }
 
@@ -31,6 +35,6 @@ export function routeFrom<const Route extends GeneratedRoute>(route: Route) {
     method: route.method as Route['method'],
     url: route.url as Route['url'],
     schema: route.schema as Route['schema'],
-    config: { operationId: route.operationId, identity: route.identity } satisfies RouteConfig,
+    config: { operationId: route.operationId, identity: route.identity, ...(route.adminToken ? { adminToken: true } : {}) } satisfies RouteConfig,
   }
 }

@@ -62,7 +62,7 @@ export interface Cursor<T> {
   toArray(): Promise<T[]>
 }
 
-export interface Collection<T extends Document = Document> {
+export interface Collection<T extends object = Document> {
   readonly collectionName: string
   insertOne(doc: T): Promise<InsertOneResult>
   insertMany(docs: T[]): Promise<InsertManyResult>
@@ -94,7 +94,7 @@ export interface StoredFile { storageHandle: string; size: number }
 
 export interface Store {
   readonly kind: 'embedded' | 'mongodb'
-  collection<T extends Document = Document>(name: string): Collection<T>
+  collection<T extends object = Document>(name: string): Collection<T>
   readonly files: FileStore
   /** Lists the names of collections that hold documents. */
   listCollections(): Promise<string[]>

@@ -9,15 +9,56 @@ import type { Config } from '../../plugins/config/config.js'
 import correlation from '../../plugins/correlation/plugin.js'
 import docs, { loadOpenApiDocument } from '../../plugins/docs/plugin.js'
 import errors from '../../plugins/errors/plugin.js'
+import caches from '../../plugins/cache/plugin.js'
 import identity from '../../plugins/identity/plugin.js'
+import type { LogRings } from '../../plugins/logging/ring.js'
 import store from '../../plugins/store/plugin.js'
 import type { Store } from '../../plugins/store/port.js'
+import batchWorker from './batch/plugin.js'
+import batchJobs from './batch/repository.js'
+import batchRoutes from './batch/routes.js'
 import health from './health/routes.js'
+import actionRoutes from './actions/routes.js'
+import activities from './activities/repository.js'
+import authorization from './authorization/service.js'
+import swimlaneMembers from './context/repository.js'
+import contextRoutes from './context/routes.js'
+import sessions from './context/session.js'
+import contexts from './contexts/repository.js'
+import processInstances from './contexts/service.js'
+import runEnvironments from './flow-host/environment.js'
+import taskLocks from './locks/repository.js'
+import models from './models/repository.js'
+import processModels from './models/service.js'
+import notificationRecords from './notifications/repository.js'
+import notificationRoutes from './notifications/routes.js'
+import notifications from './notifications/service.js'
+import processRoutes from './process/routes.js'
+import processStarter from './process/service.js'
+import engineLogRoutes from './logs/routes.js'
+import scheduler from './scheduler/plugin.js'
+import scheduledRuns from './scheduler/engine-actions.js'
+import schedules from './scheduler/repository.js'
+import constants from './constants/repository.js'
+import constantRoutes from './constants/routes.js'
+import dataCollections from './data/repository.js'
+import dataRoutes from './data/routes.js'
+import externalRoutes from './external/routes.js'
+import fileRoutes from './files/routes.js'
+import noteRoutes from './notes/routes.js'
+import processQueries from './queries/repository.js'
+import queryRoutes from './queries/routes.js'
+import taskRoutes from './tasks/routes.js'
+
+/** Batch jobs one engine runs at the same time; more engines run more. */
+const BATCH_CONCURRENCY = 4
 
 export interface EngineAppOptions {
   config: Config
   /** An open store shared with other apps of the process; the app does not close it. */
   store: Store
+  /** The log rings of the services running in this process (`wfm` feeds /internal/serviceLog). */
+  logRings: LogRings
 }
 
 export default async function engineApp(app: FastifyInstance, options: EngineAppOptions): Promise<void> {
@@ -32,6 +73,51 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
   await app.register(docs, { document: loadOpenApiDocument('engine') })
 
   await app.register(identity, { unknownUserCode: 'wm4010' })
+  await app.register(caches, { target: 'wfm', types: ['app', 'service'], pollMs: options.config.cachePollMs })
+  // Repositories, then the services built on them (the workflow core of issue 4).
+  await app.register(models)
+  await app.register(contexts)
+  await app.register(activities)
+  await app.register(taskLocks, { ttlSeconds: options.config.lockTtlSeconds })
+  await app.register(notificationRecords)
+  await app.register(swimlaneMembers)
+  await app.register(processModels)
+  await app.register(authorization)
+  await app.register(notifications)
+  await app.register(runEnvironments, { flowTimeoutMs: options.config.flowTimeoutMs })
+  await app.register(processInstances)
+  await app.register(sessions)
+  await app.register(processStarter)
+  // Repositories of issue 5 (notes, tasks, headless, queries, constants, data, files).
+  await app.register(processQueries)
+  await app.register(constants)
+  await app.register(dataCollections)
+  await app.register(batchJobs)
+  await app.register(schedules)
+  await app.register(batchWorker, {
+    settings: {
+      backoffMs: options.config.batchBackoffMs,
+      pollMs: options.config.batchPollMs,
+      leaseMs: options.config.batchLeaseMs,
+      retentionMs: options.config.batchRetentionHours * 3_600_000,
+      concurrency: BATCH_CONCURRENCY,
+    },
+  })
+  await app.register(scheduler, { pollMs: options.config.batchPollMs })
+  await app.register(scheduledRuns)
 
   await app.register(health)
+  await app.register(contextRoutes)
+  await app.register(actionRoutes)
+  await app.register(processRoutes)
+  await app.register(notificationRoutes)
+  await app.register(engineLogRoutes, { ring: options.logRings.wfm, heartbeatMs: options.config.logHeartbeatMs })
+  await app.register(batchRoutes)
+  await app.register(noteRoutes)
+  await app.register(taskRoutes)
+  await app.register(externalRoutes)
+  await app.register(queryRoutes)
+  await app.register(constantRoutes)
+  await app.register(dataRoutes)
+  await app.register(fileRoutes, { maxUploadBytes: options.config.maxUploadBytes })
 }

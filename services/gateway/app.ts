@@ -4,19 +4,43 @@
  */
 import type { FastifyInstance } from 'fastify'
 import { gatewayErrorCatalogue } from '../../openapi/generated/errors.js'
+import caches from '../../plugins/cache/plugin.js'
 import type { Config } from '../../plugins/config/config.js'
 import correlation from '../../plugins/correlation/plugin.js'
-import docs, { loadOpenApiDocument } from '../../plugins/docs/plugin.js'
+import docs, { loadOpenApiDocument, type OpenApiDocument } from '../../plugins/docs/plugin.js'
 import envelope from '../../plugins/errors/envelope-plugin.js'
 import errors from '../../plugins/errors/plugin.js'
+import adminToken from '../../plugins/identity/admin-token.js'
+import type { LogRings } from '../../plugins/logging/ring.js'
 import store from '../../plugins/store/plugin.js'
 import type { Store } from '../../plugins/store/port.js'
+import cacheRoutes from './cache/routes.js'
+import cacheEviction from './cache/service.js'
 import health from './health/routes.js'
+import logRoutes from './logs/routes.js'
+import modelRepository from './models/repository.js'
+import modelRoutes from './models/routes.js'
+import modelService from './models/service.js'
+import notificationRepository from './notify/repository.js'
+import notifyRoutes from './notify/routes.js'
+import notificationUpserts from './notify/service.js'
+import type { ProxyRouteTable } from './proxy/route-table.js'
+import proxy from './proxy/routes.js'
+import settingsRoutes from './settings/routes.js'
+import settingsService from './settings/service.js'
+import userRepository from './users/repository.js'
+import userRoutes from './users/routes.js'
+import userService from './users/service.js'
+
+/** The key of the gateway's OpenAPI document in its `swagger` cache (an eviction's `id`). */
+export const SWAGGER_CACHE_KEY = 'gateway'
 
 export interface GatewayAppOptions {
   config: Config
   /** An open store shared with other apps of the process; the app does not close it. */
   store: Store
+  /** The log rings of the services running in this process (the log stream serves them). */
+  logRings: LogRings
 }
 
 export default async function gatewayApp(app: FastifyInstance, options: GatewayAppOptions): Promise<void> {
@@ -29,7 +53,27 @@ export default async function gatewayApp(app: FastifyInstance, options: GatewayA
   })
   await app.register(envelope)
   await app.register(correlation)
-  await app.register(docs, { document: loadOpenApiDocument('gateway') })
+  // Served from the `swagger` cache: after an eviction the document is read from disk again.
+  const openApiDocument = (): OpenApiDocument => app.caches.cache<OpenApiDocument>('swagger').getOrCreate(SWAGGER_CACHE_KEY, () => loadOpenApiDocument('gateway'))
+  await app.register(docs, { document: loadOpenApiDocument('gateway'), current: openApiDocument })
+
+  await app.register(caches, { target: 'fm', types: ['app', 'swagger', 'endpoint'], pollMs: options.config.cachePollMs })
+  await app.register(adminToken, { token: options.config.adminToken, code: 'fm4010' })
+  await app.register(userRepository)
+  await app.register(userService)
+  await app.register(modelRepository)
+  await app.register(modelService)
+  await app.register(notificationRepository)
+  await app.register(notificationUpserts)
+  await app.register(settingsService)
+  await app.register(cacheEviction)
 
   await app.register(health)
+  await app.register(userRoutes)
+  await app.register(modelRoutes)
+  await app.register(notifyRoutes)
+  await app.register(settingsRoutes)
+  await app.register(cacheRoutes)
+  await app.register(logRoutes, { config: options.config, rings: options.logRings })
+  await app.register(proxy, { config: options.config, endpointCache: app.caches.cache<ProxyRouteTable>('endpoint') })
 }

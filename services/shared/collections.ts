@@ -3,7 +3,8 @@
  * service writes, the other reads (models, users, constants, data collections, batch jobs, cache
  * invalidations), so the names and shapes live here once.
  */
-import type { WorkflowModel } from '../engine/runtime/types.js'
+import type { ActivityType, NotificationEventType } from '../../openapi/generated/schemas.js'
+import type { DataInstance, InformItem, ProcessInstance, ProcessStatus, Task, WorkflowModel } from '../engine/runtime/types.js'
 
 export const Collections = {
   users: 'users',
@@ -16,6 +17,12 @@ export const Collections = {
   contexts: 'contexts',
   activities: 'activities',
   notifications: 'notifications',
+  /** One document per locked task: `{ _id: taskId, processInstanceId, userId, expiresAt }`. */
+  taskLocks: 'taskLocks',
+  /** The deployed schedules of jobScheduler models, one document per schedule (StoredSchedule). */
+  schedules: 'schedules',
+  /** Named counters (StoredCounter): `cacheInvalidations` numbers the invalidation records. */
+  counters: 'counters',
 } as const
 
 /**
@@ -84,6 +91,52 @@ export interface StoredBatchJob {
   lastFailureAt?: Date
   leaseUntil?: Date
   leaseOwner?: string
+  /**
+   * scheduledRun only: `<appId>:<modelID>:<scheduleId>:<tickISO>`, unique, so the engines that see
+   * the same tick of a schedule insert one job between them.
+   */
+  scheduleKey?: string
+  /** When the job became `done` or `failed`; it is removed once the retention window has passed. */
+  finishedAt?: Date
+}
+
+/** What a schedule fires (MODEL.md `jobScheduler`): exactly one of the two. */
+export type ScheduleAction =
+  | { startProcess: { processId: string; input: Record<string, unknown>; initiatorUserId?: string } }
+  | { runFunction: { functionId: string; inputParams?: Record<string, unknown> } }
+
+/** A deployed schedule of a jobScheduler model; a deploy job writes, replaces and removes them. */
+export type StoredSchedule = ScheduleAction & {
+  /** `<appId>:<modelID>:<scheduleId>`. */
+  _id: string
+  appId: string
+  organizationId?: string
+  modelID: string
+  /** The model version that deployed it. */
+  modelVersion: number
+  scheduleId: string
+  /** Cron with an optional leading seconds field. */
+  cron: string
+  /** IANA time zone the cron is read in; UTC when absent. */
+  timezone?: string
+  /**
+   * The last tick fired, or when the schedule (or its cron or time zone) was deployed: only ticks
+   * after it fire, and of those only the latest, so downtime leads to at most one catch-up run.
+   */
+  lastFiredAt: Date
+  /**
+   * The first tick after `lastFiredAt` (absent when the cron never fires again): engines look only
+   * for schedules whose `nextTickAt` has come (indexed), not through every schedule on every poll.
+   */
+  nextTickAt?: Date
+  createdAt: Date
+  updatedAt: Date
+}
+
+/** A named counter, incremented atomically (`findOneAndUpdate` with `$inc`). */
+export interface StoredCounter {
+  _id: string
+  value: number
 }
 
 /** Inserted by the cache-evict endpoint; every instance applies the ones newer than it has seen. */
@@ -98,4 +151,66 @@ export interface StoredCacheInvalidation {
   /** Monotonic per store, so pollers can ask for what is newer than what they saw. */
   sequence: number
   createdAt: Date
+}
+
+/**
+ * One process instance: its state plus top-level copies of the fields that queries filter and sort
+ * on (kept in step with `processInstance` by every write). `version` grows by one on every write,
+ * each of which is a compare-and-set on it.
+ */
+export interface StoredContext {
+  /** The processInstanceId. */
+  _id: string
+  processInstance: ProcessInstance
+  dataInstance: DataInstance
+  version: number
+  appId: string
+  organizationId: string
+  processId: string
+  businessKey: string
+  processStatus: ProcessStatus
+  /** `processInstance.lastUpdate` as a Date, for range queries and sorting. */
+  lastUpdate: Date
+  initiator: string
+}
+
+/** A task lock (DESIGN.md §5): held by `userId` until `expiresAt` (LOCK_TTL_SECONDS after it was taken or renewed). */
+export interface StoredTaskLock {
+  /** The taskId: one holder per task. */
+  _id: string
+  processInstanceId: string
+  userId: string
+  expiresAt: Date
+}
+
+/** One entry of a process instance's activity log. */
+export interface StoredActivity {
+  _id?: string
+  processInstanceId: string
+  /** ISO date-time; the log is read newest first. */
+  timeStamp: string
+  type: ActivityType
+  /** null for actions without an acting user (headless calls, scheduled jobs). */
+  userId: string | null
+  userName?: string
+  taskId?: string
+  stepId?: string
+  details?: Record<string, unknown>
+}
+
+/**
+ * The notification record of a process instance (one per instance, rewritten after every change by
+ * the engine; the gateway's `POST /notify` upserts partial ones into the same collection).
+ */
+export interface StoredNotification {
+  /** `processInstance.processInstanceId`. */
+  _id: string
+  appId: string
+  organizationId?: string
+  eventType: NotificationEventType
+  informList: InformItem[]
+  processInstance: ProcessInstance
+  /** true while a user task is open; `task` is then the newest open task. */
+  onUs: boolean
+  task?: Task
 }

@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import pino, { type DestinationStream, type Logger } from 'pino'
 import { type Config, parseConfig } from '../../plugins/config/config.js'
+import type { LogRings } from '../../plugins/logging/ring.js'
 import { openStore } from '../../plugins/store/open.js'
 import type { Store } from '../../plugins/store/port.js'
 import { buildService, type ServiceKind } from '../build.js'
@@ -52,12 +53,14 @@ export interface StartOptions {
   store?: Store
   config?: Partial<Config>
   logger?: Logger
+  /** The log rings the log stream endpoints read (feed them with the logger, see ringDestination). */
+  logRings?: LogRings
 }
 
 /** Builds the service as production does and listens on an ephemeral port; closed on teardown. */
 export async function startService(t: Teardown, kind: ServiceKind, options: StartOptions = {}): Promise<RunningService> {
   const store = options.store ?? (await openTestStore(t))
-  const app = await buildService(kind, { config: testConfig(options.config), store, logger: options.logger ?? silentLogger })
+  const app = await buildService(kind, { config: testConfig(options.config), store, logger: options.logger ?? silentLogger, ...(options.logRings ? { logRings: options.logRings } : {}) })
   const url = await app.listen({ port: 0, host: '127.0.0.1' })
   t.teardown(() => app.close())
   return { app, url }

@@ -73,7 +73,7 @@ export class EmbeddedStore implements Store {
     }
   }
 
-  collection<T extends Document = Document>(name: string): Collection<T> {
+  collection<T extends object = Document>(name: string): Collection<T> {
     let collection = this.collections.get(name)
     if (!collection) {
       assertCollectionName(name)

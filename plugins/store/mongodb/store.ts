@@ -43,7 +43,7 @@ export class MongoStore implements Store {
     return new MongoStore(client, db, logger)
   }
 
-  collection<T extends Document = Document>(name: string): Collection<T> {
+  collection<T extends object = Document>(name: string): Collection<T> {
     // The driver's collections are untyped here; T is the caller's promise about their shape.
     return new MongoCollection(this.db.collection(name)) as unknown as Collection<T>
   }

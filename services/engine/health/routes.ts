@@ -1,12 +1,14 @@
-/** Engine `GET /liveness`: time, name, the apps that have models, version — errors reported, not thrown. */
+/** Engine `GET /liveness`: time, name, the apps that have models, version, batch job counts — errors reported, not thrown. */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { getEngineLiveness } from '../../../openapi/generated/engine-routes.js'
+import type { BatchJobCounts } from '../../../openapi/generated/schemas.js'
 import { packageJsonPath } from '../../../plugins/server/paths.js'
 import { routeFrom } from '../../../plugins/server/route.js'
 import { readVersionInfo } from '../../../plugins/server/version-info.js'
 import type { Store } from '../../../plugins/store/port.js'
+import { batchJobRepository } from '../batch/repository.js'
 
 export const ENGINE_SERVICE_NAME = 'workflow-engine'
 export const MODELS_COLLECTION = 'models'
@@ -22,6 +24,15 @@ export async function describeApps(store: Store): Promise<string> {
   }
 }
 
+/** Batch jobs by status; left out of the answer (which must not fail) when the store cannot count them. */
+export async function countBatchJobs(store: Store): Promise<{ batchJobs?: BatchJobCounts }> {
+  try {
+    return { batchJobs: await batchJobRepository(store).countByStatus() }
+  } catch {
+    return {}
+  }
+}
+
 async function healthRoutes(fastify: FastifyInstance): Promise<void> {
   const versionInfo = await readVersionInfo(packageJsonPath)
   fastify.withTypeProvider<TypeBoxTypeProvider>().route({
@@ -31,6 +42,7 @@ async function healthRoutes(fastify: FastifyInstance): Promise<void> {
       name: ENGINE_SERVICE_NAME,
       appList: await describeApps(fastify.store),
       versionInfo,
+      ...(await countBatchJobs(fastify.store)),
     }),
   })
 }

@@ -172,8 +172,10 @@ export interface FileRecord {
   fileName: string
   fileType: string
   size?: number
-  uploadedBy?: string
-  uploadedAt?: string
+  /** The task the file was uploaded on, the uploader and when (the contract's File). */
+  taskId?: string
+  userId?: string
+  uploadDate?: string
 }
 
 export interface ProcessInstance {

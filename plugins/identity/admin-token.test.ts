@@ -1,0 +1,58 @@
+import t from 'tap'
+import { Collections } from '../../services/shared/collections.js'
+import { ContractChecker } from '../../services/testing/contract.js'
+import type { Envelope } from '../../services/testing/gateway.js'
+import { startService } from '../../services/testing/harness.js'
+import { insertModelRequest } from '../../services/testing/models.js'
+
+const ADMIN_TOKEN = 'admin-token-0123456789'
+const contract = new ContractChecker('gateway')
+const user = { fullName: 'Ada Lovelace', unit: { id: 'u', name: 'U' }, roles: ['employee'], organizationId: 'acme', appId: 'hr' }
+
+/** The admin endpoints of DESIGN.md §5 (users, models, cache, notify), one request each. */
+const adminRequests: Array<[operationId: string, method: string, path: string, body?: unknown]> = [
+  ['createUser', 'POST', '/user/createUser', user],
+  ['updateUser', 'POST', '/user/updateUser', { ...user, userId: 'u-1' }],
+  ['deleteUser', 'DELETE', '/user/deleteUser', { id: 'u-1' }],
+  ['getUserById', 'GET', '/user/getUserById/u-1'],
+  ['listWorkflowUsers', 'GET', '/user/listWorkflowUsers?organizationId=acme&appId=hr'],
+  ['insertModel', 'POST', '/model/insertModel', insertModelRequest('leave-form', { appId: 'hr', organizationId: 'acme' })],
+  ['evictCache', 'GET', '/external/cache/app/fm/evict'],
+  ['upsertNotification', 'POST', '/notify', { notificationObject: { processInstance: { processInstanceId: 'pi-1' } } }],
+]
+
+function send(url: string, method: string, path: string, body: unknown, headers: Record<string, string> = {}) {
+  return fetch(`${url}${path}`, { method, headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })
+}
+
+t.test('with ADMIN_TOKEN set, every admin endpoint answers 401 permissionError without the bearer token and writes nothing', async (t) => {
+  const gateway = await startService(t, 'gateway', { config: { adminToken: ADMIN_TOKEN } })
+  for (const [operationId, method, path, body] of adminRequests) {
+    for (const headers of [{} as Record<string, string>, { authorization: 'Bearer wrong-token-0123456789' }, { authorization: ADMIN_TOKEN }, { authorization: `Basic ${ADMIN_TOKEN}` }]) {
+      const answer = await send(gateway.url, method, path, body, headers)
+      const envelope = (await answer.json()) as Envelope<null>
+      t.equal(answer.status, 401, `${operationId} ${JSON.stringify(headers)}`)
+      t.match(envelope, { status: 'permissionError', error: { code: 'fm4010' } })
+      t.same(contract.errors(operationId, 401, envelope), [])
+    }
+  }
+  for (const collection of [Collections.users, Collections.models, Collections.cacheInvalidations, Collections.notifications]) {
+    t.equal(await gateway.app.store.collection(collection).countDocuments({}), 0, `nothing in ${collection}`)
+  }
+})
+
+t.test('with the right bearer token the admin endpoints work; the public ones never need it', async (t) => {
+  const gateway = await startService(t, 'gateway', { config: { adminToken: ADMIN_TOKEN } })
+  const authorization = { authorization: `Bearer ${ADMIN_TOKEN}` }
+  t.equal((await send(gateway.url, 'POST', '/user/createUser', user, authorization)).status, 200)
+  t.equal((await send(gateway.url, 'POST', '/model/insertModel', insertModelRequest('leave-form', { appId: 'hr', organizationId: 'acme' }), authorization)).status, 200)
+  t.equal((await send(gateway.url, 'GET', '/external/cache/app/fm/evict', undefined, { authorization: `bearer ${ADMIN_TOKEN}` })).status, 200, 'the scheme is case-insensitive')
+  t.equal((await send(gateway.url, 'GET', '/model/getModel/leave-form?appId=hr', undefined)).status, 200, 'getModel is public')
+  t.equal((await send(gateway.url, 'GET', '/healthcheck', undefined)).status, 200)
+})
+
+t.test('without ADMIN_TOKEN the admin endpoints are open (development)', async (t) => {
+  const gateway = await startService(t, 'gateway')
+  t.equal((await send(gateway.url, 'POST', '/user/createUser', user)).status, 200)
+  t.equal((await send(gateway.url, 'GET', '/external/cache/app/fm/evict', undefined)).status, 200)
+})

@@ -1,0 +1,37 @@
+/**
+ * The gateway's admin endpoints (DESIGN.md §5: users, models, cache, notify — the operations whose
+ * OpenAPI `security` lists `adminToken`) are open while ADMIN_TOKEN is unset (development); with it
+ * set they need `authorization: Bearer <ADMIN_TOKEN>`, checked before the body is even read.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+
+export interface AdminTokenOptions {
+  /** ADMIN_TOKEN; undefined leaves the admin endpoints open. */
+  token: string | undefined
+  /** Catalogue code answered (401) for a missing or wrong token. */
+  code: string
+}
+
+/** Digests compare in constant time whatever the lengths of the two tokens. */
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value).digest()
+}
+
+export function bearerToken(request: Pick<FastifyRequest, 'headers'>): string | undefined {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')
+  return match?.[1]
+}
+
+async function adminTokenPlugin(fastify: FastifyInstance, options: AdminTokenOptions): Promise<void> {
+  if (options.token === undefined) return
+  const expected = digest(options.token)
+  fastify.addHook('onRequest', async (request) => {
+    if (!request.routeOptions.config.adminToken) return
+    const given = bearerToken(request)
+    if (given === undefined || !timingSafeEqual(digest(given), expected)) throw fastify.fail(options.code, { parameters: { field: 'headers.authorization' } })
+  })
+}
+
+export default fp(adminTokenPlugin, { name: 'admin-token', fastify: '5.x', dependencies: ['errors'] })

@@ -1,0 +1,284 @@
+#!/usr/bin/env node
+// @ts-check
+/**
+ * Leave-request lifecycles through the gateway of the built all-in-one on the embedded store:
+ * 32 concurrent clients each run whole lifecycles — start (`POST /context`), submit
+ * (`POST /action/complete` by the employee), approve (`POST /action/complete` by a manager) — for a
+ * fixed time; then 100,000 instances are stored and the same load runs again.
+ *
+ * Targets (issue 4): at least 300 lifecycles/s, p99 request latency under 50 ms, and the second run
+ * within 20% of the first. Exit code 1 when a target is missed or requests fail.
+ *
+ * Environment: BENCH_DURATION_S (default 20, per run), BENCH_CLIENTS (32), BENCH_SEEDED_INSTANCES
+ * (100000). Everything runs on 127.0.0.1 in a temporary data dir, removed at the end.
+ */
+import { spawn } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { Pool } from 'undici'
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
+const DIST = join(ROOT, 'dist')
+if (!existsSync(join(DIST, 'services', 'all-in-one.js'))) {
+  process.stderr.write('Build first: npx tsc -p . (make bench does)\n')
+  process.exit(1)
+}
+const { openStore } = await import(join(DIST, 'plugins/store/open.js'))
+const { deployExample } = await import(join(DIST, 'services/testing/models.js'))
+const { createTestUser } = await import(join(DIST, 'services/testing/users.js'))
+const { Collections } = await import(join(DIST, 'services/shared/collections.js'))
+
+const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 32)
+const DURATION_MS = Number(process.env.BENCH_DURATION_S ?? 20) * 1000
+const WARMUP_MS = 3000
+const SEEDED_INSTANCES = Number(process.env.BENCH_SEEDED_INSTANCES ?? 100_000)
+const TARGET = { lifecyclesPerSecond: 300, p99Ms: 50, seededWithin: 0.2 }
+const TENANT = { appId: 'hr', organizationId: 'acme' }
+
+/** @typedef {{ employee: string, manager: string }} Pair */
+
+/** A free localhost port. */
+async function freePort() {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = /** @type {import('node:net').AddressInfo} */ (server.address())
+      server.close(() => resolvePort(port))
+    })
+  })
+}
+
+/** @param {string} dataDir @returns {Promise<Pair[]>} */
+async function seedApp(dataDir) {
+  const store = await openStore({ dataDir })
+  try {
+    for (const example of ['leave-request', 'hr-constants', 'leave-bookings']) await deployExample(store, example, TENANT)
+    /** @type {Pair[]} */
+    const pairs = []
+    for (let i = 0; i < CLIENTS; i++) {
+      const employee = await createTestUser(store, { ...TENANT, fullName: `Employee ${i}`, swimlanes: ['employee'] })
+      const manager = await createTestUser(store, { ...TENANT, fullName: `Manager ${i}`, swimlanes: ['manager'] })
+      pairs.push({ employee: employee.userId, manager: manager.userId })
+    }
+    return pairs
+  } finally {
+    await store.close()
+  }
+}
+
+/**
+ * Stores `count` more instances like the ones the first run finished (context, notification and
+ * activity), under new ids and business keys, spread over the last 30 days.
+ * @param {string} dataDir
+ * @param {number} count
+ */
+async function seedInstances(dataDir, count) {
+  const store = await openStore({ dataDir })
+  try {
+    const contexts = store.collection(Collections.contexts)
+    const [template] = await contexts.find({ processStatus: 'completed' }, { limit: 1 }).toArray()
+    if (!template) throw new Error('the first run finished no lifecycle to copy')
+    const notification = await store.collection(Collections.notifications).findOne({ _id: template._id })
+    const activities = await store.collection(Collections.activities).find({ processInstanceId: template._id }).toArray()
+    const now = Date.now()
+    const CHUNK = 2000
+    for (let offset = 0; offset < count; offset += CHUNK) {
+      /** @type {{ contexts: object[], notifications: object[], activities: object[] }} */
+      const batch = { contexts: [], notifications: [], activities: [] }
+      for (let i = offset; i < Math.min(count, offset + CHUNK); i++) {
+        const processInstanceId = randomUUID()
+        const lastUpdate = new Date(now - Math.floor(Math.random() * 30 * 24 * 3600 * 1000))
+        const processInstance = { ...template.processInstance, processInstanceId, businessKey: `LR-seed-${i}`, lastUpdate: lastUpdate.toISOString() }
+        batch.contexts.push({ ...template, _id: processInstanceId, processInstance, businessKey: processInstance.businessKey, lastUpdate })
+        if (notification) batch.notifications.push({ ...notification, _id: processInstanceId, processInstance })
+        for (const activity of activities) batch.activities.push({ ...activity, _id: randomUUID(), processInstanceId, timeStamp: lastUpdate.toISOString() })
+      }
+      await contexts.insertMany(batch.contexts)
+      if (batch.notifications.length > 0) await store.collection(Collections.notifications).insertMany(batch.notifications)
+      if (batch.activities.length > 0) await store.collection(Collections.activities).insertMany(batch.activities)
+    }
+    return await contexts.countDocuments()
+  } finally {
+    await store.close()
+  }
+}
+
+/** Starts the built all-in-one; resolves once both services answer. @param {string} dataDir */
+async function startService(dataDir) {
+  const [gatewayPort, enginePort] = [await freePort(), await freePort()]
+  const child = spawn(process.execPath, [join(DIST, 'services', 'all-in-one.js')], {
+    env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, LOG_LEVEL: 'warn', HOST: '127.0.0.1', GATEWAY_PORT: String(gatewayPort), ENGINE_PORT: String(enginePort) },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  })
+  const exited = new Promise((resolveExit) => child.once('exit', (code) => resolveExit(code)))
+  const gateway = `http://127.0.0.1:${gatewayPort}`
+  const engine = `http://127.0.0.1:${enginePort}`
+  const deadline = Date.now() + 120_000
+  for (;;) {
+    try {
+      if ((await fetch(`${gateway}/liveness`)).ok && (await fetch(`${engine}/liveness`)).ok) break
+    } catch {
+      // not listening yet
+    }
+    if (child.exitCode !== null) throw new Error(`the service exited (${child.exitCode}) before answering`)
+    if (Date.now() > deadline) throw new Error('the service did not answer within 120 s')
+    await new Promise((wait) => setTimeout(wait, 200))
+  }
+  return {
+    gateway,
+    engine,
+    stop: async () => {
+      child.kill('SIGTERM')
+      await exited
+    },
+  }
+}
+
+/** A client of the service at `origin`; gateway answers come in the envelope, engine answers raw. @param {string} origin */
+function clientFor(origin) {
+  const pool = new Pool(origin, { connections: CLIENTS, pipelining: 1 })
+  return {
+    pool,
+    /** @param {string} path @param {string} user @param {object} body @returns {Promise<{ status: number, body: any, ms: number, text: string }>} */
+    async post(path, user, body) {
+      const started = performance.now()
+      const response = await pool.request({ method: 'POST', path, headers: { 'content-type': 'application/json', user }, body: JSON.stringify(body) })
+      const text = await response.body.text()
+      const ms = performance.now() - started
+      const parsed = JSON.parse(text)
+      const payload = parsed && typeof parsed === 'object' && 'status' in parsed && 'data' in parsed && !('context' in parsed) ? parsed.data : parsed
+      return { status: response.statusCode, body: payload, ms, text }
+    },
+  }
+}
+
+/** Where lifecycles are sent: the gateway when it proxies `/context`, else the engine (said so). */
+/** @param {{ gateway: string, engine: string }} service @param {Pair} pair */
+async function chooseTarget(service, pair) {
+  const probe = clientFor(service.gateway)
+  const answer = await probe.post('/context', pair.employee, { ...TENANT, processId: 'leave-request', input: { days: 3 } })
+  await probe.pool.close()
+  if (answer.status === 200) return { origin: service.gateway, via: 'gateway' }
+  process.stdout.write(`  the gateway does not serve /context yet (${answer.status}): measuring against the engine directly\n`)
+  return { origin: service.engine, via: 'engine' }
+}
+
+/** @param {ReturnType<typeof clientFor>} client @param {Pair} pair @returns {Promise<number[]>} */
+async function lifecycle(client, pair) {
+  /** @type {number[]} */
+  const latencies = []
+  /** @param {string} path @param {string} user @param {object} body */
+  const step = async (path, user, body) => {
+    const answer = await client.post(path, user, body)
+    latencies.push(answer.ms)
+    if (answer.status !== 200) throw new Error(`${path} answered ${answer.status}: ${answer.text.slice(0, 300)}`)
+    return answer.body
+  }
+  const started = await step('/context', pair.employee, { ...TENANT, processId: 'leave-request', input: { days: 3, reason: 'Benchmark' } })
+  const instance = started.context.processInstance
+  const ids = { ...TENANT, processId: 'leave-request', processInstanceId: instance.processInstanceId, businessKey: instance.businessKey }
+  const submitted = await step('/action/complete', pair.employee, { ...ids, taskId: started.formContext.task.taskId, actionType: 'complete', dataInstance: { days: 3, reason: 'Benchmark' } })
+  const approve = submitted.formContext.task
+  const approved = await step('/action/complete', pair.manager, { ...ids, taskId: approve.taskId, actionType: 'complete', dataInstance: submitted.context.dataInstance })
+  if (approved.context.processInstance.processStatus !== 'completed') throw new Error(`the lifecycle ended ${approved.context.processInstance.processStatus}`)
+  return latencies
+}
+
+/** @param {number[]} sorted @param {number} p */
+function percentile(sorted, p) {
+  return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
+}
+
+/** CLIENTS loops of lifecycles for WARMUP_MS + DURATION_MS; only the time after the warm-up counts. */
+/** @param {string} origin @param {Pair[]} pairs */
+async function measure(origin, pairs) {
+  const client = clientFor(origin)
+  const begin = performance.now()
+  const measuredFrom = begin + WARMUP_MS
+  const end = measuredFrom + DURATION_MS
+  /** @type {number[]} */
+  const latencies = []
+  let lifecycles = 0
+  let errors = 0
+  /** @type {Error | undefined} */
+  let firstError
+  await Promise.all(
+    pairs.map(async (pair) => {
+      while (performance.now() < end) {
+        const started = performance.now()
+        try {
+          const times = await lifecycle(client, pair)
+          if (started >= measuredFrom) {
+            lifecycles++
+            latencies.push(...times)
+          }
+        } catch (error) {
+          errors++
+          firstError ??= error instanceof Error ? error : new Error(String(error))
+        }
+      }
+    }),
+  )
+  await client.pool.close()
+  latencies.sort((a, b) => a - b)
+  return {
+    lifecyclesPerSecond: lifecycles / (DURATION_MS / 1000),
+    requests: latencies.length,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    errors,
+    firstError,
+  }
+}
+
+/** @param {string} label @param {Awaited<ReturnType<typeof measure>>} result */
+function report(label, result) {
+  process.stdout.write(
+    `  ${label}: ${result.lifecyclesPerSecond.toFixed(1)} lifecycles/s, ${result.requests} requests, p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms, ${result.errors} failed lifecycles\n`,
+  )
+  if (result.firstError) process.stdout.write(`    first failure: ${result.firstError.message}\n`)
+}
+
+const dataDir = mkdtempSync(join(tmpdir(), 'bench-lifecycle-'))
+let service
+try {
+  process.stdout.write(`lifecycle benchmark: ${CLIENTS} clients, ${DURATION_MS / 1000} s per run after ${WARMUP_MS / 1000} s warm-up\n`)
+  const pairs = await seedApp(dataDir)
+  service = await startService(dataDir)
+  const target = await chooseTarget(service, pairs[0])
+  process.stdout.write(`  through the ${target.via} (${target.origin})\n`)
+  const fresh = await measure(target.origin, pairs)
+  report('empty store', fresh)
+  await service.stop()
+  service = undefined
+
+  const seededStarted = Date.now()
+  const total = await seedInstances(dataDir, SEEDED_INSTANCES)
+  process.stdout.write(`  stored ${SEEDED_INSTANCES} more instances (${total} in all) in ${((Date.now() - seededStarted) / 1000).toFixed(1)} s\n`)
+  service = await startService(dataDir)
+  const seededTarget = await chooseTarget(service, pairs[0])
+  const seeded = await measure(seededTarget.origin, pairs)
+  report(`${total} stored instances`, seeded)
+
+  const checks = [
+    [`≥ ${TARGET.lifecyclesPerSecond} lifecycles/s`, fresh.lifecyclesPerSecond >= TARGET.lifecyclesPerSecond],
+    [`p99 < ${TARGET.p99Ms} ms`, fresh.p99 < TARGET.p99Ms],
+    [`after ${SEEDED_INSTANCES} instances within ${TARGET.seededWithin * 100}% (lifecycles/s and p99)`,
+      seeded.lifecyclesPerSecond >= fresh.lifecyclesPerSecond * (1 - TARGET.seededWithin) && seeded.p99 <= Math.max(fresh.p99 * (1 + TARGET.seededWithin), TARGET.p99Ms)],
+    ['no failed lifecycles', fresh.errors === 0 && seeded.errors === 0],
+    ['measured through the gateway', target.via === 'gateway'],
+  ]
+  for (const [name, met] of checks) process.stdout.write(`  ${met ? 'met    ' : 'MISSED '} ${name}\n`)
+  process.exitCode = checks.every(([, met]) => met) ? 0 : 1
+} catch (error) {
+  process.stderr.write(`lifecycle benchmark failed: ${/** @type {Error} */ (error).stack}\n`)
+  process.exitCode = 1
+} finally {
+  await service?.stop()
+  rmSync(dataDir, { recursive: true, force: true })
+}

@@ -1,0 +1,189 @@
+#!/usr/bin/env node
+// @ts-check
+/**
+ * What the gateway's proxy costs: the engine and the gateway run as separate processes (the
+ * commands of `npm run start:engine` and `npm run start:gateway`, each on its own temporary data
+ * dir, the gateway's ENGINE_URL pointing at the engine), one leave request is started in the engine,
+ * and autocannon sends the same `GET /process/:processInstanceId` straight at the engine and through
+ * the gateway, alternating for several rounds.
+ *
+ * Targets (issue 7): the gateway keeps at least 0.8 of the engine's throughput, and adds under 2 ms
+ * at p99 (medians over the rounds). Exit code 1 when a target is missed or requests fail.
+ *
+ * Environment: BENCH_PROXY_ROUNDS (default 3), BENCH_PROXY_DURATION_S (5, per side and round),
+ * BENCH_PROXY_CONNECTIONS (10). Everything runs on 127.0.0.1; the data dirs are removed at the end.
+ */
+import { spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import autocannon from 'autocannon'
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
+const DIST = join(ROOT, 'dist')
+if (!existsSync(join(DIST, 'services', 'engine', 'server.js'))) {
+  process.stderr.write('Build first: npx tsc -p . (make bench does)\n')
+  process.exit(1)
+}
+const { openStore } = await import(join(DIST, 'plugins/store/open.js'))
+const { deployExample } = await import(join(DIST, 'services/testing/models.js'))
+const { createTestUser } = await import(join(DIST, 'services/testing/users.js'))
+
+const ROUNDS = Number(process.env.BENCH_PROXY_ROUNDS ?? 3)
+const DURATION_S = Number(process.env.BENCH_PROXY_DURATION_S ?? 5)
+const CONNECTIONS = Number(process.env.BENCH_PROXY_CONNECTIONS ?? 10)
+const WARMUP_S = 2
+const TARGET = { throughputRatio: 0.8, addedP99Ms: 2 }
+const TENANT = { appId: 'hr', organizationId: 'acme' }
+
+/** @returns {Promise<number>} a free localhost port */
+async function freePort() {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = /** @type {import('node:net').AddressInfo} */ (server.address())
+      server.close(() => resolvePort(port))
+    })
+  })
+}
+
+/**
+ * The entry point an npm script runs (`node dist/services/engine/server.js`), started directly so
+ * that stopping it is one signal to one process.
+ * @param {'start:engine' | 'start:gateway'} script
+ */
+function entryOf(script) {
+  const scripts = /** @type {{ scripts: Record<string, string> }} */ (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))).scripts
+  const match = /^node (\S+)$/.exec(scripts[script] ?? '')
+  if (!match?.[1]) throw new Error(`package.json's ${script} is not "node <file>": ${scripts[script]}`)
+  return join(ROOT, match[1])
+}
+
+/**
+ * Starts one service as its npm script would; resolves once it answers `/liveness`.
+ * @param {'start:engine' | 'start:gateway'} script @param {Record<string, string>} env
+ */
+async function startProcess(script, env) {
+  const child = spawn(process.execPath, [entryOf(script)], { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'inherit', 'inherit'] })
+  const exited = new Promise((resolveExit) => child.once('exit', resolveExit))
+  const port = script === 'start:engine' ? env.ENGINE_PORT : env.GATEWAY_PORT
+  const origin = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    try {
+      if ((await fetch(`${origin}/liveness`)).ok) break
+    } catch {
+      // not listening yet
+    }
+    if (child.exitCode !== null) throw new Error(`${script} exited (${child.exitCode}) before answering`)
+    if (Date.now() > deadline) throw new Error(`${script} did not answer within 60 s`)
+    await new Promise((wait) => setTimeout(wait, 100))
+  }
+  return {
+    origin,
+    stop: async () => {
+      child.kill('SIGTERM')
+      await exited
+    },
+  }
+}
+
+/** The HR app and one employee in the engine's store, written before the engine starts. @param {string} dataDir */
+async function seedEngineStore(dataDir) {
+  const store = await openStore({ dataDir })
+  try {
+    for (const example of ['leave-request', 'leave-form', 'hr-constants', 'hr-lib', 'leave-bookings']) await deployExample(store, example, TENANT)
+    const employee = await createTestUser(store, { ...TENANT, fullName: 'Bench Employee', swimlanes: ['employee'] })
+    return /** @type {string} */ (employee.userId)
+  } finally {
+    await store.close()
+  }
+}
+
+/**
+ * One leave request started through the engine's own `POST /context`: the instance the benchmark reads.
+ * @param {string} engine @param {string} userId
+ */
+async function startInstance(engine, userId) {
+  const response = await fetch(`${engine}/context`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', user: userId },
+    body: JSON.stringify({ ...TENANT, processId: 'leave-request', input: { days: 3, reason: 'Benchmark' } }),
+  })
+  const session = /** @type {{ context?: { processInstance?: { processInstanceId?: string } } }} */ (await response.json())
+  const id = session.context?.processInstance?.processInstanceId
+  if (!response.ok || !id) throw new Error(`the engine did not start a leave request: ${response.status} ${JSON.stringify(session)}`)
+  return id
+}
+
+/**
+ * @param {string} url @param {string} userId @param {number} seconds
+ * @returns {Promise<{ requestsPerSecond: number, p99Ms: number, p50Ms: number, errors: number }>}
+ */
+async function load(url, userId, seconds) {
+  const result = await autocannon({ url, connections: CONNECTIONS, duration: seconds, headers: { user: userId } })
+  const failures = result.errors + result.timeouts + result.non2xx
+  return { requestsPerSecond: result.requests.average, p99Ms: result.latency.p99, p50Ms: result.latency.p50, errors: failures }
+}
+
+/** @param {number[]} values */
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? /** @type {number} */ (sorted[middle]) : (/** @type {number} */ (sorted[middle - 1]) + /** @type {number} */ (sorted[middle])) / 2
+}
+
+const engineDir = mkdtempSync(join(tmpdir(), 'bench-proxy-engine-'))
+const gatewayDir = mkdtempSync(join(tmpdir(), 'bench-proxy-gateway-'))
+/** @type {Array<{ stop: () => Promise<void> }>} */
+const running = []
+let exitCode = 0
+try {
+  const userId = await seedEngineStore(engineDir)
+  const enginePort = String(await freePort())
+  const engine = await startProcess('start:engine', { DATA_DIR: engineDir, ENGINE_PORT: enginePort })
+  running.push(engine)
+  const gateway = await startProcess('start:gateway', { DATA_DIR: gatewayDir, GATEWAY_PORT: String(await freePort()), ENGINE_URL: engine.origin })
+  running.push(gateway)
+  const processInstanceId = await startInstance(engine.origin, userId)
+  const path = `/process/${processInstanceId}?organizationId=${TENANT.organizationId}&appId=${TENANT.appId}`
+  process.stdout.write(`GET /process/:id, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION_S} s per side\n`)
+
+  await load(`${engine.origin}${path}`, userId, WARMUP_S)
+  await load(`${gateway.origin}${path}`, userId, WARMUP_S)
+  /** @type {Array<{ ratio: number, addedP99Ms: number }>} */
+  const rounds = []
+  let errors = 0
+  for (let round = 1; round <= ROUNDS; round++) {
+    const direct = await load(`${engine.origin}${path}`, userId, DURATION_S)
+    const proxied = await load(`${gateway.origin}${path}`, userId, DURATION_S)
+    errors += direct.errors + proxied.errors
+    const ratio = proxied.requestsPerSecond / direct.requestsPerSecond
+    const addedP99Ms = proxied.p99Ms - direct.p99Ms
+    rounds.push({ ratio, addedP99Ms })
+    process.stdout.write(
+      `round ${round}: engine ${direct.requestsPerSecond.toFixed(0)} req/s (p50 ${direct.p50Ms} ms, p99 ${direct.p99Ms} ms); ` +
+        `gateway ${proxied.requestsPerSecond.toFixed(0)} req/s (p50 ${proxied.p50Ms} ms, p99 ${proxied.p99Ms} ms); ratio ${ratio.toFixed(3)}, added p99 ${addedP99Ms.toFixed(2)} ms\n`,
+    )
+  }
+  const ratio = median(rounds.map((entry) => entry.ratio))
+  const addedP99Ms = median(rounds.map((entry) => entry.addedP99Ms))
+  const verdicts = [
+    `throughput ratio ${ratio.toFixed(3)} (target >= ${TARGET.throughputRatio}): ${ratio >= TARGET.throughputRatio ? 'met' : 'MISSED'}`,
+    `added p99 ${addedP99Ms.toFixed(2)} ms (target < ${TARGET.addedP99Ms} ms): ${addedP99Ms < TARGET.addedP99Ms ? 'met' : 'MISSED'}`,
+    `failed requests: ${errors}`,
+  ]
+  process.stdout.write(`median over ${ROUNDS} rounds: ${verdicts.join('; ')}\n`)
+  if (ratio < TARGET.throughputRatio || addedP99Ms >= TARGET.addedP99Ms || errors > 0) exitCode = 1
+} catch (error) {
+  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
+  exitCode = 1
+} finally {
+  for (const service of running.reverse()) await service.stop()
+  rmSync(engineDir, { recursive: true, force: true })
+  rmSync(gatewayDir, { recursive: true, force: true })
+}
+process.exit(exitCode)

@@ -1,0 +1,19 @@
+import t from 'tap'
+import { spawnService } from '../../services/testing/child-service.js'
+import { tempDir } from '../../services/testing/harness.js'
+import { runLeaveRequest } from './leave-request.js'
+
+t.test('the leave-request example runs end to end through the SDK against a live all-in-one', { timeout: 60_000 }, async (t) => {
+  const service = spawnService('all-in-one', { DATA_DIR: tempDir(t) })
+  t.teardown(async () => {
+    service.child.kill('SIGTERM')
+    await service.exited
+  })
+  const urls = await service.ready
+  const steps: string[] = []
+  const outcome = await runLeaveRequest({ baseUrl: urls['workflow-gateway']!, log: (line) => steps.push(line) })
+  t.same(outcome.finalStatus, { tasks: [], processStatus: 'completed' }, 'the approved request finished the process')
+  t.match(outcome.dataInstance, { days: 3, reason: 'Family visit', booked: true, bookedBy: outcome.manager.userId, payrollUpdated: true, teamInformed: true }, 'the flow functions ran')
+  t.match(outcome.businessKey, /^LR-/)
+  t.match(steps, [/^created users/, /^deployed hr-constants/, /^deployed hr-lib/, /^deployed leave-bookings/, /^deployed leave-form/, /^deployed leave-request/, /^started LR-/, /^submitted; next: Approve leave/, /^approved by/, /^process status: completed/])
+})

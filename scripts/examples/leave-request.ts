@@ -1,0 +1,117 @@
+/**
+ * A leave request end to end through the SDK, against a running gateway:
+ *
+ *   npm run build && npm start &                      # the all-in-one on :3000
+ *   node dist/scripts/examples/leave-request.js http://127.0.0.1:3000
+ *
+ * It creates an employee and a manager (`/user/createUser`), deploys the HR example models
+ * (`/model/insertModel`: the leave-request process, its form, constants, function library and the
+ * leave-bookings collection), then the employee requests three days of leave (`/context`,
+ * `/action/complete`), the manager opens and approves it, and the process status shows it finished
+ * (`GET /process/{processInstanceId}`). Set ADMIN_TOKEN when the gateway has one.
+ */
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { examplesDir } from '../../plugins/server/paths.js'
+import { type ExtraHeaders, type ResponseData, type Schemas, WorkflowClient } from '../../sdk/client.js'
+
+/** The example models of the HR app that a leave request needs, deployed in this order. */
+export const HR_MODELS = ['hr-constants', 'hr-lib', 'leave-bookings', 'leave-form', 'leave-request'] as const
+
+export interface LeaveRequestOptions {
+  /** The gateway, e.g. `http://127.0.0.1:3000`. */
+  baseUrl: string
+  organizationId?: string
+  appId?: string
+  /** The gateway's ADMIN_TOKEN, when it has one (users and models are admin endpoints). */
+  adminToken?: string
+  /** Where the example models are read from (default: ../shared/examples). */
+  modelsDir?: string
+  /** Told each step as it happens. */
+  log?: (line: string) => void
+}
+
+export interface LeaveRequestOutcome {
+  processInstanceId: string
+  businessKey: string
+  employee: Schemas['User']
+  manager: Schemas['User']
+  /** `GET /process/{processInstanceId}` after the approval. */
+  finalStatus: ResponseData<'/process/{processInstanceId}', 'get'>
+  /** The data of the finished instance, as the manager's completion answered it. */
+  dataInstance: Record<string, unknown>
+}
+
+type Session = Schemas['Session']
+
+/** The open task a session's form is about; a session without one means the flow went wrong. */
+function openTask(session: Session, expectedStep: string): NonNullable<Session['formContext']['task']> {
+  const task = session.formContext.task
+  if (task?.stepId !== expectedStep) throw new Error(`expected the ${expectedStep} task to be open, the session shows ${JSON.stringify(session.formContext)}`)
+  return task
+}
+
+export async function runLeaveRequest(options: LeaveRequestOptions): Promise<LeaveRequestOutcome> {
+  const log = options.log ?? (() => undefined)
+  const client = new WorkflowClient({ baseUrl: options.baseUrl, organizationId: options.organizationId ?? 'acme', appId: options.appId ?? 'hr' })
+  const admin: { headers?: ExtraHeaders } = options.adminToken ? { headers: { authorization: `Bearer ${options.adminToken}` } } : {}
+
+  // Full names are unique per gateway: a suffix lets the example run again on the same store.
+  const run = Math.random().toString(36).slice(2, 8)
+  const createUser = (fullName: string, swimlanes: string[]) =>
+    client.post('/user/createUser', { ...admin, body: { fullName: `${fullName} ${run}`, unit: { id: 'u-hr', name: 'Human resources' }, roles: ['user'], swimlanes } })
+  const employee = await createUser('Eve Employee', ['employee'])
+  const manager = await createUser('Max Manager', ['manager'])
+  log(`created users ${employee.userId} (employee) and ${manager.userId} (manager)`)
+
+  for (const name of HR_MODELS) {
+    const model = JSON.parse(readFileSync(join(options.modelsDir ?? examplesDir, `${name}.json`), 'utf8')) as Schemas['Model']
+    const outcome = await client.post('/model/insertModel', { ...admin, body: { model, live: true } })
+    log(`deployed ${name} (${outcome})`)
+  }
+
+  client.selectUser(employee.userId)
+  const started = await client.post('/context', { body: { processId: 'leave-request', input: { days: 3, reason: 'Family visit' } } })
+  const instance = started.context.processInstance
+  const request = openTask(started, 'request')
+  log(`started ${instance.businessKey} (${instance.processInstanceId}); ${request.name} is open`)
+
+  const submitted = await client.post('/action/complete', {
+    body: {
+      processId: 'leave-request',
+      processInstanceId: instance.processInstanceId,
+      businessKey: instance.businessKey,
+      taskId: request.taskId,
+      actionType: 'complete',
+      dataInstance: { ...started.context.dataInstance, days: 3, reason: 'Family visit' },
+    },
+  })
+  log(`submitted; next: ${openTask(submitted, 'approve').name}`)
+
+  client.selectUser(manager.userId)
+  const opened = await client.post('/context', { body: { processId: 'leave-request', processInstanceId: instance.processInstanceId, skipToForm: true } })
+  const approval = openTask(opened, 'approve')
+  if (opened.formContext.readOnly) throw new Error(`the manager cannot work on ${approval.name}: ${JSON.stringify(opened.formContext)}`)
+  const approved = await client.post('/action/complete', {
+    body: {
+      processId: 'leave-request',
+      processInstanceId: instance.processInstanceId,
+      businessKey: instance.businessKey,
+      taskId: approval.taskId,
+      actionType: 'complete',
+      dataInstance: opened.context.dataInstance,
+    },
+  })
+  log(`approved by ${manager.fullName ?? manager.userId}`)
+
+  const finalStatus = await client.get('/process/{processInstanceId}', { params: { path: { processInstanceId: instance.processInstanceId } } })
+  log(`process status: ${finalStatus.processStatus}`)
+  return { processInstanceId: instance.processInstanceId, businessKey: instance.businessKey, employee, manager, finalStatus, dataInstance: approved.context.dataInstance }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const baseUrl = process.argv[2] ?? process.env.GATEWAY_URL ?? 'http://127.0.0.1:3000'
+  const outcome = await runLeaveRequest({ baseUrl, ...(process.env.ADMIN_TOKEN ? { adminToken: process.env.ADMIN_TOKEN } : {}), log: (line) => console.log(line) })
+  console.log(JSON.stringify({ processInstanceId: outcome.processInstanceId, businessKey: outcome.businessKey, processStatus: outcome.finalStatus.processStatus }))
+}

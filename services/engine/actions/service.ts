@@ -1,0 +1,234 @@
+/**
+ * The actions of an open task: complete / cancel / return (`/action/complete`), save, function
+ * actions, and the retry of a failed thread. Each computes the new state with the runtime from the
+ * stored one, then commits it with a compare-and-set (so of two concurrent completions of a task
+ * exactly one succeeds) and only then touches locks, activity and notification.
+ */
+import type {
+  CompleteActionRequest,
+  FunctionActionRequest,
+  RetryActionRequest,
+  SaveActionRequest,
+  Session,
+} from '../../../openapi/generated/schemas.js'
+import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
+import type { Actor } from '../../../plugins/identity/plugin.js'
+import { type Authorization, mayActOnTask } from '../authorization/service.js'
+import type { SessionBuilder } from '../context/session.js'
+import { taskForForm } from '../context/session.js'
+import { newNote, withNote } from '../contexts/notes.js'
+import type { ProcessInstances } from '../contexts/service.js'
+import { runtimeUserOf, type RunEnvironments } from '../flow-host/environment.js'
+import { runtimeCall } from '../flow-host/runtime-errors.js'
+import type { TaskLockRepository } from '../locks/repository.js'
+import type { ProcessModels } from '../models/service.js'
+import type { CompiledProcess, ProcessState, RunEnvironment, RuntimeEffect, Task } from '../runtime/types.js'
+import type { StoredContext } from '../../shared/collections.js'
+
+type AdditionalHeaders = string | string[] | undefined
+
+/** An open task the user may work on now, with what acting on it needs. */
+interface TaskAtHand {
+  stored: StoredContext
+  task: Task
+  compiled: CompiledProcess
+  env: RunEnvironment
+  /** The user holding the task's lock: the actor or nobody (anyone else was refused). */
+  lockHolder: string | null
+}
+
+export interface ActionServiceDependencies {
+  models: ProcessModels
+  instances: ProcessInstances
+  environments: RunEnvironments
+  authorization: Authorization
+  locks: TaskLockRepository
+  sessions: SessionBuilder
+  fail: ErrorFactory<string>
+}
+
+function createdTasks(effects: readonly RuntimeEffect[]): Task[] {
+  return effects.flatMap((effect) => (effect.kind === 'taskCreated' ? [effect.task] : []))
+}
+
+function stateOf(stored: StoredContext): ProcessState {
+  return { processInstance: stored.processInstance, dataInstance: stored.dataInstance }
+}
+
+/**
+ * The model's `userTaskActivity` named function, run on the new state after a complete or save
+ * (the headless task action too).
+ */
+export async function runUserTaskActivity(
+  fail: ErrorFactory<string>,
+  compiled: CompiledProcess,
+  state: ProcessState,
+  actionType: string,
+  task: Task,
+  env: RunEnvironment,
+): Promise<ProcessState> {
+  const functionId = compiled.namedFunction('userTaskActivity')
+  if (!functionId) return state
+  const result = await runtimeCall(fail, 'advance', () =>
+    compiled.runFunction(functionId, { state, input: { actionType, taskId: task.taskId, stepId: task.stepId }, taskId: task.taskId }, env),
+  )
+  return { processInstance: state.processInstance, dataInstance: result.dataInstance }
+}
+
+export class ActionService {
+  constructor(private readonly deps: ActionServiceDependencies) {}
+
+  async complete(actor: Actor, body: CompleteActionRequest, additionalHeaders: AdditionalHeaders): Promise<Session> {
+    const { instances, locks, sessions, fail } = this.deps
+    const actionType = body.actionType
+    if (actionType === 'function') {
+      throw fail('wm3110', { args: ['function actions run through /action/function, they do not end the task'], parameters: { field: 'body.actionType' } })
+    }
+    const atHand = await this.taskAtHand(actor, body.processInstanceId, body.taskId, additionalHeaders)
+    const { stored, task, compiled, env } = atHand
+    const transition = await runtimeCall(fail, 'advance', () =>
+      compiled.act(stateOf(stored), { taskId: task.taskId, actionType, dataInstance: body.dataInstance, ...(body.customType ? { customType: body.customType } : {}) }, env),
+    )
+    let state = await this.runUserTaskActivity(compiled, transition.state, actionType, task, env)
+    const description = body.additionalInfo?.activityDescription
+    if (description) state = withNote(state, newNote(env.newId(), description, actor, env.now(), task.taskId))
+
+    const committed = await instances.commit({
+      previous: stored,
+      state,
+      effects: transition.effects,
+      compiled,
+      env,
+      actor,
+      event: 'TaskCompleted',
+      activities: [{ type: actionType, taskId: task.taskId, stepId: task.stepId, details: { ...(body.customType ? { customType: body.customType } : {}), ...(description ? { activityDescription: description } : {}) } }],
+    })
+    await locks.releaseTask(task.taskId)
+
+    // The next task opens for the user; locked for them when they started the process (the
+    // "original form owner") and may work on it.
+    const created = createdTasks(transition.effects)
+    const next = taskForForm(committed.processInstance, actor, created)
+    let lockHolder: string | null | undefined
+    if (next && created.some((task) => task.taskId === next.taskId) && committed.initiator === actor.userId && mayActOnTask(actor, next)) {
+      const outcome = await locks.acquire(next.taskId, committed._id, actor.userId, env.now())
+      lockHolder = outcome.acquired ? outcome.lock.userId : outcome.holder.userId
+    }
+    return sessions.build({
+      principal: actor,
+      state: committed,
+      compiled,
+      task: next,
+      skipToForm: true,
+      ...(lockHolder !== undefined ? { lockHolder } : {}),
+      action: { actionType, taskId: task.taskId, ...(body.customType ? { customType: body.customType } : {}) },
+    })
+  }
+
+  async save(actor: Actor, body: SaveActionRequest, additionalHeaders: AdditionalHeaders): Promise<Session> {
+    const atHand = await this.taskAtHand(actor, body.processInstanceId, body.taskId, additionalHeaders)
+    const { stored, task, compiled, env } = atHand
+    const state = await this.runUserTaskActivity(compiled, { processInstance: stored.processInstance, dataInstance: body.dataInstance }, 'save', task, env)
+    const committed = await this.deps.instances.commit({
+      previous: stored,
+      state,
+      effects: [],
+      compiled,
+      env,
+      actor,
+      event: 'Updated',
+      activities: [{ type: 'save', taskId: task.taskId, stepId: task.stepId }],
+    })
+    return this.sessionOn(actor, committed, compiled, task.taskId, atHand.lockHolder)
+  }
+
+  async runFunction(actor: Actor, body: FunctionActionRequest, additionalHeaders: AdditionalHeaders): Promise<Session> {
+    const { fail } = this.deps
+    // SPEC.md answers these missing ids with 500.
+    if (!body.processInstanceId) throw fail('wm3060', { args: ['processInstanceId'], parameters: { field: 'body.processInstanceId' } })
+    if (!body.taskId) throw fail('wm3060', { args: ['taskId'], parameters: { field: 'body.taskId' } })
+    const atHand = await this.taskAtHand(actor, body.processInstanceId, body.taskId, additionalHeaders)
+    const { stored, task, compiled, env } = atHand
+    const result = await runtimeCall(fail, 'actionFunction', () =>
+      compiled.runActionFunction(stateOf(stored), { taskId: task.taskId, dataInstance: body.dataInstance, ...(body.customType ? { customType: body.customType } : {}) }, env),
+    )
+    const committed = await this.deps.instances.commit({
+      previous: stored,
+      state: result.state,
+      effects: result.effects,
+      compiled,
+      env,
+      actor,
+      event: 'Updated',
+      activities: [{ type: 'function', taskId: task.taskId, stepId: task.stepId, details: body.customType ? { customType: body.customType } : {} }],
+    })
+    return this.sessionOn(actor, committed, compiled, task.taskId, atHand.lockHolder, result.infoList, { actionType: 'function', taskId: task.taskId, ...(body.customType ? { customType: body.customType } : {}) })
+  }
+
+  async retry(actor: Actor, body: RetryActionRequest, additionalHeaders: AdditionalHeaders): Promise<Session> {
+    const { instances, models, environments, sessions, fail } = this.deps
+    const stored = await instances.loadFor(actor, body.processInstanceId)
+    const thread = stored.processInstance.threads.find((candidate) => candidate.threadId === body.threadId)
+    if (!thread || thread.status !== 'failed') throw fail('wm3080', { args: [body.threadId], parameters: { threadId: body.threadId, processInstanceId: stored._id } })
+    const compiled = await models.ofInstance(stored.processInstance)
+    const env = await environments.create({ actor: runtimeUserOf(actor), appId: stored.appId, organizationId: stored.organizationId, additionalHeaders })
+    const transition = await runtimeCall(fail, 'advance', () => compiled.retry(stateOf(stored), thread.threadId, env))
+    const committed = await instances.commit({
+      previous: stored,
+      state: transition.state,
+      effects: transition.effects,
+      compiled,
+      env,
+      actor,
+      event: 'Updated',
+      activities: [{ type: 'retry', stepId: thread.stepId, details: { threadId: thread.threadId } }],
+    })
+    return sessions.build({ principal: actor, state: committed, compiled, task: taskForForm(committed.processInstance, actor, createdTasks(transition.effects)), skipToForm: true, infoList: transition.infoList })
+  }
+
+  /**
+   * Loads the instance for an authorized user and checks the task can be acted on now: it exists
+   * (404 wm3005), is open (409 wm3041), the user may work on it (403 wm4030) and nobody else holds
+   * its lock (409 wm3040).
+   */
+  private async taskAtHand(actor: Actor, processInstanceId: string, taskId: string, additionalHeaders: AdditionalHeaders): Promise<TaskAtHand> {
+    const { instances, models, environments, authorization, locks, fail } = this.deps
+    const stored = await instances.loadFor(actor, processInstanceId)
+    const task = stored.processInstance.tasks.find((candidate) => candidate.taskId === taskId)
+    if (!task) throw fail('wm3005', { args: [taskId], parameters: { taskId, processInstanceId } })
+    if (task.status !== 'open') throw fail('wm3041', { args: [taskId], parameters: { taskId, processInstanceId } })
+    authorization.assertMayActOnTask(actor, stored.processInstance, task)
+    const lock = await locks.holder(taskId)
+    if (lock && lock.userId !== actor.userId) throw fail('wm3040', { args: [taskId, lock.userId], parameters: { taskId, lockedBy: lock.userId } })
+    const compiled = await models.ofInstance(stored.processInstance)
+    const env = await environments.create({ actor: runtimeUserOf(actor), appId: stored.appId, organizationId: stored.organizationId, additionalHeaders })
+    return { stored, task, compiled, env, lockHolder: lock ? lock.userId : null }
+  }
+
+  private runUserTaskActivity(compiled: CompiledProcess, state: ProcessState, actionType: string, task: Task, env: RunEnvironment): Promise<ProcessState> {
+    return runUserTaskActivity(this.deps.fail, compiled, state, actionType, task, env)
+  }
+
+  /** The session on the task just acted on (it stays open). */
+  private sessionOn(
+    actor: Actor,
+    committed: StoredContext,
+    compiled: CompiledProcess,
+    taskId: string,
+    lockHolder: string | null,
+    infoList?: string[],
+    action?: { actionType: 'function'; taskId: string; customType?: string },
+  ): Promise<Session> {
+    const task = committed.processInstance.tasks.find((candidate) => candidate.taskId === taskId)
+    return this.deps.sessions.build({
+      principal: actor,
+      state: committed,
+      compiled,
+      task,
+      skipToForm: true,
+      lockHolder,
+      ...(infoList ? { infoList } : {}),
+      ...(action ? { action } : {}),
+    })
+  }
+}

@@ -1,0 +1,100 @@
+/**
+ * Who may see and act on a process instance (DESIGN.md §5), answered in one place: as a predicate
+ * for one loaded instance, and as a store filter for queries over many (the two agree; see
+ * service.test.ts). Another tenant's instance is invisible (404); one of the tenant that the user
+ * is not authorized on is forbidden (403 wm4030).
+ */
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
+import type { Actor } from '../../../plugins/identity/plugin.js'
+import type { Filter } from '../../../plugins/store/port.js'
+import type { ProcessInstance, Task } from '../runtime/types.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    authorization: Authorization
+  }
+}
+
+export const ADMIN_ROLE = 'admin'
+
+/** The part of an actor authorization looks at. */
+export type Principal = Pick<Actor, 'userId' | 'roles' | 'swimlanes' | 'organizationId' | 'appId'>
+
+export type Access = 'granted' | 'otherTenant' | 'notAuthorized'
+
+export function isAdmin(principal: Principal): boolean {
+  return principal.roles.includes(ADMIN_ROLE)
+}
+
+export function sameTenant(principal: Principal, instance: Pick<ProcessInstance, 'appId' | 'organizationId'>): boolean {
+  return principal.appId === instance.appId && principal.organizationId === instance.organizationId
+}
+
+/** Initiator, contributor, assignee or swimlane member of an open task, or admin. */
+export function accessTo(principal: Principal, instance: ProcessInstance): Access {
+  if (!sameTenant(principal, instance)) return 'otherTenant'
+  if (isAdmin(principal) || instance.initiator === principal.userId || instance.contributorUsers.includes(principal.userId)) return 'granted'
+  const concerned = instance.tasks.some(
+    (task) => task.status === 'open' && (task.userId === principal.userId || principal.swimlanes.includes(task.swimlane)),
+  )
+  return concerned ? 'granted' : 'notAuthorized'
+}
+
+/**
+ * May the user work on this task (complete, save, run its functions, hold its lock): its assignee,
+ * a member of its swimlane while it sits in the swimlane's pool, or an admin.
+ */
+export function mayActOnTask(principal: Principal, task: Task): boolean {
+  if (isAdmin(principal)) return true
+  return task.userId ? task.userId === principal.userId : principal.swimlanes.includes(task.swimlane)
+}
+
+/**
+ * A store filter selecting the instances `accessTo` grants, for documents holding the process
+ * instance under `prefix` (`processInstance.` in contexts and notifications).
+ */
+export function visibleInstancesFilter(principal: Principal, prefix = 'processInstance.'): Filter {
+  const tenant: Filter = { [`${prefix}appId`]: principal.appId, [`${prefix}organizationId`]: principal.organizationId }
+  if (isAdmin(principal)) return tenant
+  return {
+    ...tenant,
+    $or: [
+      { [`${prefix}initiator`]: principal.userId },
+      { [`${prefix}contributorUsers`]: principal.userId },
+      { [`${prefix}tasks`]: { $elemMatch: { status: 'open', userId: principal.userId } } },
+      { [`${prefix}tasks`]: { $elemMatch: { status: 'open', swimlane: { $in: principal.swimlanes } } } },
+    ],
+  }
+}
+
+export class Authorization {
+  constructor(private readonly fail: ErrorFactory<string>) {}
+
+  accessTo = accessTo
+  mayActOnTask = mayActOnTask
+  visibleInstancesFilter = visibleInstancesFilter
+
+  /** Throws 404 wm3001 for another tenant's instance, 403 wm4030 when the user is not authorized. */
+  assertAccess(principal: Principal, instance: ProcessInstance): void {
+    const access = accessTo(principal, instance)
+    if (access === 'otherTenant') throw this.fail('wm3001', { args: [instance.processInstanceId], parameters: { processInstanceId: instance.processInstanceId } })
+    if (access === 'notAuthorized') {
+      throw this.fail('wm4030', { args: [principal.userId, instance.processInstanceId], parameters: { processInstanceId: instance.processInstanceId } })
+    }
+  }
+
+  /** Throws 403 wm4030 unless the user may work on the task. */
+  assertMayActOnTask(principal: Principal, instance: ProcessInstance, task: Task): void {
+    if (!mayActOnTask(principal, task)) {
+      throw this.fail('wm4030', { args: [principal.userId, instance.processInstanceId], parameters: { processInstanceId: instance.processInstanceId, taskId: task.taskId } })
+    }
+  }
+}
+
+async function authorizationPlugin(fastify: FastifyInstance): Promise<void> {
+  fastify.decorate('authorization', new Authorization(fastify.fail))
+}
+
+export default fp(authorizationPlugin, { name: 'authorization', dependencies: ['errors'] })

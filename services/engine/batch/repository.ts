@@ -1,0 +1,200 @@
+/**
+ * The `batchJobs` collection. Every state change of a job is one atomic `findOneAndUpdate` /
+ * `updateOne` whose filter states the state it leaves (and, while running, the lease holder), so any
+ * number of engines on one store never run a job twice and a stale worker cannot overwrite the
+ * outcome of the one that took its job over.
+ */
+import { randomUUID } from 'node:crypto'
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import type { BatchJobCounts } from '../../../openapi/generated/schemas.js'
+import { type Collection, isDuplicateKeyError, type Store } from '../../../plugins/store/port.js'
+import { type BatchJobStatus, Collections, type StoredBatchJob } from '../../shared/collections.js'
+import type { BatchJobKind, ClaimedBatchJob } from './handlers.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    batchJobs: BatchJobRepository
+  }
+}
+
+/** SPEC.md Limits: a job that failed this many times is `failed`. */
+export const MAX_TRIES = 10
+
+export const BATCH_JOB_STATUSES: readonly BatchJobStatus[] = ['waiting', 'running', 'retrying', 'done', 'failed']
+
+const DUE_STATUSES: BatchJobStatus[] = ['waiting', 'retrying']
+const FINISHED_STATUSES: BatchJobStatus[] = ['done', 'failed']
+
+export interface NewBatchJob {
+  kind: BatchJobKind
+  appId: string
+  organizationId?: string
+  payload: Record<string, unknown>
+  dueAt: Date
+  scheduleKey?: string
+}
+
+/** Where a failed try leaves the job: due again later, or `failed` for good. */
+export type FailureOutcome = { status: 'retrying'; dueAt: Date } | { status: 'failed' }
+
+export interface RetryScope {
+  appId?: string
+  organizationId?: string
+}
+
+export class BatchJobRepository {
+  constructor(private readonly collection: Collection<StoredBatchJob>) {}
+
+  /** Named so they never clash with indexes another service creates on the same collection. */
+  async ensureIndexes(): Promise<void> {
+    await this.collection.createIndex({ status: 1, dueAt: 1 }, { name: 'engine_batch_due' })
+    await this.collection.createIndex({ status: 1, leaseUntil: 1 }, { name: 'engine_batch_lease' })
+    await this.collection.createIndex({ status: 1, finishedAt: 1 }, { name: 'engine_batch_finished' })
+    await this.collection.createIndex({ status: 1, lastFailureAt: 1 }, { name: 'engine_batch_failures' })
+    await this.collection.createIndex(
+      { scheduleKey: 1 },
+      { name: 'engine_batch_schedule_tick', unique: true, partialFilterExpression: { scheduleKey: { $exists: true } } },
+    )
+  }
+
+  /** Inserts a `waiting` job. With a `scheduleKey` another engine may have inserted first: then null. */
+  async enqueue(job: NewBatchJob, now: Date): Promise<StoredBatchJob | null> {
+    const jobId = randomUUID()
+    const stored: StoredBatchJob = {
+      _id: jobId,
+      jobId,
+      kind: job.kind,
+      status: 'waiting',
+      appId: job.appId,
+      ...(job.organizationId === undefined ? {} : { organizationId: job.organizationId }),
+      payload: job.payload,
+      tryCount: 0,
+      dueAt: job.dueAt,
+      createdAt: now,
+      updatedAt: now,
+      ...(job.scheduleKey === undefined ? {} : { scheduleKey: job.scheduleKey }),
+    }
+    try {
+      await this.collection.insertOne({ ...stored })
+      return stored
+    } catch (error) {
+      if (job.scheduleKey !== undefined && isDuplicateKeyError(error)) return null
+      throw error
+    }
+  }
+
+  /** Claims the job due longest ago (`waiting` or `retrying`) of the given kinds, or null. */
+  async claimDue(kinds: readonly BatchJobKind[], owner: string, now: Date, leaseMs: number): Promise<ClaimedBatchJob | null> {
+    return (await this.collection.findOneAndUpdate(
+      { status: { $in: DUE_STATUSES }, dueAt: { $lte: now }, kind: { $in: kinds } },
+      { $set: { status: 'running', leaseOwner: owner, leaseUntil: new Date(now.getTime() + leaseMs), updatedAt: now } },
+      { sort: { dueAt: 1 }, returnDocument: 'after' },
+    )) as ClaimedBatchJob | null
+  }
+
+  /**
+   * Claims a `running` job whose lease lapsed (its engine stopped or lost the store). That try
+   * counts as failed: `tryCount` goes up, so a job that kills its engine every time ends `failed`.
+   */
+  async claimLapsed(kinds: readonly BatchJobKind[], owner: string, now: Date, leaseMs: number): Promise<ClaimedBatchJob | null> {
+    return (await this.collection.findOneAndUpdate(
+      { status: 'running', leaseUntil: { $lt: now }, kind: { $in: kinds } },
+      {
+        $set: {
+          leaseOwner: owner,
+          leaseUntil: new Date(now.getTime() + leaseMs),
+          updatedAt: now,
+          lastError: 'the lease lapsed before the job finished (its engine stopped)',
+          lastFailureAt: now,
+        },
+        $inc: { tryCount: 1 },
+      },
+      { sort: { leaseUntil: 1 }, returnDocument: 'after' },
+    )) as ClaimedBatchJob | null
+  }
+
+  /** Extends the lease while the job runs; false when this owner no longer holds it. */
+  async renewLease(job: ClaimedBatchJob, owner: string, leaseUntil: Date): Promise<boolean> {
+    const result = await this.collection.updateOne({ _id: job._id, status: 'running', leaseOwner: owner }, { $set: { leaseUntil } })
+    return result.matchedCount === 1
+  }
+
+  /** `running` → `done`; false when the lease was lost meanwhile (the new holder decides). */
+  async complete(job: ClaimedBatchJob, owner: string, now: Date): Promise<boolean> {
+    const result = await this.collection.updateOne(
+      { _id: job._id, status: 'running', leaseOwner: owner },
+      { $set: { status: 'done', updatedAt: now, finishedAt: now }, $unset: { leaseOwner: '', leaseUntil: '' } },
+    )
+    return result.matchedCount === 1
+  }
+
+  /** `running` → `retrying` or `failed`, `tryCount` + 1, the error kept; false when the lease was lost. */
+  async recordFailure(job: ClaimedBatchJob, owner: string, outcome: FailureOutcome, error: string, now: Date): Promise<boolean> {
+    const set: Partial<StoredBatchJob> =
+      outcome.status === 'retrying'
+        ? { status: 'retrying', dueAt: outcome.dueAt, lastError: error, lastFailureAt: now, updatedAt: now }
+        : { status: 'failed', lastError: error, lastFailureAt: now, updatedAt: now, finishedAt: now }
+    const result = await this.collection.updateOne(
+      { _id: job._id, status: 'running', leaseOwner: owner },
+      { $set: set, $inc: { tryCount: 1 }, $unset: { leaseOwner: '', leaseUntil: '' } },
+    )
+    return result.matchedCount === 1
+  }
+
+  /** `failed` for good without running again: a lapsed claim that was its last try. */
+  async failClaimed(job: ClaimedBatchJob, owner: string, now: Date): Promise<boolean> {
+    const result = await this.collection.updateOne(
+      { _id: job._id, status: 'running', leaseOwner: owner },
+      { $set: { status: 'failed', updatedAt: now, finishedAt: now }, $unset: { leaseOwner: '', leaseUntil: '' } },
+    )
+    return result.matchedCount === 1
+  }
+
+  /** The failed jobs whose last failure is at or after `since` go back to `waiting` with `tryCount` 0. */
+  async requeueFailed(since: Date, scope: RetryScope, now: Date): Promise<number> {
+    const filter: Record<string, unknown> = { status: 'failed', lastFailureAt: { $gte: since } }
+    if (scope.appId !== undefined) filter.appId = scope.appId
+    if (scope.organizationId !== undefined) filter.organizationId = scope.organizationId
+    const result = await this.collection.updateMany(filter, {
+      $set: { status: 'waiting', tryCount: 0, dueAt: now, updatedAt: now },
+      $unset: { finishedAt: '' },
+    })
+    return result.modifiedCount
+  }
+
+  /** Removes the `done` and `failed` jobs that finished before `before`. */
+  async removeFinishedBefore(before: Date): Promise<number> {
+    const result = await this.collection.deleteMany({ status: { $in: FINISHED_STATUSES }, finishedAt: { $lt: before } })
+    return result.deletedCount
+  }
+
+  async countByStatus(): Promise<BatchJobCounts> {
+    const groups = await this.collection.aggregate<{ _id: unknown; count: number }>([{ $group: { _id: '$status', count: { $sum: 1 } } }]).toArray()
+    const counts: BatchJobCounts = { waiting: 0, running: 0, retrying: 0, done: 0, failed: 0 }
+    for (const group of groups) {
+      if (typeof group._id === 'string' && (BATCH_JOB_STATUSES as readonly string[]).includes(group._id)) counts[group._id as BatchJobStatus] = group.count
+    }
+    return counts
+  }
+
+  async findByJobId(jobId: string): Promise<StoredBatchJob | null> {
+    return this.collection.findOne({ jobId })
+  }
+
+  async find(filter: Record<string, unknown>): Promise<StoredBatchJob[]> {
+    return this.collection.find(filter, { sort: { createdAt: 1 } }).toArray()
+  }
+}
+
+export function batchJobRepository(store: Store): BatchJobRepository {
+  return new BatchJobRepository(store.collection<StoredBatchJob>(Collections.batchJobs))
+}
+
+async function batchJobsPlugin(fastify: FastifyInstance): Promise<void> {
+  const repository = batchJobRepository(fastify.store)
+  await repository.ensureIndexes()
+  fastify.decorate('batchJobs', repository)
+}
+
+export default fp(batchJobsPlugin, { name: 'batch-jobs', dependencies: ['store'] })

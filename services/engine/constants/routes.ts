@@ -1,0 +1,24 @@
+/**
+ * `POST /getConstantValue`: the value of `<appId>:<name>` for the request's app; `result` absent
+ * when there is none, when the id names another app, or when the named user is of another app.
+ * `processInstanceId` is required by the contract and not used in the lookup (SPEC.md).
+ */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { getConstantValue } from '../../../openapi/generated/engine-routes.js'
+import { routeFrom } from '../../../plugins/server/route.js'
+
+async function constantRoutes(fastify: FastifyInstance): Promise<void> {
+  fastify.withTypeProvider<TypeBoxTypeProvider>().route({
+    ...routeFrom(getConstantValue),
+    handler: async (request) => {
+      const { appId, constantId } = request.body
+      if (request.actor && request.actor.appId !== appId) return {}
+      const result = await fastify.constants.valueOf(appId, constantId)
+      return result === undefined ? {} : { result }
+    },
+  })
+}
+
+export default fp(constantRoutes, { name: 'engine-constant-routes', dependencies: ['constants-repository', 'identity'] })

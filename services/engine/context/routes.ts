@@ -1,0 +1,40 @@
+/** `POST /context` (start or open a workflow) and `POST /context/activity` (its log, newest first). */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { listContextActivity, openContext } from '../../../openapi/generated/engine-routes.js'
+import type { Actor } from '../../../plugins/identity/plugin.js'
+import { routeFrom } from '../../../plugins/server/route.js'
+import { ContextService } from './service.js'
+
+async function contextRoutes(fastify: FastifyInstance): Promise<void> {
+  const service = new ContextService({
+    models: fastify.processModels,
+    starter: fastify.processStarter,
+    instances: fastify.processInstances,
+    activities: fastify.activities,
+    locks: fastify.taskLocks,
+    sessions: fastify.sessions,
+    fail: fastify.fail,
+  })
+  const typed = fastify.withTypeProvider<TypeBoxTypeProvider>()
+
+  typed.route({
+    ...routeFrom(openContext),
+    // The route requires the user header: identity has resolved the actor.
+    handler: async (request) => service.open(request.actor as Actor, request.body, request.headers.additionalheaders),
+  })
+
+  typed.route({
+    ...routeFrom(listContextActivity),
+    handler: async (request) => {
+      const stored = await fastify.processInstances.loadFor(request.actor as Actor, request.body.processInstanceId)
+      return fastify.activities.listFor(stored._id)
+    },
+  })
+}
+
+export default fp(contextRoutes, {
+  name: 'engine-context-routes',
+  dependencies: ['process-models', 'process-starter', 'process-instances', 'activities-repository', 'task-locks-repository', 'sessions', 'identity', 'errors'],
+})

@@ -1,0 +1,87 @@
+/**
+ * The `contexts` collection: one document per process instance (its state, a version, and top-level
+ * copies of the fields queries filter and sort on). Every write after the insert is a
+ * compare-and-set on the version, so two writers that read the same version cannot both win and no
+ * update is ever lost.
+ */
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import type { Collection, Store } from '../../../plugins/store/port.js'
+import { Collections, type StoredContext } from '../../shared/collections.js'
+import type { ProcessState } from '../runtime/types.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    contexts: ContextRepository
+  }
+}
+
+/** The document fields derived from the state (everything but `_id` and `version`). */
+function derivedFields(state: ProcessState): Omit<StoredContext, '_id' | 'version'> {
+  const { processInstance, dataInstance } = state
+  return {
+    processInstance,
+    dataInstance,
+    appId: processInstance.appId,
+    organizationId: processInstance.organizationId,
+    processId: processInstance.processId,
+    businessKey: processInstance.businessKey,
+    processStatus: processInstance.processStatus,
+    lastUpdate: new Date(processInstance.lastUpdate),
+    initiator: processInstance.initiator,
+  }
+}
+
+export class ContextRepository {
+  constructor(private readonly collection: Collection<StoredContext>) {}
+
+  /**
+   * Lookups by id use `_id`; the others serve `/notify/send` and changeStep (businessKey), the
+   * active-instance and updated-between queries (processId with status or lastUpdate), always
+   * within one app.
+   */
+  async ensureIndexes(): Promise<void> {
+    await this.collection.createIndex({ businessKey: 1, processId: 1, appId: 1 })
+    await this.collection.createIndex({ processId: 1, processStatus: 1, appId: 1 })
+    await this.collection.createIndex({ processId: 1, appId: 1, lastUpdate: -1 })
+    await this.collection.createIndex({ appId: 1, lastUpdate: -1 })
+  }
+
+  async find(processInstanceId: string): Promise<StoredContext | null> {
+    return this.collection.findOne({ _id: processInstanceId })
+  }
+
+  async findByBusinessKey(appId: string, processId: string, businessKey: string): Promise<StoredContext | null> {
+    return this.collection.findOne({ businessKey, processId, appId }, { sort: { lastUpdate: -1 } })
+  }
+
+  /** Stores a new instance at version 1. */
+  async insert(state: ProcessState): Promise<StoredContext> {
+    const stored: StoredContext = { _id: state.processInstance.processInstanceId, version: 1, ...derivedFields(state) }
+    await this.collection.insertOne(stored)
+    return stored
+  }
+
+  /**
+   * Writes `next` over `previous` if nobody wrote in between; null when someone did (the caller
+   * answers 409 and nothing of this request is stored).
+   */
+  async compareAndSet(previous: StoredContext, next: ProcessState): Promise<StoredContext | null> {
+    const fields = derivedFields(next)
+    const result = await this.collection.updateOne({ _id: previous._id, version: previous.version }, { $set: fields, $inc: { version: 1 } })
+    if (result.matchedCount === 0) return null
+    return { _id: previous._id, version: previous.version + 1, ...fields }
+  }
+}
+
+export function contextRepository(store: Store): ContextRepository {
+  return new ContextRepository(store.collection<StoredContext>(Collections.contexts))
+}
+
+async function contextsPlugin(fastify: FastifyInstance): Promise<void> {
+  const repository = contextRepository(fastify.store)
+  await repository.ensureIndexes()
+  fastify.decorate('contexts', repository)
+}
+
+export default fp(contextsPlugin, { name: 'contexts-repository', dependencies: ['store'] })

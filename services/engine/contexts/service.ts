@@ -1,0 +1,152 @@
+/**
+ * Loading and changing process instances. Every change goes through `commit`: the new state is
+ * written first (an insert, or a compare-and-set on the version the change was computed from), and
+ * only once that succeeded are its activity records and the instance's notification written. A
+ * request that fails before the write leaves the stored state exactly as it was.
+ */
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import type { ActivityType, NotificationEventType } from '../../../openapi/generated/schemas.js'
+import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
+import type { StoredContext } from '../../shared/collections.js'
+import type { ActivityRepository } from '../activities/repository.js'
+import type { Authorization, Principal } from '../authorization/service.js'
+import { eventTypeAfter, type Notifications } from '../notifications/service.js'
+import type { CompiledProcess, ProcessState, RunEnvironment, RuntimeEffect } from '../runtime/types.js'
+import type { ContextRepository } from './repository.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    processInstances: ProcessInstances
+  }
+}
+
+/** Who did it, as activity records name them. */
+export interface ActingUser {
+  userId: string
+  fullName: string
+}
+
+export interface ActivityEntry {
+  type: ActivityType
+  taskId?: string
+  stepId?: string
+  details?: Record<string, unknown>
+}
+
+export interface Change {
+  /** The stored instance the change was computed from; absent for a new instance. */
+  previous?: StoredContext
+  state: ProcessState
+  effects: readonly RuntimeEffect[]
+  compiled: CompiledProcess
+  env: RunEnvironment
+  /** null for headless calls that name no user. */
+  actor: ActingUser | null
+  /** The operation's notification event (adjusted to Finished/Failed by the effects). */
+  event: NotificationEventType
+  activities: ActivityEntry[]
+}
+
+/**
+ * The state as stored: `lastUpdate` is the time of this change, and users that tasks were assigned
+ * to, or who ended one, join `contributorUsers` (SPEC.md).
+ */
+export function withBookkeeping(state: ProcessState, effects: readonly RuntimeEffect[], now: Date): ProcessState {
+  const contributors = new Set(state.processInstance.contributorUsers)
+  for (const effect of effects) {
+    if (effect.kind === 'taskCreated' && effect.task.userId) contributors.add(effect.task.userId)
+    // Whoever ended a task held it, pool tasks included, and keeps seeing the process they acted on.
+    if (effect.kind === 'taskEnded' && effect.task.completedBy) contributors.add(effect.task.completedBy)
+  }
+  return {
+    dataInstance: state.dataInstance,
+    processInstance: { ...state.processInstance, lastUpdate: now.toISOString(), contributorUsers: [...contributors] },
+  }
+}
+
+export class ProcessInstances {
+  constructor(
+    private readonly contexts: ContextRepository,
+    private readonly activities: ActivityRepository,
+    private readonly notifications: Notifications,
+    private readonly authorization: Authorization,
+    private readonly fail: ErrorFactory<string>,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  /** The stored instance (404 wm3001 when there is none). */
+  async load(processInstanceId: string): Promise<StoredContext> {
+    const stored = await this.contexts.find(processInstanceId)
+    if (!stored) throw this.notFound(processInstanceId)
+    return stored
+  }
+
+  /** The stored instance, once the user is known to be authorized on it (404 other tenant, 403 wm4030). */
+  async loadFor(principal: Principal, processInstanceId: string): Promise<StoredContext> {
+    const stored = await this.load(processInstanceId)
+    this.authorization.assertAccess(principal, stored.processInstance)
+    return stored
+  }
+
+  notFound(processInstanceId: string) {
+    return this.fail('wm3001', { args: [processInstanceId], parameters: { processInstanceId } })
+  }
+
+  /** Stores the change (409 wm3042 when the instance changed since it was read), then logs and announces it. */
+  async commit(change: Change): Promise<StoredContext> {
+    const now = change.env.now()
+    const state = withBookkeeping(change.state, change.effects, now)
+    let stored: StoredContext
+    if (change.previous) {
+      const written = await this.contexts.compareAndSet(change.previous, state)
+      if (!written) {
+        const id = change.previous._id
+        throw this.fail('wm3042', { args: [id], parameters: { processInstanceId: id } })
+      }
+      stored = written
+    } else {
+      stored = await this.contexts.insert(state)
+    }
+    await this.announce(stored, change, now)
+    return stored
+  }
+
+  /**
+   * The change is stored: a failure to log or announce it must not turn it into an error answer
+   * (the client would retry a change that happened). It is logged, and the next change, or
+   * `/notify/send`, rewrites the notification.
+   */
+  private async announce(stored: StoredContext, change: Change, now: Date): Promise<void> {
+    const state: ProcessState = { processInstance: stored.processInstance, dataInstance: stored.dataInstance }
+    const processInstanceId = stored._id
+    const timeStamp = now.toISOString()
+    const results = await Promise.allSettled([
+      this.activities.record(
+        ...change.activities.map((activity) => ({
+          processInstanceId,
+          timeStamp,
+          userId: change.actor?.userId ?? null,
+          ...(change.actor ? { userName: change.actor.fullName } : {}),
+          ...activity,
+        })),
+      ),
+      this.notifications.publish(state, eventTypeAfter(change.event, change.effects), change.compiled, change.env),
+    ])
+    for (const result of results) {
+      if (result.status === 'rejected') this.log.error({ err: result.reason, processInstanceId }, 'a stored change could not be logged or announced')
+    }
+  }
+}
+
+async function processInstancesPlugin(fastify: FastifyInstance): Promise<void> {
+  fastify.decorate(
+    'processInstances',
+    new ProcessInstances(fastify.contexts, fastify.activities, fastify.notifications, fastify.authorization, fastify.fail, fastify.log),
+  )
+}
+
+export default fp(processInstancesPlugin, {
+  name: 'process-instances',
+  dependencies: ['contexts-repository', 'activities-repository', 'notifications-service', 'authorization', 'errors'],
+})

@@ -1,0 +1,49 @@
+/**
+ * Business data collections (`dataCollection` models): the registry entry that maps an app's
+ * human-readable collection name to the physical collection, and one page of a search in it.
+ */
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import type { Filter, Projection, SortSpec, Store } from '../../../plugins/store/port.js'
+import { Collections, type StoredDataCollection } from '../../shared/collections.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    dataCollections: DataCollectionRepository
+  }
+}
+
+export interface SearchPage {
+  filter: Filter
+  sort?: SortSpec | undefined
+  projection?: Projection | undefined
+  skip: number
+  limit: number
+}
+
+export class DataCollectionRepository {
+  constructor(private readonly store: Store) {}
+
+  /** The app's collection of that name, or null (served by the gateway's unique `appId, name` index on the registry). */
+  async find(appId: string, name: string): Promise<StoredDataCollection | null> {
+    return this.store.collection<StoredDataCollection>(Collections.dataCollections).findOne({ appId, name })
+  }
+
+  /** The matching documents of one page, and how many match in all. */
+  async search(entry: StoredDataCollection, page: SearchPage): Promise<{ items: Array<Record<string, unknown>>; total: number }> {
+    const collection = this.store.collection(entry.collectionName)
+    const [items, total] = await Promise.all([
+      collection
+        .find(page.filter, { skip: page.skip, limit: page.limit, ...(page.sort ? { sort: page.sort } : {}), ...(page.projection ? { projection: page.projection } : {}) })
+        .toArray(),
+      collection.countDocuments(page.filter),
+    ])
+    return { items, total }
+  }
+}
+
+async function dataCollectionsPlugin(fastify: FastifyInstance): Promise<void> {
+  fastify.decorate('dataCollections', new DataCollectionRepository(fastify.store))
+}
+
+export default fp(dataCollectionsPlugin, { name: 'data-collections-repository', dependencies: ['store'] })

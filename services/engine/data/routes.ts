@@ -1,0 +1,17 @@
+/** `POST /external/data/search/:collection`. */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { searchDataCollection } from '../../../openapi/generated/engine-routes.js'
+import { routeFrom } from '../../../plugins/server/route.js'
+import { DataSearchService } from './service.js'
+
+async function dataRoutes(fastify: FastifyInstance): Promise<void> {
+  const service = new DataSearchService(fastify.dataCollections, fastify.fail)
+  fastify.withTypeProvider<TypeBoxTypeProvider>().route({
+    ...routeFrom(searchDataCollection),
+    handler: async (request) => service.search(request.actor, request.params.collection, request.body),
+  })
+}
+
+export default fp(dataRoutes, { name: 'engine-data-routes', dependencies: ['data-collections-repository', 'identity', 'errors'] })

@@ -1,0 +1,68 @@
+/**
+ * The headless routes: `/external/task/:taskId/action/:actionType`, `.../assignToUser`,
+ * `.../assignToSwimlane`, `/external/function/:functionId/execute`, `/external/process/changeStep`,
+ * `DELETE /external/locks/:userId` and `POST /appclose`.
+ */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import {
+  assignTaskToSwimlane,
+  assignTaskToUser,
+  changeProcessStep,
+  closeApp,
+  executeExternalFunction,
+  releaseUserLocks,
+  runExternalTaskAction,
+} from '../../../openapi/generated/engine-routes.js'
+import type { Actor } from '../../../plugins/identity/plugin.js'
+import { routeFrom } from '../../../plugins/server/route.js'
+import { ExternalService } from './service.js'
+
+async function externalRoutes(fastify: FastifyInstance): Promise<void> {
+  const service = new ExternalService({
+    instances: fastify.processInstances,
+    models: fastify.processModels,
+    environments: fastify.runEnvironments,
+    contexts: fastify.contexts,
+    locks: fastify.taskLocks,
+    caches: fastify.caches,
+    store: fastify.store,
+    fail: fastify.fail,
+  })
+  const typed = fastify.withTypeProvider<TypeBoxTypeProvider>()
+  typed.route({
+    ...routeFrom(runExternalTaskAction),
+    // The route requires the user header: identity has resolved the actor.
+    handler: async (request) => service.act(request.actor as Actor, request.params.taskId, request.params.actionType, request.body, request.headers.additionalheaders),
+  })
+  typed.route({
+    ...routeFrom(assignTaskToUser),
+    handler: async (request) => service.assignToUser(request.actor, request.params.taskId, request.body, request.headers.additionalheaders),
+  })
+  typed.route({
+    ...routeFrom(assignTaskToSwimlane),
+    handler: async (request) => service.assignToSwimlane(request.actor, request.params.taskId, request.body, request.headers.additionalheaders),
+  })
+  typed.route({
+    ...routeFrom(executeExternalFunction),
+    handler: async (request) => service.executeFunction(request.actor, request.params.functionId, request.body, request.headers.additionalheaders),
+  })
+  typed.route({
+    ...routeFrom(changeProcessStep),
+    handler: async (request) => service.changeStep(request.actor, request.body, request.headers.additionalheaders),
+  })
+  typed.route({
+    ...routeFrom(releaseUserLocks),
+    handler: async (request) => service.releaseLocksOf(request.actor, request.params.userId, request.query.appId),
+  })
+  typed.route({
+    ...routeFrom(closeApp),
+    handler: async (request) => service.closeApp(request.actor, request.body.taskId, request.body.userId, request.body.appId),
+  })
+}
+
+export default fp(externalRoutes, {
+  name: 'engine-external-routes',
+  dependencies: ['process-models', 'process-instances', 'run-environments', 'contexts-repository', 'task-locks-repository', 'caches', 'store', 'identity', 'errors'],
+})

@@ -1,0 +1,271 @@
+/**
+ * The headless APIs (SPEC.md "External (headless) APIs"): they neither take nor check task locks
+ * nor prepare form contexts. Each computes the new state from the stored one and commits it with a
+ * compare-and-set, so a failure anywhere before the write leaves the instance as it was.
+ */
+import type {
+  AssignToSwimlaneRequest,
+  AssignToUserRequest,
+  ChangeStepRequest,
+  ExternalFunctionRequest,
+  ExternalTaskActionRequest,
+  FunctionResult,
+} from '../../../openapi/generated/schemas.js'
+import { type ErrorFactory, isServiceError } from '../../../plugins/errors/service-error.js'
+import type { CacheRegistry } from '../../../plugins/cache/registry.js'
+import { type Actor, findActor } from '../../../plugins/identity/plugin.js'
+import type { Store } from '../../../plugins/store/port.js'
+import { runUserTaskActivity } from '../actions/service.js'
+import type { ContextRepository } from '../contexts/repository.js'
+import { runtimeUserOf, SYSTEM_USER } from '../flow-host/environment.js'
+import { runtimeCall } from '../flow-host/runtime-errors.js'
+import type { TaskLockRepository } from '../locks/repository.js'
+import { runStandaloneFunction } from '../runtime/compile.js'
+import type { CompiledFunction, FunctionCache } from '../runtime/flow/compile.js'
+import type { ProcessInstance, RuntimeEffect, Task } from '../runtime/types.js'
+import { functionCall, functionFailure } from '../tasks/function-errors.js'
+import { type AdditionalHeaders, type InstanceAtHand, instanceAtHand, type InstanceDependencies, openTaskOf, stateOf } from '../tasks/instance-at-hand.js'
+
+export const EXTERNAL_ACTION_TYPES = ['complete', 'cancel', 'return'] as const
+export type ExternalActionType = (typeof EXTERNAL_ACTION_TYPES)[number]
+
+export interface ExternalServiceDependencies extends InstanceDependencies {
+  contexts: ContextRepository
+  locks: TaskLockRepository
+  caches: CacheRegistry
+  store: Store
+}
+
+function isExternalActionType(value: string): value is ExternalActionType {
+  return (EXTERNAL_ACTION_TYPES as readonly string[]).includes(value)
+}
+
+function cancelledTasks(effects: readonly RuntimeEffect[]): Task[] {
+  return effects.flatMap((effect) => (effect.kind === 'taskCancelled' ? [effect.task] : []))
+}
+
+/** The instance with one of its tasks replaced. */
+function withTask(instance: ProcessInstance, task: Task): ProcessInstance {
+  return { ...instance, tasks: instance.tasks.map((candidate) => (candidate.taskId === task.taskId ? task : candidate)) }
+}
+
+export class ExternalService {
+  private readonly fail: ErrorFactory<string>
+
+  constructor(private readonly deps: ExternalServiceDependencies) {
+    this.fail = deps.fail
+  }
+
+  /** complete / cancel / return a task headlessly; a failure to advance stores nothing (500 wm3050). */
+  async act(actor: Actor, taskId: string, actionType: string, body: ExternalTaskActionRequest, additionalHeaders: AdditionalHeaders): Promise<{ isSuccess: boolean }> {
+    if (!isExternalActionType(actionType)) {
+      throw this.fail('wm3110', { args: [`${actionType} (expected ${EXTERNAL_ACTION_TYPES.join(', ')})`], parameters: { field: 'params.actionType' } })
+    }
+    const { stored, compiled, env } = await instanceAtHand(this.deps, actor, { ...body, additionalHeaders, check: 'access' })
+    const task = openTaskOf(this.fail, stored, taskId)
+    const transition = await runtimeCall(this.fail, 'advance', () =>
+      compiled.act(stateOf(stored), { taskId, actionType, ...(body.dataInstance ? { dataInstance: body.dataInstance } : {}), ...(body.customType ? { customType: body.customType } : {}) }, env),
+    )
+    const state = await runUserTaskActivity(this.fail, compiled, transition.state, actionType, task, env)
+    await this.deps.instances.commit({
+      previous: stored,
+      state,
+      effects: transition.effects,
+      compiled,
+      env,
+      actor,
+      event: 'TaskCompleted',
+      activities: [{ type: actionType, taskId, stepId: task.stepId, details: { headless: true, ...(body.customType ? { customType: body.customType } : {}) } }],
+    })
+    // The task has ended: a lock someone still held on it means nothing any more.
+    await this.deps.locks.releaseTask(taskId)
+    return { isSuccess: true }
+  }
+
+  /** Assigns a task to a user resolved by the model's `getUser`, else from the tenant's users (404 wm3120). */
+  async assignToUser(actor: Actor | null, taskId: string, body: AssignToUserRequest, additionalHeaders: AdditionalHeaders): Promise<{ isSuccess: boolean }> {
+    const atHand = await instanceAtHand(this.deps, actor, { processInstanceId: body.processInstance, appId: body.appId, additionalHeaders, check: 'tenant' })
+    const { stored, compiled, env } = atHand
+    const task = openTaskOf(this.fail, stored, taskId)
+    const target = await this.targetUser(atHand, task, body.targetUserId)
+    const instance = withTask(stored.processInstance, { ...task, userId: target.userId, userName: target.userName })
+    const contributorUsers = instance.contributorUsers.includes(target.userId) ? instance.contributorUsers : [...instance.contributorUsers, target.userId]
+    await this.deps.instances.commit({
+      previous: stored,
+      state: { processInstance: { ...instance, contributorUsers }, dataInstance: stored.dataInstance },
+      effects: [],
+      compiled,
+      env,
+      actor,
+      event: 'Assigned',
+      activities: [{ type: 'assign', taskId, stepId: task.stepId, details: { targetUserId: target.userId, targetUserName: target.userName } }],
+    })
+    return { isSuccess: true }
+  }
+
+  /** Puts a task into a swimlane's pool (a swimlane of the model, else 400 wm3121): no assignee any more. */
+  async assignToSwimlane(actor: Actor | null, taskId: string, body: AssignToSwimlaneRequest, additionalHeaders: AdditionalHeaders): Promise<{ isSuccess: boolean }> {
+    const { stored, compiled, env } = await instanceAtHand(this.deps, actor, { processInstanceId: body.processInstance, appId: body.appId, additionalHeaders, check: 'tenant' })
+    const task = openTaskOf(this.fail, stored, taskId)
+    if (!Object.hasOwn(compiled.swimlanes, body.swimlane)) {
+      throw this.fail('wm3121', { args: [body.swimlane], parameters: { field: 'body.swimlane', swimlane: body.swimlane } })
+    }
+    const { userId: _userId, userName: _userName, ...unassigned } = task
+    await this.deps.instances.commit({
+      previous: stored,
+      state: { processInstance: withTask(stored.processInstance, { ...unassigned, swimlane: body.swimlane }), dataInstance: stored.dataInstance },
+      effects: [],
+      compiled,
+      env,
+      actor,
+      event: 'Assigned',
+      activities: [{ type: 'assignToSwimlane', taskId, stepId: task.stepId, details: { swimlane: body.swimlane } }],
+    })
+    return { isSuccess: true }
+  }
+
+  /**
+   * Runs a function in a process context (its `data` changes and `output` merged into the stored
+   * dataInstance) or standalone (an app function, no context, no authorization).
+   */
+  async executeFunction(actor: Actor | null, functionId: string, body: ExternalFunctionRequest, additionalHeaders: AdditionalHeaders): Promise<FunctionResult> {
+    if (body.processInstanceId !== undefined) return this.executeInProcess(actor, functionId, { ...body, processInstanceId: body.processInstanceId }, additionalHeaders)
+    if (body.appId === undefined) {
+      throw this.fail('wm4000', { args: ['body needs processInstanceId (process-context mode) or appId (standalone mode)'], parameters: { field: 'body.appId' } })
+    }
+    const appId = body.appId
+    const env = await this.deps.environments.create({
+      actor: actor ? runtimeUserOf(actor) : SYSTEM_USER,
+      appId,
+      organizationId: actor?.organizationId ?? body.organizationId ?? '',
+      additionalHeaders,
+    })
+    // Another tenant's functions are invisible to a named user.
+    const definition = actor && actor.appId !== appId ? undefined : env.host.appFunction(functionId)
+    if (!definition) throw this.fail('wm3054', { args: [`${functionId} in app ${appId}`], parameters: { functionId } })
+    const functionCache: FunctionCache = this.deps.caches.cache<CompiledFunction>('service')
+    const result = await functionCall(this.fail, () => runStandaloneFunction(functionId, definition, body.inputParams ?? {}, env, { functionCache }))
+    return { output: result.output, ...(result.infoList.length > 0 ? { infoList: result.infoList } : {}) }
+  }
+
+  /** Forces an instance to a step: open tasks cancelled (their locks released), then it runs on from there. */
+  async changeStep(actor: Actor | null, body: ChangeStepRequest, additionalHeaders: AdditionalHeaders): Promise<{ isSuccess: boolean }> {
+    const processInstanceId = body.processInstanceId ?? (await this.idByBusinessKey(actor, body))
+    let atHand: InstanceAtHand
+    try {
+      atHand = await instanceAtHand(this.deps, actor, { processInstanceId, appId: body.appId, processId: body.processId, businessKey: body.businessKey, additionalHeaders, check: 'tenant' })
+    } catch (error) {
+      // SPEC.md answers an instance that cannot be found with 400.
+      if (isServiceError(error) && error.code === 'wm3001') throw this.moveTargetNotFound(processInstanceId)
+      throw error
+    }
+    const { stored, compiled, env } = atHand
+    if (!compiled.step(body.stepId)) throw this.fail('wm3130', { args: [body.stepId], parameters: { field: 'body.stepId', stepId: body.stepId } })
+    const request = { ...(body.dataInstance ? { dataInstance: body.dataInstance } : {}), ...(body.status ? { status: body.status } : {}) }
+    const transition = await runtimeCall(this.fail, 'advance', () => compiled.changeStep(stateOf(stored), body.stepId, request, env))
+    await this.deps.instances.commit({
+      previous: stored,
+      state: transition.state,
+      effects: transition.effects,
+      compiled,
+      env,
+      actor,
+      event: 'Updated',
+      activities: [{ type: 'changeStep', stepId: body.stepId, details: { status: transition.state.processInstance.processStatus } }],
+    })
+    for (const task of cancelledTasks(transition.effects)) await this.deps.locks.releaseTask(task.taskId)
+    return { isSuccess: true }
+  }
+
+  /**
+   * Releases every lock the user holds. With the caller's tenant known (the `user` header or the
+   * injected appId), a user of another tenant is not the caller's to touch: nothing is released.
+   */
+  async releaseLocksOf(actor: Actor | null, userId: string, appId: string | undefined): Promise<{ status: 'OK' }> {
+    const scope = appId ?? actor?.appId
+    if (scope !== undefined) {
+      const owner = await findActor(this.deps.store, userId)
+      if (owner && owner.appId !== scope) return { status: 'OK' }
+    }
+    await this.deps.locks.releaseAllOf(userId)
+    return { status: 'OK' }
+  }
+
+  /** The client closed the form: the user's lock of the task is released (another tenant's task is left alone). */
+  async closeApp(actor: Actor | null, taskId: string, userId: string, appId: string | undefined): Promise<{ status: 'OK' }> {
+    const scope = appId ?? actor?.appId
+    const lock = await this.deps.locks.holder(taskId)
+    if (!lock || lock.userId !== userId) return { status: 'OK' }
+    if (scope !== undefined) {
+      const stored = await this.deps.contexts.find(lock.processInstanceId)
+      if (stored && stored.appId !== scope) return { status: 'OK' }
+    }
+    await this.deps.locks.release(taskId, userId)
+    return { status: 'OK' }
+  }
+
+  private async executeInProcess(
+    actor: Actor | null,
+    functionId: string,
+    body: ExternalFunctionRequest & { processInstanceId: string },
+    additionalHeaders: AdditionalHeaders,
+  ): Promise<FunctionResult> {
+    for (const field of ['processId', 'taskId', 'businessKey'] as const) {
+      if (body[field] === undefined) throw this.fail('wm4000', { args: [`body.${field} is required in process-context mode`], parameters: { field: `body.${field}` } })
+    }
+    if (!actor) throw this.fail('wm4010', { args: ['the user header is required in process-context mode'], parameters: { field: 'headers.user' } })
+    const { stored, compiled, env } = await instanceAtHand(this.deps, actor, { ...body, additionalHeaders, check: 'access' })
+    const taskId = body.taskId as string
+    const task = stored.processInstance.tasks.find((candidate) => candidate.taskId === taskId)
+    if (!task) throw this.fail('wm3005', { args: [taskId], parameters: { taskId, processInstanceId: stored._id } })
+    const result = await functionCall(this.fail, () => compiled.runFunction(functionId, { state: stateOf(stored), input: body.inputParams ?? {}, taskId }, env))
+    const committed = await this.deps.instances.commit({
+      previous: stored,
+      state: { processInstance: stored.processInstance, dataInstance: { ...result.dataInstance, ...result.output } },
+      effects: [],
+      compiled,
+      env,
+      actor,
+      event: 'Updated',
+      activities: [{ type: 'function', taskId, stepId: task.stepId, details: { functionId, headless: true } }],
+    })
+    return { dataInstance: committed.dataInstance, output: result.output, ...(result.infoList.length > 0 ? { infoList: result.infoList } : {}) }
+  }
+
+  /** The user a task is assigned to: the `getUser` named function's answer, else the tenant's user. */
+  private async targetUser({ stored, compiled, env }: InstanceAtHand, task: Task, targetUserId: string): Promise<{ userId: string; userName: string }> {
+    const notFound = () => this.fail('wm3120', { args: [targetUserId], parameters: { targetUserId } })
+    const getUser = compiled.namedFunction('getUser')
+    if (!getUser) {
+      const user = await env.host.findUser(targetUserId)
+      if (!user) throw notFound()
+      return { userId: user.userId, userName: user.fullName }
+    }
+    let output: Record<string, unknown>
+    try {
+      output = (await compiled.runFunction(getUser, { state: stateOf(stored), input: { targetUserId }, taskId: task.taskId }, env)).output
+    } catch (error) {
+      const failure = functionFailure(this.fail, error)
+      // A `fail` node in getUser is its way of saying there is no such user.
+      throw failure.code === 'wm3053' ? notFound() : failure
+    }
+    if (typeof output.userId !== 'string' || output.userId === '') throw notFound()
+    return { userId: output.userId, userName: typeof output.userName === 'string' ? output.userName : output.userId }
+  }
+
+  /** The instance named by processId + businessKey in the request's app (400 when neither form is given). */
+  private async idByBusinessKey(actor: Actor | null, body: ChangeStepRequest): Promise<string> {
+    if (body.processId === undefined || body.businessKey === undefined) {
+      throw this.fail('wm4000', { args: ['body needs processInstanceId, or processId and businessKey'], parameters: { field: 'body.processInstanceId' } })
+    }
+    const appId = body.appId ?? actor?.appId
+    if (appId === undefined) throw this.fail('wm4000', { args: ['body.appId is required to find an instance by businessKey'], parameters: { field: 'body.appId' } })
+    const stored = await this.deps.contexts.findByBusinessKey(appId, body.processId, body.businessKey)
+    if (!stored) throw this.moveTargetNotFound(`${body.processId} ${body.businessKey}`)
+    return stored._id
+  }
+
+  private moveTargetNotFound(reference: string) {
+    return this.fail('wm3131', { args: [reference], parameters: { field: 'body.processInstanceId' } })
+  }
+}

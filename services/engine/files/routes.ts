@@ -1,0 +1,134 @@
+/**
+ * `POST /file/upload` (multipart: the `fields` JSON part first, then the `fileBody` bytes, streamed
+ * to storage as they arrive), `POST /file/download` (the raw bytes) and `POST /file/delete`. The
+ * multipart parser is registered for the upload route only, so other routes keep answering 415
+ * to multipart bodies.
+ */
+import type { MultipartFile } from '@fastify/multipart'
+import multipart from '@fastify/multipart'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { deleteFile, downloadFile, uploadFile } from '../../../openapi/generated/engine-routes.js'
+import type { File, FileOperationRequest } from '../../../openapi/generated/schemas.js'
+import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
+import type { Actor } from '../../../plugins/identity/plugin.js'
+import { routeFrom } from '../../../plugins/server/route.js'
+import { FileService, type UploadFields } from './service.js'
+
+export interface FileRoutesOptions {
+  maxUploadBytes: number
+}
+
+/** The `fields` part cannot reasonably be larger than this. */
+const MAX_FIELDS_BYTES = 64 * 1024
+const REQUIRED_TEXT_FIELDS = ['businessKey', 'taskDefinitionKey', 'taskId', 'label', 'fileName'] as const
+const OPTIONAL_TEXT_FIELDS = ['processId', 'processInstanceId'] as const
+
+/** The `fields` part as UploadFields (400 wm4000 naming what is wrong). */
+export function parseUploadFields(fail: ErrorFactory<string>, text: string): UploadFields {
+  const invalid = (reason: string, field = 'fields') => fail('wm4000', { args: [reason], parameters: { field } })
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    throw invalid('fields is not valid JSON')
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw invalid('fields must be a JSON object')
+  const record = parsed as Record<string, unknown>
+  const fields: Record<string, unknown> = {}
+  for (const name of REQUIRED_TEXT_FIELDS) {
+    if (typeof record[name] !== 'string' || record[name] === '') throw invalid(`fields.${name} must be a non-empty string`, `fields.${name}`)
+    fields[name] = record[name]
+  }
+  for (const name of OPTIONAL_TEXT_FIELDS) {
+    if (record[name] === undefined || record[name] === null) continue
+    if (typeof record[name] !== 'string') throw invalid(`fields.${name} must be a string`, `fields.${name}`)
+    fields[name] = record[name]
+  }
+  if (record.body !== undefined) {
+    if (typeof record.body !== 'object' || record.body === null || Array.isArray(record.body)) throw invalid('fields.body must be an object', 'fields.body')
+    fields.body = record.body
+  }
+  return fields as unknown as UploadFields
+}
+
+async function fileRoutes(fastify: FastifyInstance, options: FileRoutesOptions): Promise<void> {
+  const service = new FileService({
+    instances: fastify.processInstances,
+    models: fastify.processModels,
+    environments: fastify.runEnvironments,
+    activities: fastify.activities,
+    files: fastify.store.files,
+    maxUploadBytes: options.maxUploadBytes,
+    log: fastify.log,
+    fail: fastify.fail,
+  })
+  const typed = fastify.withTypeProvider<TypeBoxTypeProvider>()
+
+  /** Reads `fields`, then hands the `fileBody` stream to the service; nothing is buffered but `fields`. */
+  async function upload(request: FastifyRequest): Promise<File> {
+    let fields: UploadFields | undefined
+    let result: File | undefined
+    for await (const part of request.parts()) {
+      if (part.type === 'field') {
+        if (part.fieldname === 'fields') fields = parseUploadFields(fastify.fail, String(part.value))
+        continue
+      }
+      if (part.fieldname !== 'fileBody' || result !== undefined) {
+        part.file.resume()
+        continue
+      }
+      result = await uploadPart(request, part, fields)
+    }
+    if (!fields) throw fastify.fail('wm4000', { args: ['the fields part is missing'], parameters: { field: 'fields' } })
+    if (!result) throw fastify.fail('wm4000', { args: ['the fileBody part is missing'], parameters: { field: 'fileBody' } })
+    return result
+  }
+
+  async function uploadPart(request: FastifyRequest, part: MultipartFile, fields: UploadFields | undefined): Promise<File> {
+    try {
+      if (!fields) throw fastify.fail('wm4000', { args: ['the fields part must come before the fileBody part'], parameters: { field: 'fields' } })
+      // The route requires the user header: identity has resolved the actor.
+      return await service.upload(request.actor as Actor, fields, { stream: part.file, contentType: part.mimetype || 'application/octet-stream', truncated: () => part.file.truncated }, request.headers.additionalheaders)
+    } catch (error) {
+      // Let the rest of the bytes flow past, so the answer is not stuck behind an unread request.
+      part.file.resume()
+      throw error
+    }
+  }
+
+  await fastify.register(async (scoped) => {
+    await scoped.register(multipart, {
+      limits: { fileSize: options.maxUploadBytes, files: 1, fieldSize: MAX_FIELDS_BYTES, fields: 4, parts: 6 },
+      throwFileSizeLimit: false,
+    })
+    scoped.withTypeProvider<TypeBoxTypeProvider>().route({ ...routeFrom(uploadFile), handler: upload })
+  })
+
+  // Untyped on the reply side: the answer is the raw byte stream, which the contract documents as binary.
+  fastify.route<{ Body: FileOperationRequest; Headers: { additionalheaders?: string } }>({
+    ...routeFrom(downloadFile),
+    handler: async (request, reply) => {
+      const download = await service.download(request.actor as Actor, request.body, request.headers.additionalheaders)
+      return reply
+        .header('content-type', download.contentType)
+        .header('content-length', String(download.size))
+        .header('content-disposition', contentDisposition(download.fileName))
+        .send(download.stream)
+    },
+  })
+  typed.route({ ...routeFrom(deleteFile), handler: async (request) => service.delete(request.actor as Actor, request.body, request.headers.additionalheaders) })
+}
+
+/** `attachment` with the name as plain ASCII (quotes and controls replaced) and, exactly, as RFC 5987 UTF-8. */
+export function contentDisposition(fileName: string): string {
+  const ascii = fileName.replace(/[^\x20-\x7e]|["\\]/g, '_')
+  const encoded = encodeURIComponent(fileName).replace(/['()*]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`)
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`
+}
+
+export default fp(fileRoutes, {
+  name: 'engine-file-routes',
+  dependencies: ['process-models', 'process-instances', 'run-environments', 'activities-repository', 'store', 'identity', 'errors'],
+})

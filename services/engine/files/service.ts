@@ -1,0 +1,207 @@
+/**
+ * Files of a process instance (SPEC.md "File operations"), each through the model's file function
+ * (MODEL.md): the bytes are streamed to the store's file storage (GridFS / `DATA_DIR/files`), the
+ * upload function may reject them (they are removed again) or rename them, and the instance's
+ * `files` list and activity log follow. Stored bytes never outlive a failed upload.
+ */
+import type { Readable } from 'node:stream'
+import type { FastifyBaseLogger } from 'fastify'
+import type { File, FileOperationRequest } from '../../../openapi/generated/schemas.js'
+import type { Actor } from '../../../plugins/identity/plugin.js'
+import type { FileStore, StoredFile } from '../../../plugins/store/port.js'
+import type { ActivityRepository } from '../activities/repository.js'
+import type { FileRecord, FlowFunctionDefinition, JsonSchema } from '../runtime/types.js'
+import { functionCall } from '../tasks/function-errors.js'
+import { type AdditionalHeaders, type InstanceAtHand, instanceAtHand, type InstanceDependencies, stateOf } from '../tasks/instance-at-hand.js'
+
+export type FileFunctionKind = 'upload' | 'download' | 'delete'
+
+/** The `fields` part of an upload, as the contract describes it. */
+export interface UploadFields {
+  processId?: string
+  processInstanceId?: string
+  businessKey: string
+  taskDefinitionKey: string
+  taskId: string
+  label: string
+  fileName: string
+  body?: Record<string, unknown>
+}
+
+/** The bytes of an upload as they arrive: read once, by the file storage. */
+export interface UploadSource {
+  stream: Readable
+  contentType: string
+  /** True once the stream was cut at MAX_UPLOAD_BYTES. */
+  truncated(): boolean
+}
+
+export interface Download {
+  stream: Readable
+  size: number
+  fileName: string
+  contentType: string
+}
+
+export interface FileServiceDependencies extends InstanceDependencies {
+  activities: ActivityRepository
+  files: FileStore
+  maxUploadBytes: number
+  log: FastifyBaseLogger
+}
+
+/** The properties a function's schema declares. */
+function declared(schema: JsonSchema | undefined): string[] {
+  const properties = schema?.properties
+  return typeof properties === 'object' && properties !== null ? Object.keys(properties) : []
+}
+
+/** What MODEL.md requires of each file function's schemas: [input properties, output properties]. */
+const REQUIRED_DECLARATIONS: Record<FileFunctionKind, [string[], string[]]> = {
+  upload: [['storageHandle', 'fileName'], ['storageHandle']],
+  download: [['storageHandle'], []],
+  delete: [['storageHandle'], []],
+}
+
+function contractFile(record: FileRecord): File {
+  return { ...record }
+}
+
+export class FileService {
+  constructor(private readonly deps: FileServiceDependencies) {}
+
+  /**
+   * Checks everything that needs no bytes first (ids, instance, authorization, task, function), then
+   * stores the bytes, runs the upload function and adds the file to the instance.
+   */
+  async upload(actor: Actor, fields: UploadFields, source: UploadSource, additionalHeaders: AdditionalHeaders): Promise<File> {
+    const { fail } = this.deps
+    const atHand = await this.instanceOf(actor, fields, additionalHeaders)
+    const { stored, compiled, env } = atHand
+    const task = stored.processInstance.tasks.find((candidate) => candidate.taskId === fields.taskId)
+    if (!task) throw fail('wm3005', { args: [fields.taskId], parameters: { taskId: fields.taskId, processInstanceId: stored._id } })
+    const functionId = this.fileFunction(atHand, 'upload')
+
+    const kept = await this.deps.files.put(source.stream, { fileName: fields.fileName, contentType: source.contentType })
+    try {
+      if (source.truncated()) throw fail('wm3073', { args: [`the file is larger than ${this.deps.maxUploadBytes} bytes`], parameters: { field: 'fileBody' } })
+      const input = { storageHandle: kept.storageHandle, fileName: fields.fileName, fileType: source.contentType, label: fields.label, size: kept.size }
+      const result = await functionCall(fail, () => compiled.runFunction(functionId, { state: stateOf(stored), input, taskId: task.taskId }, env))
+      const output = result.output
+      const record: FileRecord = {
+        id: env.newId(),
+        storageHandle: typeof output.storageHandle === 'string' && output.storageHandle !== '' ? output.storageHandle : kept.storageHandle,
+        label: typeof output.label === 'string' ? output.label : fields.label,
+        fileName: typeof output.fileName === 'string' && output.fileName !== '' ? output.fileName : fields.fileName,
+        fileType: source.contentType,
+        size: kept.size,
+        taskId: task.taskId,
+        userId: actor.userId,
+        uploadDate: env.now().toISOString(),
+      }
+      await this.deps.instances.commit({
+        previous: stored,
+        state: { processInstance: { ...stored.processInstance, files: [...stored.processInstance.files, record] }, dataInstance: result.dataInstance },
+        effects: [],
+        compiled,
+        env,
+        actor,
+        event: 'Updated',
+        activities: [{ type: 'fileUpload', taskId: task.taskId, stepId: task.stepId, details: { fileId: record.id, fileName: record.fileName, storageHandle: record.storageHandle, size: kept.size } }],
+      })
+      return contractFile(record)
+    } catch (error) {
+      await this.discard(kept)
+      throw error
+    }
+  }
+
+  /** Runs the download function, logs `fileDownload` (no other change) and hands out the bytes. */
+  async download(actor: Actor, body: FileOperationRequest, additionalHeaders: AdditionalHeaders): Promise<Download> {
+    const atHand = await this.instanceOf(actor, body, additionalHeaders)
+    const { record, functionId } = this.fileAndFunction(atHand, body.storageHandle, 'download')
+    await functionCall(this.deps.fail, () => atHand.compiled.runFunction(functionId, { state: stateOf(atHand.stored), input: { storageHandle: record.storageHandle }, taskId: body.taskId }, atHand.env))
+    const found = await this.deps.files.get(record.storageHandle)
+    if (!found) throw this.fileNotFound(body.storageHandle, atHand.stored._id)
+    try {
+      await this.deps.activities.record({
+        processInstanceId: atHand.stored._id,
+        timeStamp: atHand.env.now().toISOString(),
+        type: 'fileDownload',
+        userId: actor.userId,
+        userName: actor.fullName,
+        taskId: body.taskId,
+        stepId: body.taskDefinitionKey,
+        details: { fileId: record.id, fileName: record.fileName, storageHandle: record.storageHandle },
+      })
+    } catch (error) {
+      found.stream.destroy()
+      throw error
+    }
+    return { stream: found.stream, size: found.size, fileName: record.fileName, contentType: record.fileType || found.contentType }
+  }
+
+  /** Runs the delete function, removes the file from the instance (stored first), then its bytes. */
+  async delete(actor: Actor, body: FileOperationRequest, additionalHeaders: AdditionalHeaders): Promise<{ isSuccess: boolean }> {
+    const atHand = await this.instanceOf(actor, body, additionalHeaders)
+    const { stored, compiled, env } = atHand
+    const { record, functionId } = this.fileAndFunction(atHand, body.storageHandle, 'delete')
+    const result = await functionCall(this.deps.fail, () => compiled.runFunction(functionId, { state: stateOf(stored), input: { storageHandle: record.storageHandle }, taskId: body.taskId }, env))
+    await this.deps.instances.commit({
+      previous: stored,
+      state: { processInstance: { ...stored.processInstance, files: stored.processInstance.files.filter((file) => file.id !== record.id) }, dataInstance: result.dataInstance },
+      effects: [],
+      compiled,
+      env,
+      actor,
+      event: 'Updated',
+      activities: [{ type: 'fileDelete', taskId: body.taskId, stepId: body.taskDefinitionKey, details: { fileId: record.id, fileName: record.fileName, storageHandle: record.storageHandle } }],
+    })
+    // The file is gone from the instance; bytes left behind by a failure here are only unreachable.
+    await this.deps.files.delete(record.storageHandle).catch((error: unknown) => this.deps.log.error({ err: error, storageHandle: record.storageHandle }, 'the bytes of a deleted file could not be removed'))
+    return { isSuccess: true }
+  }
+
+  /** SPEC.md answers missing ids of a file operation with 500 (wm3071). */
+  private async instanceOf(actor: Actor, ids: { processInstanceId?: string | undefined; processId?: string | undefined; businessKey?: string | undefined; appId?: string | undefined }, additionalHeaders: AdditionalHeaders): Promise<InstanceAtHand> {
+    for (const field of ['processInstanceId', 'processId'] as const) {
+      if (!ids[field]) throw this.deps.fail('wm3071', { args: [field], parameters: { field } })
+    }
+    return instanceAtHand(this.deps, actor, { processInstanceId: ids.processInstanceId as string, processId: ids.processId, businessKey: ids.businessKey, appId: ids.appId, additionalHeaders, check: 'access' })
+  }
+
+  /** The file of the instance with that handle (404 wm3072) and the model's function for the operation. */
+  private fileAndFunction(atHand: InstanceAtHand, storageHandle: string, kind: FileFunctionKind): { record: FileRecord; functionId: string } {
+    const record = atHand.stored.processInstance.files.find((file) => file.storageHandle === storageHandle)
+    if (!record) throw this.fileNotFound(storageHandle, atHand.stored._id)
+    return { record, functionId: this.fileFunction(atHand, kind) }
+  }
+
+  /** The model's file function of that kind, when it exists and declares what MODEL.md requires (500 wm3070 otherwise). */
+  private fileFunction({ compiled, env }: InstanceAtHand, kind: FileFunctionKind): string {
+    const functionId = compiled.fileFunction(kind)
+    const wrong = (reason: string) => this.deps.fail('wm3070', { args: [`file${kind[0]?.toUpperCase()}${kind.slice(1)}Function ${reason}`], parameters: { kind } })
+    if (!functionId) throw wrong('is not set in the process model')
+    const definition: FlowFunctionDefinition | undefined = compiled.model.modelBody.functions?.[functionId] ?? env.host.appFunction(functionId)
+    if (!definition) throw wrong(`names function ${functionId}, which does not exist`)
+    const [input, output] = REQUIRED_DECLARATIONS[kind]
+    const missingInput = input.filter((name) => !declared(definition.input).includes(name))
+    const missingOutput = output.filter((name) => !declared(definition.output).includes(name))
+    if (missingInput.length > 0) throw wrong(`${functionId} does not declare ${missingInput.join(', ')} in its input schema`)
+    if (missingOutput.length > 0) throw wrong(`${functionId} does not declare ${missingOutput.join(', ')} in its output schema`)
+    return functionId
+  }
+
+  private fileNotFound(storageHandle: string, processInstanceId: string) {
+    return this.deps.fail('wm3072', { args: [storageHandle], parameters: { storageHandle, processInstanceId } })
+  }
+
+  /** Removes bytes a failed upload stored; a failure to do so is logged, the upload's own error answered. */
+  private async discard(kept: StoredFile): Promise<void> {
+    try {
+      await this.deps.files.delete(kept.storageHandle)
+    } catch (error) {
+      this.deps.log.error({ err: error, storageHandle: kept.storageHandle }, 'the bytes of a failed upload could not be removed')
+    }
+  }
+}

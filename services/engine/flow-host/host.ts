@@ -1,0 +1,172 @@
+/**
+ * The engine's FlowHost: what a flow function may reach outside the runtime, for one request in
+ * one app — the app's constants, outbound HTTP (undici, with the request's `additionalheaders`), the
+ * app's business data collections, its function libraries and its users.
+ */
+import { type Dispatcher, request } from 'undici'
+import type { Store } from '../../../plugins/store/port.js'
+import { Collections, type StoredConstant, type StoredDataCollection, type StoredUser } from '../../shared/collections.js'
+import {
+  type DataOperation,
+  type FlowFunctionDefinition,
+  type FlowHost,
+  type HttpRequest,
+  type HttpResponse,
+  RuntimeError,
+  type RuntimeUser,
+} from '../runtime/types.js'
+import { disallowedOperator, regexProblem } from './data-filter.js'
+
+/** At most this many documents come back from one `find` of a data node. */
+export const MAX_FOUND_DOCUMENTS = 1000
+
+export interface FlowHostScope {
+  store: Store
+  /** Keeps outbound connections alive between calls; closed with the engine. */
+  dispatcher: Dispatcher
+  appId: string
+  organizationId: string
+  /** The app's `functions` models, by function id. */
+  appFunctions: ReadonlyMap<string, FlowFunctionDefinition>
+  /** Decoded `additionalheaders` of the request, sent along with every outbound call. */
+  additionalHeaders: Record<string, string>
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false
+  const proto: unknown = Object.getPrototypeOf(value)
+  return proto === Object.prototype || proto === null
+}
+
+function technical(message: string): RuntimeError {
+  return new RuntimeError('technical', message)
+}
+
+function headerRecord(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const flat: Record<string, string> = {}
+  for (const [name, value] of Object.entries(headers)) if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value
+  return flat
+}
+
+export class StoreFlowHost implements FlowHost {
+  private readonly constants = new Map<string, string | undefined>()
+
+  constructor(private readonly scope: FlowHostScope) {}
+
+  async constant(name: string): Promise<string | undefined> {
+    if (this.constants.has(name)) return this.constants.get(name)
+    const found = await this.scope.store.collection<StoredConstant>(Collections.constants).findOne({ _id: `${this.scope.appId}:${name}` })
+    const value = found?.appId === this.scope.appId ? found.value : undefined
+    this.constants.set(name, value)
+    return value
+  }
+
+  async http(outbound: HttpRequest): Promise<HttpResponse> {
+    let url: URL
+    try {
+      url = new URL(outbound.url)
+    } catch {
+      throw technical(`HTTP call to an invalid URL: ${outbound.url}`)
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw technical(`HTTP call to a URL that is not http(s): ${outbound.url}`)
+    const headers: Record<string, string> = { ...this.scope.additionalHeaders }
+    // The function's own headers win over the request's context headers.
+    for (const [name, value] of Object.entries(outbound.headers)) headers[name.toLowerCase()] = value
+    let body: string | undefined
+    if (outbound.body !== undefined && outbound.body !== null) {
+      if (typeof outbound.body === 'string') body = outbound.body
+      else {
+        body = JSON.stringify(outbound.body)
+        headers['content-type'] ??= 'application/json'
+      }
+    }
+    const method = outbound.method.toUpperCase()
+    try {
+      const response = await request(url, {
+        method: method as Dispatcher.HttpMethod,
+        headers,
+        body,
+        dispatcher: this.scope.dispatcher,
+        headersTimeout: outbound.timeoutMs,
+        bodyTimeout: outbound.timeoutMs,
+        signal: AbortSignal.timeout(outbound.timeoutMs),
+      })
+      const text = await response.body.text()
+      const responseHeaders = headerRecord(response.headers)
+      return { status: response.statusCode, headers: responseHeaders, body: parseBody(text, responseHeaders['content-type']) }
+    } catch (error) {
+      const reason = error instanceof Error && error.name === 'TimeoutError' ? `no answer within ${outbound.timeoutMs} ms` : (error as Error).message
+      throw technical(`HTTP ${method} ${url.origin}${url.pathname} failed: ${reason}`)
+    }
+  }
+
+  async data(operation: DataOperation): Promise<unknown> {
+    const entry = await this.scope.store
+      .collection<StoredDataCollection>(Collections.dataCollections)
+      .findOne({ appId: this.scope.appId, name: operation.collection })
+    if (!entry) throw technical(`Data collection not found: ${operation.collection}`)
+    const collection = this.scope.store.collection(entry.collectionName)
+    const filter = () => this.filterOf(operation)
+    try {
+      switch (operation.operation) {
+        case 'insert': {
+          const doc = this.fieldsOf(operation.doc, 'doc')
+          const result = await collection.insertOne(doc)
+          return { insertedId: result.insertedId ?? doc._id }
+        }
+        case 'update': {
+          const result = await collection.updateMany(filter(), { $set: this.fieldsOf(operation.set, 'set') }, { upsert: operation.upsert === true })
+          return { matchedCount: result.matchedCount, modifiedCount: result.modifiedCount, upsertedId: result.upsertedId ?? null }
+        }
+        case 'find':
+          return await collection.find(filter(), { limit: MAX_FOUND_DOCUMENTS }).toArray()
+        case 'delete':
+          return { deletedCount: (await collection.deleteMany(filter())).deletedCount }
+        default:
+          throw technical(`Unknown data operation: ${String((operation as { operation: unknown }).operation)}`)
+      }
+    } catch (error) {
+      if (error instanceof RuntimeError) throw error
+      throw technical(`Data ${operation.operation} on ${operation.collection} failed: ${(error as Error).message}`)
+    }
+  }
+
+  appFunction(functionId: string): FlowFunctionDefinition | undefined {
+    return this.scope.appFunctions.get(functionId)
+  }
+
+  async findUser(userId: string): Promise<RuntimeUser | null> {
+    const user = await this.scope.store.collection<StoredUser>(Collections.users).findOne({ userId, appId: this.scope.appId })
+    if (!user || (user.organizationId ?? '') !== this.scope.organizationId) return null
+    return { userId: user.userId, fullName: user.fullName, roles: user.roles ?? [], swimlanes: user.swimlanes ?? [], ...(user.unit ? { unit: user.unit } : {}) }
+  }
+
+  private filterOf(operation: DataOperation): Record<string, unknown> {
+    const filter = operation.filter ?? {}
+    if (!isPlainObject(filter)) throw technical(`The filter of a data ${operation.operation} must be an object`)
+    const operator = disallowedOperator(filter)
+    if (operator) throw technical(`Filter operator not allowed in a data ${operation.operation}: ${operator}`)
+    const regex = regexProblem(filter)
+    if (regex) throw technical(`Filter of a data ${operation.operation} refused: ${regex}`)
+    return filter
+  }
+
+  private fieldsOf(value: unknown, name: 'doc' | 'set'): Record<string, unknown> {
+    if (!isPlainObject(value)) throw technical(`The ${name} of a data node must be an object`)
+    const operator = Object.keys(value).find((key) => key.startsWith('$'))
+    if (operator) throw technical(`Field names of a data node's ${name} may not start with $: ${operator}`)
+    return { ...value }
+  }
+}
+
+function parseBody(text: string, contentType: string | undefined): unknown {
+  if (text === '') return null
+  if (contentType && /\bjson\b/i.test(contentType)) {
+    try {
+      return JSON.parse(text)
+    } catch {
+      return text
+    }
+  }
+  return text
+}

@@ -1,0 +1,91 @@
+/**
+ * Task locks (DESIGN.md §5): one holder per task, lapsing LOCK_TTL_SECONDS after it was taken or
+ * renewed. Taking and renewing is one atomic findOneAndUpdate (an upsert on the task id), so two
+ * users racing for a free task cannot both get it, whatever number of engines run. Every access
+ * to the `taskLocks` collection goes through here.
+ */
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { type Collection, isDuplicateKeyError, type Store } from '../../../plugins/store/port.js'
+import { Collections, type StoredTaskLock } from '../../shared/collections.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    taskLocks: TaskLockRepository
+  }
+}
+
+export type LockOutcome = { acquired: true; lock: StoredTaskLock } | { acquired: false; holder: StoredTaskLock }
+
+/** A lapsed lock freed between our failed claim and the read of its holder: claim again, this often. */
+const CLAIM_ATTEMPTS = 3
+
+export class TaskLockRepository {
+  constructor(
+    private readonly collection: Collection<StoredTaskLock>,
+    private readonly ttlSeconds: number,
+  ) {}
+
+  async ensureIndexes(): Promise<void> {
+    await this.collection.createIndex({ userId: 1 })
+    // Lapsed locks are treated as free by every query below; the TTL index only tidies them away.
+    await this.collection.createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0 })
+  }
+
+  /** Takes the task's lock for the user, or renews it when the user holds it already. */
+  async acquire(taskId: string, processInstanceId: string, userId: string, now: Date = new Date()): Promise<LockOutcome> {
+    const expiresAt = new Date(now.getTime() + this.ttlSeconds * 1000)
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const lock = await this.collection.findOneAndUpdate(
+          { _id: taskId, $or: [{ userId }, { expiresAt: { $lte: now } }] },
+          { $set: { processInstanceId, userId, expiresAt } },
+          { upsert: true, returnDocument: 'after' },
+        )
+        if (lock) return { acquired: true, lock }
+      } catch (error) {
+        // The upsert collided with the lock document of another, unexpired holder.
+        if (!isDuplicateKeyError(error)) throw error
+      }
+      const holder = await this.holder(taskId, now)
+      if (holder && holder.userId !== userId) return { acquired: false, holder }
+      if (attempt >= CLAIM_ATTEMPTS) throw new Error(`The lock of task ${taskId} keeps changing hands`)
+    }
+  }
+
+  /** The unexpired lock of the task, or null when nobody holds it. */
+  async holder(taskId: string, now: Date = new Date()): Promise<StoredTaskLock | null> {
+    return this.collection.findOne({ _id: taskId, expiresAt: { $gt: now } })
+  }
+
+  /** Releases the user's lock on the task; true when there was one. */
+  async release(taskId: string, userId: string): Promise<boolean> {
+    return (await this.collection.deleteOne({ _id: taskId, userId })).deletedCount > 0
+  }
+
+  /** Releases the task's lock whoever holds it (the task has ended). */
+  async releaseTask(taskId: string): Promise<void> {
+    await this.collection.deleteOne({ _id: taskId })
+  }
+
+  /** Releases every lock the user holds; how many there were. */
+  async releaseAllOf(userId: string): Promise<number> {
+    return (await this.collection.deleteMany({ userId })).deletedCount
+  }
+}
+
+export function taskLockRepository(store: Store, ttlSeconds: number): TaskLockRepository {
+  return new TaskLockRepository(store.collection<StoredTaskLock>(Collections.taskLocks), ttlSeconds)
+}
+
+export interface TaskLocksPluginOptions {
+  ttlSeconds: number
+}
+
+async function taskLocksPlugin(fastify: FastifyInstance, options: TaskLocksPluginOptions): Promise<void> {
+  const repository = taskLockRepository(fastify.store, options.ttlSeconds)
+  await repository.ensureIndexes()
+  fastify.decorate('taskLocks', repository)
+}
+
+export default fp(taskLocksPlugin, { name: 'task-locks-repository', dependencies: ['store'] })

@@ -1,0 +1,58 @@
+/**
+ * Reads the `models` collection (written by the gateway's insertModel): the live versions of
+ * process models and the app's function libraries. A new instance uses the latest live version of
+ * its process; a running one keeps the version it started with.
+ */
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import type { Collection, Store } from '../../../plugins/store/port.js'
+import { Collections, type StoredModel } from '../../shared/collections.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    models: ModelRepository
+  }
+}
+
+export class ModelRepository {
+  constructor(private readonly collection: Collection<StoredModel>) {}
+
+  /** Named so it never clashes with the indexes the gateway's model domain creates on the same collection. */
+  async ensureIndexes(): Promise<void> {
+    await this.collection.createIndex({ processId: 1, appId: 1, version: -1 }, { name: 'engine_process_versions' })
+  }
+
+  async latestLiveProcess(appId: string, processId: string): Promise<StoredModel | null> {
+    return this.collection.findOne({ processId, appId, type: 'process', live: true }, { sort: { version: -1 } })
+  }
+
+  async liveProcessVersion(appId: string, processId: string, version: number): Promise<StoredModel | null> {
+    return this.collection.findOne({ processId, appId, type: 'process', live: true, version })
+  }
+
+  /** The apps that have a live model of this process. */
+  async appsWithLiveProcess(processId: string): Promise<string[]> {
+    const models = await this.collection.find({ processId, type: 'process', live: true }, { projection: { appId: 1 } }).toArray()
+    return [...new Set(models.map((model) => model.appId))]
+  }
+
+  /** The latest live version of each of the app's `functions` models. */
+  async liveFunctionLibraries(appId: string): Promise<StoredModel[]> {
+    const versions = await this.collection.find({ appId, type: 'functions', live: true }, { sort: { version: -1 } }).toArray()
+    const latest = new Map<string, StoredModel>()
+    for (const model of versions) if (!latest.has(model.modelID)) latest.set(model.modelID, model)
+    return [...latest.values()]
+  }
+}
+
+export function modelRepository(store: Store): ModelRepository {
+  return new ModelRepository(store.collection<StoredModel>(Collections.models))
+}
+
+async function modelsPlugin(fastify: FastifyInstance): Promise<void> {
+  const repository = modelRepository(fastify.store)
+  await repository.ensureIndexes()
+  fastify.decorate('models', repository)
+}
+
+export default fp(modelsPlugin, { name: 'models-repository', dependencies: ['store'] })

@@ -1,0 +1,93 @@
+/**
+ * The process models the engine runs, compiled once per model version and kept in the `app` cache
+ * under the app's id (so evicting `<appId>` drops every compiled model of that app). Which version
+ * an instance runs is always read from the store — the latest live one for a new instance, its own
+ * for a running one — so a cache entry can only be dropped, never be stale: a version's model never
+ * changes.
+ */
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import type { CacheRegistry } from '../../../plugins/cache/registry.js'
+import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
+import type { StoredModel } from '../../shared/collections.js'
+import { compileProcess } from '../runtime/compile.js'
+import type { CompiledProcess, FlowFunctionDefinition, ProcessInstance, ProcessModelBody, WorkflowModel } from '../runtime/types.js'
+import type { ModelRepository } from './repository.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    processModels: ProcessModels
+  }
+}
+
+/** The compiled process models of one app, by `<processId>@<version>`. */
+export type CompiledApp = Map<string, CompiledProcess>
+
+export class ProcessModels {
+  constructor(
+    private readonly repository: ModelRepository,
+    private readonly caches: CacheRegistry,
+    private readonly fail: ErrorFactory<string>,
+  ) {}
+
+  /** The latest live version of the process, for a new instance (404 wm3002 when there is none). */
+  async latest(appId: string, processId: string): Promise<CompiledProcess> {
+    const model = await this.repository.latestLiveProcess(appId, processId)
+    if (!model) throw this.fail('wm3002', { args: [`${processId} in app ${appId}`], parameters: { processId, appId } })
+    return this.compiled(model)
+  }
+
+  /** The version a running instance started with. */
+  async ofInstance(instance: Pick<ProcessInstance, 'appId' | 'processId' | 'modelVersion'>): Promise<CompiledProcess> {
+    const cached = this.app(instance.appId).get(versionKey(instance.processId, instance.modelVersion))
+    if (cached) return cached
+    const model = await this.repository.liveProcessVersion(instance.appId, instance.processId, instance.modelVersion)
+    if (!model) {
+      throw this.fail('wm3002', { args: [`${instance.processId} version ${instance.modelVersion} in app ${instance.appId}`], parameters: { processId: instance.processId, appId: instance.appId } })
+    }
+    return this.compiled(model)
+  }
+
+  /** The app that has a live model of the process (400 wm3003 when none has, or several have). */
+  async resolveAppId(processId: string): Promise<string> {
+    const apps = await this.repository.appsWithLiveProcess(processId)
+    if (apps.length === 1) return apps[0] as string
+    const reason = apps.length === 0 ? `no app has a live model of process ${processId}` : `process ${processId} exists in several apps (${apps.sort().join(', ')})`
+    throw this.fail('wm3003', { args: [reason], parameters: { field: 'body.appId', processId } })
+  }
+
+  /** The app-wide functions (`functions` models), for the functions a process does not define itself. */
+  async appFunctions(appId: string): Promise<Map<string, FlowFunctionDefinition>> {
+    const functions = new Map<string, FlowFunctionDefinition>()
+    for (const library of await this.repository.liveFunctionLibraries(appId)) {
+      const body = library.modelBody as { functions?: Record<string, FlowFunctionDefinition> }
+      for (const [functionId, definition] of Object.entries(body.functions ?? {})) if (!functions.has(functionId)) functions.set(functionId, definition)
+    }
+    return functions
+  }
+
+  private app(appId: string): CompiledApp {
+    return this.caches.cache<CompiledApp>('app').getOrCreate(appId, () => new Map())
+  }
+
+  private compiled(model: StoredModel): CompiledProcess {
+    const processId = model.processId ?? model.modelID
+    const app = this.app(model.appId)
+    const key = versionKey(processId, model.version)
+    const cached = app.get(key)
+    if (cached) return cached
+    const compiled = compileProcess(model as WorkflowModel<ProcessModelBody>, { functionCache: this.caches.cache('service') })
+    app.set(key, compiled)
+    return compiled
+  }
+}
+
+function versionKey(processId: string, version: number): string {
+  return `${processId}@${version}`
+}
+
+async function processModelsPlugin(fastify: FastifyInstance): Promise<void> {
+  fastify.decorate('processModels', new ProcessModels(fastify.models, fastify.caches, fastify.fail))
+}
+
+export default fp(processModelsPlugin, { name: 'process-models', dependencies: ['models-repository', 'errors', 'caches'] })

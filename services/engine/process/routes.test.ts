@@ -1,0 +1,56 @@
+import t from 'tap'
+import type { ProcessStartResult, ProcessStatusSummary } from '../../../openapi/generated/schemas.js'
+import { Collections, type StoredContext, type StoredNotification } from '../../shared/collections.js'
+import { completeTask, HR, startHrEngine, startLeaveRequest } from '../../testing/workflow.js'
+
+t.test('/process/start and /external/process/start start an instance headlessly and send Created', async (t) => {
+  const engine = await startHrEngine(t)
+  const { employee, manager } = engine.users
+  for (const [operationId, path] of [['startProcess', '/process/start'], ['startExternalProcess', '/external/process/start']] as const) {
+    const answer = await engine.call<ProcessStartResult>(operationId, 'POST', path, { user: employee.userId, body: { ...HR, processId: 'purchase', input: { item: 'Desk', amount: 300 } } })
+    t.equal(answer.status, 200)
+    const { processInstanceId, processName, businessKey } = answer.body.context.processInstance
+    t.equal(processName, 'Purchase approval')
+    t.ok(businessKey.length > 0, 'a generated business key')
+    const stored = await engine.store.collection<StoredContext>(Collections.contexts).findOne({ _id: processInstanceId })
+    t.match(stored, { initiator: employee.userId, processStatus: 'running', dataInstance: { item: 'Desk', amount: 300 } })
+    t.equal((await engine.store.collection<StoredNotification>(Collections.notifications).findOne({ _id: processInstanceId }))?.eventType, 'Created')
+    t.equal(await engine.store.collection(Collections.taskLocks).countDocuments({ processInstanceId }), 0, 'a headless start locks nothing')
+  }
+  const onBehalf = await engine.call<ProcessStartResult>('startProcess', 'POST', '/process/start', { body: { ...HR, processId: 'leave-request', input: { days: 2 }, initiatorUserId: manager.userId } })
+  t.equal(onBehalf.status, 200)
+  const stored = await engine.store.collection<StoredContext>(Collections.contexts).findOne({ _id: onBehalf.body.context.processInstance.processInstanceId })
+  t.equal(stored?.initiator, manager.userId, 'initiatorUserId overrides the (absent) user')
+  t.equal(stored?.processInstance.tasks[0]?.userId, manager.userId, 'assignTo initiator follows it')
+})
+
+t.test('/process/start statuses as SPEC.md gives them: 500 wm3060 without processId, 400 for bad input, the rest', async (t) => {
+  const engine = await startHrEngine(t)
+  const { employee } = engine.users
+  const start = (body: Record<string, unknown>, user: string | undefined = employee.userId) => engine.call('startProcess', 'POST', '/process/start', { ...(user ? { user } : {}), body })
+  t.match(await start({ ...HR, input: { days: 1 } }), { status: 500, body: { code: 'wm3060', parameters: { field: 'body.processId' } } })
+  t.match(await start({ processId: 'leave-request', input: { days: 1 } }), { status: 400, body: { code: 'wm4000', parameters: { field: 'body.appId' } } })
+  t.match(await start({ ...HR, processId: 'leave-request', input: { days: 99 } }), { status: 400, body: { code: 'wm3004' } })
+  t.match(await start({ ...HR, processId: 'leave-request' }), { status: 400, body: { code: 'wm4000', parameters: { field: 'body.input' } } })
+  t.match(await start({ ...HR, processId: 'nope', input: {} }), { status: 404, body: { code: 'wm3002' } })
+  t.match(await start({ ...HR, processId: 'leave-request', input: { days: 1 }, initiatorUserId: engine.users.stranger.userId }), { status: 400, body: { code: 'wm3006' } })
+  t.match(await start({ ...HR, processId: 'leave-request', input: { days: 1 } }, 'no-such-user'), { status: 401, body: { code: 'wm4010' } })
+  t.equal(await engine.store.collection(Collections.contexts).countDocuments(), 0, 'nothing was stored')
+})
+
+t.test('GET /process/:id answers the open tasks and the status to whoever may see the instance', async (t) => {
+  const engine = await startHrEngine(t)
+  const { employee, manager, outsider, stranger } = engine.users
+  const started = (await startLeaveRequest(engine, employee)).body
+  const submitted = (await completeTask(engine, employee, started)).body
+  const id = submitted.context.processInstance.processInstanceId
+  const status = await engine.call<ProcessStatusSummary>('getProcessStatus', 'GET', `/process/${id}?appId=hr`, { user: manager.userId })
+  t.equal(status.status, 200)
+  t.match(status.body, { processStatus: 'running', tasks: [{ stepId: 'approve', name: 'Approve leave' }] })
+  t.equal(status.body.tasks.length, 1, 'only open tasks')
+  t.equal((await engine.call('getProcessStatus', 'GET', `/process/${id}`)).status, 200, 'headless, without a user')
+  t.match(await engine.call('getProcessStatus', 'GET', `/process/${id}`, { user: outsider.userId }), { status: 403, body: { code: 'wm4030' } })
+  t.match(await engine.call('getProcessStatus', 'GET', `/process/${id}`, { user: stranger.userId }), { status: 404, body: { code: 'wm3001' } })
+  t.match(await engine.call('getProcessStatus', 'GET', `/process/${id}?appId=sales`), { status: 404, body: { code: 'wm3001' } })
+  t.match(await engine.call('getProcessStatus', 'GET', '/process/nope'), { status: 404, body: { code: 'wm3001' } })
+})

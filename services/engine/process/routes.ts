@@ -1,0 +1,42 @@
+/**
+ * `POST /process/start` (the gateway's `/action/start` too), `POST /external/process/start` (the
+ * same handler, SPEC.md) and `GET /process/:processInstanceId`.
+ */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { getProcessStatus, startExternalProcess, startProcess } from '../../../openapi/generated/engine-routes.js'
+import type { ProcessStartRequest, ProcessStartResult } from '../../../openapi/generated/schemas.js'
+import { routeFrom } from '../../../plugins/server/route.js'
+
+async function processRoutes(fastify: FastifyInstance): Promise<void> {
+  const typed = fastify.withTypeProvider<TypeBoxTypeProvider>()
+
+  async function start(request: FastifyRequest<{ Body: ProcessStartRequest }>, _reply: FastifyReply): Promise<ProcessStartResult> {
+    const body = request.body
+    // SPEC.md answers a missing processId with 500.
+    if (!body.processId) throw fastify.fail('wm3060', { args: ['processId'], parameters: { field: 'body.processId' } })
+    const { stored } = await fastify.processStarter.start({
+      actor: request.actor,
+      appId: body.appId,
+      processId: body.processId,
+      input: body.input,
+      organizationId: body.organizationId,
+      initiatorUserId: body.initiatorUserId,
+      additionalHeaders: request.headers.additionalheaders,
+      lockFirstTask: false,
+    })
+    const { processInstanceId, processName, businessKey, processStart } = stored.processInstance
+    return { context: { processInstance: { processInstanceId, processName, businessKey, processStart } } }
+  }
+
+  typed.route({ ...routeFrom(startProcess), handler: start })
+  typed.route({ ...routeFrom(startExternalProcess), handler: start })
+
+  typed.route({
+    ...routeFrom(getProcessStatus),
+    handler: async (request) => fastify.processStarter.status(request.actor, request.params.processInstanceId, request.query.appId),
+  })
+}
+
+export default fp(processRoutes, { name: 'engine-process-routes', dependencies: ['process-starter', 'identity', 'errors'] })

@@ -1,0 +1,145 @@
+/**
+ * Starting process instances (`/context` without an instance, `/process/start`,
+ * `/external/process/start`, and anything else that starts one) and their lightweight status.
+ * A start validates the input against the latest live model version, runs the instance until it
+ * waits, stores it, and sends the `Created` notification.
+ */
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
+import { type Actor, findActor } from '../../../plugins/identity/plugin.js'
+import type { Store } from '../../../plugins/store/port.js'
+import type { StoredContext } from '../../shared/collections.js'
+import { mayActOnTask, type Principal, sameTenant } from '../authorization/service.js'
+import { taskForForm } from '../context/session.js'
+import type { ProcessInstances } from '../contexts/service.js'
+import { runtimeUserOf, type RunEnvironments, SYSTEM_USER } from '../flow-host/environment.js'
+import { runtimeCall } from '../flow-host/runtime-errors.js'
+import type { TaskLockRepository } from '../locks/repository.js'
+import type { ProcessModels } from '../models/service.js'
+import type { CompiledProcess, JsonObject, RunEnvironment, RuntimeUser, Task } from '../runtime/types.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    processStarter: ProcessStarter
+  }
+}
+
+export interface StartCommand {
+  /** The user of the request; null for a headless start without one. */
+  actor: Actor | null
+  appId: string
+  processId: string
+  input: JsonObject
+  /** The tenant's organization when the model does not name one and there is no actor. */
+  organizationId?: string | undefined
+  /** Starts the instance on behalf of this user of the app (default: the actor). */
+  initiatorUserId?: string | undefined
+  /** Overrides the model's businessKey expression. */
+  businessKey?: string | undefined
+  additionalHeaders?: string | string[] | undefined
+  /** Take the lock of the first task for the initiator (`/context`), when they may work on it. */
+  lockFirstTask: boolean
+}
+
+export interface Started {
+  stored: StoredContext
+  compiled: CompiledProcess
+  env: RunEnvironment
+  /** The first task for the initiator's form (when the instance waits at one). */
+  firstTask?: Task
+  /** Holder of the first task's lock after the start (null: nobody), when a lock was asked for. */
+  lockHolder?: string | null
+}
+
+export interface ProcessStatusSummary {
+  tasks: Array<{ taskId: string; stepId: string; name: string }>
+  processStatus: StoredContext['processStatus']
+}
+
+export class ProcessStarter {
+  constructor(
+    private readonly store: Store,
+    private readonly models: ProcessModels,
+    private readonly environments: RunEnvironments,
+    private readonly instances: ProcessInstances,
+    private readonly locks: TaskLockRepository,
+    private readonly fail: ErrorFactory<string>,
+  ) {}
+
+  async start(command: StartCommand): Promise<Started> {
+    const { actor, appId, processId } = command
+    const compiled = await this.models.latest(appId, processId)
+    const organizationId = compiled.model.organizationId ?? actor?.organizationId ?? command.organizationId ?? ''
+    // Another tenant's models are invisible to the user.
+    if (actor && !sameTenant(actor, { appId, organizationId })) {
+      throw this.fail('wm3002', { args: [`${processId} in app ${appId}`], parameters: { processId, appId } })
+    }
+    const problems = compiled.validateInput(command.input)
+    if (problems.length > 0) throw this.fail('wm3004', { args: [problems.join('; ')], parameters: { field: 'body.input' } })
+
+    const initiator = await this.initiator(command, organizationId)
+    const acting = actor ? runtimeUserOf(actor) : initiator
+    const env = await this.environments.create({ actor: acting, appId, organizationId, additionalHeaders: command.additionalHeaders })
+    const processInstanceId = env.newId()
+    const transition = await runtimeCall(this.fail, 'advance', () =>
+      compiled.start(
+        { input: command.input, processInstanceId, appId, organizationId, initiator, ...(command.businessKey ? { businessKey: command.businessKey } : {}) },
+        env,
+      ),
+    )
+    const stored = await this.instances.commit({
+      state: transition.state,
+      effects: transition.effects,
+      compiled,
+      env,
+      actor: acting === SYSTEM_USER ? null : acting,
+      event: 'Created',
+      activities: [{ type: 'start', details: { processId, modelVersion: compiled.model.version, initiator: initiator.userId } }],
+    })
+
+    const started: Started = { stored, compiled, env }
+    const created = transition.effects.flatMap((effect) => (effect.kind === 'taskCreated' ? [effect.task] : []))
+    const initiatorPrincipal: Principal = { ...initiator, appId, organizationId }
+    const firstTask = taskForForm(stored.processInstance, initiatorPrincipal, created)
+    if (firstTask) started.firstTask = firstTask
+    if (command.lockFirstTask && firstTask && initiator !== SYSTEM_USER && mayActOnTask(initiatorPrincipal, firstTask)) {
+      const outcome = await this.locks.acquire(firstTask.taskId, processInstanceId, initiator.userId, env.now())
+      started.lockHolder = outcome.acquired ? outcome.lock.userId : outcome.holder.userId
+    }
+    return started
+  }
+
+  /** Open tasks and status of an instance; the user, when one is named, must be authorized on it. */
+  async status(principal: Principal | null, processInstanceId: string, appId: string | undefined): Promise<ProcessStatusSummary> {
+    const stored = principal ? await this.instances.loadFor(principal, processInstanceId) : await this.instances.load(processInstanceId)
+    if (appId !== undefined && appId !== stored.appId) throw this.instances.notFound(processInstanceId)
+    return {
+      tasks: stored.processInstance.tasks.filter((task) => task.status === 'open').map(({ taskId, stepId, name }) => ({ taskId, stepId, name })),
+      processStatus: stored.processStatus,
+    }
+  }
+
+  /** `initiatorUserId` (a user of the app, 400 wm3006 otherwise), else the actor, else the system. */
+  private async initiator(command: StartCommand, organizationId: string): Promise<RuntimeUser> {
+    const { initiatorUserId, actor, appId } = command
+    if (initiatorUserId === undefined || initiatorUserId === actor?.userId) return actor ? runtimeUserOf(actor) : SYSTEM_USER
+    const user = await findActor(this.store, initiatorUserId)
+    if (!user || !sameTenant(user, { appId, organizationId })) {
+      throw this.fail('wm3006', { args: [initiatorUserId], parameters: { field: 'body.initiatorUserId' } })
+    }
+    return runtimeUserOf(user)
+  }
+}
+
+async function processStarterPlugin(fastify: FastifyInstance): Promise<void> {
+  fastify.decorate(
+    'processStarter',
+    new ProcessStarter(fastify.store, fastify.processModels, fastify.runEnvironments, fastify.processInstances, fastify.taskLocks, fastify.fail),
+  )
+}
+
+export default fp(processStarterPlugin, {
+  name: 'process-starter',
+  dependencies: ['store', 'process-models', 'run-environments', 'process-instances', 'task-locks-repository', 'errors'],
+})

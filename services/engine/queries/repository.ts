@@ -1,0 +1,64 @@
+/**
+ * Reporting reads over the `contexts` collection. Each filter pins `processId` and `appId`: the
+ * running instances are served by this repository's `processStatus, processId, appId` index, the
+ * date range by ContextRepository's `processId, appId, lastUpdate`; reads fetch only the fields the
+ * answer needs.
+ */
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import type { Collection, Filter, Store } from '../../../plugins/store/port.js'
+import { Collections, type StoredContext } from '../../shared/collections.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    processQueries: ProcessQueryRepository
+  }
+}
+
+/** What the summaries are built from. */
+export type InstanceSummary = Pick<StoredContext, '_id' | 'processId' | 'businessKey' | 'processStatus' | 'lastUpdate'> & {
+  processInstance: Pick<StoredContext['processInstance'], 'processStart' | 'tasks'>
+}
+
+const SUMMARY_FIELDS = { _id: 1, processId: 1, businessKey: 1, processStatus: 1, lastUpdate: 1, 'processInstance.processStart': 1 } as const
+
+export class ProcessQueryRepository {
+  constructor(private readonly collection: Collection<StoredContext>) {}
+
+  /**
+   * Running instances are few among all: with `processStatus` first, the embedded store (which
+   * plans on an index's first field) reads only those; on MongoDB it serves the same equality.
+   */
+  async ensureIndexes(): Promise<void> {
+    await this.collection.createIndex({ processStatus: 1, processId: 1, appId: 1 }, { name: 'engine_running_instances' })
+  }
+
+  /** Running instances of the process among those `visible` selects, newest update first, with their tasks. */
+  async running(appId: string, processId: string, visible: Filter): Promise<InstanceSummary[]> {
+    const filter = { processId, processStatus: 'running', appId, ...visible }
+    return (await this.collection.find(filter, { sort: { lastUpdate: -1 }, projection: { ...SUMMARY_FIELDS, 'processInstance.tasks': 1 } }).toArray()) as InstanceSummary[]
+  }
+
+  /** Instances of the process updated within [from, to], newest update first. */
+  async updatedBetween(appId: string, processId: string, from: Date, to: Date, visible: Filter): Promise<InstanceSummary[]> {
+    const filter = { processId, appId, lastUpdate: { $gte: from, $lte: to }, ...visible }
+    return (await this.collection.find(filter, { sort: { lastUpdate: -1 }, projection: SUMMARY_FIELDS }).toArray()) as InstanceSummary[]
+  }
+
+  /** The given instances of the process among those `visible` selects. */
+  async byIds(appId: string, processId: string, processInstanceIds: readonly string[], visible: Filter): Promise<StoredContext[]> {
+    return this.collection.find({ _id: { $in: [...processInstanceIds] }, processId, appId, ...visible }).toArray()
+  }
+}
+
+export function processQueryRepository(store: Store): ProcessQueryRepository {
+  return new ProcessQueryRepository(store.collection<StoredContext>(Collections.contexts))
+}
+
+async function processQueriesPlugin(fastify: FastifyInstance): Promise<void> {
+  const repository = processQueryRepository(fastify.store)
+  await repository.ensureIndexes()
+  fastify.decorate('processQueries', repository)
+}
+
+export default fp(processQueriesPlugin, { name: 'process-queries-repository', dependencies: ['store', 'contexts-repository'] })

@@ -1,0 +1,97 @@
+/**
+ * The reporting queries (SPEC.md "Queries"): running instances of a process, instances updated
+ * between two dates, and context plus activity of given instances. They cover the user's tenant
+ * and, of it, the instances the user is authorized on (everything for `admin`); a request naming
+ * another app gets nothing.
+ */
+import type {
+  ActiveProcessIdsQuery,
+  ActiveProcessInfo,
+  ContextAndActivity,
+  ContextAndActivityQuery,
+  ProcessInfo,
+  UpdatedBetweenQuery,
+} from '../../../openapi/generated/schemas.js'
+import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
+import type { Actor } from '../../../plugins/identity/plugin.js'
+import type { ActivityRepository } from '../activities/repository.js'
+import { visibleInstancesFilter } from '../authorization/service.js'
+import { contractInstance } from '../context/session.js'
+import type { InstanceSummary, ProcessQueryRepository } from './repository.js'
+
+export interface QueryServiceDependencies {
+  queries: ProcessQueryRepository
+  activities: ActivityRepository
+  fail: ErrorFactory<string>
+  /** The clock (`date2` defaults to now), so tests control it. */
+  now?: () => Date
+}
+
+function processInfo(summary: InstanceSummary): ProcessInfo {
+  return {
+    processInstanceId: summary._id,
+    processId: summary.processId,
+    businessKey: summary.businessKey,
+    processStatus: summary.processStatus,
+    processStart: summary.processInstance.processStart,
+    lastUpdate: summary.lastUpdate.toISOString(),
+  }
+}
+
+function activeProcessInfo(summary: InstanceSummary): ActiveProcessInfo {
+  const tasks = summary.processInstance.tasks
+    .filter((task) => task.status === 'open')
+    .map(({ taskId, stepId, name, userId, swimlane }) => ({ taskId, stepId, name, swimlane, ...(userId ? { userId } : {}) }))
+  return { ...processInfo(summary), tasks }
+}
+
+function parseDate(fail: ErrorFactory<string>, text: string, field: string): Date {
+  const date = new Date(text)
+  if (Number.isNaN(date.getTime())) throw fail('wm4000', { args: [`${field} is not a date-time: ${text}`], parameters: { field } })
+  return date
+}
+
+export class QueryService {
+  private readonly now: () => Date
+
+  constructor(private readonly deps: QueryServiceDependencies) {
+    this.now = deps.now ?? (() => new Date())
+  }
+
+  async activeProcesses(actor: Actor, body: ActiveProcessIdsQuery): Promise<ActiveProcessInfo[]> {
+    if (!this.inScope(actor, body.appId)) return []
+    return (await this.deps.queries.running(actor.appId, body.processId, visibleInstancesFilter(actor))).map(activeProcessInfo)
+  }
+
+  async updatedBetween(actor: Actor, body: UpdatedBetweenQuery): Promise<ProcessInfo[]> {
+    const from = parseDate(this.deps.fail, body.date1, 'body.date1')
+    const to = body.date2 === undefined ? this.now() : parseDate(this.deps.fail, body.date2, 'body.date2')
+    if (from > to) throw this.deps.fail('wm4000', { args: [`body.date1 (${body.date1}) is after body.date2 (${to.toISOString()})`], parameters: { field: 'body.date1' } })
+    if (!this.inScope(actor, body.appId)) return []
+    return (await this.deps.queries.updatedBetween(actor.appId, body.processId, from, to, visibleInstancesFilter(actor))).map(processInfo)
+  }
+
+  /** One entry per requested instance, in request order; `context` null for one not found, not visible or of another key. */
+  async contextAndActivity(actor: Actor, body: ContextAndActivityQuery): Promise<ContextAndActivity[]> {
+    const ids = body.processInstances.map((entry) => entry.processInstanceId)
+    const found = this.inScope(actor, body.appId) ? await this.deps.queries.byIds(actor.appId, body.processId, ids, visibleInstancesFilter(actor)) : []
+    const byId = new Map(found.map((stored) => [stored._id, stored]))
+    return Promise.all(
+      body.processInstances.map(async ({ processInstanceId, businessKey }) => {
+        const stored = byId.get(processInstanceId)
+        if (!stored || stored.businessKey !== businessKey) return { processInstanceId, businessKey, context: null, activity: [] }
+        return {
+          processInstanceId,
+          businessKey,
+          context: { dataInstance: stored.dataInstance, processInstance: contractInstance(stored.processInstance) },
+          activity: await this.deps.activities.listFor(processInstanceId),
+        }
+      }),
+    )
+  }
+
+  /** A request that names another app than the user's covers nothing. */
+  private inScope(actor: Actor, appId: string | undefined): boolean {
+    return appId === undefined || appId === actor.appId
+  }
+}

@@ -1,0 +1,217 @@
+/**
+ * Runs a compiled flow function against the store of MODEL.md. One run has one deadline
+ * (`limits.timeoutMs`, which also bounds awaited host calls), one budget of executed nodes
+ * (`limits.maxSteps`, shared with the functions it calls) and a call depth (`limits.maxCallDepth`).
+ * The run works on a copy of the data: the caller adopts the copy only when the run succeeded.
+ */
+import { performance } from 'node:perf_hooks'
+import type { CompiledExpression, EvaluationScope, ExpressionStore } from '../expressions.js'
+import { toJsonValue } from '../expressions.js'
+import { assignAtPath, type AssignmentPath, type WritableRoot } from '../paths.js'
+import {
+  type DataInstance,
+  type FunctionRunResult,
+  type JsonObject,
+  type ProcessInstance,
+  RuntimeError,
+  type RunEnvironment,
+  type Task,
+} from '../types.js'
+import type { CompiledFunction, CompiledNode } from './compile.js'
+
+/** The read-only `process` of the store. */
+export type ProcessView = Readonly<Pick<ProcessInstance, 'processInstanceId' | 'processId' | 'businessKey' | 'processStatus' | 'initiator'>>
+
+export function processView(instance: ProcessInstance): ProcessView {
+  const { processInstanceId, processId, businessKey, processStatus, initiator } = instance
+  return Object.freeze({ processInstanceId, processId, businessKey, processStatus, initiator })
+}
+
+/** Finds a function by id for a `call` node: the process's own first, then the app's. */
+export type FunctionResolver = (functionId: string) => CompiledFunction | undefined
+
+export interface FunctionRunRequest {
+  input: unknown
+  /** The process dataInstance (copied, not changed); absent for a standalone run. */
+  data?: DataInstance
+  process?: ProcessView
+  task?: Task
+}
+
+interface Run {
+  readonly env: RunEnvironment
+  readonly resolve: FunctionResolver
+  readonly deadline: number
+  readonly scope: EvaluationScope
+  readonly infoList: string[]
+  stepsLeft: number
+}
+
+/** What one function invocation (the run's own or a `call`) works on. */
+interface Frame {
+  readonly store: ExpressionStore
+  readonly roots: Record<WritableRoot, Record<string, unknown>>
+}
+
+function technical(message: string, location?: string): RuntimeError {
+  return new RuntimeError('technical', message, location === undefined ? {} : { path: location })
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/** Awaits a host call, but never past the run's deadline. */
+async function withinDeadline<T>(run: Run, what: string, call: () => Promise<T>): Promise<T> {
+  const remaining = run.deadline - performance.now()
+  if (remaining <= 0) throw technical(`the function ran longer than ${run.env.limits.timeoutMs} ms`)
+  let timer: NodeJS.Timeout | undefined
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(technical(`the function ran longer than ${run.env.limits.timeoutMs} ms (waiting for ${what})`)), remaining)
+  })
+  try {
+    return await Promise.race([call(), expired])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+function hostFailure(error: unknown, location: string): RuntimeError {
+  if (error instanceof RuntimeError) return error
+  return technical(`${location}: ${error instanceof Error ? error.message : String(error)}`, location)
+}
+
+function evaluate(expression: CompiledExpression, frame: Frame, run: Run): Promise<unknown> {
+  return expression.evaluate(frame.store, run.scope)
+}
+
+function assign(frame: Frame, path: AssignmentPath | undefined, value: unknown): void {
+  if (path) assignAtPath(frame.roots, path, value)
+}
+
+function describeInvalid(functionId: string, what: 'input' | 'output', messages: string[]): RuntimeError {
+  return new RuntimeError('validation', `the ${what} of function ${functionId} is invalid: ${messages.join('; ')}`, { path: `functions.${functionId}.${what}` })
+}
+
+function headerValues(value: unknown, location: string): Record<string, string> {
+  if (value === undefined || value === null) return {}
+  if (!isRecord(value)) throw technical(`${location}: headers must be an object`, location)
+  const headers: Record<string, string> = {}
+  for (const [name, header] of Object.entries(value)) {
+    if (header !== undefined && header !== null) headers[name.toLowerCase()] = typeof header === 'string' ? header : JSON.stringify(header)
+  }
+  return headers
+}
+
+async function executeNodes(nodes: readonly CompiledNode[], frame: Frame, run: Run, depth: number): Promise<void> {
+  for (const node of nodes) {
+    run.stepsLeft--
+    if (run.stepsLeft < 0) throw technical(`the function ran more than ${run.env.limits.maxSteps} steps`)
+    if (performance.now() > run.deadline) throw technical(`the function ran longer than ${run.env.limits.timeoutMs} ms`)
+    await executeNode(node, frame, run, depth)
+  }
+}
+
+async function executeNode(node: CompiledNode, frame: Frame, run: Run, depth: number): Promise<void> {
+  switch (node.kind) {
+    case 'set':
+      for (const { path, value } of node.assignments) assign(frame, path, await evaluate(value, frame, run))
+      return
+    case 'if':
+      await executeNodes((await evaluate(node.condition, frame, run)) ? node.then : node.else, frame, run, depth)
+      return
+    case 'info': {
+      const message = await evaluate(node.message, frame, run)
+      if (message !== undefined && message !== null) run.infoList.push(typeof message === 'string' ? message : JSON.stringify(message))
+      return
+    }
+    case 'fail': {
+      const message = await evaluate(node.message, frame, run)
+      throw new RuntimeError('business', typeof message === 'string' ? message : JSON.stringify(message ?? 'failed'), node.code === undefined ? {} : { code: node.code })
+    }
+    case 'http': {
+      const url = await evaluate(node.url, frame, run)
+      if (typeof url !== 'string' || url === '') throw technical(`${node.location}: the url must be a string`, node.location)
+      const headers = headerValues(node.headers ? await evaluate(node.headers, frame, run) : undefined, node.location)
+      const body = node.body ? await evaluate(node.body, frame, run) : undefined
+      const remaining = Math.max(1, Math.floor(run.deadline - performance.now()))
+      const timeoutMs = Math.min(node.timeoutMs ?? remaining, remaining)
+      const response = await withinDeadline(run, `${node.method} ${url}`, () =>
+        run.env.host.http({ method: node.method, url, headers, timeoutMs, ...(body === undefined ? {} : { body }) }).catch((error: unknown) => {
+          throw hostFailure(error, node.location)
+        }),
+      )
+      assign(frame, node.as, { status: response.status, headers: response.headers, body: toJsonValue(response.body, node.location) })
+      return
+    }
+    case 'data': {
+      const operation = {
+        operation: node.operation,
+        collection: node.collection,
+        ...(node.doc ? { doc: await evaluate(node.doc, frame, run) } : {}),
+        ...(node.filter ? { filter: await evaluate(node.filter, frame, run) } : {}),
+        ...(node.set ? { set: await evaluate(node.set, frame, run) } : {}),
+        ...(node.upsert ? { upsert: Boolean(await evaluate(node.upsert, frame, run)) } : {}),
+      }
+      const result = await withinDeadline(run, `the ${node.collection} collection`, () =>
+        run.env.host.data(operation).catch((error: unknown) => {
+          throw hostFailure(error, node.location)
+        }),
+      )
+      assign(frame, node.as, toJsonValue(result, node.location))
+      return
+    }
+    case 'call': {
+      if (depth >= run.env.limits.maxCallDepth) throw technical(`${node.location}: calls nest deeper than ${run.env.limits.maxCallDepth}`, node.location)
+      const callee = run.resolve(node.functionId)
+      if (!callee) throw new RuntimeError('notFound', `${node.location}: function ${node.functionId} not found`, { target: 'function', path: node.location })
+      const input = node.input ? await evaluate(node.input, frame, run) : {}
+      const output = await invoke(callee, input, { data: frame.roots.data, process: frame.store.process, task: frame.store.task }, run, depth + 1)
+      assign(frame, node.as, output)
+      return
+    }
+  }
+}
+
+interface SharedContext {
+  data: Record<string, unknown>
+  process: unknown
+  task: unknown
+}
+
+/** One function invocation: its own input, output and vars; the run's data, process and task. */
+async function invoke(fn: CompiledFunction, input: unknown, shared: SharedContext, run: Run, depth: number): Promise<JsonObject> {
+  const inputProblems = fn.checkInput(input)
+  if (inputProblems.length > 0) throw describeInvalid(fn.functionId, 'input', inputProblems)
+  const output: Record<string, unknown> = {}
+  const vars: Record<string, unknown> = {}
+  const frame: Frame = {
+    store: { input, data: shared.data, output, vars, process: shared.process, user: run.env.actor, task: shared.task },
+    roots: { data: shared.data, output, vars },
+  }
+  await executeNodes(fn.nodes, frame, run, depth)
+  const outputProblems = fn.checkOutput(output)
+  if (outputProblems.length > 0) throw describeInvalid(fn.functionId, 'output', outputProblems)
+  return output
+}
+
+export async function executeFunction(fn: CompiledFunction, request: FunctionRunRequest, env: RunEnvironment, resolve: FunctionResolver): Promise<FunctionRunResult> {
+  const deadline = performance.now() + env.limits.timeoutMs
+  const run: Run = {
+    env,
+    resolve,
+    deadline,
+    infoList: [],
+    stepsLeft: env.limits.maxSteps,
+    scope: {
+      constant: (name) => withinDeadline(run, `the constant ${name}`, () => env.host.constant(name)),
+      uuid: () => env.newId(),
+      checkDeadline: () => {
+        if (performance.now() > deadline) throw technical(`the function ran longer than ${env.limits.timeoutMs} ms`)
+      },
+    },
+  }
+  const data = request.data === undefined ? {} : structuredClone(request.data)
+  const output = await invoke(fn, request.input, { data, process: request.process, task: request.task }, run, 0)
+  return { dataInstance: data, output, infoList: run.infoList }
+}

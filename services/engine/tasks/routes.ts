@@ -1,0 +1,33 @@
+/** `POST /task/:taskId/run/:functionId` and `POST /task/:taskId/commit`. */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { commitTask, runTaskFunction } from '../../../openapi/generated/engine-routes.js'
+import type { Actor } from '../../../plugins/identity/plugin.js'
+import { routeFrom } from '../../../plugins/server/route.js'
+import { TaskService } from './service.js'
+
+async function taskRoutes(fastify: FastifyInstance): Promise<void> {
+  const service = new TaskService({
+    instances: fastify.processInstances,
+    models: fastify.processModels,
+    environments: fastify.runEnvironments,
+    authorization: fastify.authorization,
+    fail: fastify.fail,
+  })
+  const typed = fastify.withTypeProvider<TypeBoxTypeProvider>()
+  // Both routes require the user header: identity has resolved the actor.
+  typed.route({
+    ...routeFrom(runTaskFunction),
+    handler: async (request) => service.runFunction(request.actor as Actor, request.params.taskId, request.params.functionId, request.body, request.headers.additionalheaders),
+  })
+  typed.route({
+    ...routeFrom(commitTask),
+    handler: async (request) => service.commit(request.actor as Actor, request.params.taskId, request.body, request.headers.additionalheaders),
+  })
+}
+
+export default fp(taskRoutes, {
+  name: 'engine-task-routes',
+  dependencies: ['process-models', 'process-instances', 'run-environments', 'authorization', 'identity', 'errors'],
+})

@@ -1,0 +1,46 @@
+/**
+ * `GET /external/cache/:cacheType/:cacheTarget/evict` (SPEC.md "Settings and cache"): checks the
+ * combination against SPEC's table and records the invalidation; every instance of the target
+ * applies it within about a second (plugins/cache).
+ */
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { type CacheTarget, recordInvalidation } from '../../../plugins/cache/invalidations.js'
+import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
+import type { Store } from '../../../plugins/store/port.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    cacheEviction: CacheEviction
+  }
+}
+
+/** SPEC.md: the cache types each target allows. */
+export const ALLOWED_CACHE_TYPES: Readonly<Record<CacheTarget, readonly string[]>> = {
+  fm: ['app', 'all', 'swagger', 'endpoint'],
+  wfm: ['app', 'all', 'service'],
+  all: ['app', 'all', 'swagger', 'service'],
+}
+
+/** SPEC.md: only these types take an `id` (one cache key). */
+export const KEYED_CACHE_TYPES: readonly string[] = ['service', 'swagger']
+
+export class CacheEviction {
+  constructor(private readonly store: Store, private readonly fail: ErrorFactory<string>) {}
+
+  async evict(cacheType: string, cacheTarget: CacheTarget, id: string | undefined): Promise<void> {
+    if (!ALLOWED_CACHE_TYPES[cacheTarget].includes(cacheType)) {
+      throw this.fail('fm3030', { args: [`cacheType ${cacheType} is not allowed for target ${cacheTarget} (allowed: ${ALLOWED_CACHE_TYPES[cacheTarget].join(', ')})`], parameters: { field: 'params.cacheType' } })
+    }
+    if (id !== undefined && !KEYED_CACHE_TYPES.includes(cacheType)) {
+      throw this.fail('fm3030', { args: [`id is valid only with cacheType ${KEYED_CACHE_TYPES.join(' or ')}`], parameters: { field: 'query.id' } })
+    }
+    await recordInvalidation(this.store, { target: cacheTarget, cacheType, ...(id === undefined ? {} : { id }) })
+  }
+}
+
+async function cacheEvictionPlugin(fastify: FastifyInstance): Promise<void> {
+  fastify.decorate('cacheEviction', new CacheEviction(fastify.store, fastify.fail))
+}
+
+export default fp(cacheEvictionPlugin, { name: 'cache-eviction', dependencies: ['store', 'errors'] })

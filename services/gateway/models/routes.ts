@@ -1,0 +1,40 @@
+/**
+ * `POST /model/insertModel` and `GET /model/getModel/:id`. The model fetch answers the raw body
+ * with the caching headers of SPEC.md, 304 for a matching `if-none-match`, compressed when the
+ * client accepts it (its own scope, so no other route is compressed).
+ */
+import compress from '@fastify/compress'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance, FastifyReply } from 'fastify'
+import fp from 'fastify-plugin'
+import { getModel, insertModel } from '../../../openapi/generated/gateway-routes.js'
+import { routeFrom } from '../../../plugins/server/route.js'
+import { etagMatches } from './service.js'
+
+export const MODEL_CACHE_CONTROL = 'public, max-age=28800'
+
+async function modelRoutes(fastify: FastifyInstance): Promise<void> {
+  fastify.withTypeProvider<TypeBoxTypeProvider>().route({
+    ...routeFrom(insertModel),
+    handler: async (request, reply) => reply.envelope(await fastify.modelService.insert(request.body)),
+  })
+
+  await fastify.register(async (scope) => {
+    await scope.register(compress, { global: true, encodings: ['br', 'gzip', 'deflate'] })
+    scope.withTypeProvider<TypeBoxTypeProvider>().route({
+      ...routeFrom(getModel),
+      handler: async (request, reply) => {
+        const modelID = request.params.id
+        const appId = request.query.appId || (await fastify.modelService.appOfModel(modelID))
+        const model = appId ? await fastify.modelService.served(appId, modelID) : null
+        if (!model) throw fastify.fail('fm3027', { args: [`model ${modelID}${appId ? ` in app ${appId}` : ''}`], parameters: { field: 'params.id' } })
+        // x-raw: the success answers are not the documented (error) schemas, so they go untyped.
+        const raw: FastifyReply = reply.header('etag', model.etag).header('cache-control', MODEL_CACHE_CONTROL).header('vary', 'Accept-Encoding')
+        if (etagMatches(request.headers['if-none-match'], model.etag)) return raw.code(304).send()
+        return raw.type('application/json; charset=utf-8').send(model.body)
+      },
+    })
+  })
+}
+
+export default fp(modelRoutes, { name: 'model-routes', dependencies: ['model-service', 'envelope', 'errors'] })

@@ -1,0 +1,265 @@
+/**
+ * Model management (SPEC.md "Model management", MODEL.md, DESIGN.md §6 "Model versions").
+ *
+ * insertModel validates the model (validateModel: schema, references, JSON Schemas, expressions)
+ * and then stores it: `live: true` adds a new version and keeps the earlier ones (running instances
+ * keep theirs) and applies the model's side effects (constants, data collection, deploy job);
+ * `live: false` replaces the model's single draft and has no side effect (no instance uses a draft).
+ * A failure part-way undoes what was written. Every insert invalidates the app's cached models on
+ * every instance.
+ *
+ * Reads (getModel, settings) go through the `app` cache: per app id, the served version of each
+ * model (the latest live one, else the draft) and the app's settings files.
+ */
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import type { InsertModelRequest } from '../../../openapi/generated/schemas.js'
+import { recordInvalidation } from '../../../plugins/cache/invalidations.js'
+import type { CacheRegistry, NamedCache } from '../../../plugins/cache/registry.js'
+import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
+import { isDuplicateKeyError, type Store } from '../../../plugins/store/port.js'
+import { validateModel } from '../../engine/runtime/model-validation.js'
+import type { JsonObject, ProcessModelBody } from '../../engine/runtime/types.js'
+import type { StoredDataCollection, StoredModel } from '../../shared/collections.js'
+import { dataCollectionName, type ModelRepository } from './repository.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    modelService: ModelService
+  }
+}
+
+export type InsertResult = 'inserted' | 'updated'
+
+/** A model version as getModel answers it: the body serialized once, with its ETag. */
+export interface ServedModel {
+  body: Buffer
+  etag: string
+}
+
+/** What the gateway caches per app (`app` cache, keyed by app id). */
+export class AppModels {
+  readonly models = new Map<string, Promise<ServedModel | null>>()
+  /** One entry, `files`: the settings files of the app by file id. */
+  readonly settings = new Map<'files', Promise<Map<string, unknown>>>()
+}
+
+/** Concurrent live inserts of one model race for the next version; the loser tries the one after. */
+const VERSION_ATTEMPTS = 5
+
+/** `"<modelID>-<version>-<updateDate>-<byteLength>"` (SPEC.md). */
+export function modelEtag(model: Pick<StoredModel, 'modelID' | 'version' | 'updateDate'>, byteLength: number): string {
+  return `"${model.modelID}-${model.version}-${model.updateDate}-${byteLength}"`
+}
+
+/** Does an `if-none-match` header (one tag, a list, weak tags, or `*`) match the current ETag? */
+export function etagMatches(ifNoneMatch: string | undefined, etag: string): boolean {
+  if (ifNoneMatch === undefined) return false
+  const opaque = (tag: string): string => tag.trim().replace(/^W\//, '').replace(/^"(.*)"$/, '$1')
+  const current = opaque(etag)
+  return ifNoneMatch.split(',').some((tag) => tag.trim() === '*' || opaque(tag) === current)
+}
+
+/** Memoises a load in a map; a failed load is forgotten so the next read tries again. */
+function remembered<Key, Value>(map: Map<Key, Promise<Value>>, key: Key, load: () => Promise<Value>): Promise<Value> {
+  const known = map.get(key)
+  if (known) return known
+  const loading = load()
+  map.set(key, loading)
+  loading.catch(() => map.delete(key))
+  return loading
+}
+
+/** Undo steps of a half-done insert, run newest first when a later step fails. */
+class UndoLog {
+  private readonly steps: Array<() => Promise<unknown>> = []
+
+  add(step: () => Promise<unknown>): void {
+    this.steps.push(step)
+  }
+
+  async run(log: FastifyBaseLogger): Promise<void> {
+    for (const step of this.steps.reverse()) {
+      await step().catch((error: unknown) => log.error({ err: error }, 'cannot undo part of a failed model insert'))
+    }
+  }
+}
+
+export class ModelService {
+  constructor(
+    private readonly repository: ModelRepository,
+    private readonly store: Store,
+    private readonly caches: CacheRegistry,
+    private readonly fail: ErrorFactory<string>,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  async insert(request: InsertModelRequest, now: Date = new Date()): Promise<InsertResult> {
+    const { model, live } = request
+    const appId = model.appId ?? request.appId
+    if (appId === undefined || appId === '') throw this.fail('fm4000', { args: ['body.model.appId is required (or the injected body.appId)'], parameters: { field: 'body.model.appId' } })
+    const organizationId = model.organizationId ?? request.organizationId
+    const appFunctions = await this.repository.liveAppFunctionIds(appId, model.type === 'functions' ? model.modelID : undefined)
+    const fault = validateModel(model, appFunctions)
+    if (fault) throw this.invalid(fault.path, fault.message)
+
+    const existed = await this.repository.hasModel(appId, model.modelID)
+    const stored: StoredModel = {
+      modelID: model.modelID,
+      type: model.type,
+      appId,
+      ...(organizationId === undefined ? {} : { organizationId }),
+      ...(model.name === undefined ? {} : { name: model.name }),
+      version: 0,
+      updateDate: now.toISOString(),
+      modelBody: model.modelBody,
+      live,
+      ...(model.type === 'process' ? { processId: (model.modelBody as unknown as ProcessModelBody).processId ?? model.modelID } : {}),
+    }
+    const undo = new UndoLog()
+    try {
+      if (live) await this.insertLive(stored, now, undo)
+      else await this.replaceDraft(stored, undo)
+      // Every instance drops the app's cached models through the record (this one at once, below).
+      await recordInvalidation(this.store, { target: 'all', cacheType: 'app', id: appId }, now)
+    } catch (error) {
+      await undo.run(this.log)
+      throw error
+    } finally {
+      this.caches.evict('app', appId)
+    }
+    return existed ? 'updated' : 'inserted'
+  }
+
+  private invalid(path: string, message: string) {
+    return this.fail('fm3010', { args: [path, message], parameters: { field: `body.model.${path}` } })
+  }
+
+  private async insertLive(model: StoredModel, now: Date, undo: UndoLog): Promise<void> {
+    if (model.type === 'dataCollection') await this.prepareDataCollection(model)
+    await this.storeNextVersion(model)
+    undo.add(() => this.repository.removeVersion(model))
+    if (model.type === 'constants') await this.replaceConstants(model, undo)
+    if (model.type === 'dataCollection') await this.registerDataCollection(model, undo)
+    if (model.type === 'jobScheduler') {
+      const jobId = await this.repository.enqueueDeploy(model, now)
+      undo.add(() => this.repository.removeBatchJob(jobId))
+    }
+  }
+
+  private async replaceDraft(model: StoredModel, undo: UndoLog): Promise<void> {
+    const previous = await this.repository.draft(model.appId, model.modelID)
+    await this.repository.upsertDraft(model)
+    undo.add(() => (previous ? this.repository.upsertDraft(previous) : this.repository.removeVersion(model)))
+  }
+
+  private async storeNextVersion(model: StoredModel): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      model.version = (await this.repository.latestLiveVersion(model.appId, model.modelID)) + 1
+      try {
+        await this.repository.insertLive(model)
+        return
+      } catch (error) {
+        if (!isDuplicateKeyError(error) || attempt === VERSION_ATTEMPTS) throw error
+      }
+    }
+  }
+
+  /** The model's constants become exactly its body's (`<appId>:<name>`, DESIGN.md §6). */
+  private async replaceConstants(model: StoredModel, undo: UndoLog): Promise<void> {
+    const body = model.modelBody as Record<string, string>
+    const ids = Object.keys(body).map((name) => `${model.appId}:${name}`)
+    const before = [...(await this.repository.constantsOfModel(model.appId, model.modelID)), ...(await this.repository.constantsById(ids))]
+    undo.add(async () => {
+      for (const id of ids) await this.repository.removeConstant(id)
+      for (const constant of before) await this.repository.putConstant(constant)
+    })
+    for (const [name, value] of Object.entries(body)) {
+      await this.repository.putConstant({ _id: `${model.appId}:${name}`, appId: model.appId, name, value, modelID: model.modelID })
+    }
+    for (const constant of before) if (constant.modelID === model.modelID && !Object.hasOwn(body, constant.name)) await this.repository.removeConstant(constant._id)
+  }
+
+  /** Before anything is stored: the name is the app's only one of it, and the indexes can be built. */
+  private async prepareDataCollection(model: StoredModel): Promise<void> {
+    const body = model.modelBody as { name: string; indexes?: Array<{ keys: Record<string, 1 | -1>; unique?: boolean }> }
+    const [owner] = await this.repository.dataCollectionsOf(model.appId, { name: body.name })
+    if (owner && owner.modelID !== model.modelID) throw this.invalid('modelBody.name', `is already the name of the data collection of model ${owner.modelID}`)
+    const collectionName = dataCollectionName(model.appId, model.modelID)
+    for (const [position, index] of (body.indexes ?? []).entries()) {
+      try {
+        await this.repository.createDataIndex(collectionName, index.keys, index.unique === true)
+      } catch (error) {
+        throw this.invalid(`modelBody.indexes[${position}]`, `cannot be created on the stored documents: ${(error as Error).message}`)
+      }
+    }
+  }
+
+  private async registerDataCollection(model: StoredModel, undo: UndoLog): Promise<void> {
+    const { name } = model.modelBody as { name: string }
+    const before = await this.repository.dataCollectionsOf(model.appId, { modelID: model.modelID })
+    undo.add(async () => {
+      await this.repository.removeDataCollection(model.appId, name)
+      for (const entry of before) await this.repository.putDataCollection(entry)
+    })
+    const entry: StoredDataCollection = { appId: model.appId, name, modelID: model.modelID, collectionName: dataCollectionName(model.appId, model.modelID) }
+    await this.repository.putDataCollection(entry)
+    // A renamed collection is found by its new name only; its documents stay where they are.
+    for (const old of before) if (old.name !== name) await this.repository.removeDataCollection(model.appId, old.name)
+  }
+
+  // ------------------------------------------------------------------------------ reads
+
+  private app(appId: string): AppModels {
+    return this.appCache().getOrCreate(appId, () => new AppModels())
+  }
+
+  private appCache(): NamedCache<AppModels> {
+    return this.caches.cache<AppModels>('app')
+  }
+
+  /** The model getModel serves; null when the app has no such model. */
+  served(appId: string, modelID: string): Promise<ServedModel | null> {
+    return remembered(this.app(appId).models, modelID, async () => {
+      const model = await this.repository.served(appId, modelID)
+      if (!model) return null
+      const body = Buffer.from(JSON.stringify(model.modelBody))
+      return { body, etag: modelEtag(model, body.byteLength) }
+    })
+  }
+
+  /**
+   * The app a model id belongs to when the request names none: the only app that has it (several
+   * → 400 naming `query.appId`; none → null).
+   */
+  async appOfModel(modelID: string): Promise<string | null> {
+    const apps = await this.repository.appsWithModel(modelID)
+    if (apps.length > 1) throw this.fail('fm4000', { args: [`query.appId is required: model ${modelID} exists in apps ${apps.join(', ')}`], parameters: { field: 'query.appId' } })
+    return apps[0] ?? null
+  }
+
+  /** The only app with a process model of this processId, or null. */
+  async appOfProcess(processId: string): Promise<string | null> {
+    const apps = await this.repository.appsWithProcess(processId)
+    return apps.length === 1 ? (apps[0] as string) : null
+  }
+
+  /** The app's settings files, from its `settings` models (a newer model's file wins). */
+  settingsFiles(appId: string): Promise<Map<string, unknown>> {
+    return remembered(this.app(appId).settings, 'files', () => this.loadSettings(appId))
+  }
+
+  private async loadSettings(appId: string): Promise<Map<string, unknown>> {
+    const files = new Map<string, unknown>()
+    for (const model of await this.repository.servedOfType(appId, 'settings')) {
+      for (const [fileId, content] of Object.entries((model.modelBody as { files: JsonObject }).files)) files.set(fileId, content)
+    }
+    return files
+  }
+}
+
+async function modelServicePlugin(fastify: FastifyInstance): Promise<void> {
+  fastify.decorate('modelService', new ModelService(fastify.modelRepository, fastify.store, fastify.caches, fastify.fail, fastify.log))
+}
+
+export default fp(modelServicePlugin, { name: 'model-service', dependencies: ['model-repository', 'caches', 'errors'] })

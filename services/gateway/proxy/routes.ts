@@ -1,0 +1,132 @@
+/**
+ * The gateway's proxy (SPEC.md "Proxy table", DESIGN.md §4): every row of the generated proxy table
+ * is an @fastify/http-proxy route forwarding to the engine over one kept-alive undici pool, with the
+ * route's timeout, the gateway's correlation headers, and the engine's answer put in the envelope
+ * (raw answers — file download bytes — streamed untouched). Request bodies, multipart uploads
+ * included, are streamed through: the gateway neither parses nor buffers them.
+ */
+import type { IncomingHttpHeaders } from 'node:http'
+import type { Readable } from 'node:stream'
+import { text } from 'node:stream/consumers'
+import httpProxy from '@fastify/http-proxy'
+import type { FastifyReplyFromHooks } from '@fastify/reply-from'
+import type { FastifyInstance, FastifyReply, FastifyRequest, RawServerBase } from 'fastify'
+import fp from 'fastify-plugin'
+import { Pool } from 'undici'
+import { proxyRoutes } from '../../../openapi/generated/proxy-routes.js'
+import type { NamedCache } from '../../../plugins/cache/registry.js'
+import type { Config } from '../../../plugins/config/config.js'
+import { formatTraceparent } from '../../../plugins/correlation/trace-context.js'
+import type { ServiceError } from '../../../plugins/errors/service-error.js'
+import { envelopeOfEngineAnswer, InvalidEngineAnswer, streamsUntouched } from './answer.js'
+import { clientAnswerHeaders, engineRequestHeaders } from './headers.js'
+import { buildRouteTable, type ProxyRouteTable, type ProxyTarget, routeKey } from './route-table.js'
+
+/** The key of the route table in the `endpoint` cache. */
+export const ROUTE_TABLE_KEY = 'proxy-routes'
+
+/** An engine that does not accept a connection within this time counts as unreachable (502). */
+const CONNECT_TIMEOUT_MS = 5_000
+
+/** Bounds the sockets to the engine; requests beyond it queue in the pool. */
+const MAX_ENGINE_CONNECTIONS = 256
+
+/** reply-from's timeout errors (its name for undici's headers timeout) and undici's body timeout. */
+const TIMEOUT_CODES = new Set(['FST_REPLY_FROM_GATEWAY_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'])
+
+export interface ProxyPluginOptions {
+  config: Pick<Config, 'engineUrl' | 'proxyTimeoutScale' | 'development'>
+  /** The gateway's `endpoint` cache (DESIGN.md §6): it holds the route table, so an eviction rebuilds it. */
+  endpointCache: NamedCache<ProxyRouteTable>
+}
+
+/**
+ * What reply-from hands to `onResponse` with undici: its typings call it a ServerResponse, but it is
+ * the engine's status, headers and body stream.
+ */
+interface EngineResponse {
+  statusCode: number
+  headers: IncomingHttpHeaders
+  stream: Readable
+}
+type AnyReply = FastifyReply<never, RawServerBase>
+
+async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions): Promise<void> {
+  const { config, endpointCache } = options
+  const engine = new URL(config.engineUrl)
+  const tableOptions = { timeoutScale: config.proxyTimeoutScale, enginePathPrefix: engine.pathname.replace(/\/+$/, '') }
+  const routeTable = (): ProxyRouteTable => endpointCache.getOrCreate(ROUTE_TABLE_KEY, () => buildRouteTable(proxyRoutes, tableOptions))
+
+  const pool = new Pool(engine.origin, { connections: MAX_ENGINE_CONNECTIONS, connectTimeout: CONNECT_TIMEOUT_MS })
+  fastify.addHook('onClose', async () => pool.close())
+
+  function failure(error: unknown): ServiceError {
+    const code = (error as { code?: unknown }).code
+    const timedOut = typeof code === 'string' && TIMEOUT_CODES.has(code)
+    return fastify.fail(timedOut ? 'fm5040' : 'fm5020', { cause: error })
+  }
+
+  /** Streams a raw success through; reads anything else and answers it in the envelope. */
+  async function answer(reply: AnyReply, response: EngineResponse, target: ProxyTarget): Promise<void> {
+    const contentType = response.headers['content-type']
+    if (streamsUntouched(response.statusCode, contentType, target.raw)) {
+      reply.send(response.stream)
+      return
+    }
+    let body: string
+    try {
+      body = await text(response.stream)
+    } catch (error) {
+      reply.send(failure(error))
+      return
+    }
+    try {
+      const envelope = envelopeOfEngineAnswer(response.statusCode, contentType, body, config.development)
+      reply.removeHeader('content-length')
+      reply.type('application/json; charset=utf-8').send(envelope)
+    } catch (error) {
+      if (!(error instanceof InvalidEngineAnswer)) throw error
+      reply.send(fastify.fail('fm5021', { args: [error.message], cause: error }))
+    }
+  }
+
+  const replyOptions: FastifyReplyFromHooks = {
+    // One retry, for an idempotent request (GET without a body) whose kept-alive socket the engine
+    // closed just as it was reused; reply-from then skips its retry-on-503 loop too.
+    retriesCount: 1,
+    rewriteRequestHeaders: (request, headers) =>
+      engineRequestHeaders(headers, { requestId: request.id, traceparent: formatTraceparent(request.traceContext) }),
+    rewriteHeaders: (headers) => clientAnswerHeaders(headers),
+    onError: (reply, { error }) => reply.send(failure(error)),
+  }
+
+  /** http-proxy's handler: `options` are the replyOptions below as http-proxy completed them. */
+  function forward(request: FastifyRequest, reply: FastifyReply, _dest: string, options: FastifyReplyFromHooks): FastifyReply {
+    const method = request.method === 'HEAD' ? 'GET' : request.method
+    const target = routeTable().get(routeKey(method, request.routeOptions.url ?? ''))
+    if (!target) throw new Error(`${method} ${request.routeOptions.url} is registered as a proxy route but not in the route table`)
+    return reply.from(target.enginePath(request.params as Record<string, string | undefined>), {
+      ...options,
+      timeout: target.timeoutMs,
+      // An unexpected failure while answering goes to the error handler (500 fm5000), never unhandled.
+      onResponse: (_request, engineReply, response) =>
+        void answer(engineReply as AnyReply, response as unknown as EngineResponse, target).catch((error: unknown) => engineReply.send(error)),
+    })
+  }
+
+  // One registration per method: each serves that method's routes with the shared pool; the
+  // per-route details (engine path, timeout, raw) come from the route table.
+  for (const method of new Set(proxyRoutes.map((route) => route.method))) {
+    await fastify.register(httpProxy, {
+      upstream: engine.origin,
+      undici: pool,
+      disableRequestLogging: true,
+      httpMethods: [method],
+      routes: proxyRoutes.filter((route) => route.method === method).map((route) => route.url),
+      replyOptions,
+      handler: forward,
+    })
+  }
+}
+
+export default fp(proxyPlugin, { name: 'gateway-proxy', fastify: '5.x', dependencies: ['errors', 'correlation'] })

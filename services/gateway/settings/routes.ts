@@ -1,0 +1,20 @@
+/** `GET /settings/:file`: a UI settings file as JavaScript. */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance, FastifyReply } from 'fastify'
+import fp from 'fastify-plugin'
+import { getSettingsFile } from '../../../openapi/generated/gateway-routes.js'
+import { routeFrom } from '../../../plugins/server/route.js'
+
+async function settingsRoutes(fastify: FastifyInstance): Promise<void> {
+  fastify.withTypeProvider<TypeBoxTypeProvider>().route({
+    ...routeFrom(getSettingsFile),
+    handler: async (request, reply) => {
+      const script = await fastify.settings.script(request.params.file, request.headers.referer)
+      // x-raw: the success answer is the script, not one of the documented (error) schemas.
+      const raw: FastifyReply = reply
+      return raw.type('application/javascript; charset=UTF-8').send(script)
+    },
+  })
+}
+
+export default fp(settingsRoutes, { name: 'settings-routes', dependencies: ['settings-service'] })

@@ -1,0 +1,39 @@
+/** The user endpoints of SPEC.md "User management", straight from the OpenAPI operations. */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { createUser, deleteUser, getUserById, listWorkflowUsers, updateUser } from '../../../openapi/generated/gateway-routes.js'
+import { routeFrom } from '../../../plugins/server/route.js'
+
+async function userRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
+  app.route({
+    ...routeFrom(createUser),
+    handler: async (request, reply) => reply.envelope(await fastify.users.create(request.body)),
+  })
+  app.route({
+    ...routeFrom(updateUser),
+    handler: async (request, reply) => reply.envelope(await fastify.users.update(request.body)),
+  })
+  app.route({
+    ...routeFrom(deleteUser),
+    handler: async (request, reply) => {
+      // The tenant travels as query parameters on DELETE; a JSON body may carry it too (DESIGN.md §4).
+      await fastify.users.delete(request.body.id, {
+        organizationId: request.query.organizationId ?? request.body.organizationId,
+        appId: request.query.appId ?? request.body.appId,
+      })
+      return reply.envelope({ message: 'User deleted successfully' })
+    },
+  })
+  app.route({
+    ...routeFrom(getUserById),
+    handler: async (request, reply) => reply.envelope(await fastify.users.get(request.params.userId, request.query)),
+  })
+  app.route({
+    ...routeFrom(listWorkflowUsers),
+    handler: async (request, reply) => reply.envelope(await fastify.users.list(request.query)),
+  })
+}
+
+export default fp(userRoutes, { name: 'user-routes', dependencies: ['user-service', 'envelope'] })

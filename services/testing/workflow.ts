@@ -1,0 +1,145 @@
+/**
+ * Test support for the engine's workflow endpoints: an engine on a real port over a temporary store
+ * with the HR example app deployed (leave request, purchase, constants, function library, leave
+ * bookings) and one user per role, and a client whose every answer is checked against the
+ * engine's OpenAPI document.
+ */
+import type { Test } from 'tap'
+import type { Session } from '../../openapi/generated/schemas.js'
+import type { Config } from '../../plugins/config/config.js'
+import type { Store } from '../../plugins/store/port.js'
+import type { ServiceKind } from '../build.js'
+import type { StoredUser } from '../shared/collections.js'
+import { ContractChecker } from './contract.js'
+import { openTestStore, startService, type Teardown } from './harness.js'
+import { deployExample } from './models.js'
+import { createTestUser } from './users.js'
+
+/** The parts of a tap Test the client uses. */
+export type ContractTest = Teardown & Pick<Test, 'same'>
+
+export const HR = { appId: 'hr', organizationId: 'acme' } as const
+
+export interface HrUsers {
+  /** Starts leave requests and purchases (swimlanes employee, buyer). */
+  employee: StoredUser
+  /** A second employee. */
+  colleague: StoredUser
+  manager: StoredUser
+  hr: StoredUser
+  finance: StoredUser
+  legal: StoredUser
+  admin: StoredUser
+  /** A user of the app with no swimlane. */
+  outsider: StoredUser
+  /** A user of another app. */
+  stranger: StoredUser
+}
+
+export interface Answer<Body = unknown> {
+  status: number
+  body: Body
+  headers: Headers
+}
+
+export interface WorkflowClient {
+  url: string
+  /** Sends a request and checks the answer against the operation's documented schema. */
+  call<Body = unknown>(operationId: string, method: string, path: string, options?: { user?: string; body?: unknown; headers?: Record<string, string> }): Promise<Answer<Body>>
+}
+
+export function workflowClient(t: ContractTest, url: string, service: ServiceKind = 'engine'): WorkflowClient {
+  const contract = new ContractChecker(service)
+  return {
+    url,
+    async call(operationId, method, path, options = {}) {
+      const headers: Record<string, string> = { ...options.headers }
+      if (options.user) headers.user = options.user
+      if (options.body !== undefined) headers['content-type'] = 'application/json'
+      const response = await fetch(`${url}${path}`, { method, headers, ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}) })
+      const text = await response.text()
+      const body: unknown = text === '' ? undefined : JSON.parse(text)
+      t.same(contract.errors(operationId, response.status, body), [], `${operationId} ${response.status} answer matches the contract`)
+      return { status: response.status, body: body as never, headers: response.headers }
+    },
+  }
+}
+
+export async function deployHrApp(store: Store): Promise<void> {
+  for (const example of ['leave-request', 'purchase', 'hr-constants', 'hr-lib', 'leave-bookings']) await deployExample(store, example, HR)
+}
+
+export async function createHrUsers(store: Store): Promise<HrUsers> {
+  const user = (fullName: string, swimlanes: string[], roles = ['user']) => createTestUser(store, { ...HR, fullName, swimlanes, roles })
+  return {
+    employee: await user('Eve Employee', ['employee', 'buyer']),
+    colleague: await user('Carl Colleague', ['employee']),
+    manager: await user('Max Manager', ['manager']),
+    hr: await user('Hanna Human', ['hr']),
+    finance: await user('Fiona Finance', ['finance']),
+    legal: await user('Larry Legal', ['legal']),
+    admin: await user('Ada Admin', [], ['admin']),
+    outsider: await user('Otto Outsider', []),
+    stranger: await createTestUser(store, { appId: 'sales', organizationId: 'acme', fullName: 'Sam Stranger', swimlanes: ['manager'] }),
+  }
+}
+
+export interface HrEngine extends WorkflowClient {
+  store: Store
+  users: HrUsers
+}
+
+/** An engine with the HR app deployed and its users created. */
+export async function startHrEngine(t: ContractTest, config: Partial<Config> = {}): Promise<HrEngine> {
+  const store = await openTestStore(t)
+  await deployHrApp(store)
+  const users = await createHrUsers(store)
+  const { url } = await startService(t, 'engine', { store, config })
+  return { store, users, ...workflowClient(t, url) }
+}
+
+/** The open task a session's form context is about (fails the test's expectations when none). */
+export function formTask(session: Session): NonNullable<Session['formContext']['task']> {
+  const task = session.formContext.task
+  if (!task) throw new Error(`the session has no task: ${JSON.stringify(session.formContext)}`)
+  return task
+}
+
+/** Starts a leave request through `POST /context` as `user`. */
+export async function startLeaveRequest(client: WorkflowClient, user: StoredUser, input: Record<string, unknown> = { days: 3, reason: 'Family visit' }): Promise<Answer<Session>> {
+  return client.call<Session>('openContext', 'POST', '/context', { user: user.userId, body: { ...HR, processId: 'leave-request', input } })
+}
+
+/** Opens an instance's task form directly (`skipToForm`), taking its lock when the user may work on it. */
+export async function openForm(client: WorkflowClient, user: StoredUser, session: Session, taskId?: string): Promise<Answer<Session>> {
+  const instance = session.context.processInstance
+  return client.call<Session>('openContext', 'POST', '/context', {
+    user: user.userId,
+    body: { ...HR, processId: instance.processId, processInstanceId: instance.processInstanceId, skipToForm: true, ...(taskId ? { taskId } : {}) },
+  })
+}
+
+export interface CompleteOptions {
+  actionType?: 'complete' | 'cancel' | 'return' | 'function'
+  dataInstance?: Record<string, unknown>
+  taskId?: string
+  additionalInfo?: Record<string, unknown>
+}
+
+/** `POST /action/complete` on the session's task (or `taskId`), with the session's data unless given. */
+export async function completeTask(client: WorkflowClient, user: StoredUser, session: Session, options: CompleteOptions = {}): Promise<Answer<Session>> {
+  const instance = session.context.processInstance
+  return client.call<Session>('completeAction', 'POST', '/action/complete', {
+    user: user.userId,
+    body: {
+      ...HR,
+      processId: instance.processId,
+      processInstanceId: instance.processInstanceId,
+      businessKey: instance.businessKey,
+      taskId: options.taskId ?? formTask(session).taskId,
+      actionType: options.actionType ?? 'complete',
+      dataInstance: options.dataInstance ?? session.context.dataInstance,
+      ...(options.additionalInfo ? { additionalInfo: options.additionalInfo } : {}),
+    },
+  })
+}
