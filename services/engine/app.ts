@@ -44,6 +44,7 @@ import constantRoutes from './constants/routes.js'
 import dataCollections from './data/repository.js'
 import dataRoutes from './data/routes.js'
 import externalRoutes from './external/routes.js'
+import externalService from './external/service.js'
 import fileRoutes from './files/routes.js'
 import noteRoutes from './notes/routes.js'
 import processQueries from './queries/repository.js'
@@ -104,6 +105,7 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
     },
   })
   await app.register(scheduler, { pollMs: options.config.batchPollMs })
+  await app.register(externalService)
   await app.register(scheduledRuns)
 
   await app.register(health)

@@ -75,6 +75,11 @@ export class ProcessInstances {
     private readonly log: FastifyBaseLogger,
   ) {}
 
+  /** The stored instance, or null. */
+  find(processInstanceId: string): Promise<StoredContext | null> {
+    return this.contexts.find(processInstanceId)
+  }
+
   /** The stored instance (404 wm3001 when there is none). */
   async load(processInstanceId: string): Promise<StoredContext> {
     const stored = await this.contexts.find(processInstanceId)

@@ -17,19 +17,10 @@ import {
 } from '../../../openapi/generated/engine-routes.js'
 import type { Actor } from '../../../plugins/identity/plugin.js'
 import { routeFrom } from '../../../plugins/server/route.js'
-import { ExternalService } from './service.js'
 
 async function externalRoutes(fastify: FastifyInstance): Promise<void> {
-  const service = new ExternalService({
-    instances: fastify.processInstances,
-    models: fastify.processModels,
-    environments: fastify.runEnvironments,
-    contexts: fastify.contexts,
-    locks: fastify.taskLocks,
-    caches: fastify.caches,
-    store: fastify.store,
-    fail: fastify.fail,
-  })
+  const service = fastify.externalService
+
   const typed = fastify.withTypeProvider<TypeBoxTypeProvider>()
   typed.route({
     ...routeFrom(runExternalTaskAction),
@@ -64,5 +55,5 @@ async function externalRoutes(fastify: FastifyInstance): Promise<void> {
 
 export default fp(externalRoutes, {
   name: 'engine-external-routes',
-  dependencies: ['process-models', 'process-instances', 'run-environments', 'contexts-repository', 'task-locks-repository', 'caches', 'store', 'identity', 'errors'],
+  dependencies: ['external-service', 'identity', 'errors'],
 })

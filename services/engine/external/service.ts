@@ -11,6 +11,8 @@ import type {
   ExternalTaskActionRequest,
   FunctionResult,
 } from '../../../openapi/generated/schemas.js'
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
 import { type ErrorFactory, isServiceError } from '../../../plugins/errors/service-error.js'
 import type { CacheRegistry } from '../../../plugins/cache/registry.js'
 import { type Actor, findActor } from '../../../plugins/identity/plugin.js'
@@ -269,3 +271,31 @@ export class ExternalService {
     return this.fail('wm3131', { args: [reference], parameters: { field: 'body.processInstanceId' } })
   }
 }
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    externalService: ExternalService
+  }
+}
+
+async function externalServicePlugin(fastify: FastifyInstance): Promise<void> {
+  fastify.decorate(
+    'externalService',
+    new ExternalService({
+      instances: fastify.processInstances,
+      models: fastify.processModels,
+      environments: fastify.runEnvironments,
+      contexts: fastify.contexts,
+      locks: fastify.taskLocks,
+      caches: fastify.caches,
+      store: fastify.store,
+      fail: fastify.fail,
+    }),
+  )
+}
+
+/** One headless service for the routes and for scheduled function runs. */
+export default fp(externalServicePlugin, {
+  name: 'external-service',
+  dependencies: ['process-models', 'process-instances', 'run-environments', 'contexts-repository', 'task-locks-repository', 'caches', 'store', 'errors'],
+})

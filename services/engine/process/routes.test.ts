@@ -1,7 +1,8 @@
 import t from 'tap'
 import type { ProcessStartResult, ProcessStatusSummary } from '../../../openapi/generated/schemas.js'
 import { Collections, type StoredContext, type StoredNotification } from '../../shared/collections.js'
-import { completeTask, HR, startHrEngine, startLeaveRequest } from '../../testing/workflow.js'
+import { openTestStore, startService } from '../../testing/harness.js'
+import { completeTask, createHrUsers, deployHrApp, HR, startHrEngine, startLeaveRequest } from '../../testing/workflow.js'
 
 t.test('/process/start and /external/process/start start an instance headlessly and send Created', async (t) => {
   const engine = await startHrEngine(t)
@@ -53,4 +54,17 @@ t.test('GET /process/:id answers the open tasks and the status to whoever may se
   t.match(await engine.call('getProcessStatus', 'GET', `/process/${id}`, { user: stranger.userId }), { status: 404, body: { code: 'wm3001' } })
   t.match(await engine.call('getProcessStatus', 'GET', `/process/${id}?appId=sales`), { status: 404, body: { code: 'wm3001' } })
   t.match(await engine.call('getProcessStatus', 'GET', '/process/nope'), { status: 404, body: { code: 'wm3001' } })
+})
+
+t.test('a start with a caller-chosen instance id is idempotent: the second answers the stored instance', async (t) => {
+  const store = await openTestStore(t)
+  await deployHrApp(store)
+  const users = await createHrUsers(store)
+  const { app } = await startService(t, 'engine', { store })
+  const command = { actor: null, ...HR, processId: 'leave-request', input: { days: 2 }, initiatorUserId: users.employee.userId, processInstanceId: 'f3c4a1e2-0000-5000-8000-000000000001', lockFirstTask: false }
+  const first = await app.processStarter.start(command)
+  const again = await app.processStarter.start(command)
+  t.equal(first.stored._id, command.processInstanceId)
+  t.equal(again.stored._id, first.stored._id)
+  t.equal(await store.collection(Collections.contexts).countDocuments({}), 1, 'one instance stored')
 })

@@ -40,6 +40,12 @@ export interface StartCommand {
   additionalHeaders?: string | string[] | undefined
   /** Take the lock of the first task for the initiator (`/context`), when they may work on it. */
   lockFirstTask: boolean
+  /**
+   * The instance id, chosen by the caller to make the start idempotent: when an instance with it is
+   * already stored (a scheduled job that ran again after a crash), that one is answered and no
+   * second instance starts. A new UUID when absent.
+   */
+  processInstanceId?: string
 }
 
 export interface Started {
@@ -81,7 +87,11 @@ export class ProcessStarter {
     const initiator = await this.initiator(command, organizationId)
     const acting = actor ? runtimeUserOf(actor) : initiator
     const env = await this.environments.create({ actor: acting, appId, organizationId, additionalHeaders: command.additionalHeaders })
-    const processInstanceId = env.newId()
+    if (command.processInstanceId !== undefined) {
+      const existing = await this.instances.find(command.processInstanceId)
+      if (existing) return { stored: existing, compiled: await this.models.ofInstance(existing.processInstance), env }
+    }
+    const processInstanceId = command.processInstanceId ?? env.newId()
     const transition = await runtimeCall(this.fail, 'advance', () =>
       compiled.start(
         { input: command.input, processInstanceId, appId, organizationId, initiator, ...(command.businessKey ? { businessKey: command.businessKey } : {}) },

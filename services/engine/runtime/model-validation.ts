@@ -10,7 +10,8 @@ import { Ajv2020 } from 'ajv/dist/2020.js'
 import addFormatsModule from 'ajv-formats'
 import { Cron } from 'croner'
 import jsonata from 'jsonata'
-import type { ActionType, StepDefinition, WorkflowModel } from './types.js'
+import { parseAssignmentPath } from './paths.js'
+import { type ActionType, RuntimeError, type StepDefinition, type WorkflowModel } from './types.js'
 
 export interface ModelFault {
   path: string
@@ -40,8 +41,6 @@ const DATA_NODE_FIELDS: Record<(typeof DATA_OPERATIONS)[number], { required: rea
   find: { required: [], allowed: ['filter'] },
   delete: { required: ['filter'], allowed: ['filter'] },
 }
-/** Path segments that would reach an object's prototype when the runtime assigns along a path. */
-const FORBIDDEN_SEGMENTS = new Set(['__proto__', 'constructor', 'prototype'])
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020
 
@@ -140,14 +139,13 @@ function jsonSchema(value: unknown, path: string): JsonRecord {
   return schema
 }
 
-/** `data.x.y`, `output`, `vars.tmp`: where a flow function may write. */
+/** `data.x.y`, `output`, `vars.tmp`: where a flow function may write (the runtime's own rule). */
 function writablePath(value: unknown, path: string): void {
   const target = text(value, path)
-  const [root, ...segments] = target.split('.')
-  if (root !== 'data' && root !== 'output' && root !== 'vars') throw new Fault(path, 'must start with data, output or vars')
-  for (const segment of segments) {
-    if (segment.length === 0 || /\s/.test(segment)) throw new Fault(path, `has an empty or blank segment in "${target}"`)
-    if (FORBIDDEN_SEGMENTS.has(segment)) throw new Fault(path, `must not use the segment "${segment}"`)
+  try {
+    parseAssignmentPath(target, path)
+  } catch (error) {
+    throw new Fault(path, error instanceof RuntimeError ? (error.details.problem ?? error.message) : String(error))
   }
 }
 

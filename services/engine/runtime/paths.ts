@@ -17,14 +17,17 @@ export interface AssignmentPath {
 const WRITABLE_ROOTS: ReadonlySet<string> = new Set<WritableRoot>(['data', 'output', 'vars'])
 export const FORBIDDEN_PATH_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype'])
 
+function invalidPath(location: string, problem: string): RuntimeError {
+  return new RuntimeError('validation', `${location}: ${problem}`, { path: location, problem })
+}
+
 /** Parses an assignment path; a path the runtime must not write is a validation error of the model. */
 export function parseAssignmentPath(text: string, location: string): AssignmentPath {
   const [root, ...keys] = text.split('.')
-  if (root === undefined || !WRITABLE_ROOTS.has(root)) {
-    throw new RuntimeError('validation', `${location}: "${text}" must start with data., output. or vars.`, { path: location })
-  }
+  if (root === undefined || !WRITABLE_ROOTS.has(root)) throw invalidPath(location, 'must start with data, output or vars')
   for (const key of keys) {
-    if (key === '' || FORBIDDEN_PATH_KEYS.has(key)) throw new RuntimeError('validation', `${location}: "${text}" has a forbidden segment "${key}"`, { path: location })
+    if (key === '' || /\s/.test(key)) throw invalidPath(location, `has an empty or blank segment in "${text}"`)
+    if (FORBIDDEN_PATH_KEYS.has(key)) throw invalidPath(location, `must not use the segment "${key}"`)
   }
   return { text, root: root as WritableRoot, keys }
 }

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { ExternalService } from '../external/service.js'
+import type { ExternalService } from '../external/service.js'
 import type { ProcessStarter } from '../process/service.js'
 import { type ScheduledActions, scheduledRunHandler } from './scheduled-run.js'
 
@@ -29,6 +29,7 @@ export function engineScheduledActions({ processStarter, functions }: EngineActi
         input: request.input,
         organizationId: request.organizationId,
         initiatorUserId: request.initiatorUserId,
+        processInstanceId: request.processInstanceId,
         lockFirstTask: false,
       })
       return { processInstanceId: stored._id }
@@ -43,20 +44,11 @@ export function engineScheduledActions({ processStarter, functions }: EngineActi
 }
 
 async function scheduledRunsPlugin(fastify: FastifyInstance): Promise<void> {
-  const functions = new ExternalService({
-    instances: fastify.processInstances,
-    models: fastify.processModels,
-    environments: fastify.runEnvironments,
-    contexts: fastify.contexts,
-    locks: fastify.taskLocks,
-    caches: fastify.caches,
-    store: fastify.store,
-    fail: fastify.fail,
-  })
-  fastify.batchHandlers.set('scheduledRun', scheduledRunHandler(engineScheduledActions({ processStarter: fastify.processStarter, functions })))
+
+  fastify.batchHandlers.set('scheduledRun', scheduledRunHandler(engineScheduledActions({ processStarter: fastify.processStarter, functions: fastify.externalService })))
 }
 
 export default fp(scheduledRunsPlugin, {
   name: 'scheduled-runs',
-  dependencies: ['batch-worker', 'process-starter', 'process-models', 'process-instances', 'run-environments', 'contexts-repository', 'task-locks-repository', 'caches', 'store', 'errors'],
+  dependencies: ['batch-worker', 'process-starter', 'external-service'],
 })

@@ -36,7 +36,7 @@ function recordingActions(): { actions: ScheduledActions; starts: ScheduledStart
 t.test('a fired startProcess schedule starts the process in the job\'s tenant as the given initiator', async (t) => {
   const { actions, starts, runs } = recordingActions()
   await scheduledRunHandler(actions)(job({ startProcess: { processId: 'leave-request', input: { days: 2 }, initiatorUserId: 'u-1' } }), { now: NOW, log: silentLogger })
-  t.same(starts, [{ appId: 'hr', organizationId: 'acme', processId: 'leave-request', input: { days: 2 }, initiatorUserId: 'u-1' }])
+  t.match(starts, [{ appId: 'hr', organizationId: 'acme', processId: 'leave-request', input: { days: 2 }, initiatorUserId: 'u-1' }])
   t.same(runs, [])
 })
 
@@ -58,4 +58,17 @@ t.test('a payload that names no action is a permanent failure, and nothing runs'
   t.match(failure, { message: 'payload must have exactly one of startProcess and runFunction' })
   t.ok(isPermanentFailure(failure))
   t.same([...starts, ...runs], [])
+})
+
+t.test('a startProcess job names its instance after the job, so running it again cannot start a second one', async (t) => {
+  const { actions, starts } = recordingActions()
+  const handler = scheduledRunHandler(actions)
+  const payload = { startProcess: { processId: 'leave-request', input: { days: 1 } } }
+  await handler(job(payload), { now: NOW, log: silentLogger })
+  await handler(job(payload), { now: NOW, log: silentLogger })
+  const other = { ...job(payload), _id: 'job-2', jobId: 'job-2' } as ClaimedBatchJob
+  await handler(other, { now: NOW, log: silentLogger })
+  t.match(starts[0]?.processInstanceId, /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+  t.equal(starts[1]?.processInstanceId, starts[0]?.processInstanceId, 'the same job, the same instance id')
+  t.not(starts[2]?.processInstanceId, starts[0]?.processInstanceId, 'another job, another instance')
 })
