@@ -23,7 +23,7 @@ import type {
 } from '../port.js'
 import { newObjectIdHex } from '../object-id.js'
 import { type Change, type DocumentTable, idKeyOf } from './document-table.js'
-import { encodeDocument } from './document-codec.js'
+import { encodeDocument, encodeForStorage } from './document-codec.js'
 import { ErrorCodes, StoreArgumentError, StoreServerError } from './errors.js'
 import { aggregate, compileQuery, project, select, updatedCopy } from './mingo.js'
 import { indexSpecFrom } from './secondary-index.js'
@@ -131,8 +131,10 @@ export class EmbeddedCollection implements Collection<Document> {
     if (found) {
       const after = withId({ ...replacement }, found._id)
       this.assertSameId(found, after)
-      const modified = encodeDocument(after) !== encodeDocument(found)
-      if (modified) this.table.commit([{ id: idKeyOf(found), before: found, after, afterIsCallers: true }])
+      // The replacement's encoding is also what the commit stores: encode it once.
+      const encoded = encodeForStorage(after)
+      const modified = encoded.text !== encodeDocument(found)
+      if (modified) this.table.commit([{ id: idKeyOf(found), before: found, after, afterIsCallers: true, encoded }])
       return { acknowledged: true, matchedCount: 1, modifiedCount: modified ? 1 : 0, ...NOT_UPSERTED }
     }
     if (!options.upsert) return { acknowledged: true, matchedCount: 0, modifiedCount: 0, ...NOT_UPSERTED }

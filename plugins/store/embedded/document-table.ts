@@ -17,6 +17,8 @@ export interface Change {
   after?: Document
   /** `after` (or objects inside it) belongs to the caller, so the table must store a copy. */
   afterIsCallers?: boolean
+  /** `encodeForStorage(after)`, when the caller has it already. */
+  encoded?: { text: string; exact: boolean }
 }
 
 export class DocumentTable {
@@ -60,7 +62,7 @@ export class DocumentTable {
         stored.push(undefined)
         continue
       }
-      const { text, exact } = encodeForStorage(change.after)
+      const { text, exact } = change.encoded ?? encodeForStorage(change.after)
       entries.push({ id: change.id, text })
       // An exact encoding means plain JSON values and Dates only, which structuredClone copies faithfully.
       stored.push(!exact ? decodeDocument(text) : change.afterIsCallers ? structuredClone(change.after) : change.after)

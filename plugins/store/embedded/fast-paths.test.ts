@@ -5,7 +5,7 @@
 import { Query, update as mingoUpdate } from 'mingo'
 import t from 'tap'
 import type { Document, Filter, UpdateFilter } from '../port.js'
-import { simpleFilterMatcher, simpleUpdate } from './fast-paths.js'
+import { simpleFilterMatcher, simpleProjector, simpleUpdate } from './fast-paths.js'
 
 const when = new Date('2024-01-01T00:00:00Z')
 const DOCS: Document[] = [
@@ -35,6 +35,27 @@ const FILTERS: Filter[] = [
   { 'nested.0.k': 1 },
   { missing: 'x' },
   {},
+  { version: { $eq: 3 } },
+  { version: { $gt: 3 } },
+  { version: { $gte: 3 } },
+  { version: { $lt: 4 } },
+  { version: { $lte: 3, $gte: 3 } },
+  { version: { $gt: '2' } },
+  { status: { $in: ['running', 'x'] } },
+  { status: { $in: [] } },
+  { status: { $gte: 'running' } },
+  { when: { $gt: when } },
+  { when: { $gte: when, $lt: new Date(when.getTime() + 1) } },
+  { when: { $lte: when } },
+  { 'nested.k': { $gt: 1 } },
+  { 'nested.k': { $in: [2, 5] } },
+  { list: { $gt: 3 } },
+  { list: { $gte: 3, $lt: 4 } },
+  { flag: { $lt: true } },
+  { missing: { $lt: 1 } },
+  { $or: [{ version: 3 }, { status: 'running' }] },
+  { $or: [{ _id: 'a' }, { when: { $lte: when } }], version: { $gte: 3 } },
+  { $and: [{ version: { $gte: 3 } }, { $or: [{ flag: true }, { list: 4 }] }] },
 ]
 
 t.test('simple filters match exactly as mingo does', async (t) => {
@@ -50,7 +71,7 @@ t.test('simple filters match exactly as mingo does', async (t) => {
 })
 
 t.test('anything else is left to mingo', async (t) => {
-  for (const filter of [{ a: null }, { a: { $gt: 1 } }, { a: /x/ }, { a: [1] }, { a: { b: 1 } }, { $or: [{ a: 1 }] }, { 'a.$b': 1 }, { a: Number.NaN }]) {
+  for (const filter of [{ a: null }, { a: { $gt: null } }, { a: { $in: [null] } }, { a: { $ne: 1 } }, { a: { $gt: 1, $exists: true } }, { a: /x/ }, { a: [1] }, { a: { b: 1 } }, { a: {} }, { $or: [] }, { $or: [{ a: null }] }, { $nor: [{ a: 1 }] }, { 'a.$b': 1 }, { a: Number.NaN }, { a: { $lt: new Date(Number.NaN) } }]) {
     t.equal(simpleFilterMatcher(filter), undefined, JSON.stringify(filter))
   }
 })
@@ -106,4 +127,39 @@ t.test('updates the fast path does not take are left to mingo', async (t) => {
   ]
   const doc: Document = { a: 'text', n: 1, arr: [{ b: 1 }], obj: { b: 1 } }
   for (const update of cases) t.equal(simpleUpdate(doc, update), undefined, JSON.stringify(update))
+})
+
+const PROJECTIONS: Array<Record<string, 0 | 1 | boolean>> = [
+  { _id: 0 },
+  { version: 0, nested: 0 },
+  { version: 1 },
+  { _id: 0, status: 1, when: 1 },
+  { when: 1, _id: 1, missing: 1 },
+  { flag: true, version: true },
+  { _id: 0, 'nested.k': 1, status: 1 },
+  { 'nested.deep.v': 1, 'nested.k': 1, version: 1 },
+  { 'obj.0': 1, 'missing.x': 1 },
+]
+
+t.test('simple projections project exactly as mingo does, field order included', async (t) => {
+  for (const projection of PROJECTIONS) {
+    const projector = simpleProjector(projection)
+    if (!projector) {
+      t.fail(`${JSON.stringify(projection)} should be simple`)
+      continue
+    }
+    for (const doc of DOCS) {
+      const expected = new Query({}, {}).find<Document>([doc], projection).all()[0]
+      // An array on a dotted path is handed back to mingo.
+      if (projector(doc) === undefined) continue
+      t.same(projector(doc), expected, `${JSON.stringify(projection)} on ${JSON.stringify(doc)}`)
+      t.equal(JSON.stringify(projector(doc)), JSON.stringify(expected), 'same field order')
+    }
+  }
+})
+
+t.test('other projections are left to mingo', async (t) => {
+  for (const projection of [{ 'nested.k': 0 }, { a: 1, 'a.b': 1 }, { a: 1, b: 0 }, { $a: 1 }] as Array<Record<string, 0 | 1>>) {
+    t.equal(simpleProjector(projection), undefined, JSON.stringify(projection))
+  }
 })

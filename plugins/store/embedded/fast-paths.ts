@@ -5,7 +5,7 @@
  * else, or anything unusual about these (arrays on an updated path, non-numbers under `$inc`,
  * overlapping paths), returns undefined and goes to mingo. fast-paths.test.ts checks both agree.
  */
-import { isEqual } from 'mingo/util'
+import { compare, isEqual, typeOf } from 'mingo/util'
 import type { Document, Filter, UpdateFilter } from '../port.js'
 import { isScalar, type ScalarValue, valuesAtPath } from './index-keys.js'
 
@@ -18,20 +18,84 @@ function sameScalar(value: unknown, expected: ScalarValue): boolean {
   return value === expected
 }
 
-/** A matcher for filters that are only `{path: plain value}` pairs, else undefined. */
-export function simpleFilterMatcher(filter: Filter): ((doc: Document) => boolean) | undefined {
-  const conditions = Object.entries(filter)
-  for (const [path, value] of conditions) {
-    if (!isPlainPath(path) || !isScalar(value) || Number.isNaN(value)) return undefined
+type Matcher = (doc: Document) => boolean
+
+/** A scalar a fast path can compare with: NaN and invalid Dates order oddly in mingo, so they go there. */
+function isComparable(value: unknown): value is ScalarValue {
+  if (!isScalar(value)) return false
+  if (typeof value === 'number') return !Number.isNaN(value)
+  return !(value instanceof Date) || !Number.isNaN(value.getTime())
+}
+
+/** Does some value at the path, or an element of an array there, satisfy `test`? (MongoDB's implicit array matching.) */
+function anyValueAt(doc: Document, path: string, test: (value: unknown) => boolean): boolean {
+  return valuesAtPath(doc, path).some((value) => (Array.isArray(value) ? value.some(test) : test(value)))
+}
+
+/** mingo compares only values of the same type (a Date with a Date, a string with a string). */
+const RANGE_OPERATORS: Record<string, (order: number) => boolean> = {
+  $gt: (order) => order > 0,
+  $gte: (order) => order >= 0,
+  $lt: (order) => order < 0,
+  $lte: (order) => order <= 0,
+}
+
+/** One operator of a field condition (`$eq`, `$in`, a range) on plain values, else undefined. */
+function operatorMatcher(path: string, operator: string, operand: unknown): Matcher | undefined {
+  if (operator === '$eq') return isComparable(operand) ? (doc) => anyValueAt(doc, path, (value) => sameScalar(value, operand)) : undefined
+  if (operator === '$in') {
+    if (!Array.isArray(operand) || !operand.every(isComparable)) return undefined
+    const list = operand as ScalarValue[]
+    return (doc) => anyValueAt(doc, path, (value) => list.some((expected) => sameScalar(value, expected)))
   }
-  const pinned = conditions as Array<[string, ScalarValue]>
-  // Equality holds when a value at the path is the value, or an array there holds it.
-  return (doc) =>
-    pinned.every(([path, expected]) =>
-      valuesAtPath(doc, path).some((value) =>
-        Array.isArray(value) ? value.some((element) => sameScalar(element, expected)) : sameScalar(value, expected),
-      ),
-    )
+  const holds = RANGE_OPERATORS[operator]
+  if (!holds || !isComparable(operand)) return undefined
+  const type = typeOf(operand)
+  return (doc) => anyValueAt(doc, path, (value) => typeOf(value) === type && holds(compare(value, operand)))
+}
+
+/** A field's condition: a plain value (equality) or an object of the operators above only. */
+function conditionMatcher(path: string, condition: unknown): Matcher | undefined {
+  if (isComparable(condition)) return (doc) => anyValueAt(doc, path, (value) => sameScalar(value, condition))
+  if (!isPlainObject(condition)) return undefined
+  const operators = Object.entries(condition)
+  if (operators.length === 0) return undefined
+  const matchers: Matcher[] = []
+  for (const [operator, operand] of operators) {
+    const matcher = operatorMatcher(path, operator, operand)
+    if (!matcher) return undefined
+    matchers.push(matcher)
+  }
+  // Each operator may be met by a different array element, as in MongoDB (no $elemMatch here).
+  return matchers.length === 1 ? (matchers[0] as Matcher) : (doc) => matchers.every((matcher) => matcher(doc))
+}
+
+/**
+ * A matcher for filters built only of `{path: plain value}`, `$eq`, `$in` of plain values, the
+ * ranges `$gt/$gte/$lt/$lte` on a plain value, and `$and`/`$or` of such filters; else undefined.
+ * These are the shapes of the hot lookups (lock holders and claims, model versions, swimlane
+ * members), which would otherwise compile a mingo query per call.
+ */
+export function simpleFilterMatcher(filter: Filter): Matcher | undefined {
+  const matchers: Matcher[] = []
+  for (const [key, condition] of Object.entries(filter)) {
+    let matcher: Matcher | undefined
+    if (key === '$and' || key === '$or') {
+      if (!Array.isArray(condition) || condition.length === 0) return undefined
+      const clauses: Matcher[] = []
+      for (const clause of condition) {
+        const clauseMatcher = isPlainObject(clause) ? simpleFilterMatcher(clause as Filter) : undefined
+        if (!clauseMatcher) return undefined
+        clauses.push(clauseMatcher)
+      }
+      matcher = key === '$and' ? (doc) => clauses.every((clause) => clause(doc)) : (doc) => clauses.some((clause) => clause(doc))
+    } else if (isPlainPath(key)) {
+      matcher = conditionMatcher(key, condition)
+    }
+    if (!matcher) return undefined
+    matchers.push(matcher)
+  }
+  return (doc) => matchers.every((matcher) => matcher(doc))
 }
 
 function isPlainObject(value: unknown): value is Document {
@@ -119,4 +183,65 @@ export function simpleUpdate(doc: Document, update: UpdateFilter): { after: Docu
     changed.push(path)
   }
   return { after, changed }
+}
+
+/**
+ * Copies the value at the dotted path from `doc` into `out`, with every plain object on the way
+ * (kept even when the path ends in it without the last field, as mingo and MongoDB keep it). False
+ * when something else is on the way (an array, a scalar): mingo's rules apply there.
+ */
+function copyPath(doc: Document, out: Document, segments: readonly string[]): boolean {
+  let source: Document = doc
+  let target = out
+  const last = segments.length - 1
+  for (let i = 0; i < last; i++) {
+    const segment = segments[i] as string
+    if (!Object.hasOwn(source, segment)) return true
+    const next = source[segment]
+    if (!isPlainObject(next)) return next === undefined
+    source = next
+    target = (target[segment] ??= {}) as Document
+  }
+  const key = segments[last] as string
+  if (Object.hasOwn(source, key) && source[key] !== undefined) target[key] = source[key]
+  return true
+}
+
+/**
+ * Projections that include plain fields and dotted paths through plain objects (plus `_id: 0`), or
+ * exclude top-level fields only, applied without mingo, which compiles a query per call. Returns
+ * undefined for any other projection, and the projector returns undefined for a document with an
+ * array on an included dotted path (mingo's rules there are its own). The result shares field
+ * values with `doc`: callers copy what they hand out.
+ */
+export function simpleProjector(projection: Record<string, unknown>): ((doc: Document) => Document | undefined) | undefined {
+  const included: string[] = []
+  const excluded: string[] = []
+  for (const [field, flag] of Object.entries(projection)) {
+    if (!isPlainPath(field)) return undefined
+    if (flag === 1 || flag === true) included.push(field)
+    else if (flag === 0 || flag === false) excluded.push(field)
+    else return undefined
+  }
+  if (included.length > 0) {
+    if (excluded.some((field) => field !== '_id')) return undefined
+    // The order mingo gives: an explicit `_id` first, then the fields in projection order, an implicit `_id` last.
+    const explicitId = included.indexOf('_id')
+    if (explicitId > 0) included.unshift(...included.splice(explicitId, 1))
+    else if (explicitId < 0 && !excluded.includes('_id')) included.push('_id')
+    const paths = included.map((field) => field.split('.'))
+    // Overlapping paths ('a' and 'a.b') are left to mingo.
+    if (included.some((field) => included.some((other) => other.startsWith(`${field}.`)))) return undefined
+    return (doc) => {
+      const out: Document = {}
+      for (const segments of paths) if (!copyPath(doc, out, segments)) return undefined
+      return out
+    }
+  }
+  if (excluded.some((field) => field.includes('.'))) return undefined
+  return (doc) => {
+    const out: Document = { ...doc }
+    for (const field of excluded) delete out[field]
+    return out
+  }
 }

@@ -46,17 +46,3 @@ export function valuesAtPath(doc: unknown, path: string): unknown[] {
   }
   return current
 }
-
-/** The keys one field of `doc` is indexed under: one per array element (multikey), null when missing. */
-export function fieldKeys(doc: Document, path: string): string[] {
-  const keys = new Set<string>()
-  for (const value of valuesAtPath(doc, path)) {
-    if (Array.isArray(value) && value.length > 0) {
-      for (const element of value) keys.add(keyOf(element))
-    } else {
-      keys.add(keyOf(value))
-    }
-  }
-  if (keys.size === 0) keys.add(keyOf(null))
-  return [...keys]
-}

@@ -9,7 +9,7 @@ import type { Modifier } from 'mingo/updater'
 import type { Criteria, Options } from 'mingo/types'
 import { compare, resolve } from 'mingo/util'
 import type { Document, Filter, Projection, SortSpec, UpdateFilter } from '../port.js'
-import { simpleFilterMatcher, simpleUpdate } from './fast-paths.js'
+import { simpleFilterMatcher, simpleProjector, simpleUpdate } from './fast-paths.js'
 
 export interface CompiledQuery {
   test(doc: Document): boolean
@@ -89,11 +89,16 @@ export function select(
   const ordered = sorting ? sorted(matching, sort) : matching
   const page = ordered.slice(skip, limit > 0 ? skip + limit : undefined)
   if (!projection || Object.keys(projection).length === 0) return page
-  return new Query<Document>({}, baseOptions).find<Document>(page, projection).all()
+  const simple = simpleProjector(projection)
+  return page.map((doc) => simple?.(doc) ?? projectWithMingo(doc, projection))
+}
+
+function projectWithMingo(doc: Document, projection: Projection): Document {
+  return new Query<Document>({}, baseOptions).find<Document>([doc], projection).all()[0] as Document
 }
 
 export function project(doc: Document, projection: Projection): Document {
-  return new Query<Document>({}, baseOptions).find<Document>([doc], projection).all()[0] as Document
+  return simpleProjector(projection)?.(doc) ?? projectWithMingo(doc, projection)
 }
 
 /**

@@ -1,12 +1,14 @@
 /**
  * Picks the documents a filter has to be tested against. An equality or `$in` of plain values on
- * `_id` or on the first field of a (non-partial) index narrows them to the index's buckets; the
- * narrowest such field wins. Otherwise every document is a candidate. The filter itself is always
+ * `_id`, or on a prefix of a (non-partial) index's fields, optionally followed by a range
+ * (`$gt/$gte/$lt/$lte`) on the next field, narrows them to that part of the index; the plan with the
+ * fewest ids wins. Otherwise every document is a candidate. The filter itself is always
  * checked afterwards, so a plan only has to return a superset of the matches.
  */
 import type { Document, Filter } from '../port.js'
 import { isScalar, keyOf } from './index-keys.js'
-import type { SecondaryIndex } from './secondary-index.js'
+import { rangeTag } from './ordered-keys.js'
+import type { IndexBounds, RangeCondition, SecondaryIndex } from './secondary-index.js'
 
 /** The plain values a field condition pins the field to, or undefined when it does not pin it. */
 function pinnedValues(condition: unknown): unknown[] | undefined {
@@ -19,16 +21,44 @@ function pinnedValues(condition: unknown): unknown[] | undefined {
   return undefined
 }
 
-function collectPinnedFields(filter: Filter, into: Map<string, unknown[]>): void {
+const LOWER = new Set(['$gt', '$gte'])
+const UPPER = new Set(['$lt', '$lte'])
+
+/** The range a field condition's `$gt/$gte/$lt/$lte` on plain values put on the field, if any. */
+function rangeOf(condition: unknown): RangeCondition | undefined {
+  if (typeof condition !== 'object' || condition === null || Array.isArray(condition) || condition instanceof Date) return undefined
+  let range: RangeCondition | undefined
+  for (const [operator, operand] of Object.entries(condition)) {
+    const lower = LOWER.has(operator)
+    if (!lower && !UPPER.has(operator)) continue
+    const tag = rangeTag(operand)
+    // Bounds of two kinds cannot both hold: either one alone is a valid superset.
+    if (tag === undefined || (range && range.tag !== tag)) continue
+    range ??= { tag }
+    const inclusive = operator.endsWith('e')
+    if (lower) range.lower = { value: operand, inclusive }
+    else range.upper = { value: operand, inclusive }
+  }
+  return range
+}
+
+interface Conditions {
+  pinned: Map<string, unknown[]>
+  ranges: Map<string, RangeCondition>
+}
+
+function collectConditions(filter: Filter, into: Conditions): void {
   for (const [field, condition] of Object.entries(filter)) {
     if (field === '$and' && Array.isArray(condition)) {
-      for (const clause of condition) collectPinnedFields(clause as Filter, into)
+      for (const clause of condition) collectConditions(clause as Filter, into)
       continue
     }
     if (field.startsWith('$')) continue
     const values = pinnedValues(condition)
     // The same field pinned twice (e.g. top level and inside $and): either list is a valid superset.
-    if (values && (!into.has(field) || values.length < (into.get(field) as unknown[]).length)) into.set(field, values)
+    if (values && (!into.pinned.has(field) || values.length < (into.pinned.get(field) as unknown[]).length)) into.pinned.set(field, values)
+    const range = values ? undefined : rangeOf(condition)
+    if (range) into.ranges.set(field, range)
   }
 }
 
@@ -37,24 +67,34 @@ export interface PlanSource {
   indexes: Iterable<SecondaryIndex>
 }
 
+/** How much of an index a plan pins: more pinned fields, then a range, read less. */
+function narrowness(bounds: IndexBounds): number {
+  return bounds.fields * 2 + (bounds.range ? 1 : 0)
+}
+
+/**
+ * The candidates: by `_id` when it is pinned, else from the index whose pinned prefix (and range on
+ * the next field) yields the fewest ids, else every document.
+ */
 export function candidates(filter: Filter, source: PlanSource): Iterable<Document> {
-  const pinned = new Map<string, unknown[]>()
-  collectPinnedFields(filter, pinned)
-  if (pinned.size === 0) return source.docs.values()
+  const conditions: Conditions = { pinned: new Map(), ranges: new Map() }
+  collectConditions(filter, conditions)
+  if (conditions.pinned.size === 0 && conditions.ranges.size === 0) return source.docs.values()
 
   let best: string[] | undefined
-  const idValues = pinned.get('_id')
+  const idValues = conditions.pinned.get('_id')
   if (idValues) best = idValues.map(keyOf)
+  const plans: Array<{ index: SecondaryIndex; bounds: IndexBounds }> = []
   for (const index of source.indexes) {
-    const values = index.usableForQueries ? pinned.get(index.firstField) : undefined
-    if (!values) continue
-    const ids: string[] = []
-    for (const value of values) {
-      const bucket = index.idsWithFirstFieldKey(keyOf(value))
-      if (bucket) for (const id of bucket) ids.push(id)
-      if (best && ids.length >= best.length) break
-    }
+    const bounds = index.usableForQueries ? index.boundsFor(conditions.pinned, conditions.ranges) : undefined
+    if (bounds) plans.push({ index, bounds })
+  }
+  // The most specific plans first, so that the others can stop reading once they are no better.
+  plans.sort((a, b) => narrowness(b.bounds) - narrowness(a.bounds))
+  for (const { index, bounds } of plans) {
+    const ids = index.idsWithin(bounds, best ? best.length : Infinity)
     if (!best || ids.length < best.length) best = ids
+    if (best.length === 0) break
   }
   if (!best) return source.docs.values()
 

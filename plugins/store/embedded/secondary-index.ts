@@ -1,10 +1,11 @@
 /**
- * One in-memory secondary index: buckets of document ids per key, used to plan queries on the index's
- * first field and to enforce uniqueness. The definition (IndexSpec) is what SQLite persists.
+ * One in-memory secondary index: its entries in key order, which answer equality on a prefix of its
+ * fields and a range on the next one, and (unique indexes) buckets of ids per whole key. The definition (IndexSpec) is what SQLite persists.
  */
 import { DuplicateKeyError, type Document, type Filter, type IndexOptions } from '../port.js'
 import { ErrorCodes, StoreServerError } from './errors.js'
-import { fieldKeys, valuesAtPath } from './index-keys.js'
+import { keyOf, valuesAtPath } from './index-keys.js'
+import { AFTER_PREFIX, idOfEntry, orderedKey, SortedKeys } from './ordered-keys.js'
 import { compileQuery, type CompiledQuery } from './mingo.js'
 
 export interface IndexSpec {
@@ -62,25 +63,41 @@ function removeFrom(buckets: Map<string, Set<string>>, key: string, id: string):
   if (bucket.size === 0) buckets.delete(key)
 }
 
-/** The keys one document is filed under in one index; null when a partial index leaves it out. */
-export type IndexEntry = { keys: string[]; firstFieldKeys: string[] } | null
+/**
+ * The keys one document is filed under in one index (one per combination of array elements, as in
+ * a MongoDB multikey index); null when a partial index leaves it out. `unique` are the whole-key
+ * buckets for uniqueness, `ordered` the ordered encodings (without the id) for queries.
+ */
+export type IndexEntry = { unique: string[]; ordered: string[]; arrays: boolean[] } | null
+
+/** What a query pins an index's fields to: equality values on a prefix, then maybe a range. */
+export interface IndexBounds {
+  /** Encoded prefixes (every combination of the pinned values of the leading fields). */
+  prefixes: string[]
+  /** The fields the prefixes cover. */
+  fields: number
+  /** Lower and upper encoded bounds on the next field (within one kind), appended to each prefix. */
+  range?: { from: string; to: string }
+}
 
 export class SecondaryIndex {
   readonly spec: IndexSpec
+  readonly fields: string[]
   private readonly collectionName: string
-  private readonly fields: string[]
   private readonly partial: CompiledQuery | undefined
-  /** Whole-key buckets (for uniqueness). */
+  /** Whole-key buckets, kept for unique indexes only. */
   private readonly entries = new Map<string, Set<string>>()
-  /** First-field buckets (for planning); the same map when the index has one field. */
-  private readonly byFirstField: Map<string, Set<string>>
+  /** Every entry as its fields' ordered encoding followed by the document id. */
+  private readonly ordered = new SortedKeys()
+  /** Per field: how many documents hold an array there (then bounds on it are not intersected). */
+  private readonly arrayHolders: number[]
 
   constructor(collectionName: string, spec: IndexSpec) {
     this.collectionName = collectionName
     this.spec = spec
     this.fields = Object.keys(spec.keys)
     this.partial = spec.partialFilterExpression ? compileQuery(spec.partialFilterExpression) : undefined
-    this.byFirstField = this.fields.length === 1 ? this.entries : new Map()
+    this.arrayHolders = this.fields.map(() => 0)
   }
 
   get firstField(): string {
@@ -98,38 +115,45 @@ export class SecondaryIndex {
 
   entryOf(doc: Document): IndexEntry {
     if (!this.covers(doc)) return null
-    const firstFieldKeys = fieldKeys(doc, this.firstField)
-    if (this.fields.length === 1) return { keys: firstFieldKeys, firstFieldKeys }
-    let tuples: string[][] = [[]]
+    let tuples: Array<{ unique: string[]; ordered: string }> = [{ unique: [], ordered: '' }]
+    const arrays: boolean[] = []
     for (const field of this.fields) {
-      const keys = field === this.firstField ? firstFieldKeys : fieldKeys(doc, field)
-      tuples = tuples.flatMap((tuple) => keys.map((key) => [...tuple, key]))
+      const values = fieldValues(doc, field)
+      arrays.push(values.array)
+      tuples = tuples.flatMap((tuple) => values.values.map((value) => ({ unique: [...tuple.unique, keyOf(value)], ordered: tuple.ordered + orderedKey(value) })))
     }
-    return { keys: tuples.map((tuple) => JSON.stringify(tuple)), firstFieldKeys }
+    const unique = this.spec.unique ? [...new Set(tuples.map((tuple) => (tuple.unique.length === 1 ? (tuple.unique[0] as string) : JSON.stringify(tuple.unique))))] : []
+    return { unique, ordered: [...new Set(tuples.map((tuple) => tuple.ordered))], arrays }
   }
 
   /** Equal entries need no index change (most writes leave the indexed fields alone). */
   static sameEntry(a: IndexEntry, b: IndexEntry): boolean {
     if (a === null || b === null) return a === b
-    return a.keys.length === b.keys.length && a.keys.every((key, i) => key === b.keys[i])
+    return a.ordered.length === b.ordered.length && a.ordered.every((key, i) => key === b.ordered[i]) && a.arrays.every((array, i) => array === b.arrays[i])
   }
 
   insert(id: string, entry: IndexEntry): void {
     if (entry === null) return
-    for (const key of entry.keys) addTo(this.entries, key, id)
-    if (this.byFirstField !== this.entries) for (const key of entry.firstFieldKeys) addTo(this.byFirstField, key, id)
+    for (const key of entry.unique) addTo(this.entries, key, id)
+    for (const key of entry.ordered) this.ordered.insert(key + id)
+    entry.arrays.forEach((array, i) => {
+      if (array) this.arrayHolders[i] = (this.arrayHolders[i] as number) + 1
+    })
   }
 
   delete(id: string, entry: IndexEntry): void {
     if (entry === null) return
-    for (const key of entry.keys) removeFrom(this.entries, key, id)
-    if (this.byFirstField !== this.entries) for (const key of entry.firstFieldKeys) removeFrom(this.byFirstField, key, id)
+    for (const key of entry.unique) removeFrom(this.entries, key, id)
+    for (const key of entry.ordered) this.ordered.delete(key + id)
+    entry.arrays.forEach((array, i) => {
+      if (array) this.arrayHolders[i] = (this.arrayHolders[i] as number) - 1
+    })
   }
 
   /** Throws DuplicateKeyError when another document already holds one of the entry's keys. */
   assertUnique(id: string, entry: IndexEntry, doc: Document): void {
     if (!this.spec.unique || entry === null) return
-    for (const key of entry.keys) {
+    for (const key of entry.unique) {
       const holders = this.entries.get(key)
       if (holders && (holders.size > 1 || !holders.has(id))) {
         const keyValue: Record<string, unknown> = {}
@@ -139,7 +163,73 @@ export class SecondaryIndex {
     }
   }
 
-  idsWithFirstFieldKey(key: string): ReadonlySet<string> | undefined {
-    return this.byFirstField.get(key)
+  /**
+   * The bounds a query's equalities (`pinned`, per field) and ranges (`ranges`, per field) give on
+   * this index, or undefined when they do not constrain its first field. At most `maxPrefixes`
+   * combinations of pinned values are expanded; the rest of the fields are then left unbounded.
+   */
+  boundsFor(pinned: ReadonlyMap<string, unknown[]>, ranges: ReadonlyMap<string, RangeCondition>, maxPrefixes = 64): IndexBounds | undefined {
+    let prefixes = ['']
+    let fields = 0
+    for (const field of this.fields) {
+      const values = pinned.get(field)
+      if (!values || prefixes.length * values.length > maxPrefixes) break
+      const keys = [...new Set(values.map(orderedKey))]
+      prefixes = prefixes.flatMap((prefix) => keys.map((key) => prefix + key))
+      fields++
+    }
+    const rangeField = this.fields[fields]
+    const range = rangeField === undefined ? undefined : ranges.get(rangeField)
+    if (range) {
+      // With arrays in the field, each bound may be met by a different element: keep only the lower one.
+      const intersect = this.arrayHolders[fields] === 0
+      // An entry with exactly the value v starts with orderedKey(v): `+ AFTER_PREFIX` passes all of them.
+      const { lower, upper } = range
+      const from = lower === undefined ? range.tag : orderedKey(lower.value) + (lower.inclusive ? '' : AFTER_PREFIX)
+      const to = upper === undefined || !intersect ? range.tag + AFTER_PREFIX : orderedKey(upper.value) + (upper.inclusive ? AFTER_PREFIX : '')
+      return { prefixes, fields, range: { from, to } }
+    }
+    return fields === 0 ? undefined : { prefixes, fields }
   }
+
+  /** The ids of the documents within the bounds, stopping once there are more than `limit`. */
+  idsWithin(bounds: IndexBounds, limit = Infinity): string[] {
+    const ids: string[] = []
+    for (const prefix of bounds.prefixes) {
+      const from = bounds.range ? prefix + bounds.range.from : prefix
+      const to = bounds.range ? prefix + bounds.range.to : prefix + AFTER_PREFIX
+      for (const entry of this.ordered.range(from, to)) {
+        ids.push(idOfEntry(entry, this.fields.length))
+        if (ids.length > limit) return ids
+      }
+    }
+    return ids
+  }
+}
+
+/** A range a query puts on one field: bounds of one kind (tag), either may be open. */
+export interface RangeCondition {
+  tag: string
+  lower?: { value: unknown; inclusive: boolean }
+  upper?: { value: unknown; inclusive: boolean }
+}
+
+/** The values a field is indexed under (array elements one by one, null when missing), and whether it held an array. */
+function fieldValues(doc: Document, path: string): { values: unknown[]; array: boolean } {
+  const values: unknown[] = []
+  let array = false
+  for (const value of valuesAtPath(doc, path)) {
+    if (Array.isArray(value) && value.length > 0) {
+      array = true
+      values.push(...value)
+    } else {
+      array ||= Array.isArray(value)
+      values.push(value)
+    }
+  }
+  if (values.length === 0) values.push(null)
+  // Equal values (as MongoDB compares them) are filed once.
+  const distinct = new Map<string, unknown>()
+  for (const value of values) if (!distinct.has(keyOf(value))) distinct.set(keyOf(value), value)
+  return { values: [...distinct.values()], array }
 }

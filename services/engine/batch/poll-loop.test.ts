@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
+import { waitUntil } from '../../testing/wait.js'
 import { PollLoop } from './poll-loop.js'
 
 t.test('passes run one after another, every interval, until stop() — which leaves no timer behind', async (t) => {
@@ -14,7 +15,8 @@ t.test('passes run one after another, every interval, until stop() — which lea
     running = false
   }, (error) => t.fail(String(error)))
   loop.start()
-  await sleep(150)
+  // Until a few passes ran (on a loaded machine a fixed sleep may see fewer), then stop.
+  await waitUntil(async () => passes, (count) => count >= 3)
   await loop.stop(1_000)
   const stoppedAt = passes
   t.ok(stoppedAt >= 3, `it kept polling (${stoppedAt} passes)`)
@@ -28,11 +30,10 @@ t.test('wake() runs the next pass at once instead of after the interval', async 
   let passes = 0
   const loop = new PollLoop(60_000, async () => void passes++, (error) => t.fail(String(error)))
   loop.start()
-  await sleep(20)
-  t.equal(passes, 1, 'the first pass runs at start')
+  t.equal(await waitUntil(async () => passes, (count) => count >= 1, 2_000), 1, 'the first pass runs at start')
   loop.wake()
-  await sleep(20)
-  t.equal(passes, 2, 'woken')
+  // The interval is a minute: a second pass within two seconds can only be the wake-up.
+  t.equal(await waitUntil(async () => passes, (count) => count >= 2, 2_000), 2, 'woken')
   await loop.stop(1_000)
   loop.wake()
   await sleep(20)

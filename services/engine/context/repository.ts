@@ -20,7 +20,10 @@ export class SwimlaneMemberRepository {
   async membersOf(appId: string, organizationId: string, swimlaneIds: readonly string[]): Promise<Record<string, string[]>> {
     const members: Record<string, string[]> = Object.fromEntries(swimlaneIds.map((id) => [id, []]))
     if (swimlaneIds.length === 0) return members
-    const users = await this.users.find({ appId, swimlanes: { $in: [...swimlaneIds] } }, { projection: { _id: 0, userId: 1, swimlanes: 1, organizationId: 1 } }).toArray()
+    // With an organization the users' (organizationId, appId) index narrows the read to the tenant;
+    // users without one belong to the organization '' (checked below), which an equality cannot say.
+    const tenant = organizationId === '' ? { appId } : { organizationId, appId }
+    const users = await this.users.find({ ...tenant, swimlanes: { $in: [...swimlaneIds] } }, { projection: { _id: 0, userId: 1, swimlanes: 1, organizationId: 1 } }).toArray()
     for (const user of users) {
       if ((user.organizationId ?? '') !== organizationId) continue
       for (const swimlane of user.swimlanes ?? []) members[swimlane]?.push(user.userId)

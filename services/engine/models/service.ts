@@ -20,8 +20,17 @@ declare module 'fastify' {
   }
 }
 
-/** The compiled process models of one app, by `<processId>@<version>`. */
-export type CompiledApp = Map<string, CompiledProcess>
+/** An app's app-wide functions by id. */
+export type AppFunctions = ReadonlyMap<string, FlowFunctionDefinition>
+
+/**
+ * What the engine keeps of one app: its compiled process models by `<processId>@<version>`, and its
+ * app-wide functions once read (a promise, so concurrent first requests share one read).
+ */
+export interface CompiledApp {
+  processes: Map<string, CompiledProcess>
+  functions?: Promise<AppFunctions>
+}
 
 export class ProcessModels {
   constructor(
@@ -39,7 +48,7 @@ export class ProcessModels {
 
   /** The version a running instance started with. */
   async ofInstance(instance: Pick<ProcessInstance, 'appId' | 'processId' | 'modelVersion'>): Promise<CompiledProcess> {
-    const cached = this.app(instance.appId).get(versionKey(instance.processId, instance.modelVersion))
+    const cached = this.app(instance.appId).processes.get(versionKey(instance.processId, instance.modelVersion))
     if (cached) return cached
     const model = await this.repository.liveProcessVersion(instance.appId, instance.processId, instance.modelVersion)
     if (!model) {
@@ -56,8 +65,25 @@ export class ProcessModels {
     throw this.fail('wm3003', { args: [reason], parameters: { field: 'body.appId', processId } })
   }
 
-  /** The app-wide functions (`functions` models), for the functions a process does not define itself. */
-  async appFunctions(appId: string): Promise<Map<string, FlowFunctionDefinition>> {
+  /**
+   * The app-wide functions (`functions` models), for the functions a process does not define itself.
+   * Every flow run needs them, so they are read once per app and kept with its compiled models: a
+   * models insert evicts the app (at once in its own instance, within CACHE_POLL_MS in the others),
+   * which drops them too. A failed read is not kept.
+   */
+  appFunctions(appId: string): Promise<AppFunctions> {
+    const app = this.app(appId)
+    if (!app.functions) {
+      const loading = this.readAppFunctions(appId)
+      app.functions = loading
+      loading.catch(() => {
+        if (app.functions === loading) delete app.functions
+      })
+    }
+    return app.functions
+  }
+
+  private async readAppFunctions(appId: string): Promise<AppFunctions> {
     const functions = new Map<string, FlowFunctionDefinition>()
     for (const library of await this.repository.liveFunctionLibraries(appId)) {
       const body = library.modelBody as { functions?: Record<string, FlowFunctionDefinition> }
@@ -67,12 +93,12 @@ export class ProcessModels {
   }
 
   private app(appId: string): CompiledApp {
-    return this.caches.cache<CompiledApp>('app').getOrCreate(appId, () => new Map())
+    return this.caches.cache<CompiledApp>('app').getOrCreate(appId, () => ({ processes: new Map() }))
   }
 
   private compiled(model: StoredModel): CompiledProcess {
     const processId = model.processId ?? model.modelID
-    const app = this.app(model.appId)
+    const app = this.app(model.appId).processes
     const key = versionKey(processId, model.version)
     const cached = app.get(key)
     if (cached) return cached

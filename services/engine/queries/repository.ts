@@ -26,8 +26,9 @@ export class ProcessQueryRepository {
   constructor(private readonly collection: Collection<StoredContext>) {}
 
   /**
-   * Running instances are few among all: with `processStatus` first, the embedded store (which
-   * plans on an index's first field) reads only those; on MongoDB it serves the same equality.
+   * Running instances are few among all: the three pinned fields let the embedded store (which plans
+   * on an equality prefix of an index's fields, then a range on the next) read only those; on MongoDB
+   * it serves the same equality. The date range is read from `processId, appId, lastUpdate`.
    */
   async ensureIndexes(): Promise<void> {
     await this.collection.createIndex({ processStatus: 1, processId: 1, appId: 1 }, { name: 'engine_running_instances' })

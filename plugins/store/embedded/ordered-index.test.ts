@@ -1,0 +1,88 @@
+/**
+ * Ordered index entries: the encoding orders values as MongoDB does within a type, the sorted set
+ * behaves as a sorted array, and a plan on an equality prefix plus a range reads only (a superset
+ * of) the matches, multikey fields included.
+ */
+import { Query } from 'mingo'
+import t from 'tap'
+import type { Document, Filter } from '../port.js'
+import { orderedKey, SortedKeys } from './ordered-keys.js'
+import { candidates } from './query-plan.js'
+import { SecondaryIndex } from './secondary-index.js'
+
+t.test('encodings order numbers, strings and dates as the values are ordered', async (t) => {
+  const numbers = [-Infinity, -1e300, -2.5, -1, -0.001, 0, 1e-9, 1, 2, 10, 123456789.5, 1e300, Infinity]
+  for (let i = 1; i < numbers.length; i++) t.ok(orderedKey(numbers[i - 1]) < orderedKey(numbers[i]), `${numbers[i - 1]} < ${numbers[i]}`)
+  t.equal(orderedKey(-0), orderedKey(0), '-0 and 0 are one key')
+  const strings = ['', '\u0000', '\u0000a', 'a', 'a\u0000', 'a\u0000b', 'ab', 'b']
+  for (let i = 1; i < strings.length; i++) t.ok(orderedKey(strings[i - 1]) < orderedKey(strings[i]), JSON.stringify(strings.slice(i - 1, i + 1)))
+  t.ok(orderedKey(new Date(1)) < orderedKey(new Date(2)))
+  t.not(orderedKey(new Date(1)), orderedKey(1), 'a Date is not its time')
+})
+
+t.test('the sorted set keeps order through inserts and deletes across chunks', async (t) => {
+  const set = new SortedKeys()
+  const reference = new Set<string>()
+  let seed = 7
+  const random = (): number => (seed = (seed * 48271) % 2147483647) / 2147483647
+  for (let i = 0; i < 6000; i++) {
+    const key = String(Math.floor(random() * 4000)).padStart(5, '0')
+    if (random() < 0.3) {
+      set.delete(key)
+      reference.delete(key)
+    } else {
+      set.insert(key)
+      reference.add(key)
+    }
+  }
+  const sorted = [...reference].sort()
+  t.same([...set.range('', '\uffff')], sorted)
+  t.equal(set.size, sorted.length)
+  t.same([...set.range('01000', '02000')], sorted.filter((key) => key >= '01000' && key < '02000'))
+})
+
+t.test('a plan on an equality prefix and a range reads only the matches', async (t) => {
+  const index = new SecondaryIndex('c', { name: 'p_a_u', keys: { p: 1, a: 1, u: -1 }, unique: false })
+  const docs = new Map<string, Document>()
+  for (let i = 0; i < 2000; i++) {
+    const doc: Document = { _id: `d${i}`, p: i % 2 === 0 ? 'leave' : 'travel', a: 'hr', u: new Date(Date.UTC(2024, 0, 1) + i * 60_000) }
+    docs.set(`s:d${i}`, doc)
+    index.insert(`s:d${i}`, index.entryOf(doc))
+  }
+  const from = new Date(Date.UTC(2024, 0, 1) + 100 * 60_000)
+  const to = new Date(Date.UTC(2024, 0, 1) + 199 * 60_000)
+  const filters: Filter[] = [
+    { p: 'leave', a: 'hr', u: { $gte: from, $lte: to } },
+    { p: 'leave', a: 'hr', u: { $gt: from } },
+    { p: 'leave', a: 'hr', u: { $lt: from } },
+    { p: { $in: ['leave', 'travel'] }, a: 'hr', u: { $gte: from, $lt: to } },
+    { p: 'leave', a: 'hr' },
+    { p: 'leave', u: { $gte: from } },
+    { a: 'hr', p: 'travel', u: { $gte: 'x' } },
+  ]
+  for (const filter of filters) {
+    const planned = [...candidates(filter, { docs, indexes: [index] })]
+    const expected = [...docs.values()].filter((doc) => new Query(filter, {}).test(doc))
+    const matched = planned.filter((doc) => new Query(filter, {}).test(doc))
+    t.same(new Set(matched.map((doc) => doc._id)), new Set(expected.map((doc) => doc._id)), `every match found: ${JSON.stringify(filter)}`)
+    if (!('u' in filter) || Object.keys(filter).length === 3) t.equal(planned.length, expected.length, `nothing else read: ${JSON.stringify(filter)}`)
+  }
+})
+
+t.test('a range on a multikey field still finds documents whose elements meet the bounds apart', async (t) => {
+  const index = new SecondaryIndex('c', { name: 'k_v', keys: { k: 1, v: 1 }, unique: false })
+  const docs = new Map<string, Document>()
+  const all: Document[] = [
+    { _id: 'a', k: 'x', v: [1, 10] },
+    { _id: 'b', k: 'x', v: 5 },
+    { _id: 'c', k: 'x', v: [20] },
+    { _id: 'd', k: 'y', v: 5 },
+  ]
+  for (const doc of all) {
+    docs.set(`s:${doc._id as string}`, doc)
+    index.insert(`s:${doc._id as string}`, index.entryOf(doc))
+  }
+  const filter = { k: 'x', v: { $gt: 4, $lt: 6 } }
+  const found = [...candidates(filter, { docs, indexes: [index] })].filter((doc) => new Query(filter, {}).test(doc))
+  t.same(found.map((doc) => doc._id).sort(), ['a', 'b'])
+})
