@@ -14,10 +14,13 @@ declare module 'fastify' {
 
 async function correlationPlugin(fastify: FastifyInstance): Promise<void> {
   fastify.decorateRequest('traceContext', null as unknown as TraceContext)
-  fastify.addHook('onRequest', async (request, reply) => {
+  // A callback hook, not an async one: it runs on every request and has nothing to wait for, so no
+  // promise needs to be made and resolved for it.
+  fastify.addHook('onRequest', (request, reply, done) => {
     request.traceContext = traceContextFrom(request.headers.traceparent)
     reply.header('x-request-id', request.id)
     reply.header('traceparent', formatTraceparent(request.traceContext))
+    done()
   })
 }
 

@@ -25,3 +25,9 @@ t.test('a missing or invalid traceparent starts a new sampled trace', async (t) 
     t.not(context.traceId, '00000000000000000000000000000000')
   }
 })
+
+t.test('span ids drawn from the pooled random bytes do not repeat, across refills too', async (t) => {
+  const spans = new Set<string>()
+  for (let index = 0; index < 2000; index++) spans.add(traceContextFrom(undefined).spanId)
+  t.equal(spans.size, 2000)
+})

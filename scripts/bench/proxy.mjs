@@ -10,13 +10,20 @@
  * Targets (issue 7): the gateway keeps at least 0.8 of the engine's throughput, and adds under 2 ms
  * at p99 (medians over the rounds). Exit code 1 when a target is missed or requests fail.
  *
- * Environment: BENCH_PROXY_ROUNDS (default 3), BENCH_PROXY_DURATION_S (5, per side and round),
+ * Fairness: both sides get the same autocannon settings (connections, no pipelining, headers), both
+ * are warmed up, and the side that goes first alternates from round to round, so that a drift in the
+ * host's load (it is shared) does not always favour the same side. Each process's CPU time per
+ * request is reported too (median over the rounds): on a busy host it is the figure that moves with
+ * the code, where throughput moves with the neighbours. The load average is printed for the same
+ * reason.
+ *
+ * Environment: BENCH_PROXY_ROUNDS (default 5), BENCH_PROXY_DURATION_S (5, per side and round),
  * BENCH_PROXY_CONNECTIONS (10). Everything runs on 127.0.0.1; the data dirs are removed at the end.
  */
 import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
@@ -31,7 +38,7 @@ const { openStore } = await import(join(DIST, 'plugins/store/open.js'))
 const { deployExample } = await import(join(DIST, 'services/testing/models.js'))
 const { createTestUser } = await import(join(DIST, 'services/testing/users.js'))
 
-const ROUNDS = Number(process.env.BENCH_PROXY_ROUNDS ?? 3)
+const ROUNDS = Number(process.env.BENCH_PROXY_ROUNDS ?? 5)
 const DURATION_S = Number(process.env.BENCH_PROXY_DURATION_S ?? 5)
 const CONNECTIONS = Number(process.env.BENCH_PROXY_CONNECTIONS ?? 10)
 const WARMUP_S = 2
@@ -84,11 +91,27 @@ async function startProcess(script, env) {
   }
   return {
     origin,
+    pid: /** @type {number} */ (child.pid),
     stop: async () => {
       child.kill('SIGTERM')
       await exited
     },
   }
+}
+
+/**
+ * CPU time (user + system, ms) a process has used so far, from /proc (Linux); undefined elsewhere.
+ * It tells what one request costs each process, which the throughput ratio alone hides on a host
+ * whose cores are all busy.
+ * @param {number} pid
+ */
+function cpuMsOf(pid) {
+  const stat = `/proc/${pid}/stat`
+  if (!existsSync(stat)) return undefined
+  // Fields after the parenthesised command name: state is field 3, utime 14, stime 15 (clock ticks of 10 ms).
+  const line = readFileSync(stat, 'utf8')
+  const fields = line.slice(line.lastIndexOf(')') + 2).split(' ')
+  return (Number(fields[11]) + Number(fields[12])) * 10
 }
 
 /** The HR app and one employee in the engine's store, written before the engine starts. @param {string} dataDir */
@@ -121,12 +144,31 @@ async function startInstance(engine, userId) {
 
 /**
  * @param {string} url @param {string} userId @param {number} seconds
- * @returns {Promise<{ requestsPerSecond: number, p99Ms: number, p50Ms: number, errors: number }>}
+ * @param {Record<string, number>} pids the processes whose CPU time per request is measured, by name
+ * @returns {Promise<{ requestsPerSecond: number, p99Ms: number, p50Ms: number, errors: number, cpuUsPerRequest: Record<string, number | undefined> }>}
  */
-async function load(url, userId, seconds) {
+async function load(url, userId, seconds, pids) {
+  const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMsOf(pid)]))
   const result = await autocannon({ url, connections: CONNECTIONS, duration: seconds, headers: { user: userId } })
+  const cpuUsPerRequest = Object.fromEntries(
+    Object.entries(pids).map(([name, pid]) => {
+      const [start, end] = [before[name], cpuMsOf(pid)]
+      return [name, start === undefined || end === undefined || result.requests.total === 0 ? undefined : ((end - start) * 1000) / result.requests.total]
+    }),
+  )
   const failures = result.errors + result.timeouts + result.non2xx
-  return { requestsPerSecond: result.requests.average, p99Ms: result.latency.p99, p50Ms: result.latency.p50, errors: failures }
+  return { requestsPerSecond: result.requests.average, p99Ms: result.latency.p99, p50Ms: result.latency.p50, errors: failures, cpuUsPerRequest }
+}
+
+/** @param {number | undefined} value */
+function micros(value) {
+  return value === undefined || Number.isNaN(value) ? '?' : `${value.toFixed(0)} µs`
+}
+
+function loadAverage() {
+  return loadavg()
+    .map((value) => value.toFixed(2))
+    .join(' ')
 }
 
 /** @param {number[]} values */
@@ -150,23 +192,30 @@ try {
   running.push(gateway)
   const processInstanceId = await startInstance(engine.origin, userId)
   const path = `/process/${processInstanceId}?organizationId=${TENANT.organizationId}&appId=${TENANT.appId}`
-  process.stdout.write(`GET /process/:id, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION_S} s per side\n`)
+  process.stdout.write(`GET /process/:id, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION_S} s per side; load average ${loadAverage()}\n`)
 
-  await load(`${engine.origin}${path}`, userId, WARMUP_S)
-  await load(`${gateway.origin}${path}`, userId, WARMUP_S)
-  /** @type {Array<{ ratio: number, addedP99Ms: number }>} */
+  const pids = { engine: engine.pid, gateway: gateway.pid }
+  const direct = () => load(`${engine.origin}${path}`, userId, DURATION_S, pids)
+  const proxied = () => load(`${gateway.origin}${path}`, userId, DURATION_S, pids)
+  await load(`${engine.origin}${path}`, userId, WARMUP_S, pids)
+  await load(`${gateway.origin}${path}`, userId, WARMUP_S, pids)
+  /** @type {Array<{ ratio: number, addedP99Ms: number, engineAloneUs: number, gatewayUs: number, engineProxiedUs: number }>} */
   const rounds = []
   let errors = 0
   for (let round = 1; round <= ROUNDS; round++) {
-    const direct = await load(`${engine.origin}${path}`, userId, DURATION_S)
-    const proxied = await load(`${gateway.origin}${path}`, userId, DURATION_S)
-    errors += direct.errors + proxied.errors
-    const ratio = proxied.requestsPerSecond / direct.requestsPerSecond
-    const addedP99Ms = proxied.p99Ms - direct.p99Ms
-    rounds.push({ ratio, addedP99Ms })
+    const engineFirst = round % 2 === 1
+    const first = await (engineFirst ? direct() : proxied())
+    const second = await (engineFirst ? proxied() : direct())
+    const [straight, through] = engineFirst ? [first, second] : [second, first]
+    errors += straight.errors + through.errors
+    const ratio = through.requestsPerSecond / straight.requestsPerSecond
+    const addedP99Ms = through.p99Ms - straight.p99Ms
+    const cpu = { engineAloneUs: straight.cpuUsPerRequest.engine ?? NaN, gatewayUs: through.cpuUsPerRequest.gateway ?? NaN, engineProxiedUs: through.cpuUsPerRequest.engine ?? NaN }
+    rounds.push({ ratio, addedP99Ms, ...cpu })
     process.stdout.write(
-      `round ${round}: engine ${direct.requestsPerSecond.toFixed(0)} req/s (p50 ${direct.p50Ms} ms, p99 ${direct.p99Ms} ms); ` +
-        `gateway ${proxied.requestsPerSecond.toFixed(0)} req/s (p50 ${proxied.p50Ms} ms, p99 ${proxied.p99Ms} ms); ratio ${ratio.toFixed(3)}, added p99 ${addedP99Ms.toFixed(2)} ms\n`,
+      `round ${round} (${engineFirst ? 'engine' : 'gateway'} first): engine ${straight.requestsPerSecond.toFixed(0)} req/s (p50 ${straight.p50Ms} ms, p99 ${straight.p99Ms} ms); ` +
+        `gateway ${through.requestsPerSecond.toFixed(0)} req/s (p50 ${through.p50Ms} ms, p99 ${through.p99Ms} ms); ratio ${ratio.toFixed(3)}, added p99 ${addedP99Ms.toFixed(2)} ms; ` +
+        `CPU per request: engine alone ${micros(cpu.engineAloneUs)}, through the gateway ${micros(cpu.gatewayUs)} gateway + ${micros(cpu.engineProxiedUs)} engine\n`,
     )
   }
   const ratio = median(rounds.map((entry) => entry.ratio))
@@ -177,6 +226,10 @@ try {
     `failed requests: ${errors}`,
   ]
   process.stdout.write(`median over ${ROUNDS} rounds: ${verdicts.join('; ')}\n`)
+  process.stdout.write(
+    `median CPU per request: engine alone ${micros(median(rounds.map((entry) => entry.engineAloneUs)))}; through the gateway ` +
+      `${micros(median(rounds.map((entry) => entry.gatewayUs)))} gateway + ${micros(median(rounds.map((entry) => entry.engineProxiedUs)))} engine; load average ${loadAverage()}\n`,
+  )
   if (ratio < TARGET.throughputRatio || addedP99Ms >= TARGET.addedP99Ms || errors > 0) exitCode = 1
 } catch (error) {
   process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)

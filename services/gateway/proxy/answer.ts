@@ -7,7 +7,8 @@ import { type CustomErrorRecord, type Envelope, errorEnvelope, successEnvelope }
 
 export function isJsonContentType(contentType: string | string[] | number | undefined): boolean {
   if (typeof contentType !== 'string') return false
-  const mediaType = contentType.split(';', 1)[0]!.trim().toLowerCase()
+  const parametersAt = contentType.indexOf(';')
+  const mediaType = (parametersAt === -1 ? contentType : contentType.slice(0, parametersAt)).trim().toLowerCase()
   return mediaType === 'application/json' || mediaType.endsWith('+json')
 }
 
@@ -32,15 +33,26 @@ export class InvalidEngineAnswer extends Error {
  * is `data: null`), or the error record of a failure, its stack kept only in development.
  */
 export function envelopeOfEngineAnswer(statusCode: number, contentType: string | string[] | number | undefined, body: string, exposeStack: boolean): Envelope {
-  if (statusCode < 400) {
-    if (body.trim() === '') return successEnvelope(null)
-    return successEnvelope(parseJson(body, statusCode))
-  }
+  if (statusCode < 400) return successEnvelope(body.trim() === '' ? null : parseJson(body, statusCode))
   if (!isJsonContentType(contentType)) throw new InvalidEngineAnswer(`${statusCode} with ${String(contentType ?? 'no content type')} instead of an error record`)
   const record = parseJson(body, statusCode)
   if (!isCustomErrorRecord(record)) throw new InvalidEngineAnswer(`${statusCode} without an error record`)
   const { stack, ...withoutStack } = record
   return errorEnvelope(exposeStack && stack !== undefined ? { ...withoutStack, stack } : withoutStack)
+}
+
+/** `{"status":"success","data":`, taken from the envelope itself so that the two cannot drift apart. */
+const SUCCESS_PREFIX = JSON.stringify(successEnvelope(null)).slice(0, -'null}'.length)
+
+/**
+ * {@link envelopeOfEngineAnswer} as the JSON text the client gets. A success's body is checked to be
+ * JSON (else 502 fm5021) and then framed as it came rather than parsed into objects and serialised
+ * again: the same JSON value at a fraction of the CPU, on the proxy's most frequent answer.
+ */
+export function envelopeJsonOfEngineAnswer(statusCode: number, contentType: string | string[] | number | undefined, body: string, exposeStack: boolean): string {
+  if (statusCode >= 400 || body.trim() === '') return JSON.stringify(envelopeOfEngineAnswer(statusCode, contentType, body, exposeStack))
+  parseJson(body, statusCode)
+  return `${SUCCESS_PREFIX}${body}}`
 }
 
 function parseJson(body: string, statusCode: number): unknown {

@@ -20,9 +20,14 @@ const NOT_FORWARDED = new Set(['host', 'expect', 'accept-encoding', 'x-request-i
 /** Answer headers the client gets from the gateway itself: its own correlation headers. */
 const NOT_RETURNED = new Set(['x-request-id', 'traceparent'])
 
-function connectionListed(headers: Headers): Set<string> {
+/** The header names a `connection` header lists (they stay on this hop too); none without one. */
+function connectionListed(headers: Headers): ReadonlySet<string> | undefined {
   const value = headers.connection
-  const list = Array.isArray(value) ? value.join(',') : typeof value === 'string' ? value : ''
+  if (value === undefined) return undefined
+  const list = Array.isArray(value) ? value.join(',') : value
+  // Nearly every request and answer says just `keep-alive` (or `close`): hop-by-hop anyway, nothing to parse.
+  const lower = list.toLowerCase()
+  if (lower === 'keep-alive' || lower === 'close') return undefined
   return new Set(
     list
       .split(',')
@@ -31,13 +36,29 @@ function connectionListed(headers: Headers): Set<string> {
   )
 }
 
-function filtered(headers: Headers, drop: ReadonlySet<string>): Headers {
+/** Control characters are not valid in a header value (RFC 9110 §5.5); Fastify would fail to send one. */
+const INVALID_VALUE_CHARACTER = /[^\t\x20-\x7E\x80-\xFF]/
+const INVALID_VALUE_CHARACTERS = new RegExp(INVALID_VALUE_CHARACTER.source, 'g')
+
+/** Tested first: a valid value (all of them, in practice) is kept without a copy. */
+function sanitisedValue(value: string): string {
+  return INVALID_VALUE_CHARACTER.test(value) ? value.replace(INVALID_VALUE_CHARACTERS, '') : value
+}
+
+function sanitised(value: string | string[]): string | string[] {
+  return typeof value === 'string' ? sanitisedValue(value) : value.map(sanitisedValue)
+}
+
+// Runs twice on every proxied request: one pass, a `for…in` over the object (no entries array), and
+// the connection list only parsed when there is one.
+function filtered(headers: Headers, drop: ReadonlySet<string>, clean: boolean): Headers {
   const listed = connectionListed(headers)
   const kept: Headers = {}
-  for (const [name, value] of Object.entries(headers)) {
+  for (const name in headers) {
+    const value = headers[name]
     const lower = name.toLowerCase()
-    if (value === undefined || HOP_BY_HOP.has(lower) || listed.has(lower) || drop.has(lower)) continue
-    kept[lower] = value
+    if (value === undefined || HOP_BY_HOP.has(lower) || drop.has(lower) || listed?.has(lower)) continue
+    kept[lower] = clean ? sanitised(value) : value
   }
   return kept
 }
@@ -52,13 +73,13 @@ export interface Correlation {
  * `content-length` (when the caller sent one; else it stays chunked) and `content-type` still hold.
  */
 export function engineRequestHeaders(incoming: Headers, correlation: Correlation): Headers {
-  const headers = filtered(incoming, NOT_FORWARDED)
+  const headers = filtered(incoming, NOT_FORWARDED, false)
   headers['x-request-id'] = correlation.requestId
   headers.traceparent = correlation.traceparent
   return headers
 }
 
-/** The engine's answer headers that the client gets. */
+/** The engine's answer headers that the client gets, values cleared of characters no header may hold. */
 export function clientAnswerHeaders(fromEngine: Headers): Headers {
-  return filtered(fromEngine, NOT_RETURNED)
+  return filtered(fromEngine, NOT_RETURNED, true)
 }

@@ -18,7 +18,7 @@ import type { NamedCache } from '../../../plugins/cache/registry.js'
 import type { Config } from '../../../plugins/config/config.js'
 import { formatTraceparent } from '../../../plugins/correlation/trace-context.js'
 import type { ServiceError } from '../../../plugins/errors/service-error.js'
-import { envelopeOfEngineAnswer, InvalidEngineAnswer, streamsUntouched } from './answer.js'
+import { envelopeJsonOfEngineAnswer, InvalidEngineAnswer, streamsUntouched } from './answer.js'
 import { clientAnswerHeaders, engineRequestHeaders } from './headers.js'
 import { buildRouteTable, type ProxyRouteTable, type ProxyTarget, routeKey } from './route-table.js'
 
@@ -81,7 +81,7 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
       return
     }
     try {
-      const envelope = envelopeOfEngineAnswer(response.statusCode, contentType, body, config.development)
+      const envelope = envelopeJsonOfEngineAnswer(response.statusCode, contentType, body, config.development)
       reply.removeHeader('content-length')
       reply.type('application/json; charset=utf-8').send(envelope)
     } catch (error) {

@@ -1,0 +1,64 @@
+#!/usr/bin/env node
+// @ts-check
+/**
+ * CPU per workflow request in the engine, without HTTP or load: leave-request lifecycles (start via
+ * `POST /context`, submit, approve) one after another through `inject` on an engine over a
+ * temporary embedded store. Prints the mean time of each request after a warm-up quarter. Run it
+ * under `node --cpu-prof` to see where the time goes.
+ *
+ * Usage: npx tsc -p . && node scripts/profile/engine-requests.mjs [lifecycles=1000]
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const DIST = join(resolve(dirname(fileURLToPath(import.meta.url)), '../..'), 'dist')
+const { openStore } = await import(join(DIST, 'plugins/store/open.js'))
+const { deployExample } = await import(join(DIST, 'services/testing/models.js'))
+const { createTestUser } = await import(join(DIST, 'services/testing/users.js'))
+const { buildService } = await import(join(DIST, 'services/build.js'))
+const { testConfig, silentLogger } = await import(join(DIST, 'services/testing/harness.js'))
+
+const LIFECYCLES = Number(process.argv[2] ?? 1000)
+const TENANT = { appId: 'hr', organizationId: 'acme' }
+const dataDir = mkdtempSync(join(tmpdir(), 'profile-engine-'))
+const store = await openStore({ dataDir })
+for (const example of ['leave-request', 'hr-constants', 'leave-bookings']) await deployExample(store, example, TENANT)
+const employee = await createTestUser(store, { ...TENANT, fullName: 'Employee', swimlanes: ['employee'] })
+const manager = await createTestUser(store, { ...TENANT, fullName: 'Manager', swimlanes: ['manager'] })
+const app = await buildService('engine', { config: testConfig({ dataDir }), store, logger: silentLogger })
+await app.ready()
+
+/**
+ * @param {string} url
+ * @param {string} user
+ * @param {object} body
+ * @returns {Promise<{ ms: number, body: any }>}
+ */
+async function post(url, user, body) {
+  const started = performance.now()
+  const answer = await app.inject({ method: 'POST', url, headers: { user, 'content-type': 'application/json' }, payload: body })
+  if (answer.statusCode !== 200) throw new Error(`${url} answered ${answer.statusCode}: ${answer.body}`)
+  return { ms: performance.now() - started, body: answer.json() }
+}
+
+const totals = { start: 0, submit: 0, approve: 0 }
+const warmUp = Math.floor(LIFECYCLES / 4)
+for (let i = 0; i < LIFECYCLES; i++) {
+  const start = await post('/context', employee.userId, { ...TENANT, processId: 'leave-request', input: { days: 3 } })
+  const instance = start.body.context.processInstance
+  const ids = { ...TENANT, processId: 'leave-request', processInstanceId: instance.processInstanceId, businessKey: instance.businessKey }
+  const submit = await post('/action/complete', employee.userId, { ...ids, taskId: start.body.formContext.task.taskId, actionType: 'complete', dataInstance: { days: 3 } })
+  const approve = await post('/action/complete', manager.userId, { ...ids, taskId: submit.body.formContext.task.taskId, actionType: 'complete', dataInstance: submit.body.context.dataInstance })
+  if (i >= warmUp) {
+    totals.start += start.ms
+    totals.submit += submit.ms
+    totals.approve += approve.ms
+  }
+}
+const measured = LIFECYCLES - warmUp
+process.stdout.write(`mean per request over ${measured} lifecycles: ${Object.entries(totals).map(([name, ms]) => `${name} ${(ms / measured).toFixed(2)} ms`).join(', ')}\n`)
+await app.close()
+await store.close()
+rmSync(dataDir, { recursive: true, force: true })
