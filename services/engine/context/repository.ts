@@ -16,14 +16,18 @@ declare module 'fastify' {
 export class SwimlaneMemberRepository {
   constructor(private readonly users: Collection<StoredUser>) {}
 
+  /** Every session lists the members of its swimlanes: read them by swimlane, not the tenant's every user. */
+  async ensureIndexes(): Promise<void> {
+    await this.users.createIndex({ appId: 1, swimlanes: 1 }, { name: 'engine_swimlane_members' })
+  }
+
   /** Swimlane id → userIds of the tenant's users who work in it, for each of the given swimlanes. */
   async membersOf(appId: string, organizationId: string, swimlaneIds: readonly string[]): Promise<Record<string, string[]>> {
     const members: Record<string, string[]> = Object.fromEntries(swimlaneIds.map((id) => [id, []]))
     if (swimlaneIds.length === 0) return members
-    // With an organization the users' (organizationId, appId) index narrows the read to the tenant;
-    // users without one belong to the organization '' (checked below), which an equality cannot say.
-    const tenant = organizationId === '' ? { appId } : { organizationId, appId }
-    const users = await this.users.find({ ...tenant, swimlanes: { $in: [...swimlaneIds] } }, { projection: { _id: 0, userId: 1, swimlanes: 1, organizationId: 1 } }).toArray()
+    // The (appId, swimlanes) index reads only the members; users without an organization belong to
+    // the organization '' (checked below), which an equality on organizationId cannot say.
+    const users = await this.users.find({ appId, swimlanes: { $in: [...swimlaneIds] } }, { projection: { _id: 0, userId: 1, swimlanes: 1, organizationId: 1 } }).toArray()
     for (const user of users) {
       if ((user.organizationId ?? '') !== organizationId) continue
       for (const swimlane of user.swimlanes ?? []) members[swimlane]?.push(user.userId)
@@ -37,7 +41,9 @@ export function swimlaneMemberRepository(store: Store): SwimlaneMemberRepository
 }
 
 async function swimlaneMembersPlugin(fastify: FastifyInstance): Promise<void> {
-  fastify.decorate('swimlaneMembers', swimlaneMemberRepository(fastify.store))
+  const repository = swimlaneMemberRepository(fastify.store)
+  await repository.ensureIndexes()
+  fastify.decorate('swimlaneMembers', repository)
 }
 
 export default fp(swimlaneMembersPlugin, { name: 'swimlane-members-repository', dependencies: ['store'] })
