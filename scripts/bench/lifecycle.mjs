@@ -15,10 +15,10 @@
 import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { freePort } from './support/free-port.mjs'
 import { Pool } from 'undici'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
@@ -41,17 +41,6 @@ const TENANT = { appId: 'hr', organizationId: 'acme' }
 
 /** @typedef {{ employee: string, manager: string }} Pair */
 
-/** A free localhost port. */
-async function freePort() {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = /** @type {import('node:net').AddressInfo} */ (server.address())
-      server.close(() => resolvePort(port))
-    })
-  })
-}
 
 /** @param {string} dataDir @returns {Promise<Pair[]>} */
 async function seedApp(dataDir) {

@@ -22,10 +22,10 @@
  */
 import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { loadavg, tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { freePort } from './support/free-port.mjs'
 import autocannon from 'autocannon'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
@@ -45,17 +45,6 @@ const WARMUP_S = 2
 const TARGET = { throughputRatio: 0.8, addedP99Ms: 2 }
 const TENANT = { appId: 'hr', organizationId: 'acme' }
 
-/** @returns {Promise<number>} a free localhost port */
-async function freePort() {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = /** @type {import('node:net').AddressInfo} */ (server.address())
-      server.close(() => resolvePort(port))
-    })
-  })
-}
 
 /**
  * The entry point an npm script runs (`node dist/services/engine/server.js`), started directly so
