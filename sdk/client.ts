@@ -107,19 +107,11 @@ function isErrorEnvelope(body: unknown): body is Schemas['ErrorEnvelope'] {
   return (status === 'customerror' || status === 'permissionError' || status === 'error') && typeof error?.code === 'string' && typeof error.message === 'string'
 }
 
-/** The `fields` part of `/file/upload` (gateway document: FileUploadForm). */
-export interface UploadFields {
-  processId: string
-  processInstanceId: string
-  businessKey: string
-  /** The task's stepId. */
-  taskDefinitionKey: string
-  taskId: string
-  label: string
-  fileName: string
-  /** Free-form input handed to the model's upload function. */
-  body?: Record<string, unknown>
-}
+/**
+ * The `fields` part of `/file/upload` (gateway document: FileUploadFields); the client asks for the
+ * instance ids the contract leaves to the handler's check, so a missing one is a type error here.
+ */
+export type UploadFields = Schemas['FileUploadFields'] & Required<Pick<Schemas['FileUploadFields'], 'processId' | 'processInstanceId'>>
 
 export type UploadSource = Uint8Array | Blob | Readable
 

@@ -1282,9 +1282,24 @@ export interface components {
             organizationId?: string;
             appId?: string;
         };
+        /** @description The `fields` part of `/file/upload`, as JSON text. `processId` and `processInstanceId` are checked by the handler (500 wm3071 when missing), as SPEC.md answers. */
+        FileUploadFields: {
+            processId?: string;
+            processInstanceId?: string;
+            businessKey: string;
+            /** @description The task's stepId. */
+            taskDefinitionKey: string;
+            taskId: string;
+            label: string;
+            fileName: string;
+            /** @description Free-form input handed to the model's upload function. */
+            body?: {
+                [key: string]: unknown;
+            };
+        };
         /** @description `multipart/form-data` of `/file/upload`. The `fields` part is a JSON text with `processId`, `processInstanceId` (both checked by the handler: 500 wm3071 when missing), `businessKey`, `taskDefinitionKey` (the task's stepId), `taskId`, `label`, `fileName` (all strings) and `body` (an optional free-form object handed to the upload function). */
         FileUploadForm: {
-            /** @description JSON text: { processId, processInstanceId, businessKey, taskDefinitionKey, taskId, label, fileName, body? }. */
+            /** @description JSON text of a FileUploadFields object. */
             fields: string;
             /**
              * Format: binary

@@ -75,39 +75,77 @@ export async function runUserTaskActivity(
   return { processInstance: state.processInstance, dataInstance: result.dataInstance }
 }
 
+/** What ending a task takes; the UI's `/action/complete` and the headless task action both use it. */
+export interface TaskEnding {
+  stored: StoredContext
+  task: Task
+  compiled: CompiledProcess
+  env: RunEnvironment
+  actor: Actor
+  actionType: 'complete' | 'cancel' | 'return'
+  customType?: string | undefined
+  dataInstance?: ProcessState['dataInstance'] | undefined
+  /** The `activityDescription` note to add with the action. */
+  note?: string | undefined
+  /** Details of the activity record beyond the customType. */
+  details?: Record<string, unknown>
+}
+
+/**
+ * Ends a task: the runtime's action, the `userTaskActivity` function, the optional note, one
+ * compare-and-set commit with its activity and notification, then the task's lock released.
+ */
+export async function endTask(
+  deps: Pick<ActionServiceDependencies, 'instances' | 'locks' | 'fail'>,
+  ending: TaskEnding,
+): Promise<{ committed: StoredContext; effects: RuntimeEffect[] }> {
+  const { stored, task, compiled, env, actor, actionType, customType, note } = ending
+  const transition = await runtimeCall(deps.fail, 'advance', () =>
+    compiled.act(stateOf(stored), { taskId: task.taskId, actionType, ...(ending.dataInstance ? { dataInstance: ending.dataInstance } : {}), ...(customType ? { customType } : {}) }, env),
+  )
+  let state = await runUserTaskActivity(deps.fail, compiled, transition.state, actionType, task, env)
+  if (note) state = withNote(state, newNote(env.newId(), note, actor, env.now(), task.taskId))
+  const committed = await deps.instances.commit({
+    previous: stored,
+    state,
+    effects: transition.effects,
+    compiled,
+    env,
+    actor,
+    event: 'TaskCompleted',
+    activities: [{ type: actionType, taskId: task.taskId, stepId: task.stepId, details: { ...ending.details, ...(customType ? { customType } : {}), ...(note ? { activityDescription: note } : {}) } }],
+  })
+  // The task has ended: a lock someone still held on it means nothing any more.
+  await deps.locks.releaseTask(task.taskId)
+  return { committed, effects: transition.effects }
+}
+
 export class ActionService {
   constructor(private readonly deps: ActionServiceDependencies) {}
 
   async complete(actor: Actor, body: CompleteActionRequest, additionalHeaders: AdditionalHeaders): Promise<Session> {
-    const { instances, locks, sessions, fail } = this.deps
+    const { locks, sessions, fail } = this.deps
     const actionType = body.actionType
     if (actionType === 'function') {
       throw fail('wm3110', { args: ['function actions run through /action/function, they do not end the task'], parameters: { field: 'body.actionType' } })
     }
     const atHand = await this.taskAtHand(actor, body.processInstanceId, body.taskId, additionalHeaders)
     const { stored, task, compiled, env } = atHand
-    const transition = await runtimeCall(fail, 'advance', () =>
-      compiled.act(stateOf(stored), { taskId: task.taskId, actionType, dataInstance: body.dataInstance, ...(body.customType ? { customType: body.customType } : {}) }, env),
-    )
-    let state = await this.runUserTaskActivity(compiled, transition.state, actionType, task, env)
-    const description = body.additionalInfo?.activityDescription
-    if (description) state = withNote(state, newNote(env.newId(), description, actor, env.now(), task.taskId))
-
-    const committed = await instances.commit({
-      previous: stored,
-      state,
-      effects: transition.effects,
+    const { committed, effects } = await endTask(this.deps, {
+      stored,
+      task,
       compiled,
       env,
       actor,
-      event: 'TaskCompleted',
-      activities: [{ type: actionType, taskId: task.taskId, stepId: task.stepId, details: { ...(body.customType ? { customType: body.customType } : {}), ...(description ? { activityDescription: description } : {}) } }],
+      actionType,
+      customType: body.customType,
+      dataInstance: body.dataInstance,
+      note: body.additionalInfo?.activityDescription,
     })
-    await locks.releaseTask(task.taskId)
 
     // The next task opens for the user; locked for them when they started the process (the
     // "original form owner") and may work on it.
-    const created = createdTasks(transition.effects)
+    const created = createdTasks(effects)
     const next = taskForForm(committed.processInstance, actor, created)
     let lockHolder: string | null | undefined
     if (next && created.some((task) => task.taskId === next.taskId) && committed.initiator === actor.userId && mayActOnTask(actor, next)) {
@@ -128,7 +166,7 @@ export class ActionService {
   async save(actor: Actor, body: SaveActionRequest, additionalHeaders: AdditionalHeaders): Promise<Session> {
     const atHand = await this.taskAtHand(actor, body.processInstanceId, body.taskId, additionalHeaders)
     const { stored, task, compiled, env } = atHand
-    const state = await this.runUserTaskActivity(compiled, { processInstance: stored.processInstance, dataInstance: body.dataInstance }, 'save', task, env)
+    const state = await runUserTaskActivity(this.deps.fail, compiled, { processInstance: stored.processInstance, dataInstance: body.dataInstance }, 'save', task, env)
     const committed = await this.deps.instances.commit({
       previous: stored,
       state,
@@ -203,10 +241,6 @@ export class ActionService {
     const compiled = await models.ofInstance(stored.processInstance)
     const env = await environments.create({ actor: runtimeUserOf(actor), appId: stored.appId, organizationId: stored.organizationId, additionalHeaders })
     return { stored, task, compiled, env, lockHolder: lock ? lock.userId : null }
-  }
-
-  private runUserTaskActivity(compiled: CompiledProcess, state: ProcessState, actionType: string, task: Task, env: RunEnvironment): Promise<ProcessState> {
-    return runUserTaskActivity(this.deps.fail, compiled, state, actionType, task, env)
   }
 
   /** The session on the task just acted on (it stays open). */

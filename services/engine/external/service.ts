@@ -17,7 +17,7 @@ import { type ErrorFactory, isServiceError } from '../../../plugins/errors/servi
 import type { CacheRegistry } from '../../../plugins/cache/registry.js'
 import { type Actor, findActor } from '../../../plugins/identity/plugin.js'
 import type { Store } from '../../../plugins/store/port.js'
-import { runUserTaskActivity } from '../actions/service.js'
+import { endTask } from '../actions/service.js'
 import type { ContextRepository } from '../contexts/repository.js'
 import { runtimeUserOf, SYSTEM_USER } from '../flow-host/environment.js'
 import { runtimeCall } from '../flow-host/runtime-errors.js'
@@ -65,22 +65,17 @@ export class ExternalService {
     }
     const { stored, compiled, env } = await instanceAtHand(this.deps, actor, { ...body, additionalHeaders, check: 'access' })
     const task = openTaskOf(this.fail, stored, taskId)
-    const transition = await runtimeCall(this.fail, 'advance', () =>
-      compiled.act(stateOf(stored), { taskId, actionType, ...(body.dataInstance ? { dataInstance: body.dataInstance } : {}), ...(body.customType ? { customType: body.customType } : {}) }, env),
-    )
-    const state = await runUserTaskActivity(this.fail, compiled, transition.state, actionType, task, env)
-    await this.deps.instances.commit({
-      previous: stored,
-      state,
-      effects: transition.effects,
+    await endTask(this.deps, {
+      stored,
+      task,
       compiled,
       env,
       actor,
-      event: 'TaskCompleted',
-      activities: [{ type: actionType, taskId, stepId: task.stepId, details: { headless: true, ...(body.customType ? { customType: body.customType } : {}) } }],
+      actionType,
+      customType: body.customType,
+      dataInstance: body.dataInstance,
+      details: { headless: true },
     })
-    // The task has ended: a lock someone still held on it means nothing any more.
-    await this.deps.locks.releaseTask(taskId)
     return { isSuccess: true }
   }
 

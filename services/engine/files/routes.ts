@@ -4,6 +4,7 @@
  * multipart parser is registered for the upload route only, so other routes keep answering 415
  * to multipart bodies.
  */
+import { FileUploadFields } from '../../../openapi/generated/schemas.js'
 import type { MultipartFile } from '@fastify/multipart'
 import multipart from '@fastify/multipart'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
@@ -22,8 +23,11 @@ export interface FileRoutesOptions {
 
 /** The `fields` part cannot reasonably be larger than this. */
 const MAX_FIELDS_BYTES = 64 * 1024
-const REQUIRED_TEXT_FIELDS = ['businessKey', 'taskDefinitionKey', 'taskId', 'label', 'fileName'] as const
-const OPTIONAL_TEXT_FIELDS = ['processId', 'processInstanceId'] as const
+// From the contract's FileUploadFields: every string member, split by whether it is required.
+const TEXT_FIELDS = Object.entries(FileUploadFields.properties).flatMap(([name, schema]) => (schema.type === 'string' ? [name] : []))
+const REQUIRED: readonly string[] = FileUploadFields.required
+const REQUIRED_TEXT_FIELDS = TEXT_FIELDS.filter((name) => REQUIRED.includes(name))
+const OPTIONAL_TEXT_FIELDS = TEXT_FIELDS.filter((name) => !REQUIRED.includes(name))
 
 /** The `fields` part as UploadFields (400 wm4000 naming what is wrong). */
 export function parseUploadFields(fail: ErrorFactory<string>, text: string): UploadFields {

@@ -4,6 +4,7 @@
  * upload function may reject them (they are removed again) or rename them, and the instance's
  * `files` list and activity log follow. Stored bytes never outlive a failed upload.
  */
+import type { FileUploadFields } from '../../../openapi/generated/schemas.js'
 import type { Readable } from 'node:stream'
 import type { FastifyBaseLogger } from 'fastify'
 import type { File, FileOperationRequest } from '../../../openapi/generated/schemas.js'
@@ -16,17 +17,8 @@ import { type AdditionalHeaders, type InstanceAtHand, instanceAtHand, type Insta
 
 export type FileFunctionKind = 'upload' | 'download' | 'delete'
 
-/** The `fields` part of an upload, as the contract describes it. */
-export interface UploadFields {
-  processId?: string
-  processInstanceId?: string
-  businessKey: string
-  taskDefinitionKey: string
-  taskId: string
-  label: string
-  fileName: string
-  body?: Record<string, unknown>
-}
+/** The `fields` part of an upload (contract: FileUploadFields). */
+export type UploadFields = FileUploadFields
 
 /** The bytes of an upload as they arrive: read once, by the file storage. */
 export interface UploadSource {
