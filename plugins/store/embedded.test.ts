@@ -1,16 +1,17 @@
 /**
  * What only the embedded store has to prove: durability across close, reopen and kill -9, the
- * data-dir lock, TTL expiry, file handles that cannot escape the files directory, and all-or-nothing
- * multi-document writes.
+ * data-dir lock, TTL expiry, file handles that cannot escape the files directory, all-or-nothing
+ * multi-document writes, and writes that SQLite refuses being undone in memory.
  */
 import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import Database from 'better-sqlite3'
 import t from 'tap'
 import { LOCK_FILE } from './embedded/data-dir-lock.js'
-import { EmbeddedStore } from './embedded/store.js'
+import { DATABASE_FILE, EmbeddedStore } from './embedded/store.js'
 
 const writerChild = fileURLToPath(new URL('./fixtures/writer-child.js', import.meta.url))
 
@@ -133,16 +134,16 @@ t.test('TTL indexes remove expired documents', async (t) => {
     { _id: 'old-permanent', createdAt: minutes(-61) },
     { _id: 'young-temporary', createdAt: minutes(-59), temporary: true },
   ])
-  t.equal(store.sweepExpired(now), 4)
+  t.equal(await store.sweepExpired(now), 4)
   const left = (await c.find({}, { sort: { _id: 1 } }).toArray()).map((doc) => doc._id)
   t.same(left, ['future', 'no-field', 'not-a-date', 'old-permanent', 'young-temporary'])
-  t.equal(store.sweepExpired(now), 0, 'nothing more to do')
+  t.equal(await store.sweepExpired(now), 0, 'nothing more to do')
   await store.close()
 
   const reopened = EmbeddedStore.open({ dataDir })
   t.teardown(() => reopened.close())
   t.equal(await reopened.collection('sessions').countDocuments(), 5, 'the removals are durable')
-  t.equal(reopened.sweepExpired(minutes(1)), 2, 'both TTL indexes came back with the reopen')
+  t.equal(await reopened.sweepExpired(minutes(1)), 2, 'both TTL indexes came back with the reopen')
 })
 
 t.test('file handles cannot reach outside the files directory', async (t) => {
@@ -226,4 +227,35 @@ t.test('indexes follow updates, deletes and arrays', async (t) => {
   t.same(await idsOf({ status: 'running' }), [])
   t.same(await idsOf({ status: { $in: ['done', 'running'] } }), [2])
   t.same(await idsOf({ when: new Date(2) }), [], 'replaced fields are gone from the index')
+})
+
+t.test('a write SQLite refuses is undone in memory, with every write queued behind it', async (t) => {
+  const dataDir = tempDataDir(t)
+  const store = EmbeddedStore.open({ dataDir })
+  const c = store.collection('guarded')
+  await c.createIndex({ code: 1 }, { unique: true })
+  await c.insertOne({ _id: 'a', code: 'A', v: 1 })
+  // A trigger stands in for a full disk: SQLite aborts any transaction that saves the poisoned id.
+  const saboteur = new Database(join(dataDir, DATABASE_FILE))
+  saboteur.exec(`CREATE TRIGGER poison BEFORE INSERT ON documents WHEN NEW.id LIKE '%poison%' BEGIN SELECT RAISE(ABORT, 'disk on fire'); END;`)
+  saboteur.close()
+
+  // The first write goes to SQLite alone; the next two wait and then share one transaction.
+  const durable = c.updateOne({ _id: 'a' }, { $set: { v: 2 } })
+  const poisoned = c.insertOne({ _id: 'poison', code: 'P' })
+  const queuedBehind = c.updateOne({ _id: 'a' }, { $set: { v: 3, code: 'Z' } })
+  await t.resolves(durable, 'a write committed before the failure stays')
+  await t.rejects(poisoned, { name: 'JournalWriteError', message: /disk on fire/ })
+  await t.rejects(queuedBehind, { name: 'JournalWriteError' }, 'a write in the same failed transaction is refused too')
+
+  t.same(await c.find({}).toArray(), [{ _id: 'a', code: 'A', v: 2 }], 'memory holds exactly what SQLite holds')
+  t.equal(await c.countDocuments({ code: 'P' }), 0, 'the index forgot the refused insert')
+  t.equal(await c.countDocuments({ code: 'Z' }), 0, 'and the refused update')
+  await c.insertOne({ _id: 'b', code: 'Z' })
+  t.equal(await c.countDocuments({ code: 'Z' }), 1, 'the unique value of an undone write is free again, and writes go on')
+  await store.close()
+
+  const reopened = EmbeddedStore.open({ dataDir })
+  t.teardown(() => reopened.close())
+  t.same(await reopened.collection('guarded').find({}, { sort: { _id: 1 } }).toArray(), [{ _id: 'a', code: 'A', v: 2 }, { _id: 'b', code: 'Z' }])
 })

@@ -23,7 +23,7 @@ import type {
 } from '../port.js'
 import { newObjectIdHex } from '../object-id.js'
 import { type Change, type DocumentTable, idKeyOf } from './document-table.js'
-import { encodeDocument, encodeForStorage } from './document-codec.js'
+import { cloneDocument, encodeDocument, encodeForStorage } from './document-codec.js'
 import { ErrorCodes, StoreArgumentError, StoreServerError } from './errors.js'
 import { aggregate, compileQuery, project, select, updatedCopy } from './mingo.js'
 import { indexSpecFrom } from './secondary-index.js'
@@ -69,7 +69,7 @@ export class EmbeddedCollection implements Collection<Document> {
 
   async insertOne(doc: Document): Promise<InsertOneResult> {
     this.host.assertOpen()
-    this.table.commit([this.insertion(doc)])
+    await this.table.commit([this.insertion(doc)]).durable
     return { acknowledged: true, insertedId: doc._id }
   }
 
@@ -77,7 +77,7 @@ export class EmbeddedCollection implements Collection<Document> {
   async insertMany(docs: Document[]): Promise<InsertManyResult> {
     this.host.assertOpen()
     if (docs.length === 0) throw new StoreArgumentError('Invalid BulkOperation, Batch cannot be empty')
-    this.table.commit(docs.map((doc) => this.insertion(doc)))
+    await this.table.commit(docs.map((doc) => this.insertion(doc))).durable
     return { acknowledged: true, insertedCount: docs.length }
   }
 
@@ -85,13 +85,13 @@ export class EmbeddedCollection implements Collection<Document> {
     this.host.assertOpen()
     const found = this.first(filter, options.sort)
     if (!found) return null
-    return structuredClone(options.projection ? project(found, options.projection) : found)
+    return cloneDocument(options.projection ? project(found, options.projection) : found)
   }
 
   find(filter: Filter, options: FindOptions = {}): Cursor<Document> {
     return cursorOf(() => {
       this.host.assertOpen()
-      return select(this.table.candidates(filter), compileQuery(filter), options).map((doc) => structuredClone(doc))
+      return select(this.table.candidates(filter), compileQuery(filter), options).map((doc) => cloneDocument(doc))
     })
   }
 
@@ -101,7 +101,7 @@ export class EmbeddedCollection implements Collection<Document> {
     const found = this.first(filter)
     if (found) {
       const after = this.updated(found, update, filter)
-      if (after) this.table.commit([{ id: idKeyOf(found), before: found, after }])
+      if (after) await this.table.commit([{ id: idKeyOf(found), before: found, after }]).durable
       return { acknowledged: true, matchedCount: 1, modifiedCount: after ? 1 : 0, ...NOT_UPSERTED }
     }
     return this.upsertOrNothing(filter, update, options)
@@ -118,7 +118,7 @@ export class EmbeddedCollection implements Collection<Document> {
       const after = this.updated(before, update, filter)
       if (after) changes.push({ id: idKeyOf(before), before, after })
     }
-    if (changes.length > 0) this.table.commit(changes)
+    if (changes.length > 0) await this.table.commit(changes).durable
     return { acknowledged: true, matchedCount: found.length, modifiedCount: changes.length, ...NOT_UPSERTED }
   }
 
@@ -134,13 +134,13 @@ export class EmbeddedCollection implements Collection<Document> {
       // The replacement's encoding is also what the commit stores: encode it once.
       const encoded = encodeForStorage(after)
       const modified = encoded.text !== encodeDocument(found)
-      if (modified) this.table.commit([{ id: idKeyOf(found), before: found, after, afterIsCallers: true, encoded }])
+      if (modified) await this.table.commit([{ id: idKeyOf(found), before: found, after, afterIsCallers: true, encoded }]).durable
       return { acknowledged: true, matchedCount: 1, modifiedCount: modified ? 1 : 0, ...NOT_UPSERTED }
     }
     if (!options.upsert) return { acknowledged: true, matchedCount: 0, modifiedCount: 0, ...NOT_UPSERTED }
     // A replacement upsert takes only `_id` from the filter, not its other equality fields.
     const doc = withId({ ...replacement }, replacement._id ?? upsertSeed(filter)._id ?? newObjectIdHex())
-    this.table.commit([{ id: idKeyOf(doc), after: doc, afterIsCallers: true }])
+    await this.table.commit([{ id: idKeyOf(doc), after: doc, afterIsCallers: true }]).durable
     return { acknowledged: true, matchedCount: 0, modifiedCount: 0, upsertedCount: 1, upsertedId: doc._id }
   }
 
@@ -149,31 +149,36 @@ export class EmbeddedCollection implements Collection<Document> {
     assertOperators(update)
     const returnAfter = options.returnDocument === 'after'
     let result: Document | undefined
+    let durable: Promise<void> | undefined
     const found = this.first(filter, options.sort)
     if (found) {
       const after = this.updated(found, update, filter)
-      const stored = after ? this.table.commit([{ id: idKeyOf(found), before: found, after }])[0] : found
-      result = returnAfter ? stored : found
+      const written = after ? this.table.commit([{ id: idKeyOf(found), before: found, after }]) : undefined
+      durable = written?.durable
+      result = returnAfter ? (written?.stored[0] ?? found) : found
     } else if (options.upsert) {
       const doc = this.upserted(filter, update)
-      const stored = this.table.commit([{ id: idKeyOf(doc), after: doc }])[0]
-      result = returnAfter ? stored : undefined
+      const written = this.table.commit([{ id: idKeyOf(doc), after: doc }])
+      durable = written.durable
+      result = returnAfter ? written.stored[0] : undefined
     }
-    if (!result) return null
-    return structuredClone(options.projection ? project(result, options.projection) : result)
+    // Copied now, before another call can change the document, and answered once it is durable.
+    const answer = result ? cloneDocument(options.projection ? project(result, options.projection) : result) : null
+    await durable
+    return answer
   }
 
   async deleteOne(filter: Filter): Promise<DeleteResult> {
     this.host.assertOpen()
     const found = this.first(filter)
-    if (found) this.table.commit([{ id: idKeyOf(found), before: found }])
+    if (found) await this.table.commit([{ id: idKeyOf(found), before: found }]).durable
     return { acknowledged: true, deletedCount: found ? 1 : 0 }
   }
 
   async deleteMany(filter: Filter): Promise<DeleteResult> {
     this.host.assertOpen()
     const found = this.all(filter)
-    if (found.length > 0) this.table.commit(found.map((before) => ({ id: idKeyOf(before), before })))
+    if (found.length > 0) await this.table.commit(found.map((before) => ({ id: idKeyOf(before), before }))).durable
     return { acknowledged: true, deletedCount: found.length }
   }
 
@@ -189,7 +194,7 @@ export class EmbeddedCollection implements Collection<Document> {
       // A leading $match is answered with the query planner, so only the matches are copied.
       const [first, ...rest] = pipeline
       const leadingMatch = first && Object.keys(first).length === 1 && typeof first.$match === 'object' && first.$match !== null ? (first.$match as Filter) : undefined
-      const input = (leadingMatch ? this.all(leadingMatch) : [...this.table.docs.values()]).map((doc) => structuredClone(doc))
+      const input = (leadingMatch ? this.all(leadingMatch) : [...this.table.docs.values()]).map((doc) => cloneDocument(doc))
       const stages = leadingMatch ? rest : pipeline
       return (stages.length > 0 ? aggregate(input, stages, (name) => this.host.documentsOf(name)) : input) as R[]
     })
@@ -239,10 +244,10 @@ export class EmbeddedCollection implements Collection<Document> {
     return doc._id === undefined ? withId(doc, newObjectIdHex()) : doc
   }
 
-  private upsertOrNothing(filter: Filter, update: UpdateFilter, options: UpdateOptions): UpdateResult {
+  private async upsertOrNothing(filter: Filter, update: UpdateFilter, options: UpdateOptions): Promise<UpdateResult> {
     if (!options.upsert) return { acknowledged: true, matchedCount: 0, modifiedCount: 0, ...NOT_UPSERTED }
     const doc = this.upserted(filter, update)
-    this.table.commit([{ id: idKeyOf(doc), after: doc }])
+    await this.table.commit([{ id: idKeyOf(doc), after: doc }]).durable
     return { acknowledged: true, matchedCount: 0, modifiedCount: 0, upsertedCount: 1, upsertedId: doc._id }
   }
 

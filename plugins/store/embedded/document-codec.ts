@@ -14,25 +14,88 @@ function isPlainContainer(value: object): boolean {
   return proto === Object.prototype || proto === null
 }
 
-/** Set while encoding when JSON changes a value (drops `undefined`, turns NaN into null). */
-let lossy = false
+/** Why a value cannot be saved, or undefined when it can (JSON may still drop or change it). */
+function refusal(value: object, key: string): TypeError | undefined {
+  if (isPlainContainer(value) && typeof (value as { toJSON?: unknown }).toJSON !== 'function') return undefined
+  const kind = value.constructor?.name ?? 'object'
+  return new TypeError(`The embedded store cannot save a ${kind} value (field "${key}"); use plain JSON values and Dates`)
+}
 
-function replacer(this: Record<string, unknown>, key: string, value: unknown): unknown {
-  // JSON.stringify has already called Date#toJSON on `value`; the holder still has the Date itself.
-  const raw = this[key]
-  if (typeof raw === 'bigint') throw new TypeError(`The embedded store cannot save a bigint value (field "${key}")`)
-  if (raw === undefined || typeof raw === 'function' || typeof raw === 'symbol' || (typeof raw === 'number' && !Number.isFinite(raw))) {
-    lossy = true
-    return value
+/** Assigns an own field, `__proto__` included (a plain assignment would set the prototype instead). */
+function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true })
+  else target[key] = value
+}
+
+interface EncodingScan {
+  /** JSON changes a value: drops `undefined` (and functions), turns NaN into null. */
+  lossy: boolean
+}
+
+/**
+ * The value as JSON.stringify should see it: Dates replaced by their `$date` tag, copying only the
+ * containers on the way to a Date (most documents have none, or one near the top, and come back
+ * as they are). Refuses what cannot be saved; notes what JSON would change.
+ */
+function tagged(value: unknown, key: string, scan: EncodingScan): unknown {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value
+    case 'number':
+      if (!Number.isFinite(value)) scan.lossy = true
+      return value
+    case 'bigint':
+      throw new TypeError(`The embedded store cannot save a bigint value (field "${key}")`)
+    case 'undefined':
+    case 'function':
+    case 'symbol':
+      scan.lossy = true
+      return value
   }
-  if (raw instanceof Date) {
-    return { [DATE_TAG]: Number.isNaN(raw.getTime()) ? null : raw.toISOString() }
+  if (value === null) return value
+  if (value instanceof Date) return { [DATE_TAG]: Number.isNaN(value.getTime()) ? null : value.toISOString() }
+  const container = value as object
+  const refused = refusal(container, key)
+  if (refused) throw refused
+  if (Array.isArray(container)) {
+    let copy: unknown[] | undefined
+    for (let i = 0; i < container.length; i++) {
+      const item: unknown = container[i]
+      const next = tagged(item, String(i), scan)
+      if (next !== item) (copy ??= container.slice())[i] = next
+    }
+    return copy ?? container
   }
-  if (typeof raw === 'object' && raw !== null && !isPlainContainer(raw)) {
-    const kind = raw.constructor?.name ?? 'object'
-    throw new TypeError(`The embedded store cannot save a ${kind} value (field "${key}"); use plain JSON values and Dates`)
+  const fields = container as Record<string, unknown>
+  let copy: Record<string, unknown> | undefined
+  for (const field in fields) {
+    const item = fields[field]
+    const next = tagged(item, field, scan)
+    if (next !== item) setOwn((copy ??= { ...fields }), field, next)
   }
-  return value
+  return copy ?? fields
+}
+
+/**
+ * A deep copy, several times faster than structuredClone for what documents hold: plain objects,
+ * arrays, Dates and primitives are copied here; anything else (which the store refuses to save
+ * anyway) goes to structuredClone, so the copy is never less faithful than its.
+ */
+export function cloneDocument<T>(value: T): T {
+  if (typeof value !== 'object' || value === null) return value
+  if (Array.isArray(value)) {
+    const copy = new Array<unknown>(value.length)
+    for (let i = 0; i < value.length; i++) copy[i] = cloneDocument(value[i] as unknown)
+    return copy as T
+  }
+  if (value instanceof Date) return new Date(value.getTime()) as T
+  const proto: unknown = Object.getPrototypeOf(value)
+  if (proto !== Object.prototype && proto !== null) return structuredClone(value)
+  const fields = value as Record<string, unknown>
+  const copy: Record<string, unknown> = proto === null ? (Object.create(null) as Record<string, unknown>) : {}
+  for (const field in fields) setOwn(copy, field, cloneDocument(fields[field]))
+  return copy as T
 }
 
 /** Turns tagged dates back into Dates, in place (a walk is three times faster than a JSON reviver). */
@@ -56,7 +119,7 @@ function reviveDates(value: unknown): unknown {
 }
 
 export function encodeDocument(doc: Document): string {
-  return JSON.stringify(doc, replacer)
+  return encodeForStorage(doc).text
 }
 
 /**
@@ -64,9 +127,9 @@ export function encodeDocument(doc: Document): string {
  * stored copy can stay in memory as it is, which saves a parse on every write.
  */
 export function encodeForStorage(doc: Document): { text: string; exact: boolean } {
-  lossy = false
-  const text = JSON.stringify(doc, replacer)
-  return { text, exact: !lossy }
+  const scan: EncodingScan = { lossy: false }
+  const text = JSON.stringify(tagged(doc, '', scan))
+  return { text, exact: !scan.lossy }
 }
 
 export function decodeDocument(text: string): Document {

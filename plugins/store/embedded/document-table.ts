@@ -1,12 +1,14 @@
 /**
  * One collection's state: its documents by `_id` key, its secondary indexes, and the single path by
- * which any of them changes (`commit`), which is all-or-nothing across memory and SQLite.
+ * which any of them changes (`commit`), which is all-or-nothing across memory and SQLite: memory
+ * changes at once, and is changed back if the journal cannot make the change durable.
  */
 import { DuplicateKeyError, type Document, type Filter } from '../port.js'
-import { decodeDocument, encodeForStorage } from './document-codec.js'
+import { cloneDocument, decodeDocument, encodeDocument, encodeForStorage } from './document-codec.js'
 import { ErrorCodes, StoreServerError } from './errors.js'
 import { keyOf, valuesAtPath } from './index-keys.js'
-import type { Journal, JournalEntry } from './journal.js'
+import type { JournalOp } from './journal.js'
+import type { JournalWriter } from './journal-writer.js'
 import { candidates } from './query-plan.js'
 import { type IndexEntry, type IndexSpec, sameDefinition, sameKeys, SecondaryIndex } from './secondary-index.js'
 
@@ -26,9 +28,9 @@ export class DocumentTable {
   /** Stored documents by `keyOf(_id)`. Never mutated in place: a write swaps in a new object. */
   readonly docs = new Map<string, Document>()
   private readonly indexByName = new Map<string, SecondaryIndex>()
-  private readonly journal: Journal
+  private readonly journal: JournalWriter
 
-  constructor(name: string, journal: Journal) {
+  constructor(name: string, journal: JournalWriter) {
     this.name = name
     this.journal = journal
   }
@@ -49,23 +51,24 @@ export class DocumentTable {
   }
 
   /**
-   * Applies the changes to the indexes, SQLite and memory, or (on a duplicate key, a value that
-   * cannot be saved, a SQLite failure) to none of them. Returns the stored form of each `after`
-   * (exactly what a reload from SQLite gives), in order; undefined for deletes.
+   * Applies the changes to the indexes and memory, or (on a duplicate key or a value that cannot be
+   * saved) to none of them, and hands them to the journal. `stored` is the stored form of each
+   * `after` (exactly what a reload from SQLite gives), in order; undefined for deletes. `durable`
+   * resolves once SQLite has them; when it cannot, the changes are undone and it rejects.
    */
-  commit(changes: Change[]): Array<Document | undefined> {
-    const entries: JournalEntry[] = []
+  commit(changes: Change[]): { stored: Array<Document | undefined>; durable: Promise<void> } {
+    const ops: JournalOp[] = []
     const stored: Array<Document | undefined> = []
     for (const change of changes) {
       if (!change.after) {
-        entries.push({ id: change.id, text: null })
+        ops.push({ collection: this.name, id: change.id, text: null })
         stored.push(undefined)
         continue
       }
       const { text, exact } = change.encoded ?? encodeForStorage(change.after)
-      entries.push({ id: change.id, text })
+      ops.push({ collection: this.name, id: change.id, text })
       // An exact encoding means plain JSON values and Dates only, which structuredClone copies faithfully.
-      stored.push(!exact ? decodeDocument(text) : change.afterIsCallers ? structuredClone(change.after) : change.after)
+      stored.push(!exact ? decodeDocument(text) : change.afterIsCallers ? cloneDocument(change.after) : change.after)
     }
 
     const inserted = new Set<string>()
@@ -99,7 +102,6 @@ export class DocumentTable {
         index.insert(id, next)
         undo.push(() => index.delete(id, next))
       }
-      this.journal.write(this.name, entries)
     } catch (err) {
       for (const step of undo.reverse()) step()
       throw err
@@ -110,11 +112,19 @@ export class DocumentTable {
       if (after) this.docs.set(change.id, after)
       else this.docs.delete(change.id)
     })
-    return stored
+    const revert = (): void => {
+      for (let i = changes.length - 1; i >= 0; i--) {
+        const { id, before } = changes[i] as Change
+        if (before) this.docs.set(id, before)
+        else this.docs.delete(id)
+      }
+      for (const step of undo.reverse()) step()
+    }
+    return { stored, durable: this.journal.append(ops, revert) }
   }
 
-  /** Creates the index unless an identical one exists; returns its name. */
-  ensureIndex(spec: IndexSpec): string {
+  /** Creates the index unless an identical one exists; resolves to its name once it is durable. */
+  async ensureIndex(spec: IndexSpec): Promise<string> {
     if (Object.keys(spec.keys).length === 1 && spec.keys._id === 1 && !spec.unique) return '_id_'
     const sameName = this.indexByName.get(spec.name)
     if (sameName) {
@@ -134,13 +144,17 @@ export class DocumentTable {
       index.assertUnique(id, entry, doc)
       index.insert(id, entry)
     }
-    this.journal.saveIndex(this.name, spec)
     this.indexByName.set(spec.name, index)
+    const op: JournalOp = { collection: this.name, indexName: spec.name, indexSpec: encodeDocument({ ...spec }) }
+    await this.journal.append([op], () => this.indexByName.delete(spec.name))
     return spec.name
   }
 
-  /** Deletes the documents whose TTL index date is more than expireAfterSeconds before `now`. */
-  expire(now: Date): number {
+  /**
+   * Deletes the documents whose TTL index date is more than expireAfterSeconds before `now`; returns
+   * how many, and when their removal is durable.
+   */
+  expire(now: Date): { removed: number; durable: Promise<void> } {
     const expired = new Map<string, Change>()
     for (const index of this.indexByName.values()) {
       const ttl = index.spec.expireAfterSeconds
@@ -153,8 +167,8 @@ export class DocumentTable {
         if (dates.length > 0 && Math.min(...dates.map((d) => d.getTime())) <= cutoff) expired.set(id, { id, before: doc })
       }
     }
-    if (expired.size > 0) this.commit([...expired.values()])
-    return expired.size
+    if (expired.size === 0) return { removed: 0, durable: Promise.resolve() }
+    return { removed: expired.size, durable: this.commit([...expired.values()]).durable }
   }
 }
 

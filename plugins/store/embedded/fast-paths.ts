@@ -5,6 +5,7 @@
  * else, or anything unusual about these (arrays on an updated path, non-numbers under `$inc`,
  * overlapping paths), returns undefined and goes to mingo. fast-paths.test.ts checks both agree.
  */
+import { cloneDocument } from './document-codec.js'
 import { compare, isEqual, typeOf } from 'mingo/util'
 import type { Document, Filter, UpdateFilter } from '../port.js'
 import { isScalar, type ScalarValue, valuesAtPath } from './index-keys.js'
@@ -179,7 +180,7 @@ export function simpleUpdate(doc: Document, update: UpdateFilter): { after: Docu
     const current = parent[key]
     const next = op === '$inc' ? ((current as number | undefined) ?? 0) + (value as number) : value
     if (Object.hasOwn(parent, key) && isEqual(current, next)) continue
-    parent[key] = structuredClone(next)
+    parent[key] = cloneDocument(next)
     changed.push(path)
   }
   return { after, changed }

@@ -1,27 +1,28 @@
 /**
- * The SQLite file behind the embedded store. Memory is the working copy; this is the durable one,
- * written synchronously before a write is acknowledged. WAL with synchronous=NORMAL keeps every
- * committed transaction across a process crash (only an OS crash or power loss can lose the last
- * ones), at a fraction of the cost of a full fsync per write.
+ * The SQLite file behind the embedded store. Memory is the working copy; this is the durable one.
+ * WAL with synchronous=NORMAL keeps every committed transaction across a process crash (only an OS
+ * crash or power loss can lose the last ones), at a fraction of the cost of a full fsync per write.
+ * The store reads it once at open, on its own thread; from then on only the journal writer's thread
+ * (journal-writer.ts) writes to it.
  */
 import Database from 'better-sqlite3'
-import { decodeDocument, encodeDocument } from './document-codec.js'
+import { decodeDocument } from './document-codec.js'
 import type { IndexSpec } from './secondary-index.js'
 
-/** One document's new state: its JSON, or null when it is deleted. */
-export interface JournalEntry {
-  id: string
-  text: string | null
-}
+/**
+ * One step of a journal batch: a document's new JSON (`text`), its removal (`text` null), or an
+ * index definition (`indexSpec`, the spec's JSON) to recreate at the next open.
+ */
+export type JournalOp =
+  | { collection: string; id: string; text: string | null }
+  | { collection: string; indexName: string; indexSpec: string }
 
 interface DocumentRow { collection: string; id: string; doc: string }
 interface IndexRow { collection: string; spec: string }
 
-export class Journal {
+export class JournalFile {
   private readonly db: Database.Database
-  private readonly putStatement: Database.Statement<[string, string, string]>
-  private readonly deleteStatement: Database.Statement<[string, string]>
-  private readonly writeMany: (collection: string, entries: JournalEntry[]) => void
+  private readonly applyAll: (ops: readonly JournalOp[]) => void
 
   constructor(file: string) {
     this.db = new Database(file)
@@ -32,10 +33,15 @@ export class Journal {
         CREATE TABLE IF NOT EXISTS documents (collection TEXT NOT NULL, id TEXT NOT NULL, doc TEXT NOT NULL, PRIMARY KEY (collection, id)) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS indexes (collection TEXT NOT NULL, name TEXT NOT NULL, spec TEXT NOT NULL, PRIMARY KEY (collection, name));
       `)
-      this.putStatement = this.db.prepare('INSERT OR REPLACE INTO documents (collection, id, doc) VALUES (?, ?, ?)')
-      this.deleteStatement = this.db.prepare('DELETE FROM documents WHERE collection = ? AND id = ?')
-      this.writeMany = this.db.transaction((collection: string, entries: JournalEntry[]) => {
-        for (const entry of entries) this.writeOne(collection, entry)
+      const put = this.db.prepare<[string, string, string]>('INSERT OR REPLACE INTO documents (collection, id, doc) VALUES (?, ?, ?)')
+      const remove = this.db.prepare<[string, string]>('DELETE FROM documents WHERE collection = ? AND id = ?')
+      const saveIndex = this.db.prepare<[string, string, string]>('INSERT OR REPLACE INTO indexes (collection, name, spec) VALUES (?, ?, ?)')
+      this.applyAll = this.db.transaction((ops: readonly JournalOp[]) => {
+        for (const op of ops) {
+          if ('indexSpec' in op) saveIndex.run(op.collection, op.indexName, op.indexSpec)
+          else if (op.text === null) remove.run(op.collection, op.id)
+          else put.run(op.collection, op.id, op.text)
+        }
       })
     } catch (err) {
       this.db.close()
@@ -52,22 +58,12 @@ export class Journal {
     return rows.map((row) => ({ collection: row.collection, spec: decodeDocument(row.spec) as unknown as IndexSpec }))
   }
 
-  /** All entries commit together or not at all. */
-  write(collection: string, entries: JournalEntry[]): void {
-    if (entries.length === 1) this.writeOne(collection, entries[0] as JournalEntry)
-    else if (entries.length > 1) this.writeMany(collection, entries)
-  }
-
-  saveIndex(collection: string, spec: IndexSpec): void {
-    this.db.prepare('INSERT OR REPLACE INTO indexes (collection, name, spec) VALUES (?, ?, ?)').run(collection, spec.name, encodeDocument({ ...spec }))
+  /** All ops commit in one transaction, or none does. */
+  apply(ops: readonly JournalOp[]): void {
+    this.applyAll(ops)
   }
 
   close(): void {
     this.db.close()
-  }
-
-  private writeOne(collection: string, entry: JournalEntry): void {
-    if (entry.text === null) this.deleteStatement.run(collection, entry.id)
-    else this.putStatement.run(collection, entry.id, entry.text)
   }
 }

@@ -4,6 +4,7 @@
  * that came in a request; MongoDB's strict semantics; no cloning, the callers clone exactly what they
  * hand out), short-cut by fast-paths.ts for the hot simple shapes.
  */
+import { cloneDocument } from './document-codec.js'
 import { Aggregator, Query, update } from 'mingo'
 import type { Modifier } from 'mingo/updater'
 import type { Criteria, Options } from 'mingo/types'
@@ -43,7 +44,7 @@ function usesPositional(update: UpdateFilter): boolean {
 export function updatedCopy(doc: Document, modifier: UpdateFilter, filter: Filter | undefined): { after: Document; changed: string[] } {
   const simple = simpleUpdate(doc, modifier)
   if (simple) return simple
-  const after = structuredClone(doc)
+  const after = cloneDocument(doc)
   const changed = update(after, modifier as Modifier<Document>, undefined, (usesPositional(modifier) ? filter : undefined) as Criteria<Document> | undefined, {
     cloneMode: 'deep',
     queryOptions: baseOptions,

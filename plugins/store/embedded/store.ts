@@ -1,6 +1,7 @@
 /**
- * The embedded store: documents in memory with MongoDB semantics (mingo), every acknowledged write in
- * SQLite first, files under `<dataDir>/files`, and the data dir locked to this process.
+ * The embedded store: documents in memory with MongoDB semantics (mingo), every acknowledged write
+ * durable in SQLite (written on the journal's own thread) before its call resolves, files under
+ * `<dataDir>/files`, and the data dir locked to this process.
  */
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
@@ -8,11 +9,12 @@ import type { Collection, Document, Store } from '../port.js'
 import type { StoreLogger } from '../logger.js'
 import { EmbeddedCollection } from './collection.js'
 import { lockDataDir, type DataDirLock } from './data-dir-lock.js'
-import { decodeDocument } from './document-codec.js'
+import { cloneDocument, decodeDocument } from './document-codec.js'
 import { DocumentTable } from './document-table.js'
 import { ErrorCodes, StoreServerError } from './errors.js'
 import { DirFileStore } from './file-store.js'
-import { Journal } from './journal.js'
+import { JournalFile } from './journal.js'
+import { JournalWriter } from './journal-writer.js'
 
 export const DATABASE_FILE = 'store.sqlite'
 export const FILES_DIR = 'files'
@@ -33,7 +35,7 @@ export class EmbeddedStore implements Store {
   readonly kind = 'embedded'
   readonly files: DirFileStore
   readonly dataDir: string
-  private readonly journal: Journal
+  private readonly journal: JournalWriter
   private readonly lock: DataDirLock
   private readonly logger: StoreLogger | undefined
   private readonly tables = new Map<string, DocumentTable>()
@@ -41,14 +43,14 @@ export class EmbeddedStore implements Store {
   private readonly ttlTimer: NodeJS.Timeout
   private closed = false
 
-  private constructor(dataDir: string, lock: DataDirLock, journal: Journal, files: DirFileStore, logger: StoreLogger | undefined) {
+  private constructor(dataDir: string, lock: DataDirLock, saved: JournalFile, files: DirFileStore, logger: StoreLogger | undefined) {
     this.dataDir = dataDir
     this.lock = lock
-    this.journal = journal
     this.files = files
     this.logger = logger
-    for (const row of journal.documents()) this.table(row.collection).restoreDocument(row.id, decodeDocument(row.doc))
-    for (const { collection, spec } of journal.indexes()) this.table(collection).restoreIndex(spec)
+    this.journal = new JournalWriter(join(dataDir, DATABASE_FILE))
+    for (const row of saved.documents()) this.table(row.collection).restoreDocument(row.id, decodeDocument(row.doc))
+    for (const { collection, spec } of saved.indexes()) this.table(collection).restoreIndex(spec)
     this.ttlTimer = setInterval(() => this.sweepExpiredLogged(), TTL_SWEEP_INTERVAL_MS)
     this.ttlTimer.unref()
   }
@@ -58,18 +60,20 @@ export class EmbeddedStore implements Store {
     const started = Date.now()
     mkdirSync(dataDir, { recursive: true })
     const lock = lockDataDir(dataDir)
-    let journal: Journal | undefined
+    let saved: JournalFile | undefined
     try {
-      journal = new Journal(join(dataDir, DATABASE_FILE))
-      const store = new EmbeddedStore(dataDir, lock, journal, new DirFileStore(join(dataDir, FILES_DIR)), logger)
+      saved = new JournalFile(join(dataDir, DATABASE_FILE))
+      const store = new EmbeddedStore(dataDir, lock, saved, new DirFileStore(join(dataDir, FILES_DIR)), logger)
       let documents = 0
       for (const table of store.tables.values()) documents += table.docs.size
       logger?.info({ dataDir, collections: store.tables.size, documents, ms: Date.now() - started }, 'embedded store opened')
       return store
     } catch (err) {
-      journal?.close()
       lock.release()
       throw err
+    } finally {
+      // Read once; the journal thread opens its own connection for the writes.
+      saved?.close()
     }
   }
 
@@ -79,7 +83,7 @@ export class EmbeddedStore implements Store {
       assertCollectionName(name)
       collection = new EmbeddedCollection(this.table(name), {
         assertOpen: () => this.assertOpen(),
-        documentsOf: (other) => [...(this.tables.get(other)?.docs.values() ?? [])].map((doc) => structuredClone(doc)),
+        documentsOf: (other) => [...(this.tables.get(other)?.docs.values() ?? [])].map((doc) => cloneDocument(doc)),
       })
       this.collections.set(name, collection)
     }
@@ -93,13 +97,20 @@ export class EmbeddedStore implements Store {
   }
 
   /**
-   * Deletes every document whose TTL index says it has expired at `now`; returns how many. Runs by
-   * itself every 30 s; tests call it directly (with a `now` in the future instead of waiting).
+   * Deletes every document whose TTL index says it has expired at `now`; resolves to how many once
+   * their removal is durable. Runs by itself every 30 s; tests call it directly (with a `now` in the
+   * future instead of waiting).
    */
-  sweepExpired(now: Date = new Date()): number {
+  async sweepExpired(now: Date = new Date()): Promise<number> {
     this.assertOpen()
     let removed = 0
-    for (const table of this.tables.values()) removed += table.expire(now)
+    const durable: Array<Promise<void>> = []
+    for (const table of this.tables.values()) {
+      const expired = table.expire(now)
+      removed += expired.removed
+      durable.push(expired.durable)
+    }
+    await Promise.all(durable)
     return removed
   }
 
@@ -108,7 +119,7 @@ export class EmbeddedStore implements Store {
     this.closed = true
     clearInterval(this.ttlTimer)
     try {
-      this.journal.close()
+      await this.journal.close()
     } finally {
       this.lock.release()
     }
@@ -116,12 +127,12 @@ export class EmbeddedStore implements Store {
   }
 
   private sweepExpiredLogged(): void {
-    try {
-      const removed = this.sweepExpired()
-      if (removed > 0) this.logger?.info({ removed }, 'expired documents removed')
-    } catch (err) {
-      this.logger?.warn({ err }, 'TTL sweep failed')
-    }
+    this.sweepExpired().then(
+      (removed) => {
+        if (removed > 0) this.logger?.info({ removed }, 'expired documents removed')
+      },
+      (err: unknown) => this.logger?.warn({ err }, 'TTL sweep failed'),
+    )
   }
 
   private table(name: string): DocumentTable {
