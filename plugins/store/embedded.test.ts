@@ -240,8 +240,10 @@ t.test('a write SQLite refuses is undone in memory, with every write queued behi
   saboteur.exec(`CREATE TRIGGER poison BEFORE INSERT ON documents WHEN NEW.id LIKE '%poison%' BEGIN SELECT RAISE(ABORT, 'disk on fire'); END;`)
   saboteur.close()
 
-  // The first write goes to SQLite alone; the next two wait and then share one transaction.
+  // The first write goes to SQLite alone at the end of this turn; the next two wait for it and then
+  // share one transaction.
   const durable = c.updateOne({ _id: 'a' }, { $set: { v: 2 } })
+  await new Promise((turnEnded) => setImmediate(turnEnded))
   const poisoned = c.insertOne({ _id: 'poison', code: 'P' })
   const queuedBehind = c.updateOne({ _id: 'a' }, { $set: { v: 3, code: 'Z' } })
   await t.resolves(durable, 'a write committed before the failure stays')

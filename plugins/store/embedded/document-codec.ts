@@ -4,7 +4,11 @@
  * is refused rather than silently mangled; `undefined` (and function) fields are dropped, like the
  * MongoDB adapter does with `ignoreUndefined`.
  */
+import { deepCopy } from '../../../services/shared/deep-copy.js'
 import type { Document } from '../port.js'
+
+/** The store's copies of documents it hands out or takes in. */
+export const cloneDocument = deepCopy
 
 const DATE_TAG = '$date'
 
@@ -75,27 +79,6 @@ function tagged(value: unknown, key: string, scan: EncodingScan): unknown {
     if (next !== item) setOwn((copy ??= { ...fields }), field, next)
   }
   return copy ?? fields
-}
-
-/**
- * A deep copy, several times faster than structuredClone for what documents hold: plain objects,
- * arrays, Dates and primitives are copied here; anything else (which the store refuses to save
- * anyway) goes to structuredClone, so the copy is never less faithful than its.
- */
-export function cloneDocument<T>(value: T): T {
-  if (typeof value !== 'object' || value === null) return value
-  if (Array.isArray(value)) {
-    const copy = new Array<unknown>(value.length)
-    for (let i = 0; i < value.length; i++) copy[i] = cloneDocument(value[i] as unknown)
-    return copy as T
-  }
-  if (value instanceof Date) return new Date(value.getTime()) as T
-  const proto: unknown = Object.getPrototypeOf(value)
-  if (proto !== Object.prototype && proto !== null) return structuredClone(value)
-  const fields = value as Record<string, unknown>
-  const copy: Record<string, unknown> = proto === null ? (Object.create(null) as Record<string, unknown>) : {}
-  for (const field in fields) setOwn(copy, field, cloneDocument(fields[field]))
-  return copy as T
 }
 
 /** Turns tagged dates back into Dates, in place (a walk is three times faster than a JSON reviver). */

@@ -3,9 +3,11 @@
  * write is applied in memory at once (so every call stays atomic against every other), its journal
  * ops are handed to the journal thread, and the call resolves only once SQLite has committed them.
  *
- * Group commit: one batch is in flight at a time; whatever arrives meanwhile goes out as the next
- * batch, in one transaction. Batches commit in the order the writes were applied, so a write is
- * never durable before one it could have seen.
+ * Group commit: a batch leaves at the end of the event-loop turn its first write was made in, one
+ * batch is in flight at a time, and whatever arrives meanwhile goes out as the next batch, in one
+ * transaction. Batches commit in the order the writes were applied, so a write is never durable
+ * before one it could have seen. Few, large messages: each one costs both threads far more than the
+ * bytes it carries.
  *
  * When a batch fails, every write not yet durable — that batch's and all queued after it — is
  * reverted in memory, newest first, and rejected: memory is back to exactly what SQLite holds.
@@ -41,6 +43,7 @@ export class JournalWriter {
   private readonly worker: Worker
   private queued: PendingWrite[] = []
   private inFlight: PendingWrite[] | null = null
+  private sendScheduled: NodeJS.Immediate | undefined
   private seq = 0
   /** Set when the journal thread is gone: every later write fails at once. */
   private broken: Error | undefined
@@ -70,13 +73,13 @@ export class JournalWriter {
     }
     return new Promise<void>((resolve, reject) => {
       this.queued.push({ ops, revert, resolve, reject })
-      if (!this.inFlight) this.send()
+      if (!this.inFlight && !this.sendScheduled) this.sendScheduled = setImmediate(() => this.send())
     })
   }
 
   /** Waits for every write to be durable, then stops the thread. */
   async close(): Promise<void> {
-    if (this.inFlight) await new Promise<void>((resolve) => (this.drained = resolve))
+    if (this.inFlight || this.sendScheduled) await new Promise<void>((resolve) => (this.drained = resolve))
     this.closing = true
     // Held until the thread has closed the file: the process must not end halfway through.
     this.worker.ref()
@@ -85,6 +88,7 @@ export class JournalWriter {
   }
 
   private send(): void {
+    this.sendScheduled = undefined
     const batch = this.queued
     this.queued = []
     this.inFlight = batch
@@ -117,6 +121,8 @@ export class JournalWriter {
     const pending = [...(this.inFlight ?? []), ...this.queued]
     this.inFlight = null
     this.queued = []
+    clearImmediate(this.sendScheduled)
+    this.sendScheduled = undefined
     for (const write of pending.reverse()) {
       write.revert()
       write.reject(error)

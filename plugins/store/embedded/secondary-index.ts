@@ -68,7 +68,7 @@ function removeFrom(buckets: Map<string, Set<string>>, key: string, id: string):
  * a MongoDB multikey index); null when a partial index leaves it out. `unique` are the whole-key
  * buckets for uniqueness, `ordered` the ordered encodings (without the id) for queries.
  */
-export type IndexEntry = { unique: string[]; ordered: string[]; arrays: boolean[] } | null
+export type IndexEntry = { unique: string[]; ordered: string[]; arrays: readonly boolean[] } | null
 
 /** What a query pins an index's fields to: equality values on a prefix, then maybe a range. */
 export interface IndexBounds {
@@ -91,6 +91,10 @@ export class SecondaryIndex {
   private readonly ordered = new SortedKeys()
   /** Per field: how many documents hold an array there (then bounds on it are not intersected). */
   private readonly arrayHolders: number[]
+  /** Each field's path, split at its dots. */
+  private readonly fieldSegments: readonly string[][]
+  /** The `arrays` of every single-valued entry (shared: entries are never changed). */
+  private readonly noArrays: readonly boolean[]
 
   constructor(collectionName: string, spec: IndexSpec) {
     this.collectionName = collectionName
@@ -98,6 +102,8 @@ export class SecondaryIndex {
     this.fields = Object.keys(spec.keys)
     this.partial = spec.partialFilterExpression ? compileQuery(spec.partialFilterExpression) : undefined
     this.arrayHolders = this.fields.map(() => 0)
+    this.fieldSegments = this.fields.map((field) => field.split('.'))
+    this.noArrays = this.fields.map(() => false)
   }
 
   get firstField(): string {
@@ -115,6 +121,36 @@ export class SecondaryIndex {
 
   entryOf(doc: Document): IndexEntry {
     if (!this.covers(doc)) return null
+    return this.singleValuedEntry(doc) ?? this.multikeyEntry(doc)
+  }
+
+  /**
+   * The entry of a document that holds one value in each indexed field, with no array on the way:
+   * nearly every write, computed without the combinations a multikey entry needs. Undefined when
+   * an array is met.
+   */
+  private singleValuedEntry(doc: Document): IndexEntry | undefined {
+    let ordered = ''
+    const uniqueParts: string[] = []
+    for (const segments of this.fieldSegments) {
+      let value: unknown = doc
+      for (const segment of segments) {
+        if (typeof value !== 'object' || value === null) {
+          value = null
+          break
+        }
+        if (Array.isArray(value)) return undefined
+        value = Object.hasOwn(value, segment) ? (value as Document)[segment] : null
+      }
+      if (Array.isArray(value)) return undefined
+      ordered += orderedKey(value ?? null)
+      if (this.spec.unique) uniqueParts.push(keyOf(value))
+    }
+    const unique = !this.spec.unique ? [] : [uniqueParts.length === 1 ? (uniqueParts[0] as string) : JSON.stringify(uniqueParts)]
+    return { unique, ordered: [ordered], arrays: this.noArrays }
+  }
+
+  private multikeyEntry(doc: Document): IndexEntry {
     let tuples: Array<{ unique: string[]; ordered: string }> = [{ unique: [], ordered: '' }]
     const arrays: boolean[] = []
     for (const field of this.fields) {

@@ -22,8 +22,13 @@ export class ModelRepository {
     await this.collection.createIndex({ processId: 1, appId: 1, version: -1 }, { name: 'engine_process_versions' })
   }
 
-  async latestLiveProcess(appId: string, processId: string): Promise<StoredModel | null> {
-    return this.collection.findOne({ processId, appId, type: 'process', live: true }, { sort: { version: -1 } })
+  /**
+   * The number of the latest live version, read without the model itself: every new instance asks,
+   * and its compiled model is nearly always cached already.
+   */
+  async latestLiveProcessVersion(appId: string, processId: string): Promise<number | null> {
+    const latest = await this.collection.findOne({ processId, appId, type: 'process', live: true }, { sort: { version: -1 }, projection: { _id: 0, version: 1 } })
+    return latest ? latest.version : null
   }
 
   async liveProcessVersion(appId: string, processId: string, version: number): Promise<StoredModel | null> {

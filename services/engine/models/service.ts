@@ -41,9 +41,9 @@ export class ProcessModels {
 
   /** The latest live version of the process, for a new instance (404 wm3002 when there is none). */
   async latest(appId: string, processId: string): Promise<CompiledProcess> {
-    const model = await this.repository.latestLiveProcess(appId, processId)
-    if (!model) throw this.fail('wm3002', { args: [`${processId} in app ${appId}`], parameters: { processId, appId } })
-    return this.compiled(model)
+    const version = await this.repository.latestLiveProcessVersion(appId, processId)
+    if (version === null) throw this.fail('wm3002', { args: [`${processId} in app ${appId}`], parameters: { processId, appId } })
+    return this.ofInstance({ appId, processId, modelVersion: version })
   }
 
   /** The version a running instance started with. */

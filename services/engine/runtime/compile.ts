@@ -4,6 +4,7 @@
  * engine keeps the result in its `app` cache; the compiled functions go to the `service` cache it
  * passes in. A model is assumed to have passed validateModel on insert.
  */
+import { deepCopy } from '../../shared/deep-copy.js'
 import { type CompiledExpression, compileExpression } from './expressions.js'
 import { type CompiledFunction, type FunctionCache, FunctionCompiler } from './flow/compile.js'
 import { executeFunction, processView } from './flow/execute.js'
@@ -134,7 +135,7 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
       if (!action) {
         throw new RuntimeError('notFound', `step ${task.stepId} has no ${request.actionType} action${request.customType ? ` "${request.customType}"` : ''}`, { target: 'action' })
       }
-      if (request.dataInstance !== undefined) working.data = structuredClone(request.dataInstance)
+      if (request.dataInstance !== undefined) working.data = deepCopy(request.dataInstance)
       if (action.function !== undefined) {
         const fn = interpreter.requireFunction(action.function, env)
         const result = await interpreter.runInProcess(fn, working, working.data, working.data, env, task)
@@ -165,7 +166,7 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
         throw new RuntimeError('notFound', `step ${task.stepId} has no function action${request.customType ? ` "${request.customType}"` : ''}`, { target: 'action' })
       }
       const fn = interpreter.requireFunction(action.function, env)
-      const formData = structuredClone(request.dataInstance)
+      const formData = deepCopy(request.dataInstance)
       const result = await interpreter.runInProcess(fn, working, formData, formData, env, task)
       working.data = result.dataInstance
       working.infoList.push(...result.infoList)
@@ -188,7 +189,7 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
       if (!Object.hasOwn(body.steps, stepId)) throw new RuntimeError('notFound', `step ${stepId} not found`, { target: 'step' })
       const working = new Working(state)
       interpreter.cancelOpenTasks(working, env)
-      if (request.dataInstance !== undefined) working.data = structuredClone(request.dataInstance)
+      if (request.dataInstance !== undefined) working.data = deepCopy(request.dataInstance)
       const status = request.status ?? 'running'
       const thread = { threadId: env.newId(), stepId, status: status === 'running' ? 'active' : status === 'failed' ? 'failed' : 'done' } as const
       working.instance.threads = [{ ...thread }]

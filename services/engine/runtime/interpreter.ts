@@ -3,6 +3,7 @@
  * (MODEL.md "Steps"). It works on a private copy of the state and records what happened as effects;
  * automatic steps run until every thread waits at a user task, a join or the end.
  */
+import { deepCopy } from '../../shared/deep-copy.js'
 import { performance } from 'node:perf_hooks'
 import type { CompiledExpression, EvaluationScope, ExpressionStore } from './expressions.js'
 import { executeFunction, processView } from './flow/execute.js'
@@ -42,7 +43,7 @@ export class Working {
   readonly infoList: string[] = []
 
   constructor(state: ProcessState, private readonly knownUserNames: ReadonlyMap<string, string> = new Map()) {
-    const copy = structuredClone(state)
+    const copy = deepCopy(state)
     this.instance = copy.processInstance
     this.data = copy.dataInstance
   }

@@ -4,6 +4,7 @@
  * (`limits.maxSteps`, shared with the functions it calls) and a call depth (`limits.maxCallDepth`).
  * The run works on a copy of the data: the caller adopts the copy only when the run succeeded.
  */
+import { deepCopy } from '../../../shared/deep-copy.js'
 import { performance } from 'node:perf_hooks'
 import type { CompiledExpression, EvaluationScope, ExpressionStore } from '../expressions.js'
 import { toJsonValue } from '../expressions.js'
@@ -211,7 +212,7 @@ export async function executeFunction(fn: CompiledFunction, request: FunctionRun
       },
     },
   }
-  const data = request.data === undefined ? {} : structuredClone(request.data)
+  const data = request.data === undefined ? {} : deepCopy(request.data)
   const output = await invoke(fn, request.input, { data, process: request.process, task: request.task }, run, 0)
   return { dataInstance: data, output, infoList: run.infoList }
 }
