@@ -7,6 +7,7 @@ import fp from 'fastify-plugin'
 import type { Logger } from 'pino'
 import type { Config } from '../plugins/config/config.js'
 import type { LogRings } from '../plugins/logging/ring.js'
+import { closeConnectionsAsTheyFallIdle } from '../plugins/server/idle-connections.js'
 import { serverOptions } from '../plugins/server/server-options.js'
 import type { Store } from '../plugins/store/port.js'
 import engineApp from './engine/app.js'
@@ -27,6 +28,7 @@ export interface BuildOptions {
 export async function buildService(kind: ServiceKind, options: BuildOptions): Promise<FastifyInstance> {
   const app = Fastify(serverOptions(options.logger))
   if (options.onRoute) app.addHook('onRoute', options.onRoute)
+  closeConnectionsAsTheyFallIdle(app)
   const plugin = kind === 'engine' ? engineApp : gatewayApp
   await app.register(fp(plugin, { name: `${kind}-app` }), { config: options.config, store: options.store, logRings: options.logRings ?? {} })
   await app.ready()

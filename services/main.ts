@@ -1,19 +1,31 @@
 /**
- * Starts one or both services in this process: the config is read and validated once (exit 1
- * naming a bad variable), one store is opened and shared, each service listens on its port, and
- * SIGTERM/SIGINT close them gracefully (servers first, the store last).
+ * The start-up every entry point shares: the config is read and validated once (exit 1 naming a
+ * bad variable), one store is opened, each service logs to stdout and into its ring and listens on
+ * its port, and SIGTERM/SIGINT close everything gracefully (servers first, the store last).
+ * `start` runs one service on this thread (`npm run start:gateway` / `start:engine`); the
+ * all-in-one (all-in-one.ts) runs the engine here and the gateway on a worker thread.
  */
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
-import pino from 'pino'
-import { type Config, ConfigError, parseConfig } from '../plugins/config/config.js'
+import pino, { type DestinationStream, type Logger } from 'pino'
+import { type Config, ConfigError, type LogLevel, parseConfig } from '../plugins/config/config.js'
 import { createLogger } from '../plugins/logging/logger.js'
 import { LogRing, type LogRings, ringDestination } from '../plugins/logging/ring.js'
-import { closeOnSignals } from '../plugins/server/start.js'
+import { closeOnSignals, type ShutdownOptions } from '../plugins/server/start.js'
 import { openStore } from '../plugins/store/open.js'
-import { buildService, type ServiceKind } from './build.js'
+import type { Store } from '../plugins/store/port.js'
+import { type BuildOptions, buildService, type ServiceKind } from './build.js'
 import { ENGINE_SERVICE_NAME } from './engine/health/routes.js'
 import { GATEWAY_SERVICE_NAME } from './gateway/health/routes.js'
+
+/** What a process sets up before its services. */
+export interface ProcessBase {
+  config: Config
+  /** The process's one writer of stdout: every service's lines end here, whichever thread logs them. */
+  stdout: DestinationStream
+  logger: Logger
+  store: Store
+}
 
 /** Where a server of this process is reached from this process (a wildcard address via loopback). */
 function localUrlOf(address: AddressInfo): string {
@@ -21,7 +33,8 @@ function localUrlOf(address: AddressInfo): string {
   return address.family === 'IPv6' ? `http://[${address.address}]:${address.port}` : `http://${address.address}:${address.port}`
 }
 
-export async function start(kinds: ServiceKind[]): Promise<void> {
+/** Config, stdout, the process logger and the store; a bad config or a store that cannot open exits 1 with a message. */
+export async function openProcessBase(): Promise<ProcessBase> {
   let config: Config
   try {
     config = parseConfig(process.env)
@@ -31,31 +44,46 @@ export async function start(kinds: ServiceKind[]): Promise<void> {
     process.exit(1)
   }
   const stdout = pino.destination({ sync: false })
-  const processLogger = createLogger({ level: config.logLevel, destination: stdout })
-  let store
+  const logger = createLogger({ level: config.logLevel, destination: stdout })
   try {
-    store = await openStore({ mongodbUri: config.mongodbUri, dataDir: config.dataDir, logger: processLogger })
+    const store = await openStore({ mongodbUri: config.mongodbUri, dataDir: config.dataDir, logger })
+    return { config, stdout, logger, store }
   } catch (error) {
     process.stderr.write(`Cannot open the store: ${(error as Error).message}\n`)
     process.exit(1)
   }
-  // Each service's lines go to stdout and into its ring, which the log stream endpoints read.
-  const logRings: LogRings = {}
-  const services = kinds.map((kind) => {
-    const ring = new LogRing()
-    logRings[kind === 'engine' ? 'wfm' : 'fm'] = ring
-    const logger = createLogger({ level: config.logLevel, destination: ringDestination(ring, stdout) })
-    return { kind, logger: logger.child({ service: kind === 'engine' ? ENGINE_SERVICE_NAME : GATEWAY_SERVICE_NAME }) }
-  })
-  const apps: FastifyInstance[] = []
-  for (const { kind, logger } of services) {
-    const app = await buildService(kind, { config, store, logger, logRings })
-    await app.listen({ port: kind === 'engine' ? config.enginePort : config.gatewayPort, host: config.host })
-    // In one process the gateway proxies to this engine where it really listens (ENGINE_PORT=0 takes
-    // any free port), unless ENGINE_URL names another engine.
-    const address = app.server.address()
-    if (kind === 'engine' && !process.env.ENGINE_URL && typeof address === 'object' && address) config = { ...config, engineUrl: localUrlOf(address) }
-    apps.push(app)
-  }
-  closeOnSignals({ closables: [...apps, store], log: { info: (message) => processLogger.info(message), error: (object, message) => processLogger.error(object, message) } })
+}
+
+/** The log stream's name of each service's lines. */
+export const LOG_SERVICE: Record<ServiceKind, keyof LogRings> = { engine: 'wfm', gateway: 'fm' }
+
+/** A service's logger: its lines go on to `next` (stdout, or a relay to it) and into `ring`, which its log stream reads. */
+export function serviceLogger(kind: ServiceKind, level: LogLevel, ring: LogRing, next: DestinationStream): Logger {
+  const logger = createLogger({ level, destination: ringDestination(ring, next) })
+  return logger.child({ service: kind === 'engine' ? ENGINE_SERVICE_NAME : GATEWAY_SERVICE_NAME })
+}
+
+export interface ServingService {
+  app: FastifyInstance
+  /** Where this process reaches the service. */
+  localUrl: string
+}
+
+/** Builds the service and listens on its configured port. */
+export async function serve(kind: ServiceKind, options: BuildOptions): Promise<ServingService> {
+  const app = await buildService(kind, options)
+  await app.listen({ port: kind === 'engine' ? options.config.enginePort : options.config.gatewayPort, host: options.config.host })
+  return { app, localUrl: localUrlOf(app.server.address() as AddressInfo) }
+}
+
+export function shutdownLog(logger: Logger): ShutdownOptions['log'] {
+  return { info: (message) => logger.info(message), error: (object, message) => logger.error(object, message) }
+}
+
+/** One service on this thread, the production shape. */
+export async function start(kind: ServiceKind): Promise<void> {
+  const { config, stdout, logger, store } = await openProcessBase()
+  const ring = new LogRing()
+  const { app } = await serve(kind, { config, store, logger: serviceLogger(kind, config.logLevel, ring, stdout), logRings: { [LOG_SERVICE[kind]]: ring } })
+  closeOnSignals({ closables: [app, store], log: shutdownLog(logger) })
 }

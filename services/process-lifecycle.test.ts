@@ -1,3 +1,4 @@
+import { createServer } from 'node:net'
 import t from 'tap'
 import { spawnService } from './testing/child-service.js'
 import { tempDir } from './testing/harness.js'
@@ -35,6 +36,21 @@ t.test('a bad configuration value stops start-up with exit code 1 and names the 
   const { code, stderr } = await spawnService('all-in-one', { DATA_DIR: tempDir(t), GATEWAY_PORT: 'eighty' }).exited
   t.equal(code, 1)
   t.match(stderr, 'Invalid configuration: GATEWAY_PORT must be a port number')
+})
+
+t.test('a gateway thread that cannot listen stops the all-in-one with exit code 1, the data dir released', async (t) => {
+  const taken = createServer()
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => void taken.close())
+  const port = (taken.address() as { port: number }).port
+  const dataDir = tempDir(t)
+  const { code, stderr } = await spawnService('all-in-one', { DATA_DIR: dataDir, GATEWAY_PORT: String(port) }).exited
+  t.equal(code, 1)
+  t.match(stderr, /Cannot start the gateway: .*EADDRINUSE/)
+  const again = spawnService('engine/server', { DATA_DIR: dataDir }, 1)
+  await again.ready
+  again.child.kill('SIGTERM')
+  t.equal((await again.exited).code, 0, 'the store was closed')
 })
 
 t.test('each service runs alone', async (t) => {

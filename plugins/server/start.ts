@@ -14,25 +14,32 @@ export interface ShutdownOptions {
   graceMs?: number
 }
 
-export function closeOnSignals(options: ShutdownOptions): void {
+/**
+ * The same orderly shutdown for another reason than a signal (a part of the process died): exits
+ * with `exitCode` once everything closed. Only the first shutdown of a process runs.
+ */
+export type Shutdown = (reason: string, exitCode: 0 | 1) => Promise<void>
+
+export function closeOnSignals(options: ShutdownOptions): Shutdown {
   let closing = false
-  const shutdown = async (signal: string): Promise<void> => {
+  const shutdown: Shutdown = async (reason, exitCode) => {
     if (closing) return
     closing = true
-    options.log.info(`${signal} received, shutting down`)
+    options.log.info(`${reason}, shutting down`)
     const force = setTimeout(() => {
-      options.log.error({ signal }, 'shutdown took too long, forcing exit')
+      options.log.error({ reason }, 'shutdown took too long, forcing exit')
       process.exit(1)
     }, options.graceMs ?? 10_000)
     force.unref()
     try {
       for (const closable of options.closables) await closable.close()
-      process.exit(0)
+      process.exit(exitCode)
     } catch (error) {
       options.log.error({ err: error }, 'shutdown failed')
       process.exit(1)
     }
   }
-  process.once('SIGTERM', () => void shutdown('SIGTERM'))
-  process.once('SIGINT', () => void shutdown('SIGINT'))
+  process.once('SIGTERM', () => void shutdown('SIGTERM received', 0))
+  process.once('SIGINT', () => void shutdown('SIGINT received', 0))
+  return shutdown
 }

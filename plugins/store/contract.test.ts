@@ -1,17 +1,21 @@
 /**
- * The store contract: the same assertions against the embedded store (always) and MongoDB (when
- * MONGODB_URI is set, in a throwaway database). Repositories rely on exactly what is checked here, so
- * a difference between the two stores shows up as a failure on one side.
+ * The store contract: the same assertions against the embedded store (always), the remote client
+ * in front of it (always; what a gateway on another thread uses) and MongoDB (when MONGODB_URI is
+ * set, in a throwaway database). Repositories rely on exactly what is checked here, so a difference
+ * between the stores shows up as a failure on one side.
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
+import { MessageChannel } from 'node:worker_threads'
 import t from 'tap'
 import { EmbeddedStore } from './embedded/store.js'
 import { MongoStore } from './mongodb/store.js'
 import type { Document, Filter, Store } from './port.js'
+import { RemoteStore } from './remote/client.js'
+import { serveStore } from './remote/host.js'
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 
@@ -26,6 +30,35 @@ function embeddedBackend(): Backend {
   return {
     open: async () => EmbeddedStore.open({ dataDir }),
     destroy: async () => rmSync(dataDir, { recursive: true, force: true }),
+  }
+}
+
+/**
+ * The embedded store behind a remote client over a real MessageChannel, host and client on this
+ * thread (plugins/store/remote/remote.test.ts crosses a real Worker). Closing it closes what the
+ * all-in-one closes one by one: the client, the host, the store.
+ */
+function remoteBackend(): Backend {
+  const embedded = embeddedBackend()
+  return {
+    open: async () => {
+      const store = await embedded.open()
+      const channel = new MessageChannel()
+      const host = serveStore(store, channel.port1)
+      const client = new RemoteStore(channel.port2, store.kind)
+      return {
+        kind: client.kind,
+        files: client.files,
+        collection: <T extends object = Document>(name: string) => client.collection<T>(name),
+        listCollections: () => client.listCollections(),
+        close: async () => {
+          await client.close()
+          await host.close()
+          await store.close()
+        },
+      }
+    },
+    destroy: embedded.destroy,
   }
 }
 
@@ -450,6 +483,8 @@ async function contract(t: Tap, backend: Backend): Promise<void> {
 }
 
 t.test('embedded store', (t) => contract(t, embeddedBackend()))
+
+t.test('remote store (embedded behind a MessagePort)', (t) => contract(t, remoteBackend()))
 
 const mongodbUri = process.env.MONGODB_URI
 t.test('MongoDB store', { skip: mongodbUri ? false : 'MONGODB_URI is not set' }, (t) => contract(t, mongoBackend(mongodbUri ?? '')))

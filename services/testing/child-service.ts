@@ -8,6 +8,8 @@ export interface ChildService {
   child: ChildProcess
   /** Listening URLs by service name (`workflow-engine`, `workflow-gateway`), once all have started. */
   ready: Promise<Record<string, string>>
+  /** Every line written to stdout so far. */
+  stdoutLines: string[]
   /** Resolves with the exit code (or signal) and everything written to stderr. */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>
 }
@@ -18,6 +20,7 @@ export function spawnService(entry: 'all-in-one' | 'engine/server' | 'gateway/se
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let stderr = ''
+  const stdoutLines: string[] = []
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve) =>
     child.on('exit', (code, signal) => setImmediate(() => resolve({ code, signal, stderr }))),
@@ -25,6 +28,7 @@ export function spawnService(entry: 'all-in-one' | 'engine/server' | 'gateway/se
   const ready = new Promise<Record<string, string>>((resolve, reject) => {
     const urls: Record<string, string> = {}
     createInterface({ input: child.stdout! }).on('line', (line) => {
+      stdoutLines.push(line)
       try {
         const entryLine = JSON.parse(line) as { msg?: string; service?: string }
         const match = /^Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(entryLine.msg ?? '')
@@ -37,5 +41,5 @@ export function spawnService(entry: 'all-in-one' | 'engine/server' | 'gateway/se
     void exited.then(({ code }) => reject(new Error(`service exited (${code}) before listening: ${stderr}`)))
   })
   ready.catch(() => undefined)
-  return { child, ready, exited }
+  return { child, ready, stdoutLines, exited }
 }

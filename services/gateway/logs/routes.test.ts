@@ -6,6 +6,7 @@ import { createLogger } from '../../../plugins/logging/logger.js'
 import { LogRing, type LogRings, ringDestination } from '../../../plugins/logging/ring.js'
 import { ContractChecker } from '../../testing/contract.js'
 import type { Envelope } from '../../testing/gateway.js'
+import { openEventStream } from '../../testing/event-stream.js'
 import { startService } from '../../testing/harness.js'
 
 const SECRET = 'studio-secret-0123456789abcdef0123456789'
@@ -32,54 +33,12 @@ async function startLogged(t: Test, kinds: Array<'gateway' | 'engine'>, config: 
   return { started, rings }
 }
 
-interface OpenStream {
-  response: Response
-  /** The raw text received so far. */
-  received(): string
-  /** The `data:` payloads received so far. */
-  events(): string[]
-  waitFor(check: (stream: OpenStream) => boolean, limitMs?: number): Promise<void>
-  close(): void
-}
-
-async function openStream(url: string, headers: Record<string, string>): Promise<OpenStream> {
-  const abort = new AbortController()
-  const response = await fetch(url, { headers, signal: abort.signal })
-  let text = ''
-  const reading = (async () => {
-    const decoder = new TextDecoder()
-    const reader = response.body!.getReader()
-    for (;;) {
-      const { done, value } = await reader.read()
-      if (done) return
-      text += decoder.decode(value, { stream: true })
-    }
-  })().catch(() => undefined)
-  const stream: OpenStream = {
-    response,
-    received: () => text,
-    events: () => text.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)),
-    async waitFor(check, limitMs = 3000) {
-      const started = Date.now()
-      while (!check(stream)) {
-        if (Date.now() - started > limitMs) throw new Error(`stream condition not met within ${limitMs} ms; received: ${text.slice(0, 2000)}`)
-        await new Promise((resolve) => setTimeout(resolve, 10))
-      }
-    },
-    close() {
-      abort.abort()
-      void reading
-    },
-  }
-  return stream
-}
-
 t.test("the stream sends the client's lines only, without timestamps, with the SSE headers", async (t) => {
   const { started, rings } = await startLogged(t, ['gateway'])
   const gateway = started.gateway!
   rings.fm!.push('2025-06-30T08:00:00.123Z [CI: c-1] a platform line from before the stream')
   rings.fm!.push('2025-06-30T08:00:00.124Z [CI: c-2] not mine')
-  const stream = await openStream(`${gateway.url}/cloud/serviceLog/fm`, streamHeaders('c-1'))
+  const stream = await openEventStream(`${gateway.url}/cloud/serviceLog/fm`, streamHeaders('c-1'))
   t.teardown(() => stream.close())
   t.equal(stream.response.status, 200)
   t.equal(stream.response.headers.get('content-type'), 'text/event-stream')
@@ -102,7 +61,7 @@ t.test("the stream sends the client's lines only, without timestamps, with the S
 
 t.test('a whitespace heartbeat is sent every LOG_HEARTBEAT_MS', async (t) => {
   const { started } = await startLogged(t, ['gateway'])
-  const stream = await openStream(`${started.gateway!.url}/cloud/serviceLog/fm`, streamHeaders('quiet-client'))
+  const stream = await openEventStream(`${started.gateway!.url}/cloud/serviceLog/fm`, streamHeaders('quiet-client'))
   t.teardown(() => stream.close())
   await stream.waitFor((s) => s.received().split(' \n\n').length - 1 >= 3, 2000)
   // The stream's own request is logged for the client; apart from that line, only heartbeats.
@@ -137,7 +96,7 @@ t.test('200 connects and disconnects leave no listener, stream or timer behind',
   const timers = () => process.getActiveResourcesInfo().filter((resource) => resource === 'Timeout').length
   const timersBefore = timers()
   for (let round = 0; round < 20; round++) {
-    const streams = await Promise.all(Array.from({ length: 10 }, () => openStream(`${gateway.url}/cloud/serviceLog/fm`, streamHeaders('c-1'))))
+    const streams = await Promise.all(Array.from({ length: 10 }, () => openEventStream(`${gateway.url}/cloud/serviceLog/fm`, streamHeaders('c-1'))))
     t.equal(rings.fm!.listenerCount >= 10, true, `round ${round}: the streams listen`)
     for (const stream of streams) stream.close()
   }
@@ -150,7 +109,7 @@ t.test('200 connects and disconnects leave no listener, stream or timer behind',
 
 t.test('closing the gateway ends its open streams', async (t) => {
   const { started, rings } = await startLogged(t, ['gateway'])
-  const stream = await openStream(`${started.gateway!.url}/cloud/serviceLog/fm`, streamHeaders('c-1'))
+  const stream = await openEventStream(`${started.gateway!.url}/cloud/serviceLog/fm`, streamHeaders('c-1'))
   await started.gateway!.app.close()
   t.equal(rings.fm!.listenerCount, 0)
   t.equal(started.gateway!.app.logStreams.size, 0)
@@ -159,7 +118,7 @@ t.test('closing the gateway ends its open streams', async (t) => {
 
 t.test("the all-in-one streams the engine's lines (wfm) from memory", async (t) => {
   const { started } = await startLogged(t, ['engine', 'gateway'])
-  const stream = await openStream(`${started.gateway!.url}/cloud/serviceLog/wfm`, streamHeaders('c-9'))
+  const stream = await openEventStream(`${started.gateway!.url}/cloud/serviceLog/wfm`, streamHeaders('c-9'))
   t.teardown(() => stream.close())
   await fetch(`${started.engine!.url}/liveness`, { headers: { lplogclientid: 'c-9', 'x-request-id': 'engine-call' } })
   await stream.waitFor((s) => s.events().some((event) => event.includes('"reqId":"engine-call"')))
@@ -169,7 +128,7 @@ t.test("the all-in-one streams the engine's lines (wfm) from memory", async (t) 
 t.test("a gateway in another process relays the engine's lines from LOG_SOURCE_WFM_URL", async (t) => {
   const { started } = await startLogged(t, ['engine'])
   const gateway = await startService(t, 'gateway', { config: { ...LOG_CONFIG, logSourceUrls: { fm: undefined, wfm: `${started.engine!.url}/internal/serviceLog` } } })
-  const stream = await openStream(`${gateway.url}/cloud/serviceLog/wfm`, streamHeaders('c-5'))
+  const stream = await openEventStream(`${gateway.url}/cloud/serviceLog/wfm`, streamHeaders('c-5'))
   t.equal(stream.response.status, 200)
   // Without keep-alive: a kept-alive test connection would hold the engine's close for seconds.
   await (await request(`${started.engine!.url}/liveness`, { headers: { lplogclientid: 'c-5', 'x-request-id': 'relayed' }, reset: true })).body.text()

@@ -1,0 +1,105 @@
+/**
+ * The store's side of a remote store: runs every call that arrives on the port on the real store
+ * (on the thread that owns it) and answers with the result or the error.
+ */
+import { MessageChannel, type MessagePort } from 'node:worker_threads'
+import type { Collection, Store } from '../port.js'
+import { receiveStream, sendStream } from './port-stream.js'
+import {
+  type CollectionCall,
+  type CollectionMethod,
+  type CollectionOperations,
+  type FoundFileReply,
+  type InsertManyReply,
+  type StoreCall,
+  type StoreReply,
+  type StoreRequest,
+  serializeError,
+} from './protocol.js'
+
+type Operation<M extends CollectionMethod> = (collection: Collection, ...args: CollectionOperations[M]) => Promise<unknown>
+
+const operations: { [M in CollectionMethod]: Operation<M> } = {
+  insertOne: (collection, doc) => collection.insertOne(doc),
+  insertMany: async (collection, docs): Promise<InsertManyReply> => {
+    const result = await collection.insertMany(docs)
+    return { result, ids: docs.map((doc) => doc._id) }
+  },
+  findOne: (collection, filter, options) => collection.findOne(filter, options),
+  find: (collection, filter, options) => collection.find(filter, options).toArray(),
+  updateOne: (collection, filter, update, options) => collection.updateOne(filter, update, options),
+  updateMany: (collection, filter, update, options) => collection.updateMany(filter, update, options),
+  replaceOne: (collection, filter, replacement, options) => collection.replaceOne(filter, replacement, options),
+  findOneAndUpdate: (collection, filter, update, options) => collection.findOneAndUpdate(filter, update, options),
+  deleteOne: (collection, filter) => collection.deleteOne(filter),
+  deleteMany: (collection, filter) => collection.deleteMany(filter),
+  countDocuments: (collection, filter) => collection.countDocuments(filter),
+  aggregate: (collection, pipeline) => collection.aggregate(pipeline).toArray(),
+  createIndex: (collection, keys, options) => collection.createIndex(keys, options),
+}
+
+function runCollectionCall(store: Store, call: CollectionCall): Promise<unknown> {
+  // The client built `method` and `args` together from CollectionOperations, so they match.
+  const operation = operations[call.method] as Operation<CollectionMethod>
+  return operation(store.collection(call.collection), ...call.args)
+}
+
+interface Answer { value: unknown; bytes?: MessagePort }
+
+async function run(store: Store, call: StoreCall): Promise<Answer> {
+  switch (call.target) {
+    case 'collection':
+      return { value: await runCollectionCall(store, call) }
+    case 'store':
+      return { value: await store.listCollections() }
+    case 'files':
+      switch (call.method) {
+        case 'put':
+          return { value: await store.files.put(receiveStream(call.bytes), call.meta) }
+        case 'delete':
+          return { value: await store.files.delete(call.storageHandle) }
+        case 'get': {
+          const file = await store.files.get(call.storageHandle)
+          if (!file) return { value: null }
+          const channel = new MessageChannel()
+          sendStream(file.stream, channel.port1)
+          const found: FoundFileReply = { size: file.size, fileName: file.fileName, contentType: file.contentType }
+          return { value: found, bytes: channel.port2 }
+        }
+      }
+  }
+}
+
+export interface StoreHost {
+  /** Waits for the calls under way, then stops answering; the store itself stays open (its owner closes it). */
+  close(): Promise<void>
+}
+
+/** Serves `store` to the client at the other end of `port`. */
+export function serveStore(store: Store, port: MessagePort): StoreHost {
+  const inFlight = new Set<Promise<void>>()
+  const answer = async (request: StoreRequest): Promise<void> => {
+    let reply: StoreReply
+    let transfer: MessagePort[] = []
+    try {
+      const { value, bytes } = await run(store, request)
+      reply = bytes ? { id: request.id, ok: true, value, bytes } : { id: request.id, ok: true, value }
+      if (bytes) transfer = [bytes]
+      port.postMessage(reply, transfer)
+    } catch (error) {
+      // A failed call, or a result that cannot be cloned (DataCloneError): either way the caller gets it.
+      port.postMessage({ id: request.id, ok: false, error: serializeError(error) } satisfies StoreReply)
+    }
+  }
+  port.on('message', (request: StoreRequest) => {
+    const answered = answer(request)
+    inFlight.add(answered)
+    void answered.finally(() => inFlight.delete(answered))
+  })
+  return {
+    async close() {
+      await Promise.all(inFlight)
+      port.close()
+    },
+  }
+}
