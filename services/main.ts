@@ -9,7 +9,8 @@ import pino from 'pino'
 import { type Config, ConfigError, parseConfig } from '../plugins/config/config.js'
 import { createLogger } from '../plugins/logging/logger.js'
 import { LogRing, type LogRings, ringDestination } from '../plugins/logging/ring.js'
-import { closeOnSignals } from '../plugins/server/start.js'
+import { type Closable, closeOnSignals } from '../plugins/server/start.js'
+import { listenOnUnixSocket } from '../plugins/server/unix-socket.js'
 import { openStore } from '../plugins/store/open.js'
 import { buildService, type ServiceKind } from './build.js'
 import { ENGINE_SERVICE_NAME } from './engine/health/routes.js'
@@ -48,14 +49,16 @@ export async function start(kinds: ServiceKind[]): Promise<void> {
     return { kind, logger: logger.child({ service: kind === 'engine' ? ENGINE_SERVICE_NAME : GATEWAY_SERVICE_NAME }) }
   })
   const apps: FastifyInstance[] = []
+  const sockets: Closable[] = []
   for (const { kind, logger } of services) {
     const app = await buildService(kind, { config, store, logger, logRings })
     await app.listen({ port: kind === 'engine' ? config.enginePort : config.gatewayPort, host: config.host })
+    if (kind === 'engine' && config.engineSocket) sockets.push(await listenOnUnixSocket(app.server, config.engineSocket))
     // In one process the gateway proxies to this engine where it really listens (ENGINE_PORT=0 takes
     // any free port), unless ENGINE_URL names another engine.
     const address = app.server.address()
     if (kind === 'engine' && !process.env.ENGINE_URL && typeof address === 'object' && address) config = { ...config, engineUrl: localUrlOf(address) }
     apps.push(app)
   }
-  closeOnSignals({ closables: [...apps, store], log: { info: (message) => processLogger.info(message), error: (object, message) => processLogger.error(object, message) } })
+  closeOnSignals({ closables: [...sockets, ...apps, store], log: { info: (message) => processLogger.info(message), error: (object, message) => processLogger.error(object, message) } })
 }

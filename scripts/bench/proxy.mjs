@@ -22,9 +22,12 @@
  * in every round like the gateway: the floor that the library chain alone sets, against which the
  * gateway's own cost can be read.
  *
+ * Socket (BENCH_PROXY_SOCKET=1): the engine also listens on a Unix socket and the gateway reaches it
+ * there (ENGINE_SOCKET), as one host's deployment would; the clients still use TCP.
+ *
  * Environment: BENCH_PROXY_ROUNDS (default 5), BENCH_PROXY_DURATION_S (5, per side and round),
- * BENCH_PROXY_CONNECTIONS (10), BENCH_PROXY_BASELINE (unset). Everything runs on 127.0.0.1; the data
- * dirs are removed at the end.
+ * BENCH_PROXY_CONNECTIONS (10), BENCH_PROXY_BASELINE (unset), BENCH_PROXY_SOCKET (unset). Everything
+ * runs on 127.0.0.1; the data dirs are removed at the end.
  */
 import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -48,6 +51,7 @@ const ROUNDS = Number(process.env.BENCH_PROXY_ROUNDS ?? 5)
 const DURATION_S = Number(process.env.BENCH_PROXY_DURATION_S ?? 5)
 const CONNECTIONS = Number(process.env.BENCH_PROXY_CONNECTIONS ?? 10)
 const BASELINE = process.env.BENCH_PROXY_BASELINE === '1'
+const SOCKET = process.env.BENCH_PROXY_SOCKET === '1'
 const WARMUP_S = 2
 const TARGET = { throughputRatio: 0.8, addedP99Ms: 2 }
 const TENANT = { appId: 'hr', organizationId: 'acme' }
@@ -184,15 +188,19 @@ let exitCode = 0
 try {
   const userId = await seedEngineStore(engineDir)
   const enginePort = String(await freePort())
-  const engine = await startProcess('start:engine', { DATA_DIR: engineDir, ENGINE_PORT: enginePort })
+  /** @type {Record<string, string>} */
+  const socket = SOCKET ? { ENGINE_SOCKET: join(engineDir, 'engine.sock') } : {}
+  const engine = await startProcess('start:engine', { DATA_DIR: engineDir, ENGINE_PORT: enginePort, ...socket })
   running.push(engine)
-  const gateway = await startProcess('start:gateway', { DATA_DIR: gatewayDir, GATEWAY_PORT: String(await freePort()), ENGINE_URL: engine.origin })
+  const gateway = await startProcess('start:gateway', { DATA_DIR: gatewayDir, GATEWAY_PORT: String(await freePort()), ENGINE_URL: engine.origin, ...socket })
   running.push(gateway)
   const passthrough = BASELINE ? await startProcess({ file: join(ROOT, 'scripts/bench/support/passthrough-proxy.mjs') }, { GATEWAY_PORT: String(await freePort()), ENGINE_URL: engine.origin }) : undefined
   if (passthrough) running.push(passthrough)
   const processInstanceId = await startInstance(engine.origin, userId)
   const path = `/process/${processInstanceId}?organizationId=${TENANT.organizationId}&appId=${TENANT.appId}`
-  process.stdout.write(`GET /process/:id, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION_S} s per side; load average ${loadAverage()}\n`)
+  process.stdout.write(
+    `GET /process/:id, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION_S} s per side, gateway -> engine over ${SOCKET ? 'a Unix socket' : 'TCP'}; load average ${loadAverage()}\n`,
+  )
 
   const pids = { engine: engine.pid, gateway: gateway.pid, ...(passthrough ? { passthrough: passthrough.pid } : {}) }
   const direct = () => load(`${engine.origin}${path}`, userId, DURATION_S, pids)

@@ -33,7 +33,7 @@ const MAX_ENGINE_CONNECTIONS = 256
 const TIMEOUT_CODES = new Set(['FST_REPLY_FROM_GATEWAY_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'])
 
 export interface ProxyPluginOptions {
-  config: Pick<Config, 'engineUrl' | 'proxyTimeoutScale' | 'development'>
+  config: Pick<Config, 'engineUrl' | 'engineSocket' | 'proxyTimeoutScale' | 'development'>
   /** The gateway's `endpoint` cache (DESIGN.md §6): it holds the route table, so an eviction rebuilds it. */
   endpointCache: NamedCache<ProxyRouteTable>
 }
@@ -53,7 +53,8 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
   const { config, endpointCache } = options
   const engine = new URL(config.engineUrl)
 
-  const pool = new Pool(engine.origin, { connections: MAX_ENGINE_CONNECTIONS, connectTimeout: CONNECT_TIMEOUT_MS })
+  // ENGINE_SOCKET: the same engine (ENGINE_URL still gives the host and path prefix), reached over its Unix socket.
+  const pool = new Pool(engine.origin, { connections: MAX_ENGINE_CONNECTIONS, connectTimeout: CONNECT_TIMEOUT_MS, socketPath: config.engineSocket })
   fastify.addHook('onClose', async () => pool.close())
 
   function failure(error: unknown): ServiceError {
