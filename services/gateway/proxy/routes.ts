@@ -110,12 +110,16 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
   const tableOptions = { timeoutScale: config.proxyTimeoutScale, enginePathPrefix: engine.pathname.replace(/\/+$/, ''), replyOptions }
   const routeTable = (): ProxyRouteTable => endpointCache.getOrCreate(ROUTE_TABLE_KEY, () => buildRouteTable(proxyRoutes, tableOptions))
 
-  /** http-proxy's handler: the route's engine path and options come from the route table. */
-  function forward(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  /**
+   * http-proxy's handler: the route's engine path and options come from the route table. It returns
+   * nothing: the reply is sent from onResponse or onError, and a returned reply (a thenable) would
+   * have Fastify wait on it through a promise and a stream-end listener on every request.
+   */
+  function forward(request: FastifyRequest, reply: FastifyReply): void {
     const method = request.method === 'HEAD' ? 'GET' : request.method
     const target = routeTable().get(routeKey(method, request.routeOptions.url ?? ''))
     if (!target) throw new Error(`${method} ${request.routeOptions.url} is registered as a proxy route but not in the route table`)
-    return reply.from(target.enginePath(request.params as Record<string, string | undefined>), target.replyOptions)
+    reply.from(target.enginePath(request.params as Record<string, string | undefined>), target.replyOptions)
   }
 
   // One registration per method: each serves that method's routes with the shared pool; the
