@@ -53,7 +53,8 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
   const { config, endpointCache } = options
   const engine = new URL(config.engineUrl)
 
-  // ENGINE_SOCKET: the same engine (ENGINE_URL still gives the host and path prefix), reached over its Unix socket.
+  // With ENGINE_SOCKET the pool connects to the engine's Unix socket; ENGINE_URL still gives the
+  // host header and the path prefix.
   const pool = new Pool(engine.origin, { connections: MAX_ENGINE_CONNECTIONS, connectTimeout: CONNECT_TIMEOUT_MS, socketPath: config.engineSocket })
   fastify.addHook('onClose', async () => pool.close())
 
