@@ -38,7 +38,7 @@ try {
   process.exit(1)
 }
 
-const shutdown = closeOnSignals({ closables: [gateway, engine.app, store], log: shutdownLog(logger) })
+const shutdown = closeOnSignals({ closables: [gateway, ...engine.closables, store], log: shutdownLog(logger) })
 // A process whose gateway is gone would still look alive to a supervisor; it ends instead, so the supervisor restarts it.
 gateway.onUnexpectedExit((reason) => {
   logger.fatal({ err: reason }, 'the gateway thread stopped')

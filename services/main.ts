@@ -11,7 +11,8 @@ import pino, { type DestinationStream, type Logger } from 'pino'
 import { type Config, ConfigError, type LogLevel, parseConfig } from '../plugins/config/config.js'
 import { createLogger } from '../plugins/logging/logger.js'
 import { LogRing, type LogRings, ringDestination } from '../plugins/logging/ring.js'
-import { closeOnSignals, type ShutdownOptions } from '../plugins/server/start.js'
+import { type Closable, closeOnSignals, type ShutdownOptions } from '../plugins/server/start.js'
+import { listenOnUnixSocket } from '../plugins/server/unix-socket.js'
 import { openStore } from '../plugins/store/open.js'
 import type { Store } from '../plugins/store/port.js'
 import { type BuildOptions, buildService, type ServiceKind } from './build.js'
@@ -67,13 +68,17 @@ export interface ServingService {
   app: FastifyInstance
   /** Where this process reaches the service. */
   localUrl: string
+  /** Closed before the app: its listeners (the engine's ENGINE_SOCKET), then the app itself. */
+  closables: Closable[]
 }
 
-/** Builds the service and listens on its configured port. */
+/** Builds the service and listens on its configured port (the engine on ENGINE_SOCKET too, when set). */
 export async function serve(kind: ServiceKind, options: BuildOptions): Promise<ServingService> {
   const app = await buildService(kind, options)
   await app.listen({ port: kind === 'engine' ? options.config.enginePort : options.config.gatewayPort, host: options.config.host })
-  return { app, localUrl: localUrlOf(app.server.address() as AddressInfo) }
+  const socketPath = kind === 'engine' ? options.config.engineSocket : undefined
+  const closables: Closable[] = socketPath ? [await listenOnUnixSocket(app.server, socketPath), app] : [app]
+  return { app, localUrl: localUrlOf(app.server.address() as AddressInfo), closables }
 }
 
 export function shutdownLog(logger: Logger): ShutdownOptions['log'] {
@@ -84,6 +89,6 @@ export function shutdownLog(logger: Logger): ShutdownOptions['log'] {
 export async function start(kind: ServiceKind): Promise<void> {
   const { config, stdout, logger, store } = await openProcessBase()
   const ring = new LogRing()
-  const { app } = await serve(kind, { config, store, logger: serviceLogger(kind, config.logLevel, ring, stdout), logRings: { [LOG_SERVICE[kind]]: ring } })
-  closeOnSignals({ closables: [app, store], log: shutdownLog(logger) })
+  const service = await serve(kind, { config, store, logger: serviceLogger(kind, config.logLevel, ring, stdout), logRings: { [LOG_SERVICE[kind]]: ring } })
+  closeOnSignals({ closables: [...service.closables, store], log: shutdownLog(logger) })
 }

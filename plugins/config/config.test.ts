@@ -8,6 +8,7 @@ t.test('defaults follow DESIGN.md §2 when nothing is set', async (t) => {
     enginePort: 3001,
     host: '127.0.0.1',
     engineUrl: 'http://127.0.0.1:3001',
+    engineSocket: undefined,
     dataDir: '/srv/app/.data',
     mongodbUri: undefined,
     logLevel: 'info',
@@ -32,6 +33,15 @@ t.test('defaults follow DESIGN.md §2 when nothing is set', async (t) => {
 t.test('ENGINE_URL defaults to the configured engine port', async (t) => {
   t.equal(parseConfig({ ENGINE_PORT: '4100' }).engineUrl, 'http://127.0.0.1:4100')
   t.equal(parseConfig({ ENGINE_URL: 'http://engine.internal:80/' }).engineUrl, 'http://engine.internal:80')
+})
+
+t.test('ENGINE_SOCKET is a socket path, resolved like DATA_DIR and short enough for a Unix socket', async (t) => {
+  t.equal(parseConfig({ ENGINE_SOCKET: '/run/workflow/engine.sock' }).engineSocket, '/run/workflow/engine.sock')
+  t.equal(parseConfig({ ENGINE_SOCKET: 'engine.sock' }, '/srv/app').engineSocket, '/srv/app/engine.sock')
+  t.equal(parseConfig({ ENGINE_SOCKET: '' }).engineSocket, undefined)
+  const tooLong = `/run/${'s'.repeat(103)}`
+  t.throws(() => parseConfig({ ENGINE_SOCKET: tooLong }), { message: `Invalid configuration: ENGINE_SOCKET must be a socket path of at most 107 bytes once resolved, got "${tooLong}"` })
+  t.equal(parseConfig({ ENGINE_SOCKET: tooLong.slice(0, -1) }).engineSocket, tooLong.slice(0, -1), '107 bytes fit')
 })
 
 t.test('MONGODB_URI selects MongoDB and is kept as given', async (t) => {

@@ -12,6 +12,11 @@ export interface Config {
   enginePort: number
   host: string
   engineUrl: string
+  /**
+   * A Unix domain socket the engine listens on besides its port, and the gateway reaches it through
+   * (ENGINE_URL still names it), when both run on one host: cheaper per request than TCP loopback.
+   */
+  engineSocket: string | undefined
   dataDir: string
   mongodbUri: string | undefined
   logLevel: LogLevel
@@ -90,6 +95,17 @@ function positiveNumber(env: Env, name: string, fallback: number): number {
   return Number(raw)
 }
 
+/** Linux keeps a Unix socket's path in 108 bytes, the last one a NUL. */
+const MAX_SOCKET_PATH_BYTES = 107
+
+function optionalSocketPath(env: Env, name: string, cwd: string): string | undefined {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return undefined
+  const path = resolve(cwd, raw)
+  if (Buffer.byteLength(path) > MAX_SOCKET_PATH_BYTES) throw new ConfigError(name, `must be a socket path of at most ${MAX_SOCKET_PATH_BYTES} bytes once resolved, got "${path}"`)
+  return path
+}
+
 function optionalUrl(env: Env, name: string): string | undefined {
   return env[name] ? url(env, name, '', ['http:', 'https:']) : undefined
 }
@@ -118,6 +134,7 @@ export function parseConfig(env: Env, cwd: string = process.cwd()): Config {
     enginePort,
     host,
     engineUrl: url(env, 'ENGINE_URL', `http://127.0.0.1:${enginePort}`, ['http:', 'https:']),
+    engineSocket: optionalSocketPath(env, 'ENGINE_SOCKET', cwd),
     dataDir: resolve(cwd, env.DATA_DIR || './.data'),
     mongodbUri: mongodbUri === undefined ? undefined : env.MONGODB_URI,
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),

@@ -1,8 +1,10 @@
+import type { RouteOptions } from 'fastify'
 import t from 'tap'
+import { buildService } from '../../services/build.js'
 import { Collections } from '../../services/shared/collections.js'
 import { ContractChecker } from '../../services/testing/contract.js'
 import type { Envelope } from '../../services/testing/gateway.js'
-import { startService } from '../../services/testing/harness.js'
+import { openTestStore, silentLogger, startService, testConfig } from '../../services/testing/harness.js'
 import { insertModelRequest } from '../../services/testing/models.js'
 
 const ADMIN_TOKEN = 'admin-token-0123456789'
@@ -55,4 +57,24 @@ t.test('without ADMIN_TOKEN the admin endpoints are open (development)', async (
   const gateway = await startService(t, 'gateway')
   t.equal((await send(gateway.url, 'POST', '/user/createUser', user)).status, 200)
   t.equal((await send(gateway.url, 'GET', '/external/cache/app/fm/evict', undefined)).status, 200)
+})
+
+t.test('the check is a hook of the admin routes alone: every other route, the proxy\'s among them, runs none', async (t) => {
+  /** The number of route-level onRequest hooks of every route, by `METHOD url`. */
+  const routeHooks = async (adminToken: string | undefined): Promise<Map<string, number>> => {
+    const routes: RouteOptions[] = []
+    const app = await buildService('gateway', { config: testConfig({ adminToken }), store: await openTestStore(t), logger: silentLogger, onRoute: (route) => void routes.push(route) })
+    await app.close()
+    // Read once every onRoute hook has run: the plugin's runs after the one that collects.
+    return new Map(routes.flatMap((route) => [route.method].flat().map((method) => [`${method} ${route.url}`, [route.onRequest ?? []].flat().length] as const)))
+  }
+  const open = await routeHooks(undefined)
+  const guarded = await routeHooks(ADMIN_TOKEN)
+  const added = (route: string): number => (guarded.get(route) ?? NaN) - (open.get(route) ?? NaN)
+  t.equal(added('POST /user/createUser'), 1, 'an admin route checks the token')
+  t.equal(added('GET /external/cache/:cacheType/:cacheTarget/evict'), 1, 'so does the cache eviction')
+  t.equal(added('GET /model/getModel/:id'), 0, 'a public route does not')
+  t.equal(added('GET /process/:processInstanceId'), 0, 'a proxied route does not')
+  const changed = [...guarded.keys()].filter((route) => added(route) !== 0 && !route.startsWith('HEAD '))
+  t.equal(changed.length, adminRequests.length, `only the admin routes changed: ${changed.join(', ')}`)
 })

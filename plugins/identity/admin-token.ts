@@ -27,10 +27,16 @@ export function bearerToken(request: Pick<FastifyRequest, 'headers'>): string | 
 async function adminTokenPlugin(fastify: FastifyInstance, options: AdminTokenOptions): Promise<void> {
   if (options.token === undefined) return
   const expected = digest(options.token)
-  fastify.addHook('onRequest', async (request) => {
-    if (!request.routeOptions.config.adminToken) return
+  const check = async (request: FastifyRequest): Promise<void> => {
     const given = bearerToken(request)
     if (given === undefined || !timingSafeEqual(digest(given), expected)) throw fastify.fail(options.code, { parameters: { field: 'headers.authorization' } })
+  }
+  // A hook of the admin routes only, added as each is registered: every other request (the proxy's
+  // above all) runs no hook, and makes no promise, for a check that does not concern it.
+  fastify.addHook('onRoute', (route) => {
+    if (!route.config?.adminToken) return
+    const own = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]
+    route.onRequest = [...own, check]
   })
 }
 

@@ -17,8 +17,17 @@
  * the code, where throughput moves with the neighbours. The load average is printed for the same
  * reason.
  *
+ * Baseline (BENCH_PROXY_BASELINE=1): a third side, a bare Fastify + @fastify/http-proxy passthrough
+ * with the library's defaults (support/passthrough-proxy.mjs) in front of the same engine, measured
+ * in every round like the gateway: the floor that the library chain alone sets, against which the
+ * gateway's own cost can be read.
+ *
+ * Socket (BENCH_PROXY_SOCKET=1): the engine also listens on a Unix socket and the gateway reaches it
+ * there (ENGINE_SOCKET), as one host's deployment would; the clients still use TCP.
+ *
  * Environment: BENCH_PROXY_ROUNDS (default 5), BENCH_PROXY_DURATION_S (5, per side and round),
- * BENCH_PROXY_CONNECTIONS (10). Everything runs on 127.0.0.1; the data dirs are removed at the end.
+ * BENCH_PROXY_CONNECTIONS (10), BENCH_PROXY_BASELINE (unset), BENCH_PROXY_SOCKET (unset). Everything
+ * runs on 127.0.0.1; the data dirs are removed at the end.
  */
 import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -41,6 +50,8 @@ const { createTestUser } = await import(join(DIST, 'services/testing/users.js'))
 const ROUNDS = Number(process.env.BENCH_PROXY_ROUNDS ?? 5)
 const DURATION_S = Number(process.env.BENCH_PROXY_DURATION_S ?? 5)
 const CONNECTIONS = Number(process.env.BENCH_PROXY_CONNECTIONS ?? 10)
+const BASELINE = process.env.BENCH_PROXY_BASELINE === '1'
+const SOCKET = process.env.BENCH_PROXY_SOCKET === '1'
 const WARMUP_S = 2
 const TARGET = { throughputRatio: 0.8, addedP99Ms: 2 }
 const TENANT = { appId: 'hr', organizationId: 'acme' }
@@ -59,11 +70,13 @@ function entryOf(script) {
 }
 
 /**
- * Starts one service as its npm script would; resolves once it answers `/liveness`.
- * @param {'start:engine' | 'start:gateway'} script @param {Record<string, string>} env
+ * Starts one service as its npm script would (or the baseline passthrough, a file); resolves once it
+ * answers `/liveness`.
+ * @param {'start:engine' | 'start:gateway' | { file: string }} script @param {Record<string, string>} env
  */
 async function startProcess(script, env) {
-  const child = spawn(process.execPath, [entryOf(script)], { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'inherit', 'inherit'] })
+  const entry = typeof script === 'string' ? entryOf(script) : script.file
+  const child = spawn(process.execPath, [entry], { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'inherit', 'inherit'] })
   const exited = new Promise((resolveExit) => child.once('exit', resolveExit))
   const port = script === 'start:engine' ? env.ENGINE_PORT : env.GATEWAY_PORT
   const origin = `http://127.0.0.1:${port}`
@@ -74,8 +87,8 @@ async function startProcess(script, env) {
     } catch {
       // not listening yet
     }
-    if (child.exitCode !== null) throw new Error(`${script} exited (${child.exitCode}) before answering`)
-    if (Date.now() > deadline) throw new Error(`${script} did not answer within 60 s`)
+    if (child.exitCode !== null) throw new Error(`${entry} exited (${child.exitCode}) before answering`)
+    if (Date.now() > deadline) throw new Error(`${entry} did not answer within 60 s`)
     await new Promise((wait) => setTimeout(wait, 100))
   }
   return {
@@ -175,21 +188,30 @@ let exitCode = 0
 try {
   const userId = await seedEngineStore(engineDir)
   const enginePort = String(await freePort())
-  const engine = await startProcess('start:engine', { DATA_DIR: engineDir, ENGINE_PORT: enginePort })
+  /** @type {Record<string, string>} */
+  const socket = SOCKET ? { ENGINE_SOCKET: join(engineDir, 'engine.sock') } : {}
+  const engine = await startProcess('start:engine', { DATA_DIR: engineDir, ENGINE_PORT: enginePort, ...socket })
   running.push(engine)
-  const gateway = await startProcess('start:gateway', { DATA_DIR: gatewayDir, GATEWAY_PORT: String(await freePort()), ENGINE_URL: engine.origin })
+  const gateway = await startProcess('start:gateway', { DATA_DIR: gatewayDir, GATEWAY_PORT: String(await freePort()), ENGINE_URL: engine.origin, ...socket })
   running.push(gateway)
+  const passthrough = BASELINE ? await startProcess({ file: join(ROOT, 'scripts/bench/support/passthrough-proxy.mjs') }, { GATEWAY_PORT: String(await freePort()), ENGINE_URL: engine.origin }) : undefined
+  if (passthrough) running.push(passthrough)
   const processInstanceId = await startInstance(engine.origin, userId)
   const path = `/process/${processInstanceId}?organizationId=${TENANT.organizationId}&appId=${TENANT.appId}`
-  process.stdout.write(`GET /process/:id, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION_S} s per side; load average ${loadAverage()}\n`)
+  process.stdout.write(
+    `GET /process/:id, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION_S} s per side, gateway -> engine over ${SOCKET ? 'a Unix socket' : 'TCP'}; load average ${loadAverage()}\n`,
+  )
 
-  const pids = { engine: engine.pid, gateway: gateway.pid }
+  const pids = { engine: engine.pid, gateway: gateway.pid, ...(passthrough ? { passthrough: passthrough.pid } : {}) }
   const direct = () => load(`${engine.origin}${path}`, userId, DURATION_S, pids)
   const proxied = () => load(`${gateway.origin}${path}`, userId, DURATION_S, pids)
   await load(`${engine.origin}${path}`, userId, WARMUP_S, pids)
   await load(`${gateway.origin}${path}`, userId, WARMUP_S, pids)
+  if (passthrough) await load(`${passthrough.origin}${path}`, userId, WARMUP_S, pids)
   /** @type {Array<{ ratio: number, addedP99Ms: number, engineAloneUs: number, gatewayUs: number, engineProxiedUs: number }>} */
   const rounds = []
+  /** @type {Array<{ ratio: number, addedP99Ms: number, passthroughUs: number, engineProxiedUs: number }>} */
+  const baselineRounds = []
   let errors = 0
   for (let round = 1; round <= ROUNDS; round++) {
     const engineFirst = round % 2 === 1
@@ -206,6 +228,17 @@ try {
         `gateway ${through.requestsPerSecond.toFixed(0)} req/s (p50 ${through.p50Ms} ms, p99 ${through.p99Ms} ms); ratio ${ratio.toFixed(3)}, added p99 ${addedP99Ms.toFixed(2)} ms; ` +
         `CPU per request: engine alone ${micros(cpu.engineAloneUs)}, through the gateway ${micros(cpu.gatewayUs)} gateway + ${micros(cpu.engineProxiedUs)} engine\n`,
     )
+    if (passthrough) {
+      // Measured right after the round's two sides, against the same round's engine figures.
+      const bare = await load(`${passthrough.origin}${path}`, userId, DURATION_S, pids)
+      errors += bare.errors
+      const entry = { ratio: bare.requestsPerSecond / straight.requestsPerSecond, addedP99Ms: bare.p99Ms - straight.p99Ms, passthroughUs: bare.cpuUsPerRequest.passthrough ?? NaN, engineProxiedUs: bare.cpuUsPerRequest.engine ?? NaN }
+      baselineRounds.push(entry)
+      process.stdout.write(
+        `  baseline passthrough ${bare.requestsPerSecond.toFixed(0)} req/s (p50 ${bare.p50Ms} ms, p99 ${bare.p99Ms} ms); ratio ${entry.ratio.toFixed(3)}; ` +
+          `CPU per request ${micros(entry.passthroughUs)} passthrough + ${micros(entry.engineProxiedUs)} engine\n`,
+      )
+    }
   }
   const ratio = median(rounds.map((entry) => entry.ratio))
   const addedP99Ms = median(rounds.map((entry) => entry.addedP99Ms))
@@ -219,6 +252,13 @@ try {
     `median CPU per request: engine alone ${micros(median(rounds.map((entry) => entry.engineAloneUs)))}; through the gateway ` +
       `${micros(median(rounds.map((entry) => entry.gatewayUs)))} gateway + ${micros(median(rounds.map((entry) => entry.engineProxiedUs)))} engine; load average ${loadAverage()}\n`,
   )
+  if (baselineRounds.length > 0) {
+    process.stdout.write(
+      `baseline (bare Fastify + @fastify/http-proxy, library defaults), medians: throughput ratio ${median(baselineRounds.map((entry) => entry.ratio)).toFixed(3)}, ` +
+        `added p99 ${median(baselineRounds.map((entry) => entry.addedP99Ms)).toFixed(2)} ms; CPU per request ${micros(median(baselineRounds.map((entry) => entry.passthroughUs)))} passthrough + ` +
+        `${micros(median(baselineRounds.map((entry) => entry.engineProxiedUs)))} engine\n`,
+    )
+  }
   if (ratio < TARGET.throughputRatio || addedP99Ms >= TARGET.addedP99Ms || errors > 0) exitCode = 1
 } catch (error) {
   process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)

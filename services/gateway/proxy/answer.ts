@@ -41,18 +41,51 @@ export function envelopeOfEngineAnswer(statusCode: number, contentType: string |
   return errorEnvelope(exposeStack && stack !== undefined ? { ...withoutStack, stack } : withoutStack)
 }
 
-/** `{"status":"success","data":`, taken from the envelope itself so that the two cannot drift apart. */
-const SUCCESS_PREFIX = JSON.stringify(successEnvelope(null)).slice(0, -'null}'.length)
+/** `{"status":"success","data":` and `}`, taken from the envelope itself so that they cannot drift apart. */
+const SUCCESS_TEXT = JSON.stringify(successEnvelope(null))
+const SUCCESS_PREFIX = Buffer.from(SUCCESS_TEXT.slice(0, -'null}'.length))
+const SUCCESS_SUFFIX = Buffer.from('}')
+
+const OPENERS_TO_CLOSERS: Readonly<Record<number, number>> = { 0x7b: 0x7d, 0x5b: 0x5d } // { }  [ ]
+
+function isJsonWhitespace(byte: number): boolean {
+  return byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09
+}
 
 /**
- * {@link envelopeOfEngineAnswer} as the JSON text the client gets. A success's body is checked to be
- * JSON (else 502 fm5021) and then framed as it came rather than parsed into objects and serialised
- * again: the same JSON value at a fraction of the CPU, on the proxy's most frequent answer.
+ * An object or array by its first and last (non-blank) bytes. The engine is our own service and
+ * writes its JSON answers with Fastify's serializer, so a JSON content type already means a JSON
+ * body; what this still catches is the engine answer that is not — an HTML or text page, a cut-off
+ * body — at a constant cost instead of a parse of every answer. Anything else (a JSON string, number
+ * or literal, or garbage) is parsed.
  */
-export function envelopeJsonOfEngineAnswer(statusCode: number, contentType: string | string[] | number | undefined, body: string, exposeStack: boolean): string {
-  if (statusCode >= 400 || body.trim() === '') return JSON.stringify(envelopeOfEngineAnswer(statusCode, contentType, body, exposeStack))
-  parseJson(body, statusCode)
-  return `${SUCCESS_PREFIX}${body}}`
+function delimitsObjectOrArray(body: Uint8Array): boolean {
+  let first = 0
+  let last = body.length - 1
+  while (first <= last && isJsonWhitespace(body[first]!)) first++
+  while (last > first && isJsonWhitespace(body[last]!)) last--
+  return first < last && OPENERS_TO_CLOSERS[body[first]!] === body[last]
+}
+
+function isBlank(body: Uint8Array): boolean {
+  for (const byte of body) if (!isJsonWhitespace(byte)) return false
+  return true
+}
+
+function utf8(body: Uint8Array): string {
+  return Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8')
+}
+
+/**
+ * {@link envelopeOfEngineAnswer} as the bytes the client gets. A success's body is checked to be
+ * JSON (else 502 fm5021, see delimitsObjectOrArray) and then framed as the bytes it came in rather
+ * than decoded, parsed, serialised and encoded again: the same JSON value at a fraction of the CPU,
+ * on the proxy's most frequent answer.
+ */
+export function envelopeBytesOfEngineAnswer(statusCode: number, contentType: string | string[] | number | undefined, body: Uint8Array, exposeStack: boolean): Buffer {
+  if (statusCode >= 400 || isBlank(body)) return Buffer.from(JSON.stringify(envelopeOfEngineAnswer(statusCode, contentType, utf8(body), exposeStack)))
+  if (!delimitsObjectOrArray(body)) parseJson(utf8(body), statusCode)
+  return Buffer.concat([SUCCESS_PREFIX, body, SUCCESS_SUFFIX])
 }
 
 function parseJson(body: string, statusCode: number): unknown {

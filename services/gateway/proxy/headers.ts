@@ -49,18 +49,9 @@ function sanitised(value: string | string[]): string | string[] {
   return typeof value === 'string' ? sanitisedValue(value) : value.map(sanitisedValue)
 }
 
-// Runs twice on every proxied request: one pass, a `for…in` over the object (no entries array), and
-// the connection list only parsed when there is one.
-function filtered(headers: Headers, drop: ReadonlySet<string>, clean: boolean): Headers {
-  const listed = connectionListed(headers)
-  const kept: Headers = {}
-  for (const name in headers) {
-    const value = headers[name]
-    const lower = name.toLowerCase()
-    if (value === undefined || HOP_BY_HOP.has(lower) || drop.has(lower) || listed?.has(lower)) continue
-    kept[lower] = clean ? sanitised(value) : value
-  }
-  return kept
+/** Whether a header stays on its hop or is the gateway's own to set; names come lowercased from the HTTP parsers. */
+function isDropped(name: string, drop: ReadonlySet<string>, listed: ReadonlySet<string> | undefined): boolean {
+  return HOP_BY_HOP.has(name) || drop.has(name) || listed?.has(name) === true
 }
 
 export interface Correlation {
@@ -71,9 +62,12 @@ export interface Correlation {
 /**
  * The headers of the request to the engine. The body is streamed as it came, so its
  * `content-length` (when the caller sent one; else it stays chunked) and `content-type` still hold.
+ * `headers` is reply-from's own copy of the request's, made for this rewrite: the dropped ones are
+ * set undefined in place, which undici leaves out, rather than the rest copied into another object.
  */
-export function engineRequestHeaders(incoming: Headers, correlation: Correlation): Headers {
-  const headers = filtered(incoming, NOT_FORWARDED, false)
+export function engineRequestHeaders(headers: Headers, correlation: Correlation): Headers {
+  const listed = connectionListed(headers)
+  for (const name in headers) if (isDropped(name, NOT_FORWARDED, listed)) headers[name] = undefined
   headers['x-request-id'] = correlation.requestId
   headers.traceparent = correlation.traceparent
   return headers
@@ -81,5 +75,11 @@ export function engineRequestHeaders(incoming: Headers, correlation: Correlation
 
 /** The engine's answer headers that the client gets, values cleared of characters no header may hold. */
 export function clientAnswerHeaders(fromEngine: Headers): Headers {
-  return filtered(fromEngine, NOT_RETURNED, true)
+  const listed = connectionListed(fromEngine)
+  const kept: Headers = {}
+  for (const name in fromEngine) {
+    const value = fromEngine[name]
+    if (value !== undefined && !isDropped(name, NOT_RETURNED, listed)) kept[name] = sanitised(value)
+  }
+  return kept
 }

@@ -1,12 +1,14 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { type IncomingHttpHeaders, request as httpRequest } from 'node:http'
+import { join } from 'node:path'
 import { PassThrough, type Readable } from 'node:stream'
 import { text } from 'node:stream/consumers'
 import t from 'tap'
 import { proxyRoutes } from '../../../openapi/generated/proxy-routes.js'
+import { listenOnUnixSocket } from '../../../plugins/server/unix-socket.js'
 import { ContractChecker } from '../../testing/contract.js'
 import { closedPortUrl, engineError, startFakeEngine } from '../../testing/fake-engine.js'
-import { startService } from '../../testing/harness.js'
+import { startService, tempDir } from '../../testing/harness.js'
 import { type ProxyRouteTable, routeKey } from './route-table.js'
 import { ROUTE_TABLE_KEY } from './routes.js'
 
@@ -174,6 +176,23 @@ t.test('connections to the engine are kept alive and reused', async (t) => {
   const gateway = await startService(t, 'gateway', { config: { engineUrl: engine.url } })
   for (let index = 0; index < 5; index++) t.equal((await send(`${gateway.url}/process/p-${index}`, {})).status, 200)
   t.equal(new Set(engine.received.map((request) => request.remotePort)).size, 1, 'five requests, one connection')
+})
+
+t.test('with ENGINE_SOCKET the gateway reaches the engine over its Unix socket, not ENGINE_URL\'s port', async (t) => {
+  const engine = await startFakeEngine(t, (app) => {
+    app.get('/process/:processInstanceId', async () => ({ tasks: [], processStatus: 'running' }))
+  })
+  const engineSocket = join(tempDir(t), 'engine.sock')
+  const socket = await listenOnUnixSocket(engine.app.server, engineSocket)
+  t.teardown(() => socket.close())
+  // Nothing listens at ENGINE_URL: an answer can only have come through the socket.
+  const gateway = await startService(t, 'gateway', { config: { engineUrl: await closedPortUrl(), engineSocket } })
+  const answer = await send(`${gateway.url}/process/p-1?appId=hr`, { headers: { user: 'u-1' } })
+  t.equal(answer.status, 200)
+  t.same(json(answer), { status: 'success', data: { tasks: [], processStatus: 'running' } })
+  t.equal(engine.received[0]?.url, '/process/p-1?appId=hr')
+  t.equal(engine.received[0]?.headers.user, 'u-1')
+  t.equal(engine.received[0]?.remotePort, undefined, 'a Unix socket connection has no port')
 })
 
 t.test('a file download streams to the client untouched, before the engine has finished', async (t) => {

@@ -6,21 +6,19 @@
  * included, are streamed through: the gateway neither parses nor buffers them.
  */
 import type { IncomingHttpHeaders } from 'node:http'
-import type { Readable } from 'node:stream'
-import { text } from 'node:stream/consumers'
 import httpProxy from '@fastify/http-proxy'
 import type { FastifyReplyFromHooks } from '@fastify/reply-from'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RawServerBase } from 'fastify'
 import fp from 'fastify-plugin'
-import { Pool } from 'undici'
+import { type Dispatcher, Pool } from 'undici'
 import { proxyRoutes } from '../../../openapi/generated/proxy-routes.js'
 import type { NamedCache } from '../../../plugins/cache/registry.js'
 import type { Config } from '../../../plugins/config/config.js'
 import { formatTraceparent } from '../../../plugins/correlation/trace-context.js'
 import type { ServiceError } from '../../../plugins/errors/service-error.js'
-import { envelopeJsonOfEngineAnswer, InvalidEngineAnswer, streamsUntouched } from './answer.js'
+import { envelopeBytesOfEngineAnswer, InvalidEngineAnswer, streamsUntouched } from './answer.js'
 import { clientAnswerHeaders, engineRequestHeaders } from './headers.js'
-import { buildRouteTable, type ProxyRouteTable, type ProxyTarget, routeKey } from './route-table.js'
+import { buildRouteTable, type ForwardingOf, type ProxyRouteTable, routeKey } from './route-table.js'
 
 /** The key of the route table in the `endpoint` cache. */
 export const ROUTE_TABLE_KEY = 'proxy-routes'
@@ -35,29 +33,29 @@ const MAX_ENGINE_CONNECTIONS = 256
 const TIMEOUT_CODES = new Set(['FST_REPLY_FROM_GATEWAY_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'])
 
 export interface ProxyPluginOptions {
-  config: Pick<Config, 'engineUrl' | 'proxyTimeoutScale' | 'development'>
+  config: Pick<Config, 'engineUrl' | 'engineSocket' | 'proxyTimeoutScale' | 'development'>
   /** The gateway's `endpoint` cache (DESIGN.md §6): it holds the route table, so an eviction rebuilds it. */
   endpointCache: NamedCache<ProxyRouteTable>
 }
 
 /**
  * What reply-from hands to `onResponse` with undici: its typings call it a ServerResponse, but it is
- * the engine's status, headers and body stream.
+ * the engine's status, headers and undici's body stream.
  */
 interface EngineResponse {
   statusCode: number
   headers: IncomingHttpHeaders
-  stream: Readable
+  stream: Dispatcher.ResponseData['body']
 }
 type AnyReply = FastifyReply<never, RawServerBase>
 
 async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions): Promise<void> {
   const { config, endpointCache } = options
   const engine = new URL(config.engineUrl)
-  const tableOptions = { timeoutScale: config.proxyTimeoutScale, enginePathPrefix: engine.pathname.replace(/\/+$/, '') }
-  const routeTable = (): ProxyRouteTable => endpointCache.getOrCreate(ROUTE_TABLE_KEY, () => buildRouteTable(proxyRoutes, tableOptions))
 
-  const pool = new Pool(engine.origin, { connections: MAX_ENGINE_CONNECTIONS, connectTimeout: CONNECT_TIMEOUT_MS })
+  // With ENGINE_SOCKET the pool connects to the engine's Unix socket; ENGINE_URL still gives the
+  // host header and the path prefix.
+  const pool = new Pool(engine.origin, { connections: MAX_ENGINE_CONNECTIONS, connectTimeout: CONNECT_TIMEOUT_MS, socketPath: config.engineSocket })
   fastify.addHook('onClose', async () => pool.close())
 
   function failure(error: unknown): ServiceError {
@@ -67,22 +65,24 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
   }
 
   /** Streams a raw success through; reads anything else and answers it in the envelope. */
-  async function answer(reply: AnyReply, response: EngineResponse, target: ProxyTarget): Promise<void> {
+  async function answer(reply: AnyReply, response: EngineResponse, raw: boolean): Promise<void> {
     const contentType = response.headers['content-type']
-    if (streamsUntouched(response.statusCode, contentType, target.raw)) {
+    if (streamsUntouched(response.statusCode, contentType, raw)) {
       reply.send(response.stream)
       return
     }
-    let body: string
+    let body: Uint8Array
     try {
-      body = await text(response.stream)
+      body = await response.stream.bytes()
     } catch (error) {
       reply.send(failure(error))
       return
     }
     try {
-      const envelope = envelopeJsonOfEngineAnswer(response.statusCode, contentType, body, config.development)
-      reply.removeHeader('content-length')
+      const envelope = envelopeBytesOfEngineAnswer(response.statusCode, contentType, body, config.development)
+      // Replaces the engine's length (copied with its headers) rather than removing it: a delete
+      // would cost more, and Fastify would then measure the payload all the same.
+      reply.header('content-length', envelope.length)
       reply.type('application/json; charset=utf-8').send(envelope)
     } catch (error) {
       if (!(error instanceof InvalidEngineAnswer)) throw error
@@ -90,7 +90,9 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
     }
   }
 
-  const replyOptions: FastifyReplyFromHooks = {
+  // The options every route shares; http-proxy's own rewriteHeaders (it rewrites a `location` and
+  // cleans header values) is left out: the engine sends no `location`, and clientAnswerHeaders cleans.
+  const forwarding: FastifyReplyFromHooks = {
     // One retry, for an idempotent request (GET without a body) whose kept-alive socket the engine
     // closed just as it was reused; reply-from then skips its retry-on-503 loop too.
     retriesCount: 1,
@@ -99,19 +101,26 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
     rewriteHeaders: (headers) => clientAnswerHeaders(headers),
     onError: (reply, { error }) => reply.send(failure(error)),
   }
+  const replyOptions: ForwardingOf = ({ timeoutMs, raw }) => ({
+    ...forwarding,
+    timeout: timeoutMs,
+    // An unexpected failure while answering goes to the error handler (500 fm5000), never unhandled.
+    onResponse: (_request, reply, response) =>
+      void answer(reply as AnyReply, response as unknown as EngineResponse, raw).catch((error: unknown) => reply.send(error)),
+  })
+  const tableOptions = { timeoutScale: config.proxyTimeoutScale, enginePathPrefix: engine.pathname.replace(/\/+$/, ''), replyOptions }
+  const routeTable = (): ProxyRouteTable => endpointCache.getOrCreate(ROUTE_TABLE_KEY, () => buildRouteTable(proxyRoutes, tableOptions))
 
-  /** http-proxy's handler: `options` are the replyOptions below as http-proxy completed them. */
-  function forward(request: FastifyRequest, reply: FastifyReply, _dest: string, options: FastifyReplyFromHooks): FastifyReply {
+  /**
+   * http-proxy's handler: the route's engine path and options come from the route table. It returns
+   * nothing: the reply is sent from onResponse or onError, and a returned reply (a thenable) would
+   * have Fastify wait on it through a promise and a stream-end listener on every request.
+   */
+  function forward(request: FastifyRequest, reply: FastifyReply): void {
     const method = request.method === 'HEAD' ? 'GET' : request.method
     const target = routeTable().get(routeKey(method, request.routeOptions.url ?? ''))
     if (!target) throw new Error(`${method} ${request.routeOptions.url} is registered as a proxy route but not in the route table`)
-    return reply.from(target.enginePath(request.params as Record<string, string | undefined>), {
-      ...options,
-      timeout: target.timeoutMs,
-      // An unexpected failure while answering goes to the error handler (500 fm5000), never unhandled.
-      onResponse: (_request, engineReply, response) =>
-        void answer(engineReply as AnyReply, response as unknown as EngineResponse, target).catch((error: unknown) => engineReply.send(error)),
-    })
+    reply.from(target.enginePath(request.params as Record<string, string | undefined>), target.replyOptions)
   }
 
   // One registration per method: each serves that method's routes with the shared pool; the
@@ -123,7 +132,12 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
       disableRequestLogging: true,
       httpMethods: [method],
       routes: proxyRoutes.filter((route) => route.method === method).map((route) => route.url),
-      replyOptions,
+      // The query string reaches the engine as the client sent it (reply-from takes it from the
+      // request's URL), so http-proxy need not parse and rebuild it for a destination we do not use.
+      preRewrite: (url: string) => {
+        const queryAt = url.indexOf('?')
+        return queryAt === -1 ? url : url.slice(0, queryAt)
+      },
       handler: forward,
     })
   }
