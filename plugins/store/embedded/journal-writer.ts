@@ -3,9 +3,9 @@
  * write is applied in memory at once (so every call stays atomic against every other), its journal
  * ops are handed to the journal thread, and the call resolves only once SQLite has committed them.
  *
- * Group commit: a batch leaves at the end of the event-loop turn its first write was made in, one
- * batch is in flight at a time, and whatever arrives meanwhile goes out as the next batch, in one
- * transaction. Batches commit in the order the writes were applied, so a write is never durable
+ * Group commit: a batch leaves once the task its first write was made in has run (with its promise
+ * continuations), one batch is in flight at a time, and whatever arrives meanwhile goes out as the
+ * next batch, in one transaction. Batches commit in the order the writes were applied, so a write is never durable
  * before one it could have seen. Few, large messages: each one costs both threads far more than the
  * bytes it carries.
  *
@@ -43,7 +43,7 @@ export class JournalWriter {
   private readonly worker: Worker
   private queued: PendingWrite[] = []
   private inFlight: PendingWrite[] | null = null
-  private sendScheduled: NodeJS.Immediate | undefined
+  private sendScheduled = false
   private seq = 0
   /** Set when the journal thread is gone: every later write fails at once. */
   private broken: Error | undefined
@@ -73,7 +73,10 @@ export class JournalWriter {
     }
     return new Promise<void>((resolve, reject) => {
       this.queued.push({ ops, revert, resolve, reject })
-      if (!this.inFlight && !this.sendScheduled) this.sendScheduled = setImmediate(() => this.send())
+      if (!this.inFlight && !this.sendScheduled) {
+        this.sendScheduled = true
+        process.nextTick(() => this.send())
+      }
     })
   }
 
@@ -88,7 +91,9 @@ export class JournalWriter {
   }
 
   private send(): void {
-    this.sendScheduled = undefined
+    this.sendScheduled = false
+    // Everything pending was undone meanwhile (a failed batch): nothing to send.
+    if (this.queued.length === 0) return this.idle()
     const batch = this.queued
     this.queued = []
     this.inFlight = batch
@@ -121,8 +126,6 @@ export class JournalWriter {
     const pending = [...(this.inFlight ?? []), ...this.queued]
     this.inFlight = null
     this.queued = []
-    clearImmediate(this.sendScheduled)
-    this.sendScheduled = undefined
     for (const write of pending.reverse()) {
       write.revert()
       write.reject(error)

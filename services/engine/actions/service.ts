@@ -93,18 +93,21 @@ export interface TaskEnding {
 
 /**
  * Ends a task: the runtime's action, the `userTaskActivity` function, the optional note, one
- * compare-and-set commit with its activity and notification, then the task's lock released.
+ * compare-and-set commit with its activity and notification and, alongside them, the task's lock
+ * released and whatever `alongside` writes (the next task's lock).
  */
-export async function endTask(
+export async function endTask<Alongside = undefined>(
   deps: Pick<ActionServiceDependencies, 'instances' | 'locks' | 'fail'>,
   ending: TaskEnding,
-): Promise<{ committed: StoredContext; effects: RuntimeEffect[] }> {
+  alongside?: (stored: StoredContext, effects: readonly RuntimeEffect[]) => Promise<Alongside>,
+): Promise<{ committed: StoredContext; effects: RuntimeEffect[]; alongside: Alongside | undefined }> {
   const { stored, task, compiled, env, actor, actionType, customType, note } = ending
   const transition = await runtimeCall(deps.fail, 'advance', () =>
     compiled.act(stateOf(stored), { taskId: task.taskId, actionType, ...(ending.dataInstance ? { dataInstance: ending.dataInstance } : {}), ...(customType ? { customType } : {}) }, env),
   )
   let state = await runUserTaskActivity(deps.fail, compiled, transition.state, actionType, task, env)
   if (note) state = withNote(state, newNote(env.newId(), note, actor, env.now(), task.taskId))
+  let alongsideResult: Alongside | undefined
   const committed = await deps.instances.commit({
     previous: stored,
     state,
@@ -114,10 +117,12 @@ export async function endTask(
     actor,
     event: 'TaskCompleted',
     activities: [{ type: actionType, taskId: task.taskId, stepId: task.stepId, details: { ...ending.details, ...(customType ? { customType } : {}), ...(note ? { activityDescription: note } : {}) } }],
+    // The task has ended: a lock someone still held on it means nothing any more.
+    alongside: async (stored) => {
+      ;[, alongsideResult] = await Promise.all([deps.locks.releaseTask(task.taskId), alongside?.(stored, transition.effects)])
+    },
   })
-  // The task has ended: a lock someone still held on it means nothing any more.
-  await deps.locks.releaseTask(task.taskId)
-  return { committed, effects: transition.effects }
+  return { committed, effects: transition.effects, alongside: alongsideResult }
 }
 
 export class ActionService {
@@ -131,27 +136,31 @@ export class ActionService {
     }
     const atHand = await this.taskAtHand(actor, body.processInstanceId, body.taskId, additionalHeaders)
     const { stored, task, compiled, env } = atHand
-    const { committed, effects } = await endTask(this.deps, {
-      stored,
-      task,
-      compiled,
-      env,
-      actor,
-      actionType,
-      customType: body.customType,
-      dataInstance: body.dataInstance,
-      note: body.additionalInfo?.activityDescription,
-    })
-
     // The next task opens for the user; locked for them when they started the process (the
     // "original form owner") and may work on it.
-    const created = createdTasks(effects)
-    const next = taskForForm(committed.processInstance, actor, created)
-    let lockHolder: string | null | undefined
-    if (next && created.some((task) => task.taskId === next.taskId) && committed.initiator === actor.userId && mayActOnTask(actor, next)) {
+    const openNextTask = async (committed: StoredContext, effects: readonly RuntimeEffect[]): Promise<{ next?: Task; lockHolder?: string }> => {
+      const created = createdTasks(effects)
+      const next = taskForForm(committed.processInstance, actor, created)
+      if (!next || !created.some((task) => task.taskId === next.taskId) || committed.initiator !== actor.userId || !mayActOnTask(actor, next)) return next ? { next } : {}
       const outcome = await locks.acquire(next.taskId, committed._id, actor.userId, env.now())
-      lockHolder = outcome.acquired ? outcome.lock.userId : outcome.holder.userId
+      return { next, lockHolder: outcome.acquired ? outcome.lock.userId : outcome.holder.userId }
     }
+    const { committed, alongside: opened } = await endTask(
+      this.deps,
+      {
+        stored,
+        task,
+        compiled,
+        env,
+        actor,
+        actionType,
+        customType: body.customType,
+        dataInstance: body.dataInstance,
+        note: body.additionalInfo?.activityDescription,
+      },
+      openNextTask,
+    )
+    const { next, lockHolder } = opened ?? {}
     return sessions.build({
       principal: actor,
       state: committed,

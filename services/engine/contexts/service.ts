@@ -46,6 +46,12 @@ export interface Change {
   /** The operation's notification event (adjusted to Finished/Failed by the effects). */
   event: NotificationEventType
   activities: ActivityEntry[]
+  /**
+   * Further writes of the operation that only make sense once the change is stored (task locks):
+   * they run while it is announced, not after, so the request waits for the store once for all of
+   * them. Their failure fails the request, as it would after the announcement.
+   */
+  alongside?: (stored: StoredContext) => Promise<unknown>
 }
 
 /**
@@ -113,7 +119,8 @@ export class ProcessInstances {
     } else {
       stored = await this.contexts.insert(state)
     }
-    await this.announce(stored, change, now)
+    const [, alongside] = await Promise.allSettled([this.announce(stored, change, now), change.alongside?.(stored)])
+    if (alongside.status === 'rejected') throw alongside.reason
     return stored
   }
 
