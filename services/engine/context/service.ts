@@ -80,20 +80,20 @@ export class ContextService {
       task = taskForForm(instance, actor)
     }
     const skipToForm = skipsToForm(body.skipToForm)
-    let lockHolder: string | null | undefined
-    if (skipToForm && task?.status === 'open' && mayActOnTask(actor, task)) {
-      const outcome = await locks.acquire(task.taskId, processInstanceId, actor.userId)
-      lockHolder = outcome.acquired ? outcome.lock.userId : outcome.holder.userId
-    }
-    await activities.record({
-      processInstanceId,
-      timeStamp: new Date().toISOString(),
-      type: 'display',
-      userId: actor.userId,
-      userName: actor.fullName,
-      ...(task ? { taskId: task.taskId, stepId: task.stepId } : {}),
-      details: { skipToForm },
-    })
+    const locking = skipToForm && task?.status === 'open' && mayActOnTask(actor, task) ? locks.acquire(task.taskId, processInstanceId, actor.userId) : undefined
+    const [outcome] = await Promise.all([
+      locking,
+      activities.record({
+        processInstanceId,
+        timeStamp: new Date().toISOString(),
+        type: 'display',
+        userId: actor.userId,
+        userName: actor.fullName,
+        ...(task ? { taskId: task.taskId, stepId: task.stepId } : {}),
+        details: { skipToForm },
+      }),
+    ])
+    const lockHolder = outcome === undefined ? undefined : outcome.acquired ? outcome.lock.userId : outcome.holder.userId
     return sessions.build({
       principal: actor,
       state: stored,

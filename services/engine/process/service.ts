@@ -98,6 +98,11 @@ export class ProcessStarter {
         env,
       ),
     )
+    const created = transition.effects.flatMap((effect) => (effect.kind === 'taskCreated' ? [effect.task] : []))
+    const initiatorPrincipal: Principal = { ...initiator, appId, organizationId }
+    const firstTask = taskForForm(transition.state.processInstance, initiatorPrincipal, created)
+    let lockHolder: string | undefined
+    const lockFirstTask = command.lockFirstTask && firstTask && initiator !== SYSTEM_USER && mayActOnTask(initiatorPrincipal, firstTask)
     const stored = await this.instances.commit({
       state: transition.state,
       effects: transition.effects,
@@ -106,17 +111,19 @@ export class ProcessStarter {
       actor: acting === SYSTEM_USER ? null : acting,
       event: 'Created',
       activities: [{ type: 'start', details: { processId, modelVersion: compiled.model.version, initiator: initiator.userId } }],
+      ...(lockFirstTask && firstTask
+        ? {
+            alongside: async () => {
+              const outcome = await this.locks.acquire(firstTask.taskId, processInstanceId, initiator.userId, env.now())
+              lockHolder = outcome.acquired ? outcome.lock.userId : outcome.holder.userId
+            },
+          }
+        : {}),
     })
 
     const started: Started = { stored, compiled, env }
-    const created = transition.effects.flatMap((effect) => (effect.kind === 'taskCreated' ? [effect.task] : []))
-    const initiatorPrincipal: Principal = { ...initiator, appId, organizationId }
-    const firstTask = taskForForm(stored.processInstance, initiatorPrincipal, created)
     if (firstTask) started.firstTask = firstTask
-    if (command.lockFirstTask && firstTask && initiator !== SYSTEM_USER && mayActOnTask(initiatorPrincipal, firstTask)) {
-      const outcome = await this.locks.acquire(firstTask.taskId, processInstanceId, initiator.userId, env.now())
-      started.lockHolder = outcome.acquired ? outcome.lock.userId : outcome.holder.userId
-    }
+    if (lockHolder !== undefined) started.lockHolder = lockHolder
     return started
   }
 
