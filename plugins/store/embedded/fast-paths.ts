@@ -30,6 +30,12 @@ function isComparable(value: unknown): value is ScalarValue {
 
 /** Does some value at the path, or an element of an array there, satisfy `test`? (MongoDB's implicit array matching.) */
 function anyValueAt(doc: Document, path: string, test: (value: unknown) => boolean): boolean {
+  // A top-level field (most lookups: `_id`, `version`, `userId`) holds one value or an array: no path walk.
+  if (!path.includes('.')) {
+    if (!Object.hasOwn(doc, path)) return false
+    const value = doc[path]
+    return Array.isArray(value) ? value.some(test) : test(value)
+  }
   return valuesAtPath(doc, path).some((value) => (Array.isArray(value) ? value.some(test) : test(value)))
 }
 

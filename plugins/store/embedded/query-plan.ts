@@ -77,6 +77,12 @@ function narrowness(bounds: IndexBounds): number {
  * the next field) yields the fewest ids, else every document.
  */
 export function candidates(filter: Filter, source: PlanSource): Iterable<Document> {
+  // The most frequent lookup of all, by one `_id`, needs no plan: it is that document or none.
+  const id = filter._id
+  if (isScalar(id)) {
+    const doc = source.docs.get(keyOf(id))
+    return doc ? [doc] : []
+  }
   const conditions: Conditions = { pinned: new Map(), ranges: new Map() }
   collectConditions(filter, conditions)
   if (conditions.pinned.size === 0 && conditions.ranges.size === 0) return source.docs.values()
