@@ -7,24 +7,13 @@
 import type { MessagePort } from 'node:worker_threads'
 import type { Collection, InsertManyResult } from '../port.js'
 
-/** The collection methods a client forwards, with the arguments the port declares for them. */
-export interface CollectionOperations {
-  insertOne: Parameters<Collection['insertOne']>
-  insertMany: Parameters<Collection['insertMany']>
-  findOne: Parameters<Collection['findOne']>
-  find: Parameters<Collection['find']>
-  updateOne: Parameters<Collection['updateOne']>
-  updateMany: Parameters<Collection['updateMany']>
-  replaceOne: Parameters<Collection['replaceOne']>
-  findOneAndUpdate: Parameters<Collection['findOneAndUpdate']>
-  deleteOne: Parameters<Collection['deleteOne']>
-  deleteMany: Parameters<Collection['deleteMany']>
-  countDocuments: Parameters<Collection['countDocuments']>
-  aggregate: Parameters<Collection['aggregate']>
-  createIndex: Parameters<Collection['createIndex']>
-}
+/** The collection methods a client forwards: every method of the port. */
+export type CollectionMethod = {
+  [M in keyof Collection]: Collection[M] extends (...args: never[]) => unknown ? M : never
+}[keyof Collection]
 
-export type CollectionMethod = keyof CollectionOperations
+/** Each forwarded method's arguments, as the port declares them. */
+export type CollectionOperations = { [M in CollectionMethod]: Parameters<Collection[M]> }
 
 export interface CollectionCall<M extends CollectionMethod = CollectionMethod> {
   target: 'collection'
