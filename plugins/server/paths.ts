@@ -16,5 +16,5 @@ function findRoot(start: string): string {
 export const repoRoot = findRoot(dirname(fileURLToPath(import.meta.url)))
 export const packageJsonPath = join(repoRoot, 'package.json')
 export const generatedOpenapiDir = join(repoRoot, 'openapi', 'generated')
-/** The example models of the specification, beside the project (`../shared/examples`). */
-export const examplesDir = join(repoRoot, '..', 'shared', 'examples')
+/** The example models shipped with the project (`examples/`). */
+export const examplesDir = join(repoRoot, 'examples')

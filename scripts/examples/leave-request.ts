@@ -26,7 +26,7 @@ export interface LeaveRequestOptions {
   appId?: string
   /** The gateway's ADMIN_TOKEN, when it has one (users and models are admin endpoints). */
   adminToken?: string
-  /** Where the example models are read from (default: ../shared/examples). */
+  /** Where the example models are read from (default: the repository's examples/). */
   modelsDir?: string
   /** Told each step as it happens. */
   log?: (line: string) => void

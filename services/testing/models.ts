@@ -1,18 +1,18 @@
 /**
- * Test support: deploys the example models of ../shared/examples straight into a store, as live
+ * Test support: deploys the example models of examples/ straight into a store, as live
  * versions, the way the gateway's insertModel leaves them (a StoredModel per live version, plus the
  * constants and the data-collection registry entry those model types declare). Tests of the engine
  * use it instead of going through the gateway.
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { repoRoot } from '../../plugins/server/paths.js'
+import { examplesDir } from '../../plugins/server/paths.js'
 import type { Store } from '../../plugins/store/port.js'
 import { dataCollectionName } from '../gateway/models/repository.js'
 import type { ProcessModelBody, WorkflowModel } from '../engine/runtime/types.js'
 import { Collections, type StoredConstant, type StoredDataCollection, type StoredModel } from '../shared/collections.js'
 
-export const EXAMPLES_DIR = join(repoRoot, '..', 'shared', 'examples')
+export const EXAMPLES_DIR = examplesDir
 
 export interface DeployOptions {
   appId: string

@@ -1,10 +1,10 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { repoRoot } from '../../../plugins/server/paths.js'
+import { examplesDir } from '../../../plugins/server/paths.js'
 import { type ModelToValidate, validateModel } from './model-validation.js'
 
-const EXAMPLES_DIR = join(repoRoot, '..', 'shared', 'examples')
+const EXAMPLES_DIR = examplesDir
 
 type Example = ModelToValidate & { modelBody: Record<string, unknown> }
 /** Variants reach deep into the example bodies, whose shapes the validator itself is about to check. */
