@@ -25,6 +25,8 @@ export interface RawBodyOptions {
   declareLength?: boolean
   /** Destroys the request once this many filler bytes are sent: a client that goes away mid-upload. */
   abandonAfter?: number
+  /** A pause after each 64 KiB chunk: a slow client, whose body is still arriving when something happens. */
+  chunkDelayMs?: number
   timeoutMs?: number
 }
 
@@ -32,7 +34,7 @@ const CHUNK = Buffer.alloc(64 * 1024, 0x61)
 
 /** Sends head + filler + tail; resolves with the answer (or the error in its place), or once abandoned. */
 export function sendRawBody(options: RawBodyOptions): Promise<RawAnswer> {
-  const { url, head, fillerBytes, tail = Buffer.alloc(0), declareLength = true, abandonAfter, timeoutMs = 20_000 } = options
+  const { url, head, fillerBytes, tail = Buffer.alloc(0), declareLength = true, abandonAfter, chunkDelayMs, timeoutMs = 20_000 } = options
   const target = new URL(url)
   const started = Date.now()
   return new Promise((resolve) => {
@@ -79,7 +81,12 @@ export function sendRawBody(options: RawBodyOptions): Promise<RawAnswer> {
         }
         const size = Math.min(CHUNK.length, fillerBytes - sent)
         sent += size
-        if (!req.write(CHUNK.subarray(0, size))) {
+        const flowing = req.write(CHUNK.subarray(0, size))
+        if (chunkDelayMs !== undefined) {
+          setTimeout(pump, chunkDelayMs)
+          return
+        }
+        if (!flowing) {
           req.once('drain', pump)
           return
         }
