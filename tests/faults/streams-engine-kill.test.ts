@@ -48,16 +48,8 @@ t.test('an engine killed mid-request: the client gets 502/504 quickly, and after
   const gateway = (await gatewayProcess.ready)['workflow-gateway']!
   const client = new WorkflowClient({ baseUrl: gateway, ...HR, userId: employee.userId })
 
-  /** Kills the engine and starts it again at once on the same port and DATA_DIR. */
-  const restartEngine = async () => {
-    engine.child.kill('SIGKILL')
-    await engine.exited
-    engine = startEngine()
-    await engine.ready
-  }
-
   const instances: string[] = []
-  for (const killAfterMs of [0, 10, 25, 50]) {
+  for (const killAfterMs of [0, 30]) {
     const started = await client.post('/context', { body: { processId: 'leave-request', input: { days: 2, reason: 'engine kill' } } })
     const instance = started.context.processInstance
     instances.push(instance.processInstanceId)
@@ -101,8 +93,8 @@ t.test('an engine killed mid-request: the client gets 502/504 quickly, and after
   await engine.ready
   const afterUpload = await client.get('/process/{processInstanceId}', { params: { path: { processInstanceId: instance.processInstanceId } } })
   t.ok(afterUpload.tasks.some((task) => task.stepId === REQUEST_STEP), 'the instance is as before the upload')
-  await restartEngine()
 
+  // The restart cleared what the killed engine was writing (its temp file); nothing else may be there.
   engine.child.kill('SIGKILL')
   await engine.exited
   t.same(readdirSync(join(engineDir, 'files')), [], 'no bytes of the cut upload are kept')
