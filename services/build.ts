@@ -8,7 +8,8 @@ import type { Logger } from 'pino'
 import type { Config } from '../plugins/config/config.js'
 import type { LogRings } from '../plugins/logging/ring.js'
 import { closeConnectionsAsTheyFallIdle } from '../plugins/server/idle-connections.js'
-import { serverOptions } from '../plugins/server/server-options.js'
+import { BODY_LIMIT_BYTES, serverOptions } from '../plugins/server/server-options.js'
+import { discardUnreadBodies } from '../plugins/server/unread-body.js'
 import type { Store } from '../plugins/store/port.js'
 import engineApp from './engine/app.js'
 import gatewayApp from './gateway/app.js'
@@ -29,6 +30,7 @@ export async function buildService(kind: ServiceKind, options: BuildOptions): Pr
   const app = Fastify(serverOptions(options.logger))
   if (options.onRoute) app.addHook('onRoute', options.onRoute)
   closeConnectionsAsTheyFallIdle(app)
+  discardUnreadBodies(app, { discardBytes: (request) => request.routeOptions.bodyLimit ?? BODY_LIMIT_BYTES })
   const plugin = kind === 'engine' ? engineApp : gatewayApp
   await app.register(fp(plugin, { name: `${kind}-app` }), { config: options.config, store: options.store, logRings: options.logRings ?? {} })
   await app.ready()

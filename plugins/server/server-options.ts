@@ -8,6 +8,16 @@ import { requestLoggerFactory } from '../logging/logger.js'
 
 export const BODY_LIMIT_BYTES = 1024 * 1024
 
+/** The largest `fields` part of a multipart upload. */
+export const UPLOAD_FIELDS_BYTES = 64 * 1024
+/** Room for the multipart framing around the file: boundaries and part headers. */
+const MULTIPART_FRAMING_BYTES = 64 * 1024
+
+/** The largest upload body: a file of MAX_UPLOAD_BYTES with its `fields` part and framing. */
+export function uploadBodyLimit(maxUploadBytes: number): number {
+  return maxUploadBytes + UPLOAD_FIELDS_BYTES + MULTIPART_FRAMING_BYTES
+}
+
 export function serverOptions(logger: FastifyBaseLogger): FastifyServerOptions & { loggerInstance: FastifyBaseLogger } {
   return {
     loggerInstance: logger,

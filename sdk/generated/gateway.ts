@@ -1269,20 +1269,20 @@ export interface components {
             /** Format: date-time */
             uploadDate?: string;
         };
-        /** @description Body of `/file/download` and `/file/delete`. `processInstanceId` and `processId` are checked by the handler, not the schema: SPEC.md answers their absence with 500 (wm3071). */
+        /** @description Body of `/file/download` and `/file/delete`. `processInstanceId` and `processId` are checked by the handler, not the schema: SPEC.md answers their absence with 500 (wm3071), whatever else is missing; `storageHandle`, also needed, is checked after them (400 wm4000). `businessKey`, `taskDefinitionKey` and `taskId` are optional: when given, the business key must match the instance, and the task is named in the file function's call and the activity. */
         FileOperationRequest: {
             processId?: string;
             processInstanceId?: string;
-            businessKey: string;
+            businessKey?: string;
             /** @description The task's stepId. */
-            taskDefinitionKey: string;
-            taskId: string;
-            storageHandle: string;
+            taskDefinitionKey?: string;
+            taskId?: string;
+            storageHandle?: string;
             additionalInfo?: components["schemas"]["AdditionalInfo"];
             organizationId?: string;
             appId?: string;
         };
-        /** @description The `fields` part of `/file/upload`, as JSON text. `processId` and `processInstanceId` are checked by the handler (500 wm3071 when missing), as SPEC.md answers. */
+        /** @description The `fields` part of `/file/upload`, as JSON text. `processId` and `processInstanceId` are checked by the handler first (500 wm3071 when missing, whatever else is missing), as SPEC.md answers. */
         FileUploadFields: {
             processId?: string;
             processInstanceId?: string;
@@ -1292,12 +1292,10 @@ export interface components {
             taskId: string;
             label: string;
             fileName: string;
-            /** @description Free-form input handed to the model's upload function. */
-            body?: {
-                [key: string]: unknown;
-            };
+            /** @description Free-form input handed to the model's upload function, of any JSON type. */
+            body?: unknown;
         };
-        /** @description `multipart/form-data` of `/file/upload`. The `fields` part is a JSON text with `processId`, `processInstanceId` (both checked by the handler: 500 wm3071 when missing), `businessKey`, `taskDefinitionKey` (the task's stepId), `taskId`, `label`, `fileName` (all strings) and `body` (an optional free-form object handed to the upload function). */
+        /** @description `multipart/form-data` of `/file/upload`. The `fields` part is a JSON text with `processId`, `processInstanceId` (both checked by the handler: 500 wm3071 when missing), `businessKey`, `taskDefinitionKey` (the task's stepId), `taskId`, `label`, `fileName` (all strings) and `body` (optional free-form input of any JSON type handed to the upload function). */
         FileUploadForm: {
             /** @description JSON text of a FileUploadFields object. */
             fields: string;

@@ -103,6 +103,36 @@ t.test('uploads: bad fields, missing ids (500 per SPEC.md), parts out of order a
   t.equal(json.status, 415, 'other routes still refuse multipart bodies')
 })
 
+t.test('file fields as SPEC.md gives them: body of any JSON type; download and delete need only the ids and storageHandle; missing ids are 500 whatever else is missing', async (t) => {
+  const { store, url, users, fields, storedFiles, processInstanceId } = await fileEngine(t)
+  const user = users.employee.userId
+  const file = (): ['fileBody', Blob, string] => ['fileBody', new Blob([Buffer.from('x')]), 'note.pdf']
+  const handles: string[] = []
+  for (const body of ['', 0, [1, 'two'], null, false, { nested: { deep: true } }]) {
+    const uploaded = await upload(t, url, user, [['fields', JSON.stringify({ ...fields, body })], file()])
+    t.equal(uploaded.status, 200, `fields.body ${JSON.stringify(body)} is accepted`)
+    handles.push(uploaded.body.storageHandle as string)
+  }
+  t.match(await upload(t, url, user, [['fields', JSON.stringify({ fileName: 'note.pdf' })], file()]), { status: 500, body: { code: 'wm3071', parameters: { field: 'processInstanceId' } } }, 'upload: missing ids with everything else missing too is 500')
+  t.match(await upload(t, url, user, [['fields', JSON.stringify({ processInstanceId, label: 5 })], file()]), { status: 500, body: { code: 'wm3071', parameters: { field: 'processId' } } })
+
+  const operation = async (path: string, body: Record<string, unknown>) => {
+    const response = await fetch(`${url}${path}`, { method: 'POST', headers: { user, 'content-type': 'application/json' }, body: JSON.stringify({ ...HR, ...body }) })
+    return { status: response.status, body: (await (path === '/file/download' && response.ok ? response.text() : response.json())) as unknown }
+  }
+  const minimal = (storageHandle: string) => ({ processInstanceId, processId: fields.processId, storageHandle })
+  t.match(await operation('/file/download', minimal(handles[0]!)), { status: 200, body: 'x' }, 'download with processInstanceId, processId and storageHandle only')
+  t.match(await operation('/file/delete', minimal(handles[0]!)), { status: 200, body: { isSuccess: true } }, 'delete with processInstanceId, processId and storageHandle only')
+  for (const path of ['/file/download', '/file/delete']) {
+    t.match(await operation(path, {}), { status: 500, body: { code: 'wm3071' } }, `${path}: nothing but the tenant is 500 wm3071`)
+    t.match(await operation(path, { processId: fields.processId }), { status: 500, body: { code: 'wm3071', parameters: { field: 'processInstanceId' } } })
+    t.match(await operation(path, { processInstanceId }), { status: 500, body: { code: 'wm3071', parameters: { field: 'processId' } } })
+    t.match(await operation(path, { processInstanceId, processId: fields.processId }), { status: 400, body: { code: 'wm4000', parameters: { field: 'storageHandle' } } }, `${path}: the ids without storageHandle is 400 naming it`)
+  }
+  t.equal((await storedInstance(store, processInstanceId)).processInstance.files.length, handles.length - 1)
+  t.equal(storedFiles().length, handles.length - 1)
+})
+
 t.test('a missing file function, or one without the schema MODEL.md requires, is 500 wm3070', async (t) => {
   const withoutUpload = await fileEngine(t, {}, (body) => {
     delete body.fileUploadFunction

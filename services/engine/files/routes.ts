@@ -15,21 +15,20 @@ import type { File, FileOperationRequest } from '../../../openapi/generated/sche
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { Actor } from '../../../plugins/identity/plugin.js'
 import { routeFrom } from '../../../plugins/server/route.js'
-import { FileService, type UploadFields } from './service.js'
+import { uploadBodyLimit, UPLOAD_FIELDS_BYTES } from '../../../plugins/server/server-options.js'
+import { FileService, requireInstanceIds, type StagedUpload, type UploadFields } from './service.js'
 
 export interface FileRoutesOptions {
   maxUploadBytes: number
 }
 
-/** The `fields` part cannot reasonably be larger than this. */
-const MAX_FIELDS_BYTES = 64 * 1024
 // From the contract's FileUploadFields: every string member, split by whether it is required.
-const TEXT_FIELDS = Object.entries(FileUploadFields.properties).flatMap(([name, schema]) => (schema.type === 'string' ? [name] : []))
+const TEXT_FIELDS = Object.entries(FileUploadFields.properties).flatMap(([name, schema]) => ('type' in schema && schema.type === 'string' ? [name] : []))
 const REQUIRED: readonly string[] = FileUploadFields.required
 const REQUIRED_TEXT_FIELDS = TEXT_FIELDS.filter((name) => REQUIRED.includes(name))
 const OPTIONAL_TEXT_FIELDS = TEXT_FIELDS.filter((name) => !REQUIRED.includes(name))
 
-/** The `fields` part as UploadFields (400 wm4000 naming what is wrong). */
+/** The `fields` part as UploadFields: missing ids 500 wm3071 first (SPEC.md), then 400 wm4000 naming what is wrong. */
 export function parseUploadFields(fail: ErrorFactory<string>, text: string): UploadFields {
   const invalid = (reason: string, field = 'fields') => fail('wm4000', { args: [reason], parameters: { field } })
   let parsed: unknown
@@ -40,6 +39,7 @@ export function parseUploadFields(fail: ErrorFactory<string>, text: string): Upl
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw invalid('fields must be a JSON object')
   const record = parsed as Record<string, unknown>
+  requireInstanceIds(fail, { processInstanceId: textOrUndefined(record.processInstanceId), processId: textOrUndefined(record.processId) })
   const fields: Record<string, unknown> = {}
   for (const name of REQUIRED_TEXT_FIELDS) {
     if (typeof record[name] !== 'string' || record[name] === '') throw invalid(`fields.${name} must be a non-empty string`, `fields.${name}`)
@@ -50,11 +50,14 @@ export function parseUploadFields(fail: ErrorFactory<string>, text: string): Upl
     if (typeof record[name] !== 'string') throw invalid(`fields.${name} must be a string`, `fields.${name}`)
     fields[name] = record[name]
   }
-  if (record.body !== undefined) {
-    if (typeof record.body !== 'object' || record.body === null || Array.isArray(record.body)) throw invalid('fields.body must be an object', 'fields.body')
-    fields.body = record.body
-  }
+  // Any JSON value (SPEC.md gives `body` no type): it is input for the model's upload function.
+  if (record.body !== undefined) fields.body = record.body
   return fields as unknown as UploadFields
+}
+
+/** An id that is not a string counts as missing (500 wm3071), as a missing one does. */
+function textOrUndefined(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined
 }
 
 async function fileRoutes(fastify: FastifyInstance, options: FileRoutesOptions): Promise<void> {
@@ -70,31 +73,43 @@ async function fileRoutes(fastify: FastifyInstance, options: FileRoutesOptions):
   })
   const typed = fastify.withTypeProvider<TypeBoxTypeProvider>()
 
-  /** Reads `fields`, then hands the `fileBody` stream to the service; nothing is buffered but `fields`. */
+  /**
+   * Reads `fields`, then hands the `fileBody` stream to the service, which stores it; the file joins
+   * the instance only once the whole request has been read without error (a second file, a part
+   * too many: 413/400 and nothing kept). Nothing is buffered but `fields`.
+   */
   async function upload(request: FastifyRequest): Promise<File> {
     let fields: UploadFields | undefined
-    let result: File | undefined
-    for await (const part of request.parts()) {
-      if (part.type === 'field') {
-        if (part.fieldname === 'fields') fields = parseUploadFields(fastify.fail, String(part.value))
-        continue
+    let staged: StagedUpload | undefined
+    try {
+      for await (const part of request.parts()) {
+        if (part.type === 'field') {
+          if (part.fieldname === 'fields') fields = parseUploadFields(fastify.fail, String(part.value))
+          continue
+        }
+        if (part.fieldname !== 'fileBody' || staged !== undefined) {
+          part.file.resume()
+          continue
+        }
+        staged = await stagePart(request, part, fields)
       }
-      if (part.fieldname !== 'fileBody' || result !== undefined) {
-        part.file.resume()
-        continue
-      }
-      result = await uploadPart(request, part, fields)
+      if (!fields) throw fastify.fail('wm4000', { args: ['the fields part is missing'], parameters: { field: 'fields' } })
+      if (!staged) throw fastify.fail('wm4000', { args: ['the fileBody part is missing'], parameters: { field: 'fileBody' } })
+    } catch (error) {
+      // The parser stops here: the rest of the body is read and discarded after the answer
+      // (plugins/server/unread-body.ts), so that the connection is not left half-read.
+      request.raw.unpipe()
+      await staged?.discard()
+      throw error
     }
-    if (!fields) throw fastify.fail('wm4000', { args: ['the fields part is missing'], parameters: { field: 'fields' } })
-    if (!result) throw fastify.fail('wm4000', { args: ['the fileBody part is missing'], parameters: { field: 'fileBody' } })
-    return result
+    return staged.commit()
   }
 
-  async function uploadPart(request: FastifyRequest, part: MultipartFile, fields: UploadFields | undefined): Promise<File> {
+  async function stagePart(request: FastifyRequest, part: MultipartFile, fields: UploadFields | undefined): Promise<StagedUpload> {
     try {
       if (!fields) throw fastify.fail('wm4000', { args: ['the fields part must come before the fileBody part'], parameters: { field: 'fields' } })
       // The route requires the user header: identity has resolved the actor.
-      return await service.upload(request.actor as Actor, fields, { stream: part.file, contentType: part.mimetype || 'application/octet-stream', truncated: () => part.file.truncated }, request.headers.additionalheaders)
+      return await service.stage(request.actor as Actor, fields, { stream: part.file, contentType: part.mimetype || 'application/octet-stream', truncated: () => part.file.truncated }, request.headers.additionalheaders)
     } catch (error) {
       // Let the rest of the bytes flow past, so the answer is not stuck behind an unread request.
       part.file.resume()
@@ -104,10 +119,11 @@ async function fileRoutes(fastify: FastifyInstance, options: FileRoutesOptions):
 
   await fastify.register(async (scoped) => {
     await scoped.register(multipart, {
-      limits: { fileSize: options.maxUploadBytes, files: 1, fieldSize: MAX_FIELDS_BYTES, fields: 4, parts: 6 },
+      limits: { fileSize: options.maxUploadBytes, files: 1, fieldSize: UPLOAD_FIELDS_BYTES, fields: 4, parts: 6 },
       throwFileSizeLimit: false,
     })
-    scoped.withTypeProvider<TypeBoxTypeProvider>().route({ ...routeFrom(uploadFile), handler: upload })
+    // The limit of what is read and discarded after an early answer (plugins/server/unread-body.ts).
+    scoped.withTypeProvider<TypeBoxTypeProvider>().route({ ...routeFrom(uploadFile), bodyLimit: uploadBodyLimit(options.maxUploadBytes), handler: upload })
   })
 
   // Untyped on the reply side: the answer is the raw byte stream, which the contract documents as binary.

@@ -8,6 +8,7 @@ import type { FileUploadFields } from '../../../openapi/generated/schemas.js'
 import type { Readable } from 'node:stream'
 import type { FastifyBaseLogger } from 'fastify'
 import type { File, FileOperationRequest } from '../../../openapi/generated/schemas.js'
+import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { Actor } from '../../../plugins/identity/plugin.js'
 import type { FileStore, StoredFile } from '../../../plugins/store/port.js'
 import type { ActivityRepository } from '../activities/repository.js'
@@ -26,6 +27,24 @@ export interface UploadSource {
   contentType: string
   /** True once the stream was cut at MAX_UPLOAD_BYTES. */
   truncated(): boolean
+}
+
+/**
+ * An upload whose bytes are stored but which is not part of the instance yet: committed once the
+ * whole request was read and found valid, or discarded (its bytes removed), so that a request refused
+ * after its file part (a second file, a part too many) keeps nothing.
+ */
+export interface StagedUpload {
+  /** Runs the upload function and adds the file to the instance; on any failure the bytes are removed. */
+  commit(): Promise<File>
+  discard(): Promise<void>
+}
+
+/** The ids every file operation needs; SPEC.md answers a missing one with 500 wm3071, before anything else is checked. */
+export function requireInstanceIds(fail: ErrorFactory<string>, ids: { processInstanceId?: string | undefined; processId?: string | undefined }): void {
+  for (const field of ['processInstanceId', 'processId'] as const) {
+    if (!ids[field]) throw fail('wm3071', { args: [field], parameters: { field } })
+  }
 }
 
 export interface Download {
@@ -64,48 +83,62 @@ export class FileService {
 
   /**
    * Checks everything that needs no bytes first (ids, instance, authorization, task, function), then
-   * stores the bytes, runs the upload function and adds the file to the instance.
+   * stores the bytes; the file joins the instance only when the staged upload is committed.
    */
-  async upload(actor: Actor, fields: UploadFields, source: UploadSource, additionalHeaders: AdditionalHeaders): Promise<File> {
+  async stage(actor: Actor, fields: UploadFields, source: UploadSource, additionalHeaders: AdditionalHeaders): Promise<StagedUpload> {
     const { fail } = this.deps
     const atHand = await this.instanceOf(actor, fields, additionalHeaders)
-    const { stored, compiled, env } = atHand
+    const { stored } = atHand
     const task = stored.processInstance.tasks.find((candidate) => candidate.taskId === fields.taskId)
     if (!task) throw fail('wm3005', { args: [fields.taskId], parameters: { taskId: fields.taskId, processInstanceId: stored._id } })
     const functionId = this.fileFunction(atHand, 'upload')
 
     const kept = await this.deps.files.put(source.stream, { fileName: fields.fileName, contentType: source.contentType })
-    try {
-      if (source.truncated()) throw fail('wm3073', { args: [`the file is larger than ${this.deps.maxUploadBytes} bytes`], parameters: { field: 'fileBody' } })
-      const input = { storageHandle: kept.storageHandle, fileName: fields.fileName, fileType: source.contentType, label: fields.label, size: kept.size }
-      const result = await functionCall(fail, () => compiled.runFunction(functionId, { state: stateOf(stored), input, taskId: task.taskId }, env))
-      const output = result.output
-      const record: FileRecord = {
-        id: env.newId(),
-        storageHandle: typeof output.storageHandle === 'string' && output.storageHandle !== '' ? output.storageHandle : kept.storageHandle,
-        label: typeof output.label === 'string' ? output.label : fields.label,
-        fileName: typeof output.fileName === 'string' && output.fileName !== '' ? output.fileName : fields.fileName,
-        fileType: source.contentType,
-        size: kept.size,
-        taskId: task.taskId,
-        userId: actor.userId,
-        uploadDate: env.now().toISOString(),
-      }
-      await this.deps.instances.commit({
-        previous: stored,
-        state: { processInstance: { ...stored.processInstance, files: [...stored.processInstance.files, record] }, dataInstance: result.dataInstance },
-        effects: [],
-        compiled,
-        env,
-        actor,
-        event: 'Updated',
-        activities: [{ type: 'fileUpload', taskId: task.taskId, stepId: task.stepId, details: { fileId: record.id, fileName: record.fileName, storageHandle: record.storageHandle, size: kept.size } }],
-      })
-      return contractFile(record)
-    } catch (error) {
+    if (source.truncated()) {
       await this.discard(kept)
-      throw error
+      throw fail('wm3073', { args: [`the file is larger than ${this.deps.maxUploadBytes} bytes`], parameters: { field: 'fileBody' } })
     }
+    return {
+      commit: async () => {
+        try {
+          return await this.addToInstance(actor, atHand, task, functionId, fields, kept, source.contentType)
+        } catch (error) {
+          await this.discard(kept)
+          throw error
+        }
+      },
+      discard: () => this.discard(kept),
+    }
+  }
+
+  /** Runs the upload function on stored bytes and adds the file (as the function may have renamed it) to the instance. */
+  private async addToInstance(actor: Actor, atHand: InstanceAtHand, task: { taskId: string; stepId: string }, functionId: string, fields: UploadFields, kept: StoredFile, contentType: string): Promise<File> {
+    const { stored, compiled, env } = atHand
+    const input = { storageHandle: kept.storageHandle, fileName: fields.fileName, fileType: contentType, label: fields.label, size: kept.size }
+    const result = await functionCall(this.deps.fail, () => compiled.runFunction(functionId, { state: stateOf(stored), input, taskId: task.taskId }, env))
+    const output = result.output
+    const record: FileRecord = {
+      id: env.newId(),
+      storageHandle: typeof output.storageHandle === 'string' && output.storageHandle !== '' ? output.storageHandle : kept.storageHandle,
+      label: typeof output.label === 'string' ? output.label : fields.label,
+      fileName: typeof output.fileName === 'string' && output.fileName !== '' ? output.fileName : fields.fileName,
+      fileType: contentType,
+      size: kept.size,
+      taskId: task.taskId,
+      userId: actor.userId,
+      uploadDate: env.now().toISOString(),
+    }
+    await this.deps.instances.commit({
+      previous: stored,
+      state: { processInstance: { ...stored.processInstance, files: [...stored.processInstance.files, record] }, dataInstance: result.dataInstance },
+      effects: [],
+      compiled,
+      env,
+      actor,
+      event: 'Updated',
+      activities: [{ type: 'fileUpload', taskId: task.taskId, stepId: task.stepId, details: { fileId: record.id, fileName: record.fileName, storageHandle: record.storageHandle, size: kept.size } }],
+    })
+    return contractFile(record)
   }
 
   /** Runs the download function, logs `fileDownload` (no other change) and hands out the bytes. */
@@ -114,7 +147,7 @@ export class FileService {
     const { record, functionId } = this.fileAndFunction(atHand, body.storageHandle, 'download')
     await functionCall(this.deps.fail, () => atHand.compiled.runFunction(functionId, { state: stateOf(atHand.stored), input: { storageHandle: record.storageHandle }, taskId: body.taskId }, atHand.env))
     const found = await this.deps.files.get(record.storageHandle)
-    if (!found) throw this.fileNotFound(body.storageHandle, atHand.stored._id)
+    if (!found) throw this.fileNotFound(record.storageHandle, atHand.stored._id)
     try {
       await this.deps.activities.record({
         processInstanceId: atHand.stored._id,
@@ -156,14 +189,13 @@ export class FileService {
 
   /** SPEC.md answers missing ids of a file operation with 500 (wm3071). */
   private async instanceOf(actor: Actor, ids: { processInstanceId?: string | undefined; processId?: string | undefined; businessKey?: string | undefined; appId?: string | undefined }, additionalHeaders: AdditionalHeaders): Promise<InstanceAtHand> {
-    for (const field of ['processInstanceId', 'processId'] as const) {
-      if (!ids[field]) throw this.deps.fail('wm3071', { args: [field], parameters: { field } })
-    }
+    requireInstanceIds(this.deps.fail, ids)
     return instanceAtHand(this.deps, actor, { processInstanceId: ids.processInstanceId as string, processId: ids.processId, businessKey: ids.businessKey, appId: ids.appId, additionalHeaders, check: 'access' })
   }
 
   /** The file of the instance with that handle (404 wm3072) and the model's function for the operation. */
-  private fileAndFunction(atHand: InstanceAtHand, storageHandle: string, kind: FileFunctionKind): { record: FileRecord; functionId: string } {
+  private fileAndFunction(atHand: InstanceAtHand, storageHandle: string | undefined, kind: FileFunctionKind): { record: FileRecord; functionId: string } {
+    if (!storageHandle) throw this.deps.fail('wm4000', { args: ['storageHandle must be a non-empty string'], parameters: { field: 'storageHandle' } })
     const record = atHand.stored.processInstance.files.find((file) => file.storageHandle === storageHandle)
     if (!record) throw this.fileNotFound(storageHandle, atHand.stored._id)
     return { record, functionId: this.fileFunction(atHand, kind) }

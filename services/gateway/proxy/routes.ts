@@ -3,7 +3,8 @@
  * is an @fastify/http-proxy route forwarding to the engine over one kept-alive undici pool, with the
  * route's timeout, the gateway's correlation headers, and the engine's answer put in the envelope
  * (raw answers — file download bytes — streamed untouched). Request bodies, multipart uploads
- * included, are streamed through: the gateway neither parses nor buffers them.
+ * included, are streamed through: the gateway neither parses nor buffers them, only meters them
+ * against the route's limit (1 MiB; uploads MAX_UPLOAD_BYTES), answering 413 itself beyond it.
  */
 import type { IncomingHttpHeaders } from 'node:http'
 import httpProxy from '@fastify/http-proxy'
@@ -11,12 +12,14 @@ import type { FastifyReplyFromHooks } from '@fastify/reply-from'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RawServerBase } from 'fastify'
 import fp from 'fastify-plugin'
 import { type Dispatcher, Pool } from 'undici'
+import { uploadBodyLimit } from '../../../plugins/server/server-options.js'
 import { proxyRoutes } from '../../../openapi/generated/proxy-routes.js'
 import type { NamedCache } from '../../../plugins/cache/registry.js'
 import type { Config } from '../../../plugins/config/config.js'
 import { formatTraceparent } from '../../../plugins/correlation/trace-context.js'
 import type { ServiceError } from '../../../plugins/errors/service-error.js'
 import { envelopeBytesOfEngineAnswer, InvalidEngineAnswer, streamsUntouched } from './answer.js'
+import { meteredBody, overflowed } from './body-meter.js'
 import { clientAnswerHeaders, engineRequestHeaders } from './headers.js'
 import { buildRouteTable, type ForwardingOf, type ProxyRouteTable, routeKey } from './route-table.js'
 
@@ -33,7 +36,7 @@ const MAX_ENGINE_CONNECTIONS = 256
 const TIMEOUT_CODES = new Set(['FST_REPLY_FROM_GATEWAY_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'])
 
 export interface ProxyPluginOptions {
-  config: Pick<Config, 'engineUrl' | 'engineSocket' | 'proxyTimeoutScale' | 'development'>
+  config: Pick<Config, 'engineUrl' | 'engineSocket' | 'proxyTimeoutScale' | 'development' | 'maxUploadBytes'>
   /** The gateway's `endpoint` cache (DESIGN.md §6): it holds the route table, so an eviction rebuilds it. */
   endpointCache: NamedCache<ProxyRouteTable>
 }
@@ -58,7 +61,9 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
   const pool = new Pool(engine.origin, { connections: MAX_ENGINE_CONNECTIONS, connectTimeout: CONNECT_TIMEOUT_MS, socketPath: config.engineSocket })
   fastify.addHook('onClose', async () => pool.close())
 
-  function failure(error: unknown): ServiceError {
+  function failure(request: { body: unknown }, error: unknown): ServiceError {
+    // The client's body went over the route's limit while it was streamed: the engine never saw all of it.
+    if (overflowed(request)) return fastify.fail('fm4013', { cause: error })
     const code = (error as { code?: unknown }).code
     const timedOut = typeof code === 'string' && TIMEOUT_CODES.has(code)
     return fastify.fail(timedOut ? 'fm5040' : 'fm5020', { cause: error })
@@ -75,7 +80,7 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
     try {
       body = await response.stream.bytes()
     } catch (error) {
-      reply.send(failure(error))
+      reply.send(failure(reply.request, error))
       return
     }
     try {
@@ -99,7 +104,7 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
     rewriteRequestHeaders: (request, headers) =>
       engineRequestHeaders(headers, { requestId: request.id, traceparent: formatTraceparent(request.traceContext) }),
     rewriteHeaders: (headers) => clientAnswerHeaders(headers),
-    onError: (reply, { error }) => reply.send(failure(error)),
+    onError: (reply, { error }) => reply.send(failure(reply.request, error)),
   }
   const replyOptions: ForwardingOf = ({ timeoutMs, raw }) => ({
     ...forwarding,
@@ -123,24 +128,41 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
     reply.from(target.enginePath(request.params as Record<string, string | undefined>), target.replyOptions)
   }
 
-  // One registration per method: each serves that method's routes with the shared pool; the
-  // per-route details (engine path, timeout, raw) come from the route table.
-  for (const method of new Set(proxyRoutes.map((route) => route.method))) {
-    await fastify.register(httpProxy, {
-      upstream: engine.origin,
-      undici: pool,
-      disableRequestLogging: true,
-      httpMethods: [method],
-      routes: proxyRoutes.filter((route) => route.method === method).map((route) => route.url),
-      // The query string reaches the engine as the client sent it (reply-from takes it from the
-      // request's URL), so http-proxy need not parse and rebuild it for a destination we do not use.
-      preRewrite: (url: string) => {
-        const queryAt = url.indexOf('?')
-        return queryAt === -1 ? url : url.slice(0, queryAt)
-      },
-      handler: forward,
+  const uploadRoutes = new Set<string>(proxyRoutes.filter((route) => route.upload).map((route) => routeKey(route.method, route.url)))
+  // A scope of its own: the direct routes keep Fastify's parsers and the server's body limit.
+  await fastify.register(async (scope) => {
+    // Uploads may be as large as MAX_UPLOAD_BYTES allows; every other body has the server's limit.
+    scope.addHook('onRoute', (route) => {
+      const methods = Array.isArray(route.method) ? route.method : [route.method]
+      if (methods.some((method) => uploadRoutes.has(routeKey(method, route.url)))) route.bodyLimit = uploadBodyLimit(config.maxUploadBytes)
     })
-  }
+    // Bodies are streamed to the engine as they arrive, metered against the route's limit (413 fm4013).
+    scope.removeAllContentTypeParsers()
+    scope.addContentTypeParser('*', (request, payload, done) => {
+      const body = meteredBody(request, payload)
+      if (body instanceof Error) done(fastify.fail('fm4013', { cause: body }))
+      else done(null, body)
+    })
+    // One registration per method: each serves that method's routes with the shared pool; the
+    // per-route details (engine path, timeout, raw) come from the route table.
+    for (const method of new Set(proxyRoutes.map((route) => route.method))) {
+      await scope.register(httpProxy, {
+        upstream: engine.origin,
+        undici: pool,
+        disableRequestLogging: true,
+        httpMethods: [method],
+        routes: proxyRoutes.filter((route) => route.method === method).map((route) => route.url),
+        proxyPayloads: false,
+        // The query string reaches the engine as the client sent it (reply-from takes it from the
+        // request's URL), so http-proxy need not parse and rebuild it for a destination we do not use.
+        preRewrite: (url: string) => {
+          const queryAt = url.indexOf('?')
+          return queryAt === -1 ? url : url.slice(0, queryAt)
+        },
+        handler: forward,
+      })
+    }
+  })
 }
 
 export default fp(proxyPlugin, { name: 'gateway-proxy', fastify: '5.x', dependencies: ['errors', 'correlation'] })
