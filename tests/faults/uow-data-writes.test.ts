@@ -3,8 +3,9 @@
  * with the request's instance commit or not at all. Driven through the gateway, as a client would,
  * with a process model and a data collection deployed by `insertModel`.
  */
+import { Readable } from 'node:stream'
 import t from 'tap'
-import { Agent, fetch as undiciFetch } from 'undici'
+import { Agent, request } from 'undici'
 import type { Session } from '../../openapi/generated/schemas.js'
 import type { Envelope } from '../../services/testing/gateway.js'
 import { startService } from '../../services/testing/harness.js'
@@ -165,20 +166,37 @@ t.test('a function step failing with onError "fail" loses its own data writes; t
   t.match(await probe.store.collection('contexts').findOne({ _id: id }), { processInstance: { processStatus: 'failed' } })
 })
 
-/** `count` concurrent completions of one task through the gateway: their statuses, once all answered. */
+/**
+ * `count` concurrent completions of one task through the gateway: their statuses, once all answered.
+ * Each request has its own connection and sends its headers at once but holds its body back until
+ * every connection is open, so all of them reach the services together and race for real.
+ */
 async function concurrentCompletions(probe: Probe, session: Session, count: number): Promise<number[]> {
-  const body = JSON.stringify(completeBody(session, 'none'))
-  const headers = { 'content-type': 'application/json', user: probe.users.employee.userId }
-  // One connection per request, all opened at once: more than the listen backlog takes in a burst,
-  // so the connects that must wait for the kernel's SYN retry get time for it.
+  const body = Buffer.from(JSON.stringify(completeBody(session, 'none')))
+  const headers = { 'content-type': 'application/json', 'content-length': String(body.length), user: probe.users.employee.userId }
+  // More connections at once than the listen backlog takes in a burst: the connects that wait for
+  // the kernel's SYN retry get time for it.
   const dispatcher = new Agent({ connect: { timeout: 120_000 }, headersTimeout: 120_000, bodyTimeout: 120_000 })
+  let connected = 0
+  let release: () => void = () => undefined
+  const gate = new Promise<void>((resolve) => (release = resolve))
+  dispatcher.on('connect', () => {
+    if (++connected === count) release()
+  })
+  // Should a connection never open, the requests still go (and the outcome is checked all the same).
+  setTimeout(() => release(), 60_000).unref()
+  async function* heldBack(): AsyncGenerator<Buffer> {
+    await gate
+    yield body
+  }
   try {
     return await Promise.all(
       Array.from({ length: count }, async () => {
-        const response = await undiciFetch(`${probe.gateway.url}/action/complete`, { method: 'POST', headers, body, dispatcher })
-        const envelope = (await response.json()) as Envelope
-        if (response.status !== 200 && response.status !== 409) throw new Error(`unexpected ${response.status}: ${JSON.stringify(envelope)}`)
-        return response.status
+        // No pipelining: a request still sending its body holds its connection, so each gets its own.
+        const response = await request(`${probe.gateway.url}/action/complete`, { method: 'POST', headers, body: Readable.from(heldBack()), dispatcher })
+        const envelope = (await response.body.json()) as Envelope
+        if (response.statusCode !== 200 && response.statusCode !== 409) throw new Error(`unexpected ${response.statusCode}: ${JSON.stringify(envelope)}`)
+        return response.statusCode
       }),
     )
   } finally {
