@@ -53,6 +53,8 @@ function headerRecord(headers: Record<string, string | string[] | undefined>): R
 
 export class StoreFlowHost implements FlowHost {
   private readonly constants = new Map<string, string | undefined>()
+  /** The unique indexes of the data collections used in this request, by model id. */
+  private readonly uniqueKeys = new Map<string, Promise<UniqueKey[]>>()
 
   constructor(private readonly scope: FlowHostScope) {}
 
@@ -145,7 +147,16 @@ export class StoreFlowHost implements FlowHost {
   }
 
   /** The unique indexes of a data collection: those of every version of its model (indexes are only ever added). */
-  private async uniqueKeysOf(entry: StoredDataCollection): Promise<UniqueKey[]> {
+  private uniqueKeysOf(entry: StoredDataCollection): Promise<UniqueKey[]> {
+    let keys = this.uniqueKeys.get(entry.modelID)
+    if (!keys) {
+      keys = this.readUniqueKeys(entry)
+      this.uniqueKeys.set(entry.modelID, keys)
+    }
+    return keys
+  }
+
+  private async readUniqueKeys(entry: StoredDataCollection): Promise<UniqueKey[]> {
     const versions = await this.scope.store.collection<StoredModel>(Collections.models).find({ appId: this.scope.appId, modelID: entry.modelID }).toArray()
     const keys = new Map<string, UniqueKey>()
     for (const model of versions) {

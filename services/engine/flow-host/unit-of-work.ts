@@ -96,7 +96,8 @@ export class UnitOfWork implements Savepoints {
     // The id is chosen now, so the run knows it and the commit inserts exactly that document.
     const id = doc._id === undefined ? newObjectIdHex() : doc._id
     const stored = { _id: id, ...doc }
-    if ((await this.visible(collection, { _id: id }, 1)).length > 0) throw new DuplicateKeyError(collection, '_id_', { _id: id })
+    // A freshly generated id collides with nothing; one the function chose may.
+    if (doc._id !== undefined && (await this.visible(collection, { _id: id }, 1)).length > 0) throw new DuplicateKeyError(collection, '_id_', { _id: id })
     await this.assertUnique(collection, [stored], unique)
     this.shadow(collection, id, stored)
     this.pending.push({ collection, kind: 'insertOne', doc: structuredClone(stored) })
@@ -152,14 +153,16 @@ export class UnitOfWork implements Savepoints {
 
   /** Throws the store's duplicate-key error when a written document collides with another one the run sees (or with another written one). */
   private async assertUnique(collection: string, written: readonly Document[], unique: readonly UniqueKey[]): Promise<void> {
+    if (written.length === 0) return
+    const writtenIds = new Set(written.map((doc) => idKey(doc._id)))
     for (const fields of unique) {
       const seen = new Set<string>()
       for (const doc of written) {
         // As in MongoDB, a missing field is indexed as null.
         const keyValue = Object.fromEntries(fields.map((field) => [field, valueAt(doc, field) ?? null]))
         const key = JSON.stringify(keyValue)
-        const ids = written.filter((other) => JSON.stringify(Object.fromEntries(fields.map((field) => [field, valueAt(other, field) ?? null]))) === key).map((other) => other._id)
-        const collides = seen.has(key) || (await this.visible(collection, { ...keyValue, _id: { $nin: ids } }, 1)).length > 0
+        // Documents being written are checked against each other here, not against their old selves.
+        const collides = seen.has(key) || (await this.visible(collection, keyValue, writtenIds.size + 1)).some((other) => !writtenIds.has(idKey(other._id)))
         if (collides) throw new DuplicateKeyError(collection, fields.map((field) => `${field}_1`).join('_'), keyValue)
         seen.add(key)
       }
