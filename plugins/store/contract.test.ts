@@ -13,7 +13,7 @@ import { MessageChannel } from 'node:worker_threads'
 import t from 'tap'
 import { EmbeddedStore } from './embedded/store.js'
 import { MongoStore } from './mongodb/store.js'
-import type { Document, Filter, Store } from './port.js'
+import { type Document, type Filter, isUnmatchedWriteError, type Store } from './port.js'
 import { RemoteStore } from './remote/client.js'
 import { serveStore } from './remote/host.js'
 
@@ -51,6 +51,7 @@ function remoteBackend(): Backend {
         files: client.files,
         collection: <T extends object = Document>(name: string) => client.collection<T>(name),
         listCollections: () => client.listCollections(),
+        applyAtomically: (writes) => client.applyAtomically(writes),
         close: async () => {
           await client.close()
           await host.close()
@@ -440,6 +441,81 @@ async function contract(t: Tap, backend: Backend): Promise<void> {
     t.equal(winners.length, 1)
     t.same(winners[0], { _id: 'job', status: 'waiting' })
     t.same(await c.findOne({ _id: 'job' }), { _id: 'job', status: 'running' })
+  })
+
+  await t.test('applyAtomically: writes across collections apply in order, each seeing the ones before it', async (t) => {
+    const orders = store.collection('atomic-orders')
+    const stock = store.collection('atomic-stock')
+    await stock.insertMany([{ _id: 's1', sku: 'A', qty: 5 }, { _id: 's2', sku: 'B', qty: 1 }, { _id: 's3', sku: 'C', qty: 0 }])
+    const generated: Document = { sku: 'A', qty: 2 }
+    const results = await store.applyAtomically([
+      { collection: 'atomic-orders', kind: 'insertOne', doc: generated },
+      { collection: 'atomic-stock', kind: 'updateOne', filter: { _id: 's1', qty: 5 }, update: { $inc: { qty: -2 } }, mustMatch: true },
+      { collection: 'atomic-stock', kind: 'updateMany', filter: { qty: { $lte: 3 } }, update: { $set: { low: true } } },
+      { collection: 'atomic-stock', kind: 'updateMany', filter: { sku: 'D' }, update: { $set: { qty: 9 } }, upsert: true },
+      { collection: 'atomic-stock', kind: 'deleteMany', filter: { qty: 0 } },
+    ])
+    t.match(generated._id, HEX_ID, 'an insert without _id gets a generated id on the caller\'s document')
+    t.match(results[0], { acknowledged: true, insertedId: generated._id })
+    t.match(results[1], { matchedCount: 1, modifiedCount: 1 })
+    t.match(results[2], { matchedCount: 3, modifiedCount: 3 }, 'the update saw the decrement before it')
+    t.match(results[3], { matchedCount: 0, upsertedCount: 1 })
+    t.match(results[4], { deletedCount: 1 })
+    t.same(await orders.find({}).toArray(), [{ _id: generated._id, sku: 'A', qty: 2 }])
+    t.same(
+      (await stock.find({}, { sort: { sku: 1 } }).toArray()).map(({ _id: _generatedForD, ...rest }) => rest),
+      [{ sku: 'A', qty: 3, low: true }, { sku: 'B', qty: 1, low: true }, { sku: 'D', qty: 9 }],
+    )
+    t.same(await store.applyAtomically([]), [], 'an empty batch is fine')
+  })
+
+  // A standalone MongoDB server has no transactions: there the writes before a failure stay (README).
+  const allOrNothing = !(store.kind === 'mongodb' && 'transactions' in store && store.transactions === false)
+
+  await t.test('applyAtomically: a compare-and-set that matches nothing applies none of the batch', { skip: allOrNothing ? false : 'standalone MongoDB' }, async (t) => {
+    const c = store.collection('atomic-cas')
+    await c.insertOne({ _id: 'i', version: 2, state: 'old' })
+    const err = await store
+      .applyAtomically([
+        { collection: 'atomic-cas-data', kind: 'insertOne', doc: { _id: 'd1', v: 1 } },
+        { collection: 'atomic-cas', kind: 'updateOne', filter: { _id: 'i' }, update: { $set: { touched: true } } },
+        { collection: 'atomic-cas', kind: 'updateOne', filter: { _id: 'i', version: 1 }, update: { $set: { state: 'new' }, $inc: { version: 1 } }, mustMatch: true },
+      ])
+      .catch((e: unknown) => e)
+    t.ok(isUnmatchedWriteError(err), 'UnmatchedWriteError')
+    t.match(err, { writeIndex: 2 })
+    t.equal(await store.collection('atomic-cas-data').countDocuments(), 0, 'the insert before it was undone')
+    t.same(await c.findOne({ _id: 'i' }), { _id: 'i', version: 2, state: 'old' }, 'and the update before it')
+
+    await store.applyAtomically([
+      { collection: 'atomic-cas', kind: 'updateOne', filter: { _id: 'i', version: 2 }, update: { $set: { state: 'new' }, $inc: { version: 1 } }, mustMatch: true },
+      { collection: 'atomic-cas-data', kind: 'insertOne', doc: { _id: 'd1', v: 1 } },
+    ])
+    t.same(await c.findOne({ _id: 'i' }), { _id: 'i', version: 3, state: 'new' }, 'the compare-and-set that matches applies')
+    t.equal(await store.collection('atomic-cas-data').countDocuments(), 1)
+  })
+
+  await t.test('applyAtomically: a duplicate key in a later write undoes the earlier ones, also after a reopen', { skip: allOrNothing ? false : 'standalone MongoDB' }, async (t) => {
+    const c = store.collection('atomic-dup')
+    await c.createIndex({ code: 1 }, { unique: true })
+    await c.insertOne({ _id: 'a', code: 'A', n: 1 })
+    const err = await store
+      .applyAtomically([
+        { collection: 'atomic-dup', kind: 'updateOne', filter: { _id: 'a' }, update: { $set: { n: 2 } }, mustMatch: true },
+        { collection: 'atomic-dup-other', kind: 'insertOne', doc: { _id: 'o1' } },
+        { collection: 'atomic-dup', kind: 'deleteMany', filter: { _id: 'nothing' } },
+        { collection: 'atomic-dup', kind: 'insertOne', doc: { _id: 'b', code: 'A' } },
+      ])
+      .catch((e: unknown) => e)
+    t.match(err, { code: 11000 })
+    t.same(await c.find({}).toArray(), [{ _id: 'a', code: 'A', n: 1 }], 'the update was undone and the insert never happened')
+    t.equal(await store.collection('atomic-dup-other').countDocuments(), 0, 'the other collection\'s insert was undone')
+    await c.insertOne({ _id: 'b', code: 'B' })
+
+    await store.close()
+    store = await backend.open()
+    t.same(await store.collection('atomic-dup').find({}, { sort: { _id: 1 } }).toArray(), [{ _id: 'a', code: 'A', n: 1 }, { _id: 'b', code: 'B' }], 'after a reopen: the same')
+    t.equal(await store.collection('atomic-dup-other').countDocuments(), 0)
   })
 
   await t.test('listCollections names the collections holding documents', async (t) => {

@@ -280,3 +280,31 @@ t.test('a write SQLite refuses is undone in memory, with every write queued behi
   t.teardown(() => reopened.close())
   t.same(await reopened.collection('guarded').find({}, { sort: { _id: 1 } }).toArray(), [{ _id: 'a', code: 'A', v: 2 }, { _id: 'b', code: 'Z' }])
 })
+
+t.test('an atomic batch SQLite refuses is undone in memory as a whole', async (t) => {
+  const dataDir = tempDataDir(t)
+  const store = EmbeddedStore.open({ dataDir })
+  const instances = store.collection('instances')
+  await instances.insertOne({ _id: 'i', version: 1 })
+  const saboteur = new Database(join(dataDir, DATABASE_FILE))
+  saboteur.exec(`CREATE TRIGGER poison BEFORE INSERT ON documents WHEN NEW.id LIKE '%poison%' BEGIN SELECT RAISE(ABORT, 'disk on fire'); END;`)
+  saboteur.close()
+
+  const batch = store.applyAtomically([
+    { collection: 'instances', kind: 'updateOne', filter: { _id: 'i', version: 1 }, update: { $inc: { version: 1 } }, mustMatch: true },
+    { collection: 'data', kind: 'insertOne', doc: { _id: 'fine' } },
+    { collection: 'data', kind: 'insertOne', doc: { _id: 'poison' } },
+  ])
+  // Applied to memory at once (a concurrent compare-and-set on version 1 now loses)...
+  t.equal(await instances.countDocuments({ version: 2 }), 1)
+  await t.rejects(batch, { name: 'JournalWriteError', message: /disk on fire/ })
+  // ...and undone together when SQLite refuses the one transaction that holds them.
+  t.same(await instances.find({}).toArray(), [{ _id: 'i', version: 1 }])
+  t.equal(await store.collection('data').countDocuments(), 0)
+  await store.close()
+
+  const reopened = EmbeddedStore.open({ dataDir })
+  t.teardown(() => reopened.close())
+  t.same(await reopened.collection('instances').find({}).toArray(), [{ _id: 'i', version: 1 }])
+  t.equal(await reopened.collection('data').countDocuments(), 0, 'no part of the batch reached SQLite')
+})

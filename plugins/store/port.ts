@@ -92,9 +92,29 @@ export interface FileStore {
 
 export interface StoredFile { storageHandle: string; size: number }
 
+/**
+ * One write of an atomic batch (`Store.applyAtomically`), with the semantics of the collection
+ * method it names. `mustMatch`: the whole batch fails (UnmatchedWriteError) unless the filter
+ * matched a document — a compare-and-set that lost makes the batch change nothing.
+ */
+export type AtomicWrite =
+  | { collection: string; kind: 'insertOne'; doc: Document }
+  | { collection: string; kind: 'updateOne' | 'updateMany'; filter: Filter; update: UpdateFilter; upsert?: boolean; mustMatch?: boolean }
+  | { collection: string; kind: 'deleteMany'; filter: Filter }
+
+export type AtomicWriteResult = InsertOneResult | UpdateResult | DeleteResult
+
 export interface Store {
   readonly kind: 'embedded' | 'mongodb'
   collection<T extends object = Document>(name: string): Collection<T>
+  /**
+   * Applies the writes in order, each seeing the ones before it, and all of them or none: the
+   * first failure (a duplicate key, a `mustMatch` write that matched nothing, a journal or server
+   * error) leaves every collection as it was. Resolves to each write's result once all are durable.
+   * On a standalone MongoDB server (no transactions) the writes are applied in order without that
+   * guarantee: see MongoStore.applyAtomically.
+   */
+  applyAtomically(writes: readonly AtomicWrite[]): Promise<AtomicWriteResult[]>
   readonly files: FileStore
   /** Lists the names of collections that hold documents. */
   listCollections(): Promise<string[]>
@@ -111,6 +131,22 @@ export class DuplicateKeyError extends Error {
     this.name = 'MongoServerError'
     this.keyValue = keyValue
   }
+}
+
+/** Raised by `applyAtomically` when a `mustMatch` write matched nothing; nothing of the batch was applied. */
+export class UnmatchedWriteError extends Error {
+  /** The position of the write in the batch. */
+  readonly writeIndex: number
+  constructor(collection: string, writeIndex: number) {
+    super(`Write ${writeIndex} of an atomic batch matched no document in ${collection}; nothing was applied`)
+    this.name = 'UnmatchedWriteError'
+    this.writeIndex = writeIndex
+  }
+}
+
+/** By name, so the error is recognized after crossing a thread (the remote store rebuilds a plain Error). */
+export function isUnmatchedWriteError(err: unknown): boolean {
+  return err instanceof Error && err.name === 'UnmatchedWriteError'
 }
 
 export function isDuplicateKeyError(err: unknown): boolean {

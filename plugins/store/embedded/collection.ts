@@ -5,6 +5,8 @@
  * compare-and-set). Callers only ever get copies; the stored documents are never handed out.
  */
 import type {
+  AtomicWrite,
+  AtomicWriteResult,
   Collection,
   Cursor,
   DeleteResult,
@@ -35,6 +37,9 @@ export interface CollectionHost {
   /** Copies of another collection's documents, for `$lookup` and friends. */
   documentsOf(collectionName: string): Document[]
 }
+
+/** The answer of a staged write, by its kind. */
+export type StagedResult<W extends AtomicWrite> = W['kind'] extends 'insertOne' ? InsertOneResult : W['kind'] extends 'deleteMany' ? DeleteResult : UpdateResult
 
 const NOT_UPSERTED = { upsertedCount: 0, upsertedId: null } as const
 
@@ -69,8 +74,7 @@ export class EmbeddedCollection implements Collection<Document> {
 
   async insertOne(doc: Document): Promise<InsertOneResult> {
     this.host.assertOpen()
-    await this.table.commit([this.insertion(doc)]).durable
-    return { acknowledged: true, insertedId: doc._id }
+    return this.committed(this.stage({ collection: this.collectionName, kind: 'insertOne', doc }))
   }
 
   /** All documents or none (the driver's ordered insertMany keeps the ones before a failure). */
@@ -97,29 +101,13 @@ export class EmbeddedCollection implements Collection<Document> {
 
   async updateOne(filter: Filter, update: UpdateFilter, options: UpdateOptions = {}): Promise<UpdateResult> {
     this.host.assertOpen()
-    assertOperators(update)
-    const found = this.first(filter)
-    if (found) {
-      const after = this.updated(found, update, filter)
-      if (after) await this.table.commit([{ id: idKeyOf(found), before: found, after }]).durable
-      return { acknowledged: true, matchedCount: 1, modifiedCount: after ? 1 : 0, ...NOT_UPSERTED }
-    }
-    return this.upsertOrNothing(filter, update, options)
+    return this.committed(this.stage({ collection: this.collectionName, kind: 'updateOne', filter, update, upsert: options.upsert === true }))
   }
 
   /** All matched documents change together or (e.g. on a duplicate key) none does. */
   async updateMany(filter: Filter, update: UpdateFilter, options: UpdateOptions = {}): Promise<UpdateResult> {
     this.host.assertOpen()
-    assertOperators(update)
-    const found = this.all(filter)
-    if (found.length === 0) return this.upsertOrNothing(filter, update, options)
-    const changes: Change[] = []
-    for (const before of found) {
-      const after = this.updated(before, update, filter)
-      if (after) changes.push({ id: idKeyOf(before), before, after })
-    }
-    if (changes.length > 0) await this.table.commit(changes).durable
-    return { acknowledged: true, matchedCount: found.length, modifiedCount: changes.length, ...NOT_UPSERTED }
+    return this.committed(this.stage({ collection: this.collectionName, kind: 'updateMany', filter, update, upsert: options.upsert === true }))
   }
 
   async replaceOne(filter: Filter, replacement: Document, options: UpdateOptions = {}): Promise<UpdateResult> {
@@ -177,9 +165,7 @@ export class EmbeddedCollection implements Collection<Document> {
 
   async deleteMany(filter: Filter): Promise<DeleteResult> {
     this.host.assertOpen()
-    const found = this.all(filter)
-    if (found.length > 0) await this.table.commit(found.map((before) => ({ id: idKeyOf(before), before }))).durable
-    return { acknowledged: true, deletedCount: found.length }
+    return this.committed(this.stage({ collection: this.collectionName, kind: 'deleteMany', filter }))
   }
 
   async countDocuments(filter: Filter = {}): Promise<number> {
@@ -244,11 +230,45 @@ export class EmbeddedCollection implements Collection<Document> {
     return doc._id === undefined ? withId(doc, newObjectIdHex()) : doc
   }
 
-  private async upsertOrNothing(filter: Filter, update: UpdateFilter, options: UpdateOptions): Promise<UpdateResult> {
-    if (!options.upsert) return { acknowledged: true, matchedCount: 0, modifiedCount: 0, ...NOT_UPSERTED }
-    const doc = this.upserted(filter, update)
-    await this.table.commit([{ id: idKeyOf(doc), after: doc }]).durable
-    return { acknowledged: true, matchedCount: 0, modifiedCount: 0, upsertedCount: 1, upsertedId: doc._id }
+  /**
+   * What a write would change, computed from the documents as they are now, and the answer it
+   * gives: nothing is changed yet (`insertOne` gives the caller's document its `_id`, as the driver
+   * does). The collection's own methods commit it at once; the store's atomic batch applies several.
+   */
+  stage<W extends AtomicWrite>(write: W): { changes: Change[]; result: StagedResult<W> } {
+    return this.staged(write) as { changes: Change[]; result: StagedResult<W> }
+  }
+
+  private staged(write: AtomicWrite): { changes: Change[]; result: AtomicWriteResult } {
+    switch (write.kind) {
+      case 'insertOne':
+        return { changes: [this.insertion(write.doc)], result: { acknowledged: true, insertedId: write.doc._id } }
+      case 'deleteMany': {
+        const found = this.all(write.filter)
+        return { changes: found.map((before) => ({ id: idKeyOf(before), before })), result: { acknowledged: true, deletedCount: found.length } }
+      }
+      case 'updateOne':
+      case 'updateMany': {
+        assertOperators(write.update)
+        const found = write.kind === 'updateMany' ? this.all(write.filter) : [this.first(write.filter)].filter((doc): doc is Document => doc !== undefined)
+        if (found.length === 0) {
+          if (!write.upsert) return { changes: [], result: { acknowledged: true, matchedCount: 0, modifiedCount: 0, ...NOT_UPSERTED } }
+          const doc = this.upserted(write.filter, write.update)
+          return { changes: [{ id: idKeyOf(doc), after: doc }], result: { acknowledged: true, matchedCount: 0, modifiedCount: 0, upsertedCount: 1, upsertedId: doc._id } }
+        }
+        const changes: Change[] = []
+        for (const before of found) {
+          const after = this.updated(before, write.update, write.filter)
+          if (after) changes.push({ id: idKeyOf(before), before, after })
+        }
+        return { changes, result: { acknowledged: true, matchedCount: found.length, modifiedCount: changes.length, ...NOT_UPSERTED } }
+      }
+    }
+  }
+
+  private async committed<R>({ changes, result }: { changes: Change[]; result: R }): Promise<R> {
+    if (changes.length > 0) await this.table.commit(changes).durable
+    return result
   }
 
   private assertSameId(before: Document, after: Document): void {

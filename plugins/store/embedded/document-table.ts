@@ -57,6 +57,16 @@ export class DocumentTable {
    * resolves once SQLite has them; when it cannot, the changes are undone and it rejects.
    */
   commit(changes: Change[]): { stored: Array<Document | undefined>; durable: Promise<void> } {
+    const { stored, ops, revert } = this.apply(changes)
+    return { stored, durable: this.journal.append(ops, revert) }
+  }
+
+  /**
+   * `commit` without the journal: applies the changes to the indexes and memory (or throws, having
+   * changed nothing) and returns the journal ops that make them durable and the function that undoes
+   * them. The caller hands the ops to the journal, together with other tables' (an atomic batch).
+   */
+  apply(changes: Change[]): { stored: Array<Document | undefined>; ops: JournalOp[]; revert: () => void } {
     const ops: JournalOp[] = []
     const stored: Array<Document | undefined> = []
     for (const change of changes) {
@@ -120,7 +130,7 @@ export class DocumentTable {
       }
       for (const step of undo.reverse()) step()
     }
-    return { stored, durable: this.journal.append(ops, revert) }
+    return { stored, ops, revert }
   }
 
   /** Creates the index unless an identical one exists; resolves to its name once it is durable. */

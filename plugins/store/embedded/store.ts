@@ -5,7 +5,7 @@
  */
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Collection, Document, Store } from '../port.js'
+import { type AtomicWrite, type AtomicWriteResult, type Collection, type Document, type Store, UnmatchedWriteError } from '../port.js'
 import type { StoreLogger } from '../logger.js'
 import { EmbeddedCollection } from './collection.js'
 import { lockDataDir, type DataDirLock } from './data-dir-lock.js'
@@ -13,7 +13,7 @@ import { cloneDocument, decodeDocument } from './document-codec.js'
 import { DocumentTable } from './document-table.js'
 import { ErrorCodes, StoreServerError } from './errors.js'
 import { DirFileStore } from './file-store.js'
-import { JournalFile } from './journal.js'
+import { JournalFile, type JournalOp } from './journal.js'
 import { JournalWriter } from './journal-writer.js'
 
 export const DATABASE_FILE = 'store.sqlite'
@@ -78,6 +78,46 @@ export class EmbeddedStore implements Store {
   }
 
   collection<T extends object = Document>(name: string): Collection<T> {
+    // The store holds untyped documents; T is the caller's promise about their shape, as with the driver.
+    return this.embeddedCollection(name) as unknown as Collection<T>
+  }
+
+  /**
+   * Every write is applied to memory in turn, synchronously (no other call runs in between), and
+   * the first failure undoes the ones before it; then all of them go to the journal as one entry,
+   * so SQLite commits them in one transaction, and if it cannot, all are undone together.
+   */
+  async applyAtomically(writes: readonly AtomicWrite[]): Promise<AtomicWriteResult[]> {
+    this.assertOpen()
+    const results: AtomicWriteResult[] = []
+    const ops: JournalOp[] = []
+    const reverts: Array<() => void> = []
+    const revertAll = (): void => {
+      for (const revert of [...reverts].reverse()) revert()
+    }
+    try {
+      writes.forEach((write, index) => {
+        const collection = this.embeddedCollection(write.collection)
+        const { changes, result } = collection.stage(write)
+        if ('mustMatch' in write && write.mustMatch && (result as { matchedCount: number }).matchedCount === 0) {
+          throw new UnmatchedWriteError(write.collection, index)
+        }
+        if (changes.length > 0) {
+          const applied = this.table(write.collection).apply(changes)
+          ops.push(...applied.ops)
+          reverts.push(applied.revert)
+        }
+        results.push(result)
+      })
+    } catch (err) {
+      revertAll()
+      throw err
+    }
+    if (ops.length > 0) await this.journal.append(ops, revertAll)
+    return results
+  }
+
+  private embeddedCollection(name: string): EmbeddedCollection {
     let collection = this.collections.get(name)
     if (!collection) {
       assertCollectionName(name)
@@ -87,8 +127,7 @@ export class EmbeddedStore implements Store {
       })
       this.collections.set(name, collection)
     }
-    // The store holds untyped documents; T is the caller's promise about their shape, as with the driver.
-    return collection as unknown as Collection<T>
+    return collection
   }
 
   async listCollections(): Promise<string[]> {

@@ -4,23 +4,26 @@
  * id (as inserts do through the client's pkFactory) instead of the server's ObjectId, so ids have
  * the same type in both stores.
  */
-import type { Collection as DriverCollection, Filter as DriverFilter, UpdateFilter as DriverUpdateFilter } from 'mongodb'
+import type { ClientSession, Collection as DriverCollection, Db, Filter as DriverFilter, UpdateFilter as DriverUpdateFilter } from 'mongodb'
 import { newObjectIdHex } from '../object-id.js'
-import type {
-  Collection,
-  Cursor,
-  DeleteResult,
-  Document,
-  Filter,
-  FindOneAndUpdateOptions,
-  FindOneOptions,
-  FindOptions,
-  IndexOptions,
-  InsertManyResult,
-  InsertOneResult,
-  UpdateFilter,
-  UpdateOptions,
-  UpdateResult,
+import {
+  type AtomicWrite,
+  type AtomicWriteResult,
+  type Collection,
+  type Cursor,
+  type DeleteResult,
+  type Document,
+  type Filter,
+  type FindOneAndUpdateOptions,
+  type FindOneOptions,
+  type FindOptions,
+  type IndexOptions,
+  type InsertManyResult,
+  type InsertOneResult,
+  type UpdateFilter,
+  type UpdateOptions,
+  type UpdateResult,
+  UnmatchedWriteError,
 } from '../port.js'
 
 /** Does the filter give the upserted document its `_id` (an equality on `_id`, also inside `$and`)? */
@@ -111,5 +114,30 @@ export class MongoCollection implements Collection<Document> {
 
   createIndex(keys: Record<string, 1 | -1>, options?: IndexOptions): Promise<string> {
     return this.inner.createIndex(keys, options)
+  }
+}
+
+/**
+ * One write of an atomic batch on the driver, inside `session`'s transaction when there is one.
+ * A `mustMatch` write that matched nothing throws UnmatchedWriteError (which aborts the transaction).
+ */
+export async function applyWrite(db: Db, write: AtomicWrite, index: number, session: ClientSession | undefined): Promise<AtomicWriteResult> {
+  const inner = db.collection<Document>(write.collection)
+  switch (write.kind) {
+    case 'insertOne':
+      return inner.insertOne(write.doc, { session })
+    case 'deleteMany':
+      return inner.deleteMany(write.filter as DriverFilter<Document>, { session })
+    case 'updateOne':
+    case 'updateMany': {
+      const update = withUpsertId(write.filter, write.update, write.upsert) as DriverUpdateFilter<Document>
+      const options = { upsert: write.upsert === true, session }
+      const result =
+        write.kind === 'updateOne'
+          ? await inner.updateOne(write.filter as DriverFilter<Document>, update, options)
+          : await inner.updateMany(write.filter as DriverFilter<Document>, update, options)
+      if (write.mustMatch && result.matchedCount === 0) throw new UnmatchedWriteError(write.collection, index)
+      return result
+    }
   }
 }

@@ -3,11 +3,11 @@
  * 24-hex string (pkFactory) like in the embedded store, and `undefined` fields are left out
  * (ignoreUndefined) as the embedded store's JSON leaves them out.
  */
-import { type Db, MongoClient } from 'mongodb'
+import { type ClientSession, type Db, MongoClient } from 'mongodb'
 import type { StoreLogger } from '../logger.js'
 import { newObjectIdHex } from '../object-id.js'
-import type { Collection, Document, Store } from '../port.js'
-import { MongoCollection } from './collection.js'
+import type { AtomicWrite, AtomicWriteResult, Collection, Document, Store } from '../port.js'
+import { applyWrite, MongoCollection } from './collection.js'
 import { GridFsFileStore } from './gridfs-file-store.js'
 
 export interface MongoStoreOptions {
@@ -26,10 +26,13 @@ export class MongoStore implements Store {
   readonly db: Db
   private readonly client: MongoClient
   private readonly logger: StoreLogger | undefined
+  /** Whether the deployment runs multi-document transactions (a replica set or a sharded cluster). */
+  readonly transactions: boolean
 
-  private constructor(client: MongoClient, db: Db, logger: StoreLogger | undefined) {
+  private constructor(client: MongoClient, db: Db, transactions: boolean, logger: StoreLogger | undefined) {
     this.client = client
     this.db = db
+    this.transactions = transactions
     this.files = new GridFsFileStore(db)
     this.logger = logger
   }
@@ -39,8 +42,32 @@ export class MongoStore implements Store {
     const client = new MongoClient(uri, { pkFactory: { createPk: newObjectIdHex }, ignoreUndefined: true })
     await client.connect()
     const db = client.db(dbName)
-    logger?.info({ database: db.databaseName }, 'MongoDB store connected')
-    return new MongoStore(client, db, logger)
+    const hello = await db.admin().command({ hello: 1 })
+    const transactions = typeof hello.setName === 'string' || hello.msg === 'isdbgrid'
+    logger?.info({ database: db.databaseName, transactions }, 'MongoDB store connected')
+    if (!transactions) logger?.warn({ database: db.databaseName }, 'standalone MongoDB server: a request\'s writes are applied in order, without a transaction')
+    return new MongoStore(client, db, transactions, logger)
+  }
+
+  /**
+   * A transaction on a replica set or sharded cluster (retried by the driver on transient errors).
+   * A standalone server has none: the writes are applied in order and the first failure stops the
+   * rest, but the writes before it stay — callers put the write that may lose (a compare-and-set)
+   * first, so losing it still changes nothing.
+   */
+  async applyAtomically(writes: readonly AtomicWrite[]): Promise<AtomicWriteResult[]> {
+    const inOrder = async (session: ClientSession | undefined): Promise<AtomicWriteResult[]> => {
+      const results: AtomicWriteResult[] = []
+      for (const [index, write] of writes.entries()) results.push(await applyWrite(this.db, write, index, session))
+      return results
+    }
+    if (!this.transactions) return inOrder(undefined)
+    const session = this.client.startSession()
+    try {
+      return await session.withTransaction(() => inOrder(session))
+    } finally {
+      await session.endSession()
+    }
   }
 
   collection<T extends object = Document>(name: string): Collection<T> {

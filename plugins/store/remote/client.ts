@@ -7,6 +7,8 @@
 import type { Readable } from 'node:stream'
 import { MessageChannel, type MessagePort } from 'node:worker_threads'
 import type {
+  AtomicWrite,
+  AtomicWriteResult,
   Collection,
   Cursor,
   DeleteResult,
@@ -202,6 +204,15 @@ export class RemoteStore implements Store {
 
   async listCollections(): Promise<string[]> {
     return (await this.connection.value({ target: 'store', method: 'listCollections' })) as string[]
+  }
+
+  async applyAtomically(writes: readonly AtomicWrite[]): Promise<AtomicWriteResult[]> {
+    const results = (await this.connection.value({ target: 'store', method: 'applyAtomically', writes })) as AtomicWriteResult[]
+    // As with insertOne: the generated ids go on the caller's documents, which the host only had copies of.
+    writes.forEach((write, index) => {
+      if (write.kind === 'insertOne' && write.doc._id === undefined) write.doc._id = (results[index] as InsertOneResult).insertedId
+    })
+    return results
   }
 
   /** Ends the connection; the store itself belongs to the host's thread, which closes it. */

@@ -51,7 +51,7 @@ async function run(store: Store, call: StoreCall): Promise<Answer> {
     case 'collection':
       return { value: await runCollectionCall(store, call) }
     case 'store':
-      return { value: await store.listCollections() }
+      return { value: call.method === 'listCollections' ? await store.listCollections() : await store.applyAtomically(call.writes) }
     case 'files':
       switch (call.method) {
         case 'put':

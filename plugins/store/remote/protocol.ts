@@ -5,7 +5,7 @@
  * so they travel as SerializedError and are rebuilt with the same observable shape.
  */
 import type { MessagePort } from 'node:worker_threads'
-import type { Collection, InsertManyResult } from '../port.js'
+import type { AtomicWrite, Collection, InsertManyResult } from '../port.js'
 
 /** The collection methods a client forwards: every method of the port. */
 export type CollectionMethod = {
@@ -27,6 +27,7 @@ export interface FileMeta { fileName: string; contentType: string }
 export type StoreCall =
   | CollectionCall
   | { target: 'store'; method: 'listCollections' }
+  | { target: 'store'; method: 'applyAtomically'; writes: readonly AtomicWrite[] }
   /** `bytes` is the sending end of a port-stream (port-stream.ts) of the file's bytes. */
   | { target: 'files'; method: 'put'; meta: FileMeta; bytes: MessagePort }
   | { target: 'files'; method: 'get'; storageHandle: string }

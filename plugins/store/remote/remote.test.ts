@@ -8,7 +8,7 @@ import { serveStore } from './host.js'
 
 const scenarioWorker = new URL('./fixtures/scenario-worker.js', import.meta.url)
 
-t.test('a remote store in a Worker gives the same results and errors as the embedded store it fronts', async (t) => {
+t.test('a remote store in a Worker gives the same results and errors as the embedded store it fronts, atomic batches included', async (t) => {
   const direct = await runScenario(await openTestStore(t))
 
   const store = await openStore({ dataDir: tempDir(t) })
@@ -28,6 +28,10 @@ t.test('a remote store in a Worker gives the same results and errors as the embe
     immutableId: { rejected: { code: 66 } },
     withoutOperators: { rejected: { message: String } },
     dateIsDate: true,
+    atomic: { resolved: [{ matchedCount: 1, modifiedCount: 1 }, { insertedId: 'o1' }] },
+    atomicLost: { rejected: { name: 'UnmatchedWriteError' } },
+    atomicDuplicate: { rejected: { code: 11000 } },
+    afterAtomic: { orders: [{ _id: 'o1', user: 'u1' }], u1: { _id: 'u1', n: 1 } },
     file: { text: 'hello files', size: 11 },
   }, 'the scenario covers the shapes callers check')
 })

@@ -18,11 +18,11 @@ import type { SessionBuilder } from '../context/session.js'
 import { taskForForm } from '../context/session.js'
 import { newNote, withNote } from '../contexts/notes.js'
 import type { ProcessInstances } from '../contexts/service.js'
-import { runtimeUserOf, type RunEnvironments } from '../flow-host/environment.js'
+import { type RequestEnvironment, runtimeUserOf, type RunEnvironments } from '../flow-host/environment.js'
 import { runtimeCall } from '../flow-host/runtime-errors.js'
 import type { TaskLockRepository } from '../locks/repository.js'
 import type { ProcessModels } from '../models/service.js'
-import type { CompiledProcess, ProcessState, RunEnvironment, RuntimeEffect, Task } from '../runtime/types.js'
+import type { CompiledProcess, ProcessState, RuntimeEffect, Task } from '../runtime/types.js'
 import type { StoredContext } from '../../shared/collections.js'
 
 type AdditionalHeaders = string | string[] | undefined
@@ -32,7 +32,7 @@ interface TaskAtHand {
   stored: StoredContext
   task: Task
   compiled: CompiledProcess
-  env: RunEnvironment
+  env: RequestEnvironment
   /** The user holding the task's lock: the actor or nobody (anyone else was refused). */
   lockHolder: string | null
 }
@@ -65,7 +65,7 @@ export async function runUserTaskActivity(
   state: ProcessState,
   actionType: string,
   task: Task,
-  env: RunEnvironment,
+  env: RequestEnvironment,
 ): Promise<ProcessState> {
   const functionId = compiled.namedFunction('userTaskActivity')
   if (!functionId) return state
@@ -80,7 +80,7 @@ export interface TaskEnding {
   stored: StoredContext
   task: Task
   compiled: CompiledProcess
-  env: RunEnvironment
+  env: RequestEnvironment
   actor: Actor
   actionType: 'complete' | 'cancel' | 'return'
   customType?: string | undefined

@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import type { Collection, Store } from '../../../plugins/store/port.js'
+import { type AtomicWrite, type Collection, isUnmatchedWriteError, type Store } from '../../../plugins/store/port.js'
 import { Collections, type StoredContext } from '../../shared/collections.js'
 import type { ProcessState } from '../runtime/types.js'
 
@@ -33,7 +33,11 @@ function derivedFields(state: ProcessState): Omit<StoredContext, '_id' | 'versio
 }
 
 export class ContextRepository {
-  constructor(private readonly collection: Collection<StoredContext>) {}
+  private readonly collection: Collection<StoredContext>
+
+  constructor(private readonly store: Store) {
+    this.collection = store.collection<StoredContext>(Collections.contexts)
+  }
 
   /**
    * Lookups by id use `_id`; the others serve `/notify/send` and changeStep (businessKey), the
@@ -55,27 +59,44 @@ export class ContextRepository {
     return this.collection.findOne({ businessKey, processId, appId }, { sort: { lastUpdate: -1 } })
   }
 
-  /** Stores a new instance at version 1. */
-  async insert(state: ProcessState): Promise<StoredContext> {
+  /**
+   * Stores a new instance at version 1, with the request's other writes (`alongside`, the data
+   * writes of its flow functions): all of them or none (a duplicate id stores nothing).
+   */
+  async insert(state: ProcessState, alongside: readonly AtomicWrite[] = []): Promise<StoredContext> {
     const stored: StoredContext = { _id: state.processInstance.processInstanceId, version: 1, ...derivedFields(state) }
-    await this.collection.insertOne(stored)
+    if (alongside.length === 0) await this.collection.insertOne(stored)
+    else await this.store.applyAtomically([{ collection: Collections.contexts, kind: 'insertOne', doc: { ...stored } }, ...alongside])
     return stored
   }
 
   /**
-   * Writes `next` over `previous` if nobody wrote in between; null when someone did (the caller
-   * answers 409 and nothing of this request is stored).
+   * Writes `next` over `previous` if nobody wrote in between, with the request's other writes
+   * (`alongside`), all or none; null when someone did (the caller answers 409 and nothing of this
+   * request is stored). The compare-and-set goes first, so even where the store cannot apply a
+   * batch atomically (a standalone MongoDB server) losing it writes nothing.
    */
-  async compareAndSet(previous: StoredContext, next: ProcessState): Promise<StoredContext | null> {
+  async compareAndSet(previous: StoredContext, next: ProcessState, alongside: readonly AtomicWrite[] = []): Promise<StoredContext | null> {
     const fields = derivedFields(next)
-    const result = await this.collection.updateOne({ _id: previous._id, version: previous.version }, { $set: fields, $inc: { version: 1 } })
-    if (result.matchedCount === 0) return null
+    const filter = { _id: previous._id, version: previous.version }
+    const update = { $set: fields, $inc: { version: 1 } }
+    if (alongside.length === 0) {
+      const result = await this.collection.updateOne(filter, update)
+      if (result.matchedCount === 0) return null
+    } else {
+      try {
+        await this.store.applyAtomically([{ collection: Collections.contexts, kind: 'updateOne', filter, update, mustMatch: true }, ...alongside])
+      } catch (error) {
+        if (isUnmatchedWriteError(error)) return null
+        throw error
+      }
+    }
     return { _id: previous._id, version: previous.version + 1, ...fields }
   }
 }
 
 export function contextRepository(store: Store): ContextRepository {
-  return new ContextRepository(store.collection<StoredContext>(Collections.contexts))
+  return new ContextRepository(store)
 }
 
 async function contextsPlugin(fastify: FastifyInstance): Promise<void> {

@@ -1,8 +1,9 @@
 /**
  * Loading and changing process instances. Every change goes through `commit`: the new state is
- * written first (an insert, or a compare-and-set on the version the change was computed from), and
- * only once that succeeded are its activity records and the instance's notification written. A
- * request that fails before the write leaves the stored state exactly as it was.
+ * written first (an insert, or a compare-and-set on the version the change was computed from),
+ * together with the request's data writes (its unit of work) in one atomic batch, and only once
+ * that succeeded are its activity records and the instance's notification written. A request that
+ * fails before the write, or loses the compare-and-set, leaves the stored state exactly as it was.
  */
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
@@ -12,7 +13,8 @@ import type { StoredContext } from '../../shared/collections.js'
 import type { ActivityRepository } from '../activities/repository.js'
 import type { Authorization, Principal } from '../authorization/service.js'
 import { eventTypeAfter, type Notifications } from '../notifications/service.js'
-import type { CompiledProcess, ProcessState, RunEnvironment, RuntimeEffect } from '../runtime/types.js'
+import type { RequestEnvironment } from '../flow-host/environment.js'
+import type { CompiledProcess, ProcessState, RuntimeEffect } from '../runtime/types.js'
 import type { ContextRepository } from './repository.js'
 
 declare module 'fastify' {
@@ -40,7 +42,8 @@ export interface Change {
   state: ProcessState
   effects: readonly RuntimeEffect[]
   compiled: CompiledProcess
-  env: RunEnvironment
+  /** The request's environment: its unit of work's data writes are stored with the change. */
+  env: RequestEnvironment
   /** null for headless calls that name no user. */
   actor: ActingUser | null
   /** The operation's notification event (adjusted to Finished/Failed by the effects). */
@@ -108,16 +111,18 @@ export class ProcessInstances {
   async commit(change: Change): Promise<StoredContext> {
     const now = change.env.now()
     const state = withBookkeeping(change.state, change.effects, now)
+    // The data writes of the request's flow functions are stored with the instance, or not at all.
+    const dataWrites = change.env.unitOfWork.writes()
     let stored: StoredContext
     if (change.previous) {
-      const written = await this.contexts.compareAndSet(change.previous, state)
+      const written = await this.contexts.compareAndSet(change.previous, state, dataWrites)
       if (!written) {
         const id = change.previous._id
         throw this.fail('wm3042', { args: [id], parameters: { processInstanceId: id } })
       }
       stored = written
     } else {
-      stored = await this.contexts.insert(state)
+      stored = await this.contexts.insert(state, dataWrites)
     }
     const [, alongside] = await Promise.allSettled([this.announce(stored, change, now), change.alongside?.(stored)])
     if (alongside.status === 'rejected') throw alongside.reason

@@ -6,6 +6,7 @@ import { dataCollectionName } from '../../testing/models.js'
 import { HR, startHrEngine } from '../../testing/workflow.js'
 import { Agent } from 'undici'
 import { StoreFlowHost } from '../flow-host/host.js'
+import { UnitOfWork } from '../flow-host/unit-of-work.js'
 
 async function seededEngine(t: ContractTest) {
   const engine = await startHrEngine(t)
@@ -50,7 +51,7 @@ t.test('the data node of a flow function obeys the same pattern bound', async (t
   const engine = await seededEngine(t)
   const dispatcher = new Agent()
   t.teardown(() => dispatcher.close())
-  const host = new StoreFlowHost({ store: engine.store, dispatcher, ...HR, appFunctions: new Map(), additionalHeaders: {} })
+  const host = new StoreFlowHost({ store: engine.store, dispatcher, unitOfWork: new UnitOfWork(engine.store), ...HR, appFunctions: new Map(), additionalHeaders: {} })
   await t.rejects(host.data({ operation: 'find', collection: 'Leave bookings', filter: { businessKey: { $regex: 'a'.repeat(300) } } }), RuntimeError)
   t.equal(((await host.data({ operation: 'find', collection: 'Leave bookings', filter: { businessKey: { $regex: '^LR-1$' } } })) as unknown[]).length, 1)
 })

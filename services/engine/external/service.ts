@@ -142,6 +142,8 @@ export class ExternalService {
     if (!definition) throw this.fail('wm3054', { args: [`${functionId} in app ${appId}`], parameters: { functionId } })
     const functionCache: FunctionCache = this.deps.caches.cache<CompiledFunction>('service')
     const result = await functionCall(this.fail, () => runStandaloneFunction(functionId, definition, body.inputParams ?? {}, env, { functionCache }))
+    // No instance to store them with: the run's data writes are stored now, all together, once it succeeded.
+    await env.unitOfWork.applyAlone()
     return { output: result.output, ...(result.infoList.length > 0 ? { infoList: result.infoList } : {}) }
   }
 

@@ -146,6 +146,8 @@ export class FileService {
     const atHand = await this.instanceOf(actor, body, additionalHeaders)
     const { record, functionId } = this.fileAndFunction(atHand, body.storageHandle, 'download')
     await functionCall(this.deps.fail, () => atHand.compiled.runFunction(functionId, { state: stateOf(atHand.stored), input: { storageHandle: record.storageHandle }, taskId: body.taskId }, atHand.env))
+    // A download changes no instance: the function's data writes are stored now, all together.
+    await atHand.env.unitOfWork.applyAlone()
     const found = await this.deps.files.get(record.storageHandle)
     if (!found) throw this.fileNotFound(record.storageHandle, atHand.stored._id)
     try {

@@ -12,6 +12,7 @@ import type { ProcessModels } from '../models/service.js'
 import type { RunEnvironment, RunLimits, RuntimeUser } from '../runtime/types.js'
 import { decodeAdditionalHeaders } from './additional-headers.js'
 import { StoreFlowHost } from './host.js'
+import { UnitOfWork } from './unit-of-work.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -44,6 +45,11 @@ export interface EnvironmentRequest {
   additionalHeaders?: string | string[] | undefined
 }
 
+/** A request's RunEnvironment, with the unit of work that holds its data writes until the commit. */
+export interface RequestEnvironment extends RunEnvironment {
+  unitOfWork: UnitOfWork
+}
+
 export class RunEnvironments {
   readonly limits: RunLimits
 
@@ -56,8 +62,10 @@ export class RunEnvironments {
     this.limits = { timeoutMs, ...FLOW_LIMITS }
   }
 
-  async create(request: EnvironmentRequest): Promise<RunEnvironment> {
+  async create(request: EnvironmentRequest): Promise<RequestEnvironment> {
+    const unitOfWork = new UnitOfWork(this.store)
     const host = new StoreFlowHost({
+      unitOfWork,
       store: this.store,
       dispatcher: this.dispatcher,
       appId: request.appId,
@@ -65,7 +73,7 @@ export class RunEnvironments {
       appFunctions: await this.processModels.appFunctions(request.appId),
       additionalHeaders: decodeAdditionalHeaders(request.additionalHeaders),
     })
-    return { actor: request.actor, host, limits: this.limits, now: () => new Date(), newId: randomUUID }
+    return { actor: request.actor, host, savepoints: unitOfWork, unitOfWork, limits: this.limits, now: () => new Date(), newId: randomUUID }
   }
 }
 

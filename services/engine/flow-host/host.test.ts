@@ -9,6 +9,7 @@ import { RuntimeError } from '../runtime/types.js'
 import { decodeAdditionalHeaders } from './additional-headers.js'
 import { disallowedOperator } from './data-filter.js'
 import { StoreFlowHost } from './host.js'
+import { UnitOfWork } from './unit-of-work.js'
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 
@@ -16,7 +17,7 @@ async function hostFor(t: Tap, additionalHeaders: Record<string, string> = {}) {
   const store = await openTestStore(t)
   const dispatcher = new Agent()
   t.teardown(() => dispatcher.close())
-  const host = new StoreFlowHost({ store, dispatcher, appId: 'hr', organizationId: 'acme', appFunctions: new Map(), additionalHeaders })
+  const host = new StoreFlowHost({ store, dispatcher, unitOfWork: new UnitOfWork(store), appId: 'hr', organizationId: 'acme', appFunctions: new Map(), additionalHeaders })
   return { store, host }
 }
 
@@ -98,7 +99,7 @@ t.test('data nodes work on the app\'s data collections through the registry', as
   await t.rejects(host.data({ operation: 'insert', collection: 'Leave bookings', doc: { businessKey: 'LR-1' } }), { kind: 'technical', message: /duplicate key/ }, 'store errors (the unique index) are technical failures')
   const dispatcher = new Agent()
   t.teardown(() => dispatcher.close())
-  const other = new StoreFlowHost({ store, dispatcher, appId: 'sales', organizationId: 'acme', appFunctions: new Map(), additionalHeaders: {} })
+  const other = new StoreFlowHost({ store, dispatcher, unitOfWork: new UnitOfWork(store), appId: 'sales', organizationId: 'acme', appFunctions: new Map(), additionalHeaders: {} })
   await t.rejects(other.data({ operation: 'find', collection: 'Leave bookings' }), RuntimeError, 'another app does not see the collection')
 })
 

@@ -5,7 +5,7 @@
  */
 import { type Dispatcher, request } from 'undici'
 import type { Store } from '../../../plugins/store/port.js'
-import { Collections, type StoredConstant, type StoredDataCollection, type StoredUser } from '../../shared/collections.js'
+import { Collections, type StoredConstant, type StoredDataCollection, type StoredModel, type StoredUser } from '../../shared/collections.js'
 import {
   type DataOperation,
   type FlowFunctionDefinition,
@@ -16,6 +16,7 @@ import {
   type RuntimeUser,
 } from '../runtime/types.js'
 import { disallowedOperator, regexProblem } from './data-filter.js'
+import type { UniqueKey, UnitOfWork } from './unit-of-work.js'
 
 /** At most this many documents come back from one `find` of a data node. */
 export const MAX_FOUND_DOCUMENTS = 1000
@@ -30,6 +31,8 @@ export interface FlowHostScope {
   appFunctions: ReadonlyMap<string, FlowFunctionDefinition>
   /** Decoded `additionalheaders` of the request, sent along with every outbound call. */
   additionalHeaders: Record<string, string>
+  /** The request's pending data writes. */
+  unitOfWork: UnitOfWork
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -50,6 +53,8 @@ function headerRecord(headers: Record<string, string | string[] | undefined>): R
 
 export class StoreFlowHost implements FlowHost {
   private readonly constants = new Map<string, string | undefined>()
+  /** The unique indexes of the data collections used in this request, by model id. */
+  private readonly uniqueKeys = new Map<string, Promise<UniqueKey[]>>()
 
   constructor(private readonly scope: FlowHostScope) {}
 
@@ -100,28 +105,28 @@ export class StoreFlowHost implements FlowHost {
     }
   }
 
+  /**
+   * Reads and writes go through the request's unit of work: writes are stored with the request's
+   * commit (or never), reads see the run's own earlier writes.
+   */
   async data(operation: DataOperation): Promise<unknown> {
     const entry = await this.scope.store
       .collection<StoredDataCollection>(Collections.dataCollections)
       .findOne({ appId: this.scope.appId, name: operation.collection })
     if (!entry) throw technical(`Data collection not found: ${operation.collection}`)
-    const collection = this.scope.store.collection(entry.collectionName)
+    const collection = entry.collectionName
+    const work = this.scope.unitOfWork
     const filter = () => this.filterOf(operation)
     try {
       switch (operation.operation) {
-        case 'insert': {
-          const doc = this.fieldsOf(operation.doc, 'doc')
-          const result = await collection.insertOne(doc)
-          return { insertedId: result.insertedId ?? doc._id }
-        }
-        case 'update': {
-          const result = await collection.updateMany(filter(), { $set: this.fieldsOf(operation.set, 'set') }, { upsert: operation.upsert === true })
-          return { matchedCount: result.matchedCount, modifiedCount: result.modifiedCount, upsertedId: result.upsertedId ?? null }
-        }
+        case 'insert':
+          return { insertedId: await work.insert(collection, this.fieldsOf(operation.doc, 'doc'), await this.uniqueKeysOf(entry)) }
+        case 'update':
+          return await work.update(collection, filter(), this.fieldsOf(operation.set, 'set'), operation.upsert === true, await this.uniqueKeysOf(entry))
         case 'find':
-          return await collection.find(filter(), { limit: MAX_FOUND_DOCUMENTS }).toArray()
+          return await work.find(collection, filter(), MAX_FOUND_DOCUMENTS)
         case 'delete':
-          return { deletedCount: (await collection.deleteMany(filter())).deletedCount }
+          return { deletedCount: await work.delete(collection, filter()) }
         default:
           throw technical(`Unknown data operation: ${String((operation as { operation: unknown }).operation)}`)
       }
@@ -139,6 +144,26 @@ export class StoreFlowHost implements FlowHost {
     const user = await this.scope.store.collection<StoredUser>(Collections.users).findOne({ userId, appId: this.scope.appId })
     if (!user || (user.organizationId ?? '') !== this.scope.organizationId) return null
     return { userId: user.userId, fullName: user.fullName, roles: user.roles ?? [], swimlanes: user.swimlanes ?? [], ...(user.unit ? { unit: user.unit } : {}) }
+  }
+
+  /** The unique indexes of a data collection: those of every version of its model (indexes are only ever added). */
+  private uniqueKeysOf(entry: StoredDataCollection): Promise<UniqueKey[]> {
+    let keys = this.uniqueKeys.get(entry.modelID)
+    if (!keys) {
+      keys = this.readUniqueKeys(entry)
+      this.uniqueKeys.set(entry.modelID, keys)
+    }
+    return keys
+  }
+
+  private async readUniqueKeys(entry: StoredDataCollection): Promise<UniqueKey[]> {
+    const versions = await this.scope.store.collection<StoredModel>(Collections.models).find({ appId: this.scope.appId, modelID: entry.modelID }).toArray()
+    const keys = new Map<string, UniqueKey>()
+    for (const model of versions) {
+      const indexes = (model.modelBody as { indexes?: Array<{ keys: Record<string, unknown>; unique?: boolean }> }).indexes ?? []
+      for (const index of indexes) if (index.unique === true) keys.set(JSON.stringify(Object.keys(index.keys)), Object.keys(index.keys))
+    }
+    return [...keys.values()]
   }
 
   private filterOf(operation: DataOperation): Record<string, unknown> {

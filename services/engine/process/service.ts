@@ -13,11 +13,11 @@ import type { StoredContext } from '../../shared/collections.js'
 import { mayActOnTask, type Principal, sameTenant } from '../authorization/service.js'
 import { taskForForm } from '../context/session.js'
 import type { ProcessInstances } from '../contexts/service.js'
-import { runtimeUserOf, type RunEnvironments, SYSTEM_USER } from '../flow-host/environment.js'
+import { type RequestEnvironment, runtimeUserOf, type RunEnvironments, SYSTEM_USER } from '../flow-host/environment.js'
 import { runtimeCall } from '../flow-host/runtime-errors.js'
 import type { TaskLockRepository } from '../locks/repository.js'
 import type { ProcessModels } from '../models/service.js'
-import type { CompiledProcess, JsonObject, RunEnvironment, RuntimeUser, Task } from '../runtime/types.js'
+import type { CompiledProcess, JsonObject, RuntimeUser, Task } from '../runtime/types.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -51,7 +51,7 @@ export interface StartCommand {
 export interface Started {
   stored: StoredContext
   compiled: CompiledProcess
-  env: RunEnvironment
+  env: RequestEnvironment
   /** The first task for the initiator's form (when the instance waits at one). */
   firstTask?: Task
   /** Holder of the first task's lock after the start (null: nobody), when a lock was asked for. */

@@ -198,6 +198,7 @@ export class Interpreter {
   }
 
   private async runFunctionStep(thread: Thread, functionId: string, next: string, onError: 'rollback' | 'fail', working: Working, env: RunEnvironment): Promise<void> {
+    const mark = env.savepoints?.mark()
     try {
       const fn = this.requireFunction(functionId, env)
       const result = await this.runInProcess(fn, working, {}, working.data, env)
@@ -207,6 +208,8 @@ export class Interpreter {
       delete thread.error
     } catch (error) {
       if (onError === 'rollback' || !(error instanceof RuntimeError)) throw error
+      // The thread fails and the request goes on: the failed step's data writes must not be stored.
+      if (mark !== undefined) env.savepoints?.discardSince(mark)
       thread.status = 'failed'
       thread.error = { message: error.message, ...(error.details.code === undefined ? {} : { code: error.details.code }) }
       working.instance.processStatus = 'failed'

@@ -181,3 +181,12 @@ t.test('a form body may be any JSON value', async (t) => {
   t.equal(validateModel({ modelID: 'f', type: 'form', modelBody: [1, 2] }), null)
   t.same(validateModel({ modelID: 'f', type: 'form', modelBody: undefined }), { path: 'modelBody', message: 'is required' })
 })
+
+t.test('a data update node as MODEL.md gives it (its own set, filter and upsert) is valid', async (t) => {
+  const model = example('leave-request')
+  const body = model.modelBody as Body
+  body.functions.informTeam.steps.push({ data: 'update', collection: 'Leave bookings', filter: "{ 'businessKey': process.businessKey }", set: "{ 'days': data.days }", upsert: 'true', as: 'vars.updated' })
+  t.equal(validateModel(model, appFunctions), null)
+  body.functions.informTeam.steps.push({ data: 'find', collection: 'Leave bookings', set: '{}' })
+  t.match(validateModel(model, appFunctions), { path: 'modelBody.functions.informTeam.steps[2].set', message: /not used by a find/ }, 'a set on another data operation is still refused')
+})

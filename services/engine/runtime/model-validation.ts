@@ -172,7 +172,8 @@ function flowNodes(value: unknown, path: string, scope: FunctionScope): void {
 
 function flowNode(value: unknown, path: string, scope: FunctionScope): void {
   const node = record(value, path)
-  const kinds = FLOW_NODE_KINDS.filter((kind) => kind in node)
+  // A data node's `set` (what an update assigns) is a member of it, not a second kind of node.
+  const kinds = 'data' in node ? ['data' as const] : FLOW_NODE_KINDS.filter((kind) => kind in node)
   if (kinds.length !== 1) throw new Fault(path, `must have exactly one of ${FLOW_NODE_KINDS.join(', ')}${kinds.length > 1 ? ` (has ${kinds.join(', ')})` : ''}`)
   switch (kinds[0]) {
     case 'set': {

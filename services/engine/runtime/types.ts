@@ -265,9 +265,22 @@ export interface RunLimits {
   maxAutomaticSteps: number
 }
 
+/**
+ * The request's pending `data` writes, which the engine stores with the instance or not at all:
+ * a function step that fails with `onError: "fail"` discards the writes it made.
+ */
+export interface Savepoints {
+  /** Marks the writes made so far. */
+  mark(): number
+  /** Forgets the writes made since `mark`. */
+  discardSince(mark: number): void
+}
+
 export interface RunEnvironment {
   actor: RuntimeUser
   host: FlowHost
+  /** Absent where nothing holds writes back (runtime tests with plain objects). */
+  savepoints?: Savepoints
   limits: RunLimits
   /** The clock, so tests control time. */
   now(): Date

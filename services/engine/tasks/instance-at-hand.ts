@@ -8,9 +8,9 @@ import type { Actor } from '../../../plugins/identity/plugin.js'
 import type { StoredContext } from '../../shared/collections.js'
 import { sameTenant } from '../authorization/service.js'
 import type { ProcessInstances } from '../contexts/service.js'
-import { runtimeUserOf, type RunEnvironments, SYSTEM_USER } from '../flow-host/environment.js'
+import { type RequestEnvironment, runtimeUserOf, type RunEnvironments, SYSTEM_USER } from '../flow-host/environment.js'
 import type { ProcessModels } from '../models/service.js'
-import type { CompiledProcess, ProcessState, RunEnvironment, Task } from '../runtime/types.js'
+import type { CompiledProcess, ProcessState, Task } from '../runtime/types.js'
 
 export type AdditionalHeaders = string | string[] | undefined
 
@@ -24,7 +24,7 @@ export interface InstanceDependencies {
 export interface InstanceAtHand {
   stored: StoredContext
   compiled: CompiledProcess
-  env: RunEnvironment
+  env: RequestEnvironment
 }
 
 export interface InstanceLookup {
