@@ -34,7 +34,11 @@ const SPEC_500S: Record<string, readonly string[]> = {
  * Cases another branch fixes; the sweep does not send them until that branch is merged (the
  * integrator removes the entry then). Each names its owner.
  */
-const OWNED_ELSEWHERE: ReadonlyArray<{ operationId: string; label: RegExp; owner: string }> = []
+const OWNED_ELSEWHERE: ReadonlyArray<{ operationId: string; label: RegExp; owner: string }> = [
+  // Data-search filters with a misplaced operator or an invalid regex are 500 wm5000 (mingo throws):
+  // authz validates filters (400 naming the field), isolation runs `$regex` through RE2.
+  { operationId: 'searchDataCollection', label: /^body\.filter (\{"\$gt":""\}|\{"\$and":1\}|\{"field":\{"\$regex":"\("\}\})$/, owner: 'authz' },
+]
 
 /**
  * JSON deeper than MAX_JSON_DEPTH (64) → 400 comes with the authz branch. Until then a 100-level
@@ -43,7 +47,7 @@ const OWNED_ELSEWHERE: ReadonlyArray<{ operationId: string; label: RegExp; owner
 const DEPTH_LIMIT_MERGED = false
 
 /** Requests sent at once: enough to keep both services busy, few enough for a shared machine. */
-const CONCURRENCY = 4
+const CONCURRENCY = 8
 const ANSWER_TIMEOUT_MS = 15_000
 
 interface Target {
@@ -120,6 +124,8 @@ async function pooled<T>(items: T[], limit: number, work: (item: T, index: numbe
 
 interface SweepFigures {
   sent: number
+  successes: number
+  refusals: number
   fiveHundreds: number
   specFiveHundreds: number
   skipped: number
@@ -148,7 +154,9 @@ async function sweep(services: SweepServices, target: Target, seed: number, figu
         continue
       }
       figures.sent++
-      if (outcome.status >= 500) figures.fiveHundreds++
+      if (outcome.status < 300) figures.successes++
+      else if (outcome.status < 500) figures.refusals++
+      else figures.fiveHundreds++
       if (outcome.status >= 500 && outcome.code && SPEC_500S[request.operationId]?.includes(outcome.code)) figures.specFiveHundreds++
       const problem = judge(request.operationId, variant, outcome)
       if (problem) figures.problems.push(`${name}: ${problem}`)
@@ -174,11 +182,11 @@ t.test('malformed requests generated from both OpenAPI documents get a clean 4xx
     { service: 'gateway', url: services.gatewayUrl, document: loadOpenApiDocument('gateway') },
     { service: 'engine', url: services.engineUrl, document: loadOpenApiDocument('engine') },
   ]
-  const figures: SweepFigures = { sent: 0, fiveHundreds: 0, specFiveHundreds: 0, skipped: 0, problems: [] }
+  const figures: SweepFigures = { sent: 0, successes: 0, refusals: 0, fiveHundreds: 0, specFiveHundreds: 0, skipped: 0, problems: [] }
   const started = Date.now()
   for (const [index, target] of targets.entries()) await sweep(services, target, SEED + index, figures)
 
-  t.comment(`malformed sweep (seed ${SEED}): ${figures.sent} requests sent, ${figures.fiveHundreds} answered 5xx (${figures.specFiveHundreds} of them SPEC.md's named 500s), ${figures.skipped} skipped (owned by another branch), ${Date.now() - started} ms`)
+  t.comment(`malformed sweep (seed ${SEED}): ${figures.sent} requests sent: ${figures.successes} 2xx/3xx, ${figures.refusals} 4xx, ${figures.fiveHundreds} 5xx (${figures.specFiveHundreds} of them SPEC.md's named 500s), ${figures.skipped} skipped (owned by another branch), ${Date.now() - started} ms`)
   if (figures.problems.length > 0) t.comment(`error lines logged by the services:\n${services.errorLines.slice(0, 20).map((line) => JSON.stringify(line).slice(0, 600)).join('\n')}`)
   t.same(figures.problems.slice(0, 40), [], `no unnamed 5xx, no answer outside the envelope (${figures.problems.length} problems)`)
   t.ok(figures.sent > 1000, `a real sweep was sent (${figures.sent} requests)`)

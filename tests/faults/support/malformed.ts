@@ -131,6 +131,16 @@ export function variantsOf(document: OpenApiDocument, request: GeneratedRequest,
       // A percent-encoding cut short: the router cannot decode the path.
       add(`path.${parameter.name} bad percent-encoding`, valid, { path: pathOf(request, { ...request.values.path, [parameter.name]: 'PLACEHOLDER' }, baseQuery).replace('PLACEHOLDER', '%E0%A4%A') })
     }
+    // Headers other than the caller's identity (that one is the authorization suites' matter).
+    if (parameter.in === 'header' && !(parameter.name in options.identity)) {
+      for (const [what, value] of [
+        [`${LONG_URL_VALUE_LENGTH} chars`, 'h'.repeat(LONG_URL_VALUE_LENGTH)],
+        ['invalid JSON', '{"a":'],
+      ] as const) {
+        const request = wire(valid)
+        variants.push({ label: `header.${parameter.name} ${what}`, expectation: 'no-5xx', wire: { ...request, headers: { ...request.headers, [parameter.name]: value } } })
+      }
+    }
     if (parameter.in === 'query') {
       const current = request.values.query[parameter.name] ?? String(parameter.schema.type === 'integer' ? 1 : 'x')
       for (const [what, query] of [
@@ -150,7 +160,8 @@ export function variantsOf(document: OpenApiDocument, request: GeneratedRequest,
     const properties = (schema.properties ?? {}) as Record<string, JsonSchema>
     const required = (schema.required ?? []) as string[]
 
-    for (const name of required) add(`body.${name} removed`, { value: omit(body, name) })
+    // Required fields, and the optional ones present too: a handler may need what the schema leaves optional.
+    for (const name of new Set([...required, ...Object.keys(body)])) add(`body.${name} removed`, { value: omit(body, name) })
     for (const [name, propertySchema] of Object.entries(properties)) {
       const types = schemaTypes(document, propertySchema)
       if (types.length > 0) {
@@ -161,9 +172,31 @@ export function variantsOf(document: OpenApiDocument, request: GeneratedRequest,
         add(`body.${name} {"$ne":null}`, { value: { ...body, [name]: NE_NULL } })
         add(`body.${name} ${LONG_STRING_LENGTH} chars`, { value: { ...body, [name]: 's'.repeat(LONG_STRING_LENGTH) } })
       }
-      if (types.includes('object')) add(`body.${name} array for object`, { value: { ...body, [name]: [body[name] ?? {}] } })
+      if (types.includes('number')) for (const extreme of [1e308, -1e308]) add(`body.${name} ${extreme}`, { value: { ...body, [name]: extreme } })
+      if (types.includes('string') && typeof resolveRef(document, propertySchema).format === 'string') add(`body.${name} not its format`, { value: { ...body, [name]: 'not-a-date-nor-anything' } })
+      if (types.includes('object')) {
+        add(`body.${name} array for object`, { value: { ...body, [name]: [body[name] ?? {}] } })
+        // Query operators where plain values belong (free-form objects reach stores and filters).
+        for (const operators of [{ $gt: '' }, { $and: 1 }, { field: { $regex: '(' } }]) add(`body.${name} ${JSON.stringify(operators)}`, { value: { ...body, [name]: operators } })
+        // One level down: the declared fields of a nested object, broken the same way.
+        const inner = resolveRef(document, propertySchema)
+        const current = (body[name] !== null && typeof body[name] === 'object' && !Array.isArray(body[name]) ? body[name] : {}) as Record<string, unknown>
+        for (const [innerName, innerSchema] of Object.entries((inner.properties ?? {}) as Record<string, JsonSchema>)) {
+          const innerTypes = schemaTypes(document, innerSchema)
+          if (innerTypes.length > 0) {
+            const wrong = wrongTypeValue(innerTypes, seed++)
+            add(`body.${name}.${innerName} wrong type ${summary(wrong)}`, { value: { ...body, [name]: { ...current, [innerName]: wrong } } })
+          }
+          if (innerTypes.includes('string')) add(`body.${name}.${innerName} {"$ne":null}`, { value: { ...body, [name]: { ...current, [innerName]: NE_NULL } } })
+        }
+        for (const innerName of (inner.required ?? []) as string[]) add(`body.${name}.${innerName} removed`, { value: { ...body, [name]: omit(current, innerName) } })
+      }
     }
     add('body array for object', { value: [body] })
+    add('body null', { value: null })
+    // Every string field at once: a NUL, a lone surrogate, a right-to-left override, a line break.
+    const oddText = 'a\u0000b\ud800c\u202ed\ne'
+    add('body strings with control characters', { value: { ...body, ...Object.fromEntries(Object.keys(properties).filter((name) => schemaTypes(document, properties[name]).includes('string')).map((name) => [name, oddText])) } })
     add('body __proto__ key', { text: `{"__proto__":{"polluted":true},${JSON.stringify(body).slice(1)}`.replace(/,}$/, '}') })
     add('body constructor.prototype key', { text: `{"constructor":{"prototype":{"polluted":true}},${JSON.stringify(body).slice(1)}`.replace(/,}$/, '}') })
     const deepField = Object.keys(properties).find((name) => schemaTypes(document, properties[name]).includes('object')) ?? 'nested'
