@@ -137,8 +137,8 @@ export function variantsOf(document: OpenApiDocument, request: GeneratedRequest,
         [`${LONG_URL_VALUE_LENGTH} chars`, 'h'.repeat(LONG_URL_VALUE_LENGTH)],
         ['invalid JSON', '{"a":'],
       ] as const) {
-        const request = wire(valid)
-        variants.push({ label: `header.${parameter.name} ${what}`, expectation: 'no-5xx', wire: { ...request, headers: { ...request.headers, [parameter.name]: value } } })
+        const sent = wire(valid)
+        variants.push({ label: `header.${parameter.name} ${what}`, expectation: 'no-5xx', wire: { ...sent, headers: { ...sent.headers, [parameter.name]: value } } })
       }
     }
     if (parameter.in === 'query') {
