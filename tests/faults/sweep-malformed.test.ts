@@ -164,6 +164,13 @@ async function sweep(services: SweepServices, target: Target, seed: number, figu
   })
 }
 
+t.test('the same seed generates the same requests, another seed others', async (t) => {
+  const document = loadOpenApiDocument('gateway')
+  const generate = (seed: number) => new RequestGenerator(document, seed).all().map((request) => ({ values: request.values, body: request.body }))
+  t.same(generate(SEED), generate(SEED))
+  t.notSame(generate(SEED), generate(SEED + 1))
+})
+
 t.test('every allowed 5xx is one the operation documents in its x-error-codes', async (t) => {
   for (const service of ['gateway', 'engine'] as const) {
     const document = loadOpenApiDocument(service)
