@@ -112,3 +112,12 @@ t.test('in development the stack is shown in data', async (t) => {
   t.equal(response.statusCode, 500)
   t.match(response.json().data, /Error: database password/)
 })
+
+t.test('a URL the router refuses (bad percent-encoding, an over-long path parameter) is a 400 in the envelope with a catalogue code', async (t) => {
+  const app = await build('envelope')
+  for (const url of ['/notes/%E0%A4%A', `/notes/${'p'.repeat(4000)}`]) {
+    const response = await app.inject({ method: 'GET', url })
+    t.equal(response.statusCode, 400, url.slice(0, 20))
+    t.match(response.json(), { status: 'customerror', data: null, error: { code: 'xx4000', message: /^Invalid request: the URL: / } })
+  }
+})

@@ -31,10 +31,18 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Builds a ServiceError from the service's catalogue: `throw fastify.fail('wm3090')`. */
     fail: ErrorFactory<string>
+    /**
+     * Answers a failure as the error handler does. The router's own refusals (a malformed URL, a
+     * path parameter past `maxParamLength`) happen before any route, where Fastify calls the
+     * `frameworkErrors` server option instead of the error handler; that option calls this.
+     */
+    answerError: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => FastifyReply
   }
 }
 
 const MALFORMED_BODY = new Set(['FST_ERR_CTP_INVALID_JSON_BODY', 'FST_ERR_CTP_EMPTY_JSON_BODY', 'FST_ERR_CTP_INVALID_CONTENT_LENGTH'])
+/** The router's refusals of a URL: bad input like any other, answered 400 (414 is not in the documents). */
+const BAD_URL = new Set(['FST_ERR_BAD_URL', 'FST_ERR_MAX_PARAM_LENGTH'])
 
 /** Names the offending field of a validation failure: `body.processId`, `headers.user`, ... */
 function describeValidation(error: FastifyError): { field: string; message: string } {
@@ -60,6 +68,7 @@ async function errorsPlugin(fastify: FastifyInstance, options: ErrorsPluginOptio
       return fail(codes.validation, { args: [message], parameters: { field } })
     }
     if (error.code && MALFORMED_BODY.has(error.code)) return fail(codes.malformedBody, { cause: error })
+    if (error.code && BAD_URL.has(error.code)) return fail(codes.validation, { args: [`the URL: ${error.message.slice(0, 200)}`], cause: error })
     const status = error.statusCode ?? 500
     if (status === 413) return fail(codes.bodyTooLarge, { cause: error })
     if (status === 415) return fail(codes.unsupportedMediaType, { cause: error })
@@ -87,12 +96,14 @@ async function errorsPlugin(fastify: FastifyInstance, options: ErrorsPluginOptio
     return reply.code(error.statusCode).type('application/json; charset=utf-8').send(options.style === 'envelope' ? errorEnvelope(record) : record)
   }
 
-  fastify.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+  function answerError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
     const normalised = normalise(error)
     if (normalised.statusCode >= 500) request.log.error({ err: error }, 'request failed')
     else request.log.info({ code: normalised.code, statusCode: normalised.statusCode }, normalised.message)
     return send(reply, normalised, error)
-  })
+  }
+  fastify.decorate('answerError', answerError)
+  fastify.setErrorHandler(answerError)
 
   fastify.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
     const error = fail(codes.notFound, { args: [`${request.method} ${request.url.split('?')[0]}`] })

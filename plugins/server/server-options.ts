@@ -3,6 +3,7 @@
  * per-request loggers, body limit, timeouts and the validator's behaviour.
  */
 import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify'
+import type {} from '../errors/plugin.js'
 import { requestIdFrom } from '../correlation/trace-context.js'
 import { requestLoggerFactory } from '../logging/logger.js'
 
@@ -29,6 +30,9 @@ export function serverOptions(logger: FastifyBaseLogger): FastifyServerOptions &
     requestTimeout: 330_000,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    // A URL the router refuses (bad percent-encoding, an over-long path parameter) gets the service's
+    // error answer, with a catalogue code, like every other bad input (errors plugin).
+    frameworkErrors: (error, request, reply) => request.server.answerError(error, request, reply),
     ajv: {
       customOptions: {
         // Unknown fields are ignored and never stored: bodies declare additionalProperties: false.
