@@ -1816,7 +1816,7 @@ export interface components {
         LpLogClientId: string;
         /** @description The modelID. */
         ModelIdPath: string;
-        /** @description userId of the acting user. When given it must name a known user (else 401 permissionError). */
+        /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
         OptionalUser: string;
         /** @description Tenant scope, auto-injected by the client library (on GET and DELETE as a query parameter). */
         OrganizationIdQuery: string;
@@ -1832,7 +1832,7 @@ export interface components {
         /** @description HS256 JWT signed with STUDIO_TOKEN_SECRET whose `sub` equals `lplogclientid`. Required by the log stream, checked by its handler (missing or invalid → 401 fm4011) rather than by the schema. */
         StudioToken: string;
         TaskIdPath: string;
-        /** @description userId of the acting user (injected by the client library). Missing or unknown → 401 permissionError. */
+        /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
         User: string;
         UserIdPath: string;
     };
@@ -1894,6 +1894,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
@@ -1930,6 +1931,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             404: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
@@ -1972,6 +1974,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             404: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
@@ -2012,6 +2015,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
         };
     };
@@ -2047,6 +2051,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
         };
     };
@@ -2097,6 +2102,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
@@ -2164,6 +2170,8 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["GatewayError"];
+            401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             404: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
         };
@@ -2210,6 +2218,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
@@ -2282,6 +2291,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
         };
     };
@@ -2318,6 +2328,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
         };
@@ -2373,9 +2384,9 @@ export interface operations {
     openContext: {
         parameters: {
             query?: never;
-            header: {
-                /** @description userId of the acting user (injected by the client library). Missing or unknown → 401 permissionError. */
-                user: components["parameters"]["User"];
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -2418,9 +2429,9 @@ export interface operations {
     listContextActivity: {
         parameters: {
             query?: never;
-            header: {
-                /** @description userId of the acting user (injected by the client library). Missing or unknown → 401 permissionError. */
-                user: components["parameters"]["User"];
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -2462,9 +2473,9 @@ export interface operations {
     completeAction: {
         parameters: {
             query?: never;
-            header: {
-                /** @description userId of the acting user (injected by the client library). Missing or unknown → 401 permissionError. */
-                user: components["parameters"]["User"];
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -2523,9 +2534,9 @@ export interface operations {
     saveAction: {
         parameters: {
             query?: never;
-            header: {
-                /** @description userId of the acting user (injected by the client library). Missing or unknown → 401 permissionError. */
-                user: components["parameters"]["User"];
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -2568,9 +2579,9 @@ export interface operations {
     retryAction: {
         parameters: {
             query?: never;
-            header: {
-                /** @description userId of the acting user (injected by the client library). Missing or unknown → 401 permissionError. */
-                user: components["parameters"]["User"];
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -2613,9 +2624,9 @@ export interface operations {
     runActionFunction: {
         parameters: {
             query?: never;
-            header: {
-                /** @description userId of the acting user (injected by the client library). Missing or unknown → 401 permissionError. */
-                user: components["parameters"]["User"];
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -2671,7 +2682,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError). */
+                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
                 user?: components["parameters"]["OptionalUser"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
@@ -2712,6 +2723,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             404: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
@@ -2724,7 +2736,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError). */
+                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
                 user?: components["parameters"]["OptionalUser"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
@@ -2765,6 +2777,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             404: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
@@ -2782,7 +2795,7 @@ export interface operations {
                 appId?: components["parameters"]["AppIdQuery"];
             };
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError). */
+                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
                 user?: components["parameters"]["OptionalUser"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
@@ -2821,9 +2834,9 @@ export interface operations {
     runTaskFunction: {
         parameters: {
             query?: never;
-            header: {
-                /** @description userId of the acting user (injected by the client library). Missing or unknown → 401 permissionError. */
-                user: components["parameters"]["User"];
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -2879,9 +2892,9 @@ export interface operations {
     commitTask: {
         parameters: {
             query?: never;
-            header: {
-                /** @description userId of the acting user (injected by the client library). Missing or unknown → 401 permissionError. */
-                user: components["parameters"]["User"];
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -2926,9 +2939,9 @@ export interface operations {
     addNote: {
         parameters: {
             query?: never;
-            header: {
-                /** @description userId of the acting user (injected by the client library). Missing or unknown → 401 permissionError. */
-                user: components["parameters"]["User"];
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -2971,9 +2984,9 @@ export interface operations {
     updateNote: {
         parameters: {
             query?: never;
-            header: {
-                /** @description userId of the acting user (injected by the client library). Missing or unknown → 401 permissionError. */
-                user: components["parameters"]["User"];
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -3016,9 +3029,9 @@ export interface operations {
     deleteNote: {
         parameters: {
             query?: never;
-            header: {
-                /** @description userId of the acting user (injected by the client library). Missing or unknown → 401 permissionError. */
-                user: components["parameters"]["User"];
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -3061,9 +3074,9 @@ export interface operations {
     uploadFile: {
         parameters: {
             query?: never;
-            header: {
-                /** @description userId of the acting user (injected by the client library). Missing or unknown → 401 permissionError. */
-                user: components["parameters"]["User"];
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -3106,9 +3119,9 @@ export interface operations {
     downloadFile: {
         parameters: {
             query?: never;
-            header: {
-                /** @description userId of the acting user (injected by the client library). Missing or unknown → 401 permissionError. */
-                user: components["parameters"]["User"];
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -3148,9 +3161,9 @@ export interface operations {
     deleteFile: {
         parameters: {
             query?: never;
-            header: {
-                /** @description userId of the acting user (injected by the client library). Missing or unknown → 401 permissionError. */
-                user: components["parameters"]["User"];
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -3202,9 +3215,9 @@ export interface operations {
                 /** @description Application scope, auto-injected by the client library (on GET and DELETE as a query parameter). */
                 appId?: components["parameters"]["AppIdQuery"];
             };
-            header: {
-                /** @description userId of the acting user (injected by the client library). Missing or unknown → 401 permissionError. */
-                user: components["parameters"]["User"];
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -3234,6 +3247,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
             504: components["responses"]["GatewayError"];
@@ -3243,7 +3257,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError). */
+                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
                 user?: components["parameters"]["OptionalUser"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
@@ -3274,6 +3288,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             404: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
@@ -3285,9 +3300,9 @@ export interface operations {
     queryActiveProcesses: {
         parameters: {
             query?: never;
-            header: {
-                /** @description userId of the acting user (injected by the client library). Missing or unknown → 401 permissionError. */
-                user: components["parameters"]["User"];
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -3317,6 +3332,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
@@ -3327,9 +3343,9 @@ export interface operations {
     queryProcessesUpdatedBetween: {
         parameters: {
             query?: never;
-            header: {
-                /** @description userId of the acting user (injected by the client library). Missing or unknown → 401 permissionError. */
-                user: components["parameters"]["User"];
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -3359,6 +3375,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
@@ -3369,9 +3386,9 @@ export interface operations {
     queryProcessInstanceContextAndActivity: {
         parameters: {
             query?: never;
-            header: {
-                /** @description userId of the acting user (injected by the client library). Missing or unknown → 401 permissionError. */
-                user: components["parameters"]["User"];
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -3401,6 +3418,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
@@ -3412,7 +3430,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError). */
+                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
                 user?: components["parameters"]["OptionalUser"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
@@ -3450,6 +3468,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
@@ -3461,7 +3480,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError). */
+                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
                 user?: components["parameters"]["OptionalUser"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
@@ -3492,6 +3511,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
@@ -3502,9 +3522,9 @@ export interface operations {
     runExternalTaskAction: {
         parameters: {
             query?: never;
-            header: {
-                /** @description userId of the acting user (injected by the client library). Missing or unknown → 401 permissionError. */
-                user: components["parameters"]["User"];
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -3552,7 +3572,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError). */
+                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
                 user?: components["parameters"]["OptionalUser"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
@@ -3585,6 +3605,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             404: components["responses"]["GatewayError"];
             409: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
@@ -3598,7 +3619,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError). */
+                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
                 user?: components["parameters"]["OptionalUser"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
@@ -3631,6 +3652,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             404: components["responses"]["GatewayError"];
             409: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
@@ -3644,7 +3666,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError). */
+                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
                 user?: components["parameters"]["OptionalUser"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
@@ -3691,7 +3713,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError). */
+                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
                 user?: components["parameters"]["OptionalUser"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
@@ -3722,6 +3744,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             404: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
@@ -3734,7 +3757,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError). */
+                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
                 user?: components["parameters"]["OptionalUser"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
@@ -3765,6 +3788,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             404: components["responses"]["GatewayError"];
             409: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
@@ -3778,7 +3802,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError). */
+                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
                 user?: components["parameters"]["OptionalUser"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
@@ -3826,6 +3850,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             404: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
@@ -3838,7 +3863,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError). */
+                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
                 user?: components["parameters"]["OptionalUser"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
@@ -3874,6 +3899,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
@@ -3890,7 +3916,7 @@ export interface operations {
                 appId?: components["parameters"]["AppIdQuery"];
             };
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError). */
+                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
                 user?: components["parameters"]["OptionalUser"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
@@ -3919,6 +3945,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
             504: components["responses"]["GatewayError"];
