@@ -58,7 +58,21 @@ export interface TenantScope {
   appId: string
 }
 
+/** The tenant a request names (each part when given). */
+export interface NamedTenant {
+  organizationId?: string | undefined
+  appId?: string | undefined
+}
+
 declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * On an admin route: the tenant a tenant admin's request is limited to (undefined for
+     * ADMIN_TOKEN or an open admin route: any tenant). A request naming another tenant is 403
+     * before anything changes; `field` names where it named it (e.g. `body`).
+     */
+    adminTenantOf(request: FastifyRequest, named: NamedTenant, field: string): TenantScope | undefined
+  }
   interface FastifyRequest {
     /** The acting user, once resolved from the token or the `user` header; null when the route needs none. */
     actor: Actor | null
@@ -114,6 +128,17 @@ async function identityPlugin(fastify: FastifyInstance, options: IdentityPluginO
   const verifier = auth.mode === 'jwt' ? (options.verifier ?? tokenVerifier(auth.jwt)) : undefined
   fastify.decorateRequest('actor', null)
   fastify.decorateRequest('tenantAdmin', null)
+  fastify.decorate('adminTenantOf', (request: FastifyRequest, named: NamedTenant, field: string): TenantScope | undefined => {
+    const scope = request.tenantAdmin
+    if (scope === null) return undefined
+    for (const key of ['organizationId', 'appId'] as const) {
+      const value = named[key]
+      if (value !== undefined && value !== scope[key]) {
+        throw fastify.fail(codes.forbidden, { args: [`a tenant admin acts only inside its own tenant, not ${key} ${value}`], parameters: { field: `${field}.${key}` } })
+      }
+    }
+    return scope
+  })
   if (auth.mode === 'header') {
     fastify.log.warn('AUTH_MODE=header: the user header is trusted as sent; run behind an authenticating proxy or set AUTH_MODE=jwt (README "Security model")')
   }
