@@ -51,3 +51,8 @@ export async function tokenFor(userId: string, options: TokenOptions = {}): Prom
 export async function bearerFor(userId: string, options: TokenOptions = {}): Promise<{ authorization: string }> {
   return { authorization: `Bearer ${await tokenFor(userId, options)}` }
 }
+
+/** The `identify` of workflow.ts's client in jwt mode: each call's user sends a fresh bearer token. */
+export function bearerIdentity(options: TokenOptions = {}): (userId: string) => Promise<Record<string, string>> {
+  return (userId) => bearerFor(userId, options)
+}

@@ -15,7 +15,7 @@ import { capturingLogger, openTestStore, type RunningService, startService, type
 import { insertModelRequest } from '../../services/testing/models.js'
 import { bearerFor, jwtAuthConfig, tokenFor } from '../../services/testing/tokens.js'
 import { createTestUser } from '../../services/testing/users.js'
-import { deployHrApp, HR } from '../../services/testing/workflow.js'
+import { deployHrApp, HR, startHrEngine, startLeaveRequest } from '../../services/testing/workflow.js'
 import { signStudioToken } from '../../plugins/identity/studio-token.js'
 
 const ADMIN_TOKEN = 'admin-token-0123456789abcdef'
@@ -276,4 +276,12 @@ t.test('/settings/:file scripts carry nosniff', async (t) => {
   t.equal(answer.status, 200)
   t.equal(answer.headers.get('content-type'), 'application/javascript; charset=UTF-8')
   t.equal(answer.headers.get('x-content-type-options'), 'nosniff')
+})
+
+t.test('the test harness runs the HR engine in jwt mode: its client signs a token for each call\'s user', async (t) => {
+  const engine = await startHrEngine(t, jwtAuthConfig())
+  const started = await startLeaveRequest(engine, engine.users.employee)
+  t.equal(started.status, 200)
+  t.match(started.body, { context: { processInstance: { initiator: engine.users.employee.userId } } })
+  t.equal((await send(engine.url, 'POST', '/context', { headers: { user: engine.users.employee.userId }, body: startBody })).status, 401, 'the user header alone is refused')
 })
