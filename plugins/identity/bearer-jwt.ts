@@ -40,10 +40,10 @@ export function tokenVerifier(config: JwtConfig): TokenVerifier {
     ...(config.issuer === undefined ? {} : { issuer: config.issuer }),
     ...(config.audience === undefined ? {} : { audience: config.audience }),
   }
-  const verify: (token: string) => Promise<JWTPayload> =
-    'jwksUrl' in config.keys
-      ? ((keySet) => async (token) => (await jwtVerify(token, keySet, options)).payload)(createRemoteJWKSet(new URL(config.keys.jwksUrl)))
-      : ((secret) => async (token) => (await jwtVerify(token, secret, options)).payload)(new TextEncoder().encode(config.keys.secret))
+  // The key set is fetched on first use, kept, and fetched again for an unknown `kid` (jose's cooldown
+  // and cache); a secret is one symmetric key.
+  const key = 'jwksUrl' in config.keys ? createRemoteJWKSet(new URL(config.keys.jwksUrl)) : new TextEncoder().encode(config.keys.secret)
+  const verify = async (token: string): Promise<JWTPayload> => (typeof key === 'function' ? await jwtVerify(token, key, options) : await jwtVerify(token, key, options)).payload
   return {
     async userIdOf(token) {
       let claims: JWTPayload
