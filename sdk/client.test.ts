@@ -130,3 +130,26 @@ export function typeChecks(client: WorkflowClient): void {
   // @ts-expect-error the model fetch is raw, not enveloped
   void client.get('/model/getModel/{id}', { params: { path: { id: 'm' } } })
 }
+
+t.test('token: sent as authorization Bearer on every request (a string, or a function asked each time); the gateway forwards it to the engine', async (t) => {
+  const engine = await startFakeEngine(t, (app) => {
+    app.get('/process/:processInstanceId', async () => ({ tasks: [], processStatus: 'running' }))
+  })
+  const gateway = await startService(t, 'gateway', { config: { engineUrl: engine.url } })
+  const fixed = new WorkflowClient({ baseUrl: gateway.url, ...tenant, token: 'token-one' })
+  await fixed.get('/process/{processInstanceId}', { params: { path: { processInstanceId: 'p-1' } } })
+  t.equal(engine.received[0]?.headers.authorization, 'Bearer token-one', 'the string token reached the engine through the proxy')
+  t.equal(engine.received[0]?.headers.user, undefined, 'no user header without a selected user')
+
+  let renewals = 0
+  const renewing = new WorkflowClient({ baseUrl: gateway.url, ...tenant, token: async () => `renewed-${++renewals}` })
+  await renewing.get('/process/{processInstanceId}', { params: { path: { processInstanceId: 'p-1' } } })
+  await renewing.get('/process/{processInstanceId}', { params: { path: { processInstanceId: 'p-1' } } })
+  t.same([engine.received[1]?.headers.authorization, engine.received[2]?.headers.authorization], ['Bearer renewed-1', 'Bearer renewed-2'], 'the function is asked before each request')
+
+  await renewing.get('/process/{processInstanceId}', { params: { path: { processInstanceId: 'p-1' } }, headers: { authorization: 'Bearer admin-token-0123456789' } })
+  t.equal(engine.received[3]?.headers.authorization, 'Bearer admin-token-0123456789', "a caller's own authorization header wins")
+  renewing.useToken(undefined)
+  await renewing.get('/process/{processInstanceId}', { params: { path: { processInstanceId: 'p-1' } } })
+  t.equal(engine.received[4]?.headers.authorization, undefined, 'useToken(undefined) stops sending one')
+})

@@ -6,6 +6,7 @@
  * the answer's data, or into a WorkflowApiError.
  *
  *   const client = new WorkflowClient({ baseUrl: 'http://127.0.0.1:3000', organizationId: 'acme', appId: 'hr', userId })
+ *   const signedIn = new WorkflowClient({ baseUrl, organizationId: 'acme', appId: 'hr', token: () => identityProvider.accessToken() })
  *   const session = await client.post('/context', { body: { processId: 'leave-request', input: { days: 3 } } })
  *   const status = await client.get('/process/{processInstanceId}', { params: { path: { processInstanceId } } })
  */
@@ -136,7 +137,15 @@ export interface WorkflowClientOptions {
   logClientId?: string
   /** Another fetch (tests, instrumentation); the global one by default. */
   fetch?: typeof fetch
+  /**
+   * The bearer token of AUTH_MODE=jwt, sent as `authorization: Bearer <token>` on every request: a
+   * string, or a function asked before each request (so an expiring token can be renewed). A
+   * caller's own `authorization` header (ADMIN_TOKEN on admin endpoints) wins.
+   */
+  token?: TokenSource
 }
+
+export type TokenSource = string | (() => string | Promise<string>)
 
 /** openapi-fetch's request, as this class calls it: path and method are only known generically here. */
 type UntypedRequest = (
@@ -157,6 +166,7 @@ export class WorkflowClient {
   readonly appId: string
   private selectedUser: string | undefined
   private readonly logClientId: string | undefined
+  private token: TokenSource | undefined
   private readonly request: UntypedRequest
 
   constructor(options: WorkflowClientOptions) {
@@ -164,6 +174,7 @@ export class WorkflowClient {
     this.appId = options.appId
     this.selectedUser = options.userId
     this.logClientId = options.logClientId
+    this.token = options.token
     const client = createClient<paths>({ baseUrl: options.baseUrl, ...(options.fetch ? { fetch: options.fetch } : {}) })
     this.request = client.request as unknown as UntypedRequest
   }
@@ -176,6 +187,12 @@ export class WorkflowClient {
   /** Acts as another user from now on (or as nobody: no `user` header). */
   selectUser(userId: string | undefined): this {
     this.selectedUser = userId
+    return this
+  }
+
+  /** Sends another bearer token from now on (or none). */
+  useToken(token: TokenSource | undefined): this {
+    this.token = token
     return this
   }
 
@@ -199,7 +216,7 @@ export class WorkflowClient {
     const boundary = `workflow-sdk-${randomUUID()}`
     const body = ReadableStream.from(multipart(boundary, JSON.stringify(this.withTenant(fields)), fields.fileName, options.contentType ?? contentTypeOf(file), file))
     const result = await this.request('post', '/file/upload', {
-      params: { header: this.headers(options.headers) },
+      params: { header: await this.headers(options.headers) },
       body,
       bodySerializer: (stream) => stream,
       headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
@@ -210,7 +227,7 @@ export class WorkflowClient {
 
   /** `POST /file/download`: the bytes as a stream, read as they arrive. */
   async downloadFile(body: WithoutTenant<Schemas['FileOperationRequest']>, options: { headers?: ExtraHeaders } = {}): Promise<DownloadedFile> {
-    const result = await this.request('post', '/file/download', { params: { header: this.headers(options.headers) }, body: this.withTenant(body), parseAs: 'stream' })
+    const result = await this.request('post', '/file/download', { params: { header: await this.headers(options.headers) }, body: this.withTenant(body), parseAs: 'stream' })
     if (!result.response.ok) throw WorkflowApiError.fromAnswer(result.response.status, result.error)
     const { headers } = result.response
     const length = headers.get('content-length')
@@ -225,7 +242,7 @@ export class WorkflowClient {
   private async call(method: HttpMethod, path: string, init: { params?: { path?: object; query?: object }; body?: object; headers?: ExtraHeaders } = {}): Promise<unknown> {
     const tenantQuery = method === 'post' ? {} : { organizationId: this.organizationId, appId: this.appId }
     const result = await this.request(method, path, {
-      params: { path: init.params?.path ?? {}, query: { ...tenantQuery, ...init.params?.query }, header: this.headers(init.headers) },
+      params: { path: init.params?.path ?? {}, query: { ...tenantQuery, ...init.params?.query }, header: await this.headers(init.headers) },
       ...(init.body === undefined ? {} : { body: this.withTenant(init.body) }),
     })
     return unwrap(result)
@@ -236,9 +253,11 @@ export class WorkflowClient {
     return { organizationId: this.organizationId, appId: this.appId, ...body }
   }
 
-  private headers(extra: ExtraHeaders = {}): Record<string, string | undefined> {
+  private async headers(extra: ExtraHeaders = {}): Promise<Record<string, string | undefined>> {
+    const token = typeof this.token === 'function' ? await this.token() : this.token
     return {
       ...(this.logClientId === undefined ? {} : { lplogclientid: this.logClientId }),
+      ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
       ...extra,
       ...(this.selectedUser === undefined ? {} : { user: this.selectedUser }),
     }

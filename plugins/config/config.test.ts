@@ -27,6 +27,7 @@ t.test('defaults follow DESIGN.md §2 when nothing is set', async (t) => {
     deploymentEnv: undefined,
     logSourceUrls: { fm: undefined, wfm: undefined },
     maxUploadBytes: 26214400,
+    auth: { mode: 'header' },
   })
 })
 
@@ -114,5 +115,55 @@ t.test('the admin token, studio token secret, deployment environment and log sou
 
 t.test('NODE_ENV=development turns on development mode', async (t) => {
   t.equal(parseConfig({ NODE_ENV: 'development' }).development, true)
-  t.equal(parseConfig({ NODE_ENV: 'production' }).development, false)
+  t.equal(parseConfig({ NODE_ENV: 'production', ALLOW_HEADER_AUTH: 'true' }).development, false)
+})
+
+const SECRET = 'jwt-secret-0123456789abcdef0123456789'
+
+t.test('AUTH_MODE=jwt reads its key source, issuer, audience and user claim', async (t) => {
+  t.same(parseConfig({ AUTH_MODE: 'jwt', JWT_SECRET: SECRET }).auth, { mode: 'jwt', jwt: { keys: { secret: SECRET }, issuer: undefined, audience: undefined, userClaim: 'sub' } })
+  t.same(
+    parseConfig({ AUTH_MODE: 'jwt', JWT_JWKS_URL: 'https://id.example.com/.well-known/jwks.json', JWT_ISSUER: 'https://id.example.com/', JWT_AUDIENCE: 'workflow', JWT_USER_CLAIM: 'preferred_username' }).auth,
+    { mode: 'jwt', jwt: { keys: { jwksUrl: 'https://id.example.com/.well-known/jwks.json' }, issuer: 'https://id.example.com/', audience: 'workflow', userClaim: 'preferred_username' } },
+  )
+  t.same(parseConfig({ AUTH_MODE: 'jwt', JWT_SECRET: SECRET, NODE_ENV: 'production' }).auth.mode, 'jwt', 'jwt mode starts in production')
+})
+
+t.test('AUTH_MODE=header refuses NODE_ENV=production unless ALLOW_HEADER_AUTH=true', async (t) => {
+  t.throws(() => parseConfig({ NODE_ENV: 'production' }), {
+    name: 'ConfigError',
+    variable: 'AUTH_MODE',
+    message: 'Invalid configuration: AUTH_MODE is header (the user header is trusted as sent), which NODE_ENV=production refuses: set AUTH_MODE=jwt, or ALLOW_HEADER_AUTH=true behind an authenticating proxy',
+  })
+  t.throws(() => parseConfig({ NODE_ENV: 'production', AUTH_MODE: 'header', ALLOW_HEADER_AUTH: 'false' }), { name: 'ConfigError', variable: 'AUTH_MODE', message: /NODE_ENV=production refuses/ })
+  t.same(parseConfig({ NODE_ENV: 'production', ALLOW_HEADER_AUTH: 'true' }).auth, { mode: 'header' })
+  t.same(parseConfig({ NODE_ENV: 'development' }).auth, { mode: 'header' }, 'development keeps the default')
+})
+
+t.test('bad authentication settings are refused with a message naming the variable', async (t) => {
+  const cases: Array<[Record<string, string>, string, string]> = [
+    [{ AUTH_MODE: 'oauth' }, 'AUTH_MODE', 'Invalid configuration: AUTH_MODE must be one of header, jwt, got "oauth"'],
+    [{ AUTH_MODE: 'jwt' }, 'AUTH_MODE', 'Invalid configuration: AUTH_MODE jwt needs JWT_JWKS_URL or JWT_SECRET'],
+    [{ AUTH_MODE: 'jwt', JWT_SECRET: 'short-secret' }, 'JWT_SECRET', 'Invalid configuration: JWT_SECRET must be at least 32 characters long'],
+    [{ AUTH_MODE: 'jwt', JWT_SECRET: ' '.repeat(40) }, 'JWT_SECRET', 'Invalid configuration: JWT_SECRET must not be blank or whitespace only'],
+    [{ AUTH_MODE: 'jwt', JWT_SECRET: SECRET, JWT_JWKS_URL: 'https://id.example.com/jwks' }, 'JWT_SECRET', 'Invalid configuration: JWT_SECRET and JWT_JWKS_URL are both set: choose one key source'],
+    [{ AUTH_MODE: 'jwt', JWT_JWKS_URL: 'ftp://id.example.com/jwks' }, 'JWT_JWKS_URL', 'Invalid configuration: JWT_JWKS_URL must use http: or https:, got "ftp:"'],
+    [{ AUTH_MODE: 'jwt', JWT_SECRET: SECRET, JWT_ISSUER: '   ' }, 'JWT_ISSUER', 'Invalid configuration: JWT_ISSUER must not be blank or whitespace only'],
+    [{ JWT_SECRET: SECRET }, 'JWT_SECRET', 'Invalid configuration: JWT_SECRET is set but AUTH_MODE is not jwt: set AUTH_MODE=jwt or remove it'],
+    [{ AUTH_MODE: 'header', JWT_JWKS_URL: 'https://id.example.com/jwks' }, 'JWT_JWKS_URL', 'Invalid configuration: JWT_JWKS_URL is set but AUTH_MODE is not jwt: set AUTH_MODE=jwt or remove it'],
+    [{ ALLOW_HEADER_AUTH: 'yes' }, 'ALLOW_HEADER_AUTH', 'Invalid configuration: ALLOW_HEADER_AUTH must be one of true, false, got "yes"'],
+  ]
+  for (const [env, variable, message] of cases) t.throws(() => parseConfig(env), { name: 'ConfigError', variable, message }, message)
+})
+
+t.test('blank or whitespace-only secrets are refused at start-up, not taken as a token', async (t) => {
+  const cases: Array<[Record<string, string>, string, string]> = [
+    [{ ADMIN_TOKEN: ' '.repeat(20) }, 'ADMIN_TOKEN', 'Invalid configuration: ADMIN_TOKEN must not be blank or whitespace only'],
+    [{ ADMIN_TOKEN: '' }, 'ADMIN_TOKEN', 'Invalid configuration: ADMIN_TOKEN must not be blank or whitespace only'],
+    [{ ADMIN_TOKEN: '\t\n'.repeat(10) }, 'ADMIN_TOKEN', 'Invalid configuration: ADMIN_TOKEN must not be blank or whitespace only'],
+    [{ ADMIN_TOKEN: 'admin token with spaces 0123' }, 'ADMIN_TOKEN', 'Invalid configuration: ADMIN_TOKEN must not contain whitespace (it is sent as a bearer token)'],
+    [{ STUDIO_TOKEN_SECRET: ' '.repeat(40) }, 'STUDIO_TOKEN_SECRET', 'Invalid configuration: STUDIO_TOKEN_SECRET must not be blank or whitespace only'],
+    [{ STUDIO_TOKEN_SECRET: '' }, 'STUDIO_TOKEN_SECRET', 'Invalid configuration: STUDIO_TOKEN_SECRET must not be blank or whitespace only'],
+  ]
+  for (const [env, variable, message] of cases) t.throws(() => parseConfig(env), { name: 'ConfigError', variable, message }, JSON.stringify(env))
 })

@@ -50,7 +50,31 @@ export interface Config {
   logSourceUrls: { fm: string | undefined; wfm: string | undefined }
   /** The largest file `/file/upload` accepts, in bytes (DESIGN.md §4: 413 past it). */
   maxUploadBytes: number
+  /** How callers prove who they are (DESIGN.md §5, README "Security model"). */
+  auth: AuthConfig
 }
+
+export const AUTH_MODES = ['header', 'jwt'] as const
+export type AuthMode = (typeof AUTH_MODES)[number]
+
+/** Where bearer tokens' keys come from in jwt mode: an OIDC provider's key set, or one shared HS256 secret. */
+export type JwtKeySource = { jwksUrl: string } | { secret: string }
+
+export interface JwtConfig {
+  keys: JwtKeySource
+  /** Checked against the token's `iss` when set. */
+  issuer: string | undefined
+  /** Checked against the token's `aud` when set. */
+  audience: string | undefined
+  /** The claim whose value is the acting user's `userId` (default `sub`). */
+  userClaim: string
+}
+
+/**
+ * `header`: the `user` header is trusted as sent (development, or behind an authenticating proxy).
+ * `jwt`: every non-public route needs `authorization: Bearer <JWT>` and the token names the user.
+ */
+export type AuthConfig = { mode: 'header' } | { mode: 'jwt'; jwt: JwtConfig }
 
 export class ConfigError extends Error {
   constructor(readonly variable: string, problem: string) {
@@ -110,11 +134,60 @@ function optionalUrl(env: Env, name: string): string | undefined {
   return env[name] ? url(env, name, '', ['http:', 'https:']) : undefined
 }
 
+/**
+ * A secret is unset only when absent: a set but empty or whitespace-only value is a mistake (a
+ * template left unfilled) that would otherwise leave endpoints open or guarded by spaces.
+ */
 function optionalSecret(env: Env, name: string, minLength: number): string | undefined {
   const raw = env[name]
-  if (raw === undefined || raw === '') return undefined
+  if (raw === undefined) return undefined
+  if (raw.trim() === '') throw new ConfigError(name, 'must not be blank or whitespace only')
   if (raw.length < minLength) throw new ConfigError(name, `must be at least ${minLength} characters long`)
   return raw
+}
+
+/** A bearer token travels as one whitespace-free word: one with whitespace in it could never match. */
+function optionalBearerSecret(env: Env, name: string, minLength: number): string | undefined {
+  const secret = optionalSecret(env, name, minLength)
+  if (secret !== undefined && /\s/.test(secret)) throw new ConfigError(name, 'must not contain whitespace (it is sent as a bearer token)')
+  return secret
+}
+
+function optionalText(env: Env, name: string): string | undefined {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return undefined
+  if (raw.trim() === '') throw new ConfigError(name, 'must not be blank or whitespace only')
+  return raw
+}
+
+/** JWT keys: exactly one of JWT_JWKS_URL and JWT_SECRET, and only in jwt mode. */
+function jwtKeys(env: Env): JwtKeySource {
+  const jwksUrl = optionalUrl(env, 'JWT_JWKS_URL')
+  const secret = optionalSecret(env, 'JWT_SECRET', 32)
+  if (jwksUrl !== undefined && secret !== undefined) throw new ConfigError('JWT_SECRET', 'and JWT_JWKS_URL are both set: choose one key source')
+  if (jwksUrl !== undefined) return { jwksUrl }
+  if (secret !== undefined) return { secret }
+  throw new ConfigError('AUTH_MODE', 'jwt needs JWT_JWKS_URL or JWT_SECRET')
+}
+
+const JWT_VARIABLES = ['JWT_JWKS_URL', 'JWT_SECRET', 'JWT_ISSUER', 'JWT_AUDIENCE', 'JWT_USER_CLAIM'] as const
+
+function authConfig(env: Env): AuthConfig {
+  const mode = oneOf(env, 'AUTH_MODE', AUTH_MODES, 'header')
+  const allowHeaderAuth = oneOf(env, 'ALLOW_HEADER_AUTH', ['true', 'false'], 'false') === 'true'
+  if (mode === 'header') {
+    // Settings for jwt mode while it is off would leave the operator believing tokens are checked.
+    const stray = JWT_VARIABLES.find((name) => env[name] !== undefined && env[name] !== '')
+    if (stray !== undefined) throw new ConfigError(stray, 'is set but AUTH_MODE is not jwt: set AUTH_MODE=jwt or remove it')
+    if (env.NODE_ENV === 'production' && !allowHeaderAuth) {
+      throw new ConfigError('AUTH_MODE', 'is header (the user header is trusted as sent), which NODE_ENV=production refuses: set AUTH_MODE=jwt, or ALLOW_HEADER_AUTH=true behind an authenticating proxy')
+    }
+    return { mode }
+  }
+  return {
+    mode,
+    jwt: { keys: jwtKeys(env), issuer: optionalText(env, 'JWT_ISSUER'), audience: optionalText(env, 'JWT_AUDIENCE'), userClaim: optionalText(env, 'JWT_USER_CLAIM') ?? 'sub' },
+  }
 }
 
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
@@ -148,10 +221,11 @@ export function parseConfig(env: Env, cwd: string = process.cwd()): Config {
     batchRetentionHours: positiveNumber(env, 'BATCH_RETENTION_HOURS', 168),
     cachePollMs: positiveInteger(env, 'CACHE_POLL_MS', 1_000),
     logHeartbeatMs: positiveInteger(env, 'LOG_HEARTBEAT_MS', 15_000),
-    adminToken: optionalSecret(env, 'ADMIN_TOKEN', 16),
+    adminToken: optionalBearerSecret(env, 'ADMIN_TOKEN', 16),
     studioTokenSecret: optionalSecret(env, 'STUDIO_TOKEN_SECRET', 32),
     deploymentEnv: env.DEPLOYMENT_ENV || undefined,
     logSourceUrls: { fm: optionalUrl(env, 'LOG_SOURCE_FM_URL'), wfm: optionalUrl(env, 'LOG_SOURCE_WFM_URL') },
     maxUploadBytes: positiveInteger(env, 'MAX_UPLOAD_BYTES', 25 * 1024 * 1024),
+    auth: authConfig(env),
   }
 }

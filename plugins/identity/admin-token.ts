@@ -1,18 +1,10 @@
 /**
- * The gateway's admin endpoints (DESIGN.md §5: users, models, cache, notify — the operations whose
- * OpenAPI `security` lists `adminToken`) are open while ADMIN_TOKEN is unset (development); with it
- * set they need `authorization: Bearer <ADMIN_TOKEN>`, checked before the body is even read.
+ * The bearer token of a request, and the constant-time check of the operator's ADMIN_TOKEN that the
+ * identity plugin runs on the gateway's admin endpoints (DESIGN.md §5: users, models, cache, notify
+ * — the operations whose OpenAPI `security` lists `adminToken`) before any JWT check.
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
-import fp from 'fastify-plugin'
-
-export interface AdminTokenOptions {
-  /** ADMIN_TOKEN; undefined leaves the admin endpoints open. */
-  token: string | undefined
-  /** Catalogue code answered (401) for a missing or wrong token. */
-  code: string
-}
+import type { FastifyRequest } from 'fastify'
 
 /** Digests compare in constant time whatever the lengths of the two tokens. */
 function digest(value: string): Buffer {
@@ -24,20 +16,8 @@ export function bearerToken(request: Pick<FastifyRequest, 'headers'>): string | 
   return match?.[1]
 }
 
-async function adminTokenPlugin(fastify: FastifyInstance, options: AdminTokenOptions): Promise<void> {
-  if (options.token === undefined) return
-  const expected = digest(options.token)
-  const check = async (request: FastifyRequest): Promise<void> => {
-    const given = bearerToken(request)
-    if (given === undefined || !timingSafeEqual(digest(given), expected)) throw fastify.fail(options.code, { parameters: { field: 'headers.authorization' } })
-  }
-  // A hook of the admin routes only, added as each is registered: every other request (the proxy's
-  // above all) runs no hook, and makes no promise, for a check that does not concern it.
-  fastify.addHook('onRoute', (route) => {
-    if (!route.config?.adminToken) return
-    const own = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]
-    route.onRequest = [...own, check]
-  })
+/** Whether a given token is `expected`, compared in constant time. */
+export function tokenMatcher(expected: string): (given: string) => boolean {
+  const expectedDigest = digest(expected)
+  return (given) => timingSafeEqual(digest(given), expectedDigest)
 }
-
-export default fp(adminTokenPlugin, { name: 'admin-token', fastify: '5.x', dependencies: ['errors'] })

@@ -16,6 +16,10 @@ t.test('a token signed with the secret is valid and gives its claims', async (t)
   t.same(verdict, { valid: true, claims: { sub: 'client-1', exp: nowSeconds + 60 } })
 })
 
+t.test('a token valid for exactly 24 hours passes', async (t) => {
+  t.equal(verifyStudioToken(signStudioToken({ sub: 'c', exp: nowSeconds + 24 * 3600 }, SECRET), SECRET, NOW).valid, true)
+})
+
 t.test('tokens that must not pass', async (t) => {
   const cases: Array<[string, string, RegExp]> = [
     ['signed with another secret', signStudioToken({ sub: 'c' }, 'another-secret-0123456789abcdef01234567'), /bad signature/],
@@ -26,8 +30,10 @@ t.test('tokens that must not pass', async (t) => {
     ['alg none', `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from('{"sub":"c"}').toString('base64url')}.x`, /algorithm "none" is not HS256/],
     ['alg HS512', forged({ alg: 'HS512' }, { sub: 'c' }), /algorithm "HS512"/],
     ['expired', signStudioToken({ sub: 'c', exp: nowSeconds - 1 }, SECRET), /expired/],
-    ['exp that is not a number', signStudioToken({ sub: 'c', exp: 'tomorrow' }, SECRET), /expired/],
-    ['not valid yet', signStudioToken({ sub: 'c', nbf: nowSeconds + 60 }, SECRET), /not valid yet/],
+    ['exp that is not a number', signStudioToken({ sub: 'c', exp: 'tomorrow' }, SECRET), /no exp/],
+    ['no exp: valid forever otherwise', signStudioToken({ sub: 'c' }, SECRET), /no exp/],
+    ['exp more than 24 hours ahead', signStudioToken({ sub: 'c', exp: nowSeconds + 24 * 3600 + 1 }, SECRET), /more than 24 hours ahead/],
+    ['not valid yet', signStudioToken({ sub: 'c', exp: nowSeconds + 120, nbf: nowSeconds + 60 }, SECRET), /not valid yet/],
     ['two segments', 'abc.def', /not a compact JWT/],
     ['a truncated signature', signStudioToken({ sub: 'c' }, SECRET).slice(0, -4), /bad signature/],
     ['claims that are not an object', forged({ alg: 'HS256' }, ['c'] as unknown as Record<string, unknown>), /unreadable claims/],

@@ -2,9 +2,13 @@
  * The log stream's `studiotoken` (DESIGN.md §5): a compact HS256 JWT signed with
  * STUDIO_TOKEN_SECRET whose `sub` is the caller's `lplogclientid`. Verified with node:crypto: the
  * header must say HS256 (no `none`, no other algorithm), the signature is compared in constant
- * time, and `exp` / `nbf` are honoured when present.
+ * time, `exp` is required and at most 24 hours ahead (a stream token cannot be valid forever), and
+ * `nbf` is honoured when present.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto'
+
+/** The longest a studio token may stay valid, counted from now. */
+export const STUDIO_TOKEN_MAX_LIFETIME_SECONDS = 24 * 60 * 60
 
 export type TokenVerdict = { valid: true; claims: Record<string, unknown> } | { valid: false; problem: string }
 
@@ -44,7 +48,9 @@ export function verifyStudioToken(token: string, secret: string, nowMs: number =
   const claims = decodeJsonObject(encodedClaims)
   if (!claims) return { valid: false, problem: 'unreadable claims' }
   const nowSeconds = nowMs / 1000
-  if (claims.exp !== undefined && !(typeof claims.exp === 'number' && nowSeconds < claims.exp)) return { valid: false, problem: 'expired' }
+  if (typeof claims.exp !== 'number') return { valid: false, problem: 'it has no exp' }
+  if (nowSeconds >= claims.exp) return { valid: false, problem: 'expired' }
+  if (claims.exp - nowSeconds > STUDIO_TOKEN_MAX_LIFETIME_SECONDS) return { valid: false, problem: 'its exp is more than 24 hours ahead' }
   if (claims.nbf !== undefined && !(typeof claims.nbf === 'number' && nowSeconds >= claims.nbf)) return { valid: false, problem: 'not valid yet' }
   return { valid: true, claims }
 }

@@ -14,12 +14,15 @@ export interface GeneratedRoute {
   readonly raw?: boolean
   /** The operation is an admin endpoint: with ADMIN_TOKEN set it needs `authorization: Bearer <ADMIN_TOKEN>`. */
   readonly adminToken?: boolean
+  /** The operation's `security` is empty: nobody needs to authenticate, in any AUTH_MODE (health, settings). */
+  readonly public?: boolean
 }
 
 export interface RouteConfig {
   operationId: string
   identity: IdentityRequirement
   adminToken?: boolean
+  public?: boolean
 }
 
 declare module 'fastify' {
@@ -27,6 +30,7 @@ declare module 'fastify' {
     operationId?: string
     identity?: IdentityRequirement
     adminToken?: boolean
+    public?: boolean
   }
 }
 
@@ -35,6 +39,6 @@ export function routeFrom<const Route extends GeneratedRoute>(route: Route) {
     method: route.method as Route['method'],
     url: route.url as Route['url'],
     schema: route.schema as Route['schema'],
-    config: { operationId: route.operationId, identity: route.identity, ...(route.adminToken ? { adminToken: true } : {}) } satisfies RouteConfig,
+    config: { operationId: route.operationId, identity: route.identity, ...(route.adminToken ? { adminToken: true } : {}), ...(route.public ? { public: true } : {}) } satisfies RouteConfig,
   }
 }

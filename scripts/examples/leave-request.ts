@@ -8,12 +8,15 @@
  * (`/model/insertModel`: the leave-request process, its form, constants, function library and the
  * leave-bookings collection), then the employee requests three days of leave (`/context`,
  * `/action/complete`), the manager opens and approves it, and the process status shows it finished
- * (`GET /process/{processInstanceId}`). Set ADMIN_TOKEN when the gateway has one.
+ * (`GET /process/{processInstanceId}`). Set ADMIN_TOKEN when the gateway has one, and JWT_SECRET
+ * when it runs AUTH_MODE=jwt with that secret: the example then signs each user's bearer token
+ * itself, as an identity provider would (the SDK's `token` option).
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { examplesDir } from '../../plugins/server/paths.js'
+import { SignJWT } from 'jose'
 import { type ExtraHeaders, type ResponseData, type Schemas, WorkflowClient } from '../../sdk/client.js'
 
 /** The example models of the HR app that a leave request needs, deployed in this order. */
@@ -26,6 +29,11 @@ export interface LeaveRequestOptions {
   appId?: string
   /** The gateway's ADMIN_TOKEN, when it has one (users and models are admin endpoints). */
   adminToken?: string
+  /**
+   * The bearer token of a user, for a gateway in AUTH_MODE=jwt (asked before each request, for
+   * the user selected at that moment); none in header mode.
+   */
+  tokenFor?: (userId: string) => string | Promise<string>
   /** Where the example models are read from (default: the repository's examples/). */
   modelsDir?: string
   /** Told each step as it happens. */
@@ -54,7 +62,13 @@ function openTask(session: Session, expectedStep: string): NonNullable<Session['
 
 export async function runLeaveRequest(options: LeaveRequestOptions): Promise<LeaveRequestOutcome> {
   const log = options.log ?? (() => undefined)
-  const client = new WorkflowClient({ baseUrl: options.baseUrl, organizationId: options.organizationId ?? 'acme', appId: options.appId ?? 'hr' })
+  const { tokenFor } = options
+  const client: WorkflowClient = new WorkflowClient({
+    baseUrl: options.baseUrl,
+    organizationId: options.organizationId ?? 'acme',
+    appId: options.appId ?? 'hr',
+    ...(tokenFor ? { token: () => (client.userId === undefined ? '' : tokenFor(client.userId)) } : {}),
+  })
   const admin: { headers?: ExtraHeaders } = options.adminToken ? { headers: { authorization: `Bearer ${options.adminToken}` } } : {}
 
   // Full names are unique per gateway: a suffix lets the example run again on the same store.
@@ -110,8 +124,19 @@ export async function runLeaveRequest(options: LeaveRequestOptions): Promise<Lea
   return { processInstanceId: instance.processInstanceId, businessKey: instance.businessKey, employee, manager, finalStatus, dataInstance: approved.context.dataInstance }
 }
 
+/** A signer of short-lived HS256 tokens naming a user (`sub`), as a gateway with JWT_SECRET accepts them. */
+export function hs256Tokens(secret: string): (userId: string) => Promise<string> {
+  const key = new TextEncoder().encode(secret)
+  return (userId) => new SignJWT({ sub: userId }).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('5m').sign(key)
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const baseUrl = process.argv[2] ?? process.env.GATEWAY_URL ?? 'http://127.0.0.1:3000'
-  const outcome = await runLeaveRequest({ baseUrl, ...(process.env.ADMIN_TOKEN ? { adminToken: process.env.ADMIN_TOKEN } : {}), log: (line) => console.log(line) })
+  const outcome = await runLeaveRequest({
+    baseUrl,
+    ...(process.env.ADMIN_TOKEN ? { adminToken: process.env.ADMIN_TOKEN } : {}),
+    ...(process.env.JWT_SECRET ? { tokenFor: hs256Tokens(process.env.JWT_SECRET) } : {}),
+    log: (line) => console.log(line),
+  })
   console.log(JSON.stringify({ processInstanceId: outcome.processInstanceId, businessKey: outcome.businessKey, processStatus: outcome.finalStatus.processStatus }))
 }

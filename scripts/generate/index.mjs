@@ -35,8 +35,8 @@ const BODY_TOO_LARGE_CODE = 'fm4013'
 
 /** @returns {Promise<Map<string, string>>} path relative to the repository -> content */
 export async function generate() {
-  const engine = bundle(join(OPENAPI, 'engine.yaml'))
-  const gatewaySource = bundle(join(OPENAPI, 'gateway.yaml'))
+  const engine = withAuthentication(bundle(join(OPENAPI, 'engine.yaml')))
+  const gatewaySource = withAuthentication(bundle(join(OPENAPI, 'gateway.yaml')))
   const proxy = gatewaySource['x-proxy']
   const gateway = expandGateway(gatewaySource, engine)
   const servedGateway = withoutExtensions(gateway)
@@ -95,6 +95,33 @@ function expandGateway(source, engine) {
     Object.entries(gateway.components).map(([section, entries]) => [section, Object.fromEntries(Object.keys(entries).sort().map((key) => [key, entries[key]]))]),
   )
   return gateway
+}
+
+/** Whether an operation is public: its `security` (or the document's) lists no requirement at all. @param {Json} document @param {Json} operation */
+function isPublic(document, operation) {
+  return (operation.security ?? document.security ?? []).length === 0
+}
+
+/**
+ * Every operation that is not public answers 401 when no caller can be established and 403 when the
+ * caller may not act as the one it names: the document's root `x-authentication` gives the codes
+ * and the error response, added here so that no operation can leave them out.
+ * @param {Json} document
+ */
+function withAuthentication(document) {
+  const authentication = document['x-authentication']
+  delete document['x-authentication']
+  if (!authentication) return document
+  for (const pathItem of Object.values(document.paths ?? {})) {
+    for (const method of METHODS) {
+      const operation = pathItem[method]
+      if (!operation || isPublic(document, operation)) continue
+      operation['x-error-codes'] = [...new Set([...(operation['x-error-codes'] ?? []), ...authentication.errorCodes])]
+      operation.responses ??= {}
+      for (const status of ['401', '403']) operation.responses[status] ??= { $ref: authentication.errorResponse }
+    }
+  }
+  return document
 }
 
 /** @param {Json | undefined} dataSchema */
@@ -172,7 +199,9 @@ function routesModule(document, include) {
       const parameters = [...(pathItem.parameters ?? []), ...(operation.parameters ?? [])].map((parameter) => deref(document, parameter))
       const schema = routeSchema(document, operation, parameters)
       const userHeader = parameters.find((parameter) => parameter.in === 'header' && parameter.name === 'user')
-      const identity = userHeader ? (userHeader.required ? 'required' : 'optional') : 'none'
+      // `x-identity` (components/parameters.yaml): what the operation needs of its caller; the header
+      // itself stays optional (in jwt mode the token identifies the caller).
+      const identity = userHeader ? (userHeader['x-identity'] ?? (userHeader.required ? 'required' : 'optional')) : 'none'
       const route = [
         `method: ${JSON.stringify(method.toUpperCase())}`,
         `url: ${JSON.stringify(fastifyPath(path))}`,
@@ -184,6 +213,8 @@ function routesModule(document, include) {
       if (operation['x-raw']) route.push('raw: true')
       // `security: [{ adminToken: [] }, {}]`: ADMIN_TOKEN, when set, guards the operation.
       if ((operation.security ?? []).some((/** @type {Json} */ requirement) => 'adminToken' in requirement)) route.push('adminToken: true')
+      // `security: []`: nobody authenticates, in any AUTH_MODE (health, settings).
+      if (isPublic(document, operation)) route.push('public: true')
       lines.push(`export const ${operation.operationId} = { ${route.join(', ')} } as const`)
       names.push(operation.operationId)
     }

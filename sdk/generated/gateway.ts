@@ -1814,7 +1814,7 @@ export interface components {
         LpLogClientId: string;
         /** @description The modelID. */
         ModelIdPath: string;
-        /** @description userId of the acting user. When given it must name a known user (else 401 permissionError). */
+        /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
         OptionalUser: string;
         /** @description Tenant scope, auto-injected by the client library (on GET and DELETE as a query parameter). */
         OrganizationIdQuery: string;
@@ -1830,7 +1830,7 @@ export interface components {
         /** @description HS256 JWT signed with STUDIO_TOKEN_SECRET whose `sub` equals `lplogclientid`. Required by the log stream, checked by its handler (missing or invalid → 401 fm4011) rather than by the schema. */
         StudioToken: string;
         TaskIdPath: string;
-        /** @description userId of the acting user (injected by the client library). Missing or unknown → 401 permissionError. */
+        /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
         User: string;
         UserIdPath: string;
     };
@@ -1892,6 +1892,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
@@ -1928,6 +1929,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             404: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
@@ -1970,6 +1972,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             404: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
@@ -2010,6 +2013,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
         };
     };
@@ -2045,6 +2049,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
         };
     };
@@ -2095,6 +2100,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
@@ -2162,6 +2168,8 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["GatewayError"];
+            401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             404: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
         };
@@ -2208,6 +2216,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
@@ -2280,6 +2289,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
         };
     };
@@ -2316,6 +2326,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
         };
@@ -2371,9 +2382,9 @@ export interface operations {
     openContext: {
         parameters: {
             query?: never;
-            header: {
-                /** @description userId of the acting user (injected by the client library). Missing or unknown → 401 permissionError. */
-                user: components["parameters"]["User"];
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -2416,9 +2427,9 @@ export interface operations {
     listContextActivity: {
         parameters: {
             query?: never;
-            header: {
-                /** @description userId of the acting user (injected by the client library). Missing or unknown → 401 permissionError. */
-                user: components["parameters"]["User"];
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -2460,9 +2471,9 @@ export interface operations {
     completeAction: {
         parameters: {
             query?: never;
-            header: {
-                /** @description userId of the acting user (injected by the client library). Missing or unknown → 401 permissionError. */
-                user: components["parameters"]["User"];
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -2521,9 +2532,9 @@ export interface operations {
     saveAction: {
         parameters: {
             query?: never;
-            header: {
-                /** @description userId of the acting user (injected by the client library). Missing or unknown → 401 permissionError. */
-                user: components["parameters"]["User"];
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -2566,9 +2577,9 @@ export interface operations {
     retryAction: {
         parameters: {
             query?: never;
-            header: {
-                /** @description userId of the acting user (injected by the client library). Missing or unknown → 401 permissionError. */
-                user: components["parameters"]["User"];
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -2611,9 +2622,9 @@ export interface operations {
     runActionFunction: {
         parameters: {
             query?: never;
-            header: {
-                /** @description userId of the acting user (injected by the client library). Missing or unknown → 401 permissionError. */
-                user: components["parameters"]["User"];
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -2669,7 +2680,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError). */
+                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
                 user?: components["parameters"]["OptionalUser"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
@@ -2710,6 +2721,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             404: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
@@ -2722,7 +2734,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError). */
+                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
                 user?: components["parameters"]["OptionalUser"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
@@ -2763,6 +2775,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             404: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
@@ -2780,7 +2793,7 @@ export interface operations {
                 appId?: components["parameters"]["AppIdQuery"];
             };
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError). */
+                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
                 user?: components["parameters"]["OptionalUser"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
@@ -2819,9 +2832,9 @@ export interface operations {
     runTaskFunction: {
         parameters: {
             query?: never;
-            header: {
-                /** @description userId of the acting user (injected by the client library). Missing or unknown → 401 permissionError. */
-                user: components["parameters"]["User"];
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -2877,9 +2890,9 @@ export interface operations {
     commitTask: {
         parameters: {
             query?: never;
-            header: {
-                /** @description userId of the acting user (injected by the client library). Missing or unknown → 401 permissionError. */
-                user: components["parameters"]["User"];
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -2924,9 +2937,9 @@ export interface operations {
     addNote: {
         parameters: {
             query?: never;
-            header: {
-                /** @description userId of the acting user (injected by the client library). Missing or unknown → 401 permissionError. */
-                user: components["parameters"]["User"];
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -2969,9 +2982,9 @@ export interface operations {
     updateNote: {
         parameters: {
             query?: never;
-            header: {
-                /** @description userId of the acting user (injected by the client library). Missing or unknown → 401 permissionError. */
-                user: components["parameters"]["User"];
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -3014,9 +3027,9 @@ export interface operations {
     deleteNote: {
         parameters: {
             query?: never;
-            header: {
-                /** @description userId of the acting user (injected by the client library). Missing or unknown → 401 permissionError. */
-                user: components["parameters"]["User"];
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -3059,9 +3072,9 @@ export interface operations {
     uploadFile: {
         parameters: {
             query?: never;
-            header: {
-                /** @description userId of the acting user (injected by the client library). Missing or unknown → 401 permissionError. */
-                user: components["parameters"]["User"];
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -3104,9 +3117,9 @@ export interface operations {
     downloadFile: {
         parameters: {
             query?: never;
-            header: {
-                /** @description userId of the acting user (injected by the client library). Missing or unknown → 401 permissionError. */
-                user: components["parameters"]["User"];
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -3146,9 +3159,9 @@ export interface operations {
     deleteFile: {
         parameters: {
             query?: never;
-            header: {
-                /** @description userId of the acting user (injected by the client library). Missing or unknown → 401 permissionError. */
-                user: components["parameters"]["User"];
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -3200,9 +3213,9 @@ export interface operations {
                 /** @description Application scope, auto-injected by the client library (on GET and DELETE as a query parameter). */
                 appId?: components["parameters"]["AppIdQuery"];
             };
-            header: {
-                /** @description userId of the acting user (injected by the client library). Missing or unknown → 401 permissionError. */
-                user: components["parameters"]["User"];
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -3232,6 +3245,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
             504: components["responses"]["GatewayError"];
@@ -3241,7 +3255,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError). */
+                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
                 user?: components["parameters"]["OptionalUser"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
@@ -3272,6 +3286,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             404: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
@@ -3283,9 +3298,9 @@ export interface operations {
     queryActiveProcesses: {
         parameters: {
             query?: never;
-            header: {
-                /** @description userId of the acting user (injected by the client library). Missing or unknown → 401 permissionError. */
-                user: components["parameters"]["User"];
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -3315,6 +3330,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
@@ -3325,9 +3341,9 @@ export interface operations {
     queryProcessesUpdatedBetween: {
         parameters: {
             query?: never;
-            header: {
-                /** @description userId of the acting user (injected by the client library). Missing or unknown → 401 permissionError. */
-                user: components["parameters"]["User"];
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -3357,6 +3373,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
@@ -3367,9 +3384,9 @@ export interface operations {
     queryProcessInstanceContextAndActivity: {
         parameters: {
             query?: never;
-            header: {
-                /** @description userId of the acting user (injected by the client library). Missing or unknown → 401 permissionError. */
-                user: components["parameters"]["User"];
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -3399,6 +3416,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
@@ -3410,7 +3428,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError). */
+                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
                 user?: components["parameters"]["OptionalUser"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
@@ -3448,6 +3466,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
@@ -3459,7 +3478,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError). */
+                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
                 user?: components["parameters"]["OptionalUser"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
@@ -3490,6 +3509,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
@@ -3500,9 +3520,9 @@ export interface operations {
     runExternalTaskAction: {
         parameters: {
             query?: never;
-            header: {
-                /** @description userId of the acting user (injected by the client library). Missing or unknown → 401 permissionError. */
-                user: components["parameters"]["User"];
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -3550,7 +3570,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError). */
+                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
                 user?: components["parameters"]["OptionalUser"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
@@ -3583,6 +3603,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             404: components["responses"]["GatewayError"];
             409: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
@@ -3596,7 +3617,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError). */
+                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
                 user?: components["parameters"]["OptionalUser"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
@@ -3629,6 +3650,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             404: components["responses"]["GatewayError"];
             409: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
@@ -3642,7 +3664,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError). */
+                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
                 user?: components["parameters"]["OptionalUser"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
@@ -3689,7 +3711,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError). */
+                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
                 user?: components["parameters"]["OptionalUser"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
@@ -3720,6 +3742,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             404: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
@@ -3732,7 +3755,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError). */
+                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
                 user?: components["parameters"]["OptionalUser"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
@@ -3763,6 +3786,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             404: components["responses"]["GatewayError"];
             409: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
@@ -3776,7 +3800,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError). */
+                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
                 user?: components["parameters"]["OptionalUser"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
@@ -3824,6 +3848,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             404: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
@@ -3836,7 +3861,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError). */
+                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
                 user?: components["parameters"]["OptionalUser"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
@@ -3872,6 +3897,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
@@ -3888,7 +3914,7 @@ export interface operations {
                 appId?: components["parameters"]["AppIdQuery"];
             };
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError). */
+                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
                 user?: components["parameters"]["OptionalUser"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
@@ -3917,6 +3943,7 @@ export interface operations {
             };
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
             504: components["responses"]["GatewayError"];

@@ -73,7 +73,7 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
   await app.register(correlation)
   await app.register(docs, { document: loadOpenApiDocument('engine') })
 
-  await app.register(identity, { unknownUserCode: 'wm4010' })
+  await app.register(identity, { auth: options.config.auth, codes: { unknownUser: 'wm4010', unauthenticated: 'wm4011', forbidden: 'wm4031' } })
   await app.register(caches, { target: 'wfm', types: ['app', 'service'], pollMs: options.config.cachePollMs })
   // Repositories, then the services built on them (the workflow core of issue 4).
   await app.register(models)

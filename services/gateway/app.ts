@@ -10,7 +10,7 @@ import correlation from '../../plugins/correlation/plugin.js'
 import docs, { loadOpenApiDocument, type OpenApiDocument } from '../../plugins/docs/plugin.js'
 import envelope from '../../plugins/errors/envelope-plugin.js'
 import errors from '../../plugins/errors/plugin.js'
-import adminToken from '../../plugins/identity/admin-token.js'
+import identity from '../../plugins/identity/plugin.js'
 import type { LogRings } from '../../plugins/logging/ring.js'
 import store from '../../plugins/store/plugin.js'
 import type { Store } from '../../plugins/store/port.js'
@@ -58,7 +58,11 @@ export default async function gatewayApp(app: FastifyInstance, options: GatewayA
   await app.register(docs, { document: loadOpenApiDocument('gateway'), current: openApiDocument })
 
   await app.register(caches, { target: 'fm', types: ['app', 'swagger', 'endpoint'], pollMs: options.config.cachePollMs })
-  await app.register(adminToken, { token: options.config.adminToken, code: 'fm4010' })
+  await app.register(identity, {
+    auth: options.config.auth,
+    adminToken: options.config.adminToken,
+    codes: { unknownUser: 'fm4012', unauthenticated: 'fm4012', forbidden: 'fm4030', adminToken: 'fm4010' },
+  })
   await app.register(userRepository)
   await app.register(userService)
   await app.register(modelRepository)

@@ -13,6 +13,7 @@ import type { StoredUser } from '../shared/collections.js'
 import { ContractChecker } from './contract.js'
 import { openTestStore, startService, type Teardown } from './harness.js'
 import { deployExample } from './models.js'
+import { bearerIdentity } from './tokens.js'
 import { createTestUser } from './users.js'
 
 /** The parts of a tap Test the client uses. */
@@ -48,13 +49,17 @@ export interface WorkflowClient {
   call<Body = unknown>(operationId: string, method: string, path: string, options?: { user?: string; body?: unknown; headers?: Record<string, string> }): Promise<Answer<Body>>
 }
 
-export function workflowClient(t: ContractTest, url: string, service: ServiceKind = 'engine'): WorkflowClient {
+/** How a call's `user` identifies itself: the `user` header (header mode) by default; see tokens.ts's `bearerIdentity` for jwt mode. */
+export type Identify = (userId: string) => Record<string, string> | Promise<Record<string, string>>
+
+export const userHeaderIdentity: Identify = (userId) => ({ user: userId })
+
+export function workflowClient(t: ContractTest, url: string, service: ServiceKind = 'engine', identify: Identify = userHeaderIdentity): WorkflowClient {
   const contract = new ContractChecker(service)
   return {
     url,
     async call(operationId, method, path, options = {}) {
-      const headers: Record<string, string> = { ...options.headers }
-      if (options.user) headers.user = options.user
+      const headers: Record<string, string> = { ...(options.user ? await identify(options.user) : {}), ...options.headers }
       if (options.body !== undefined) headers['content-type'] = 'application/json'
       const response = await fetch(`${url}${path}`, { method, headers, ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}) })
       const text = await response.text()
@@ -89,13 +94,17 @@ export interface HrEngine extends WorkflowClient {
   users: HrUsers
 }
 
-/** An engine with the HR app deployed and its users created. */
+/**
+ * An engine with the HR app deployed and its users created. With `config.auth` in jwt mode (e.g.
+ * tokens.ts's `jwtAuthConfig()`), calls identify their `user` with a bearer token signed with the
+ * test secret rather than the `user` header.
+ */
 export async function startHrEngine(t: ContractTest, config: Partial<Config> = {}): Promise<HrEngine> {
   const store = await openTestStore(t)
   await deployHrApp(store)
   const users = await createHrUsers(store)
   const { url } = await startService(t, 'engine', { store, config })
-  return { store, users, ...workflowClient(t, url) }
+  return { store, users, ...workflowClient(t, url, 'engine', config.auth?.mode === 'jwt' ? bearerIdentity() : userHeaderIdentity) }
 }
 
 /** The open task a session's form context is about (fails the test's expectations when none). */

@@ -9,10 +9,11 @@ async function cacheRoutes(fastify: FastifyInstance): Promise<void> {
   fastify.withTypeProvider<TypeBoxTypeProvider>().route({
     ...routeFrom(evictCache),
     handler: async (request, reply) => {
-      await fastify.cacheEviction.evict(request.params.cacheType, request.params.cacheTarget, request.query.id)
+      const tenant = fastify.adminTenantOf(request, {}, 'query')
+      await fastify.cacheEviction.evict(request.params.cacheType, request.params.cacheTarget, request.query.id, tenant?.appId)
       return reply.envelope({ status: 'OK' })
     },
   })
 }
 
-export default fp(cacheRoutes, { name: 'cache-routes', dependencies: ['cache-eviction', 'envelope'] })
+export default fp(cacheRoutes, { name: 'cache-routes', dependencies: ['cache-eviction', 'envelope', 'identity'] })

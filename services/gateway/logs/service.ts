@@ -54,8 +54,10 @@ export class LogStreamService {
     const url = this.config.logSourceUrls[service]
     if (url === undefined) throw this.fail('fm3041', { args: [`LOG_SOURCE_${service.toUpperCase()}_URL is not set and the service does not run in this process`] })
     try {
-      // A gateway source checks the token again; the engine's internal feed ignores it.
-      return await remoteFeed(url, clientId, { studiotoken: token })
+      // A gateway source checks the studio token again; the engine's internal feed, in jwt mode, the
+      // caller's bearer token (the gateway has none of its own).
+      const authorization = headerValue(request.headers, 'authorization')
+      return await remoteFeed(url, clientId, { studiotoken: token, ...(authorization === undefined ? {} : { authorization }) })
     } catch (error) {
       if (error instanceof LogSourceError) throw this.fail('fm3042', { args: [error.message], cause: error })
       throw error

@@ -16,7 +16,12 @@ export const MODEL_CACHE_CONTROL = 'public, max-age=28800'
 async function modelRoutes(fastify: FastifyInstance): Promise<void> {
   fastify.withTypeProvider<TypeBoxTypeProvider>().route({
     ...routeFrom(insertModel),
-    handler: async (request, reply) => reply.envelope(await fastify.modelService.insert(request.body)),
+    handler: async (request, reply) => {
+      // A tenant admin deploys only into its own tenant, whichever of the model or the body names it.
+      const { model } = request.body
+      const tenant = fastify.adminTenantOf(request, { organizationId: model.organizationId ?? request.body.organizationId, appId: model.appId ?? request.body.appId }, 'body.model')
+      return reply.envelope(await fastify.modelService.insert(tenant ? { ...request.body, ...tenant, model: { ...model, ...tenant } } : request.body))
+    },
   })
 
   await fastify.register(async (scope) => {
@@ -37,4 +42,4 @@ async function modelRoutes(fastify: FastifyInstance): Promise<void> {
   })
 }
 
-export default fp(modelRoutes, { name: 'model-routes', dependencies: ['model-service', 'envelope', 'errors'] })
+export default fp(modelRoutes, { name: 'model-routes', dependencies: ['model-service', 'envelope', 'errors', 'identity'] })

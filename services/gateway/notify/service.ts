@@ -34,6 +34,15 @@ export function unsafeFieldName(value: unknown, path: string): string | undefine
 export class NotificationUpserts {
   constructor(private readonly repository: NotificationRepository, private readonly fail: ErrorFactory<string>) {}
 
+  /** 403 when the record of `processInstanceId` exists and belongs to another tenant than `tenant`. */
+  async assertRecordInTenant(processInstanceId: string | undefined, tenant: { organizationId: string; appId: string }): Promise<void> {
+    if (typeof processInstanceId !== 'string' || processInstanceId === '') return
+    const existing = (await this.repository.find(processInstanceId)) as { organizationId?: unknown; appId?: unknown } | null
+    if (existing && (existing.organizationId !== tenant.organizationId || existing.appId !== tenant.appId)) {
+      throw this.fail('fm4030', { args: ["a tenant admin changes only its own tenant's notification records"], parameters: { field: `${FIELD}.processInstance.processInstanceId` } })
+    }
+  }
+
   async upsert(request: NotifyRequest): Promise<void> {
     const { notificationObject } = request
     const processInstanceId = notificationObject.processInstance?.processInstanceId

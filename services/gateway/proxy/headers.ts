@@ -1,6 +1,7 @@
 /**
  * Which headers cross the proxy (DESIGN.md §4). End-to-end headers — among them the caller's `user`,
- * `lplogclientid` and `additionalheaders` — go through; hop-by-hop headers (RFC 9110 §7.6.1), and
+ * `authorization` (the bearer token the engine verifies itself in AUTH_MODE=jwt), `lplogclientid`
+ * and `additionalheaders` — go through; hop-by-hop headers (RFC 9110 §7.6.1), and
  * every header a `connection` header names, stay on their hop. The gateway adds its correlation
  * headers: `x-request-id` (its request id) and a `traceparent` whose parent is the gateway's span.
  */

@@ -9,6 +9,8 @@ async function settingsRoutes(fastify: FastifyInstance): Promise<void> {
   fastify.withTypeProvider<TypeBoxTypeProvider>().route({
     ...routeFrom(getSettingsFile),
     handler: async (request, reply) => {
+      // nosniff on every answer: a browser runs it only as the script (or JSON error) it says it is.
+      reply.header('x-content-type-options', 'nosniff')
       const script = await fastify.settings.script(request.params.file, request.headers.referer)
       // x-raw: the success answer is the script, not one of the documented (error) schemas.
       const raw: FastifyReply = reply

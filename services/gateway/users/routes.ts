@@ -1,4 +1,7 @@
-/** The user endpoints of SPEC.md "User management", straight from the OpenAPI operations. */
+/**
+ * The user endpoints of SPEC.md "User management", straight from the OpenAPI operations. A tenant
+ * admin (jwt mode) reads and changes only the users of its own tenant (adminTenantOf).
+ */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
@@ -9,31 +12,38 @@ async function userRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
   app.route({
     ...routeFrom(createUser),
-    handler: async (request, reply) => reply.envelope(await fastify.users.create(request.body)),
+    handler: async (request, reply) => {
+      const tenant = fastify.adminTenantOf(request, request.body, 'body')
+      return reply.envelope(await fastify.users.create(tenant ? { ...request.body, ...tenant } : request.body))
+    },
   })
   app.route({
     ...routeFrom(updateUser),
-    handler: async (request, reply) => reply.envelope(await fastify.users.update(request.body)),
+    handler: async (request, reply) => {
+      const tenant = fastify.adminTenantOf(request, request.body, 'body')
+      if (tenant && request.body.userId !== undefined && (await fastify.users.get(request.body.userId, tenant)) === null) {
+        throw fastify.fail('fm4030', { args: ['a tenant admin updates only the users of its own tenant'], parameters: { field: 'body.userId' } })
+      }
+      return reply.envelope(await fastify.users.update(tenant ? { ...request.body, ...tenant } : request.body))
+    },
   })
   app.route({
     ...routeFrom(deleteUser),
     handler: async (request, reply) => {
       // The tenant travels as query parameters on DELETE; a JSON body may carry it too (DESIGN.md §4).
-      await fastify.users.delete(request.body.id, {
-        organizationId: request.query.organizationId ?? request.body.organizationId,
-        appId: request.query.appId ?? request.body.appId,
-      })
+      const named = { organizationId: request.query.organizationId ?? request.body.organizationId, appId: request.query.appId ?? request.body.appId }
+      await fastify.users.delete(request.body.id, fastify.adminTenantOf(request, named, 'query') ?? named)
       return reply.envelope({ message: 'User deleted successfully' })
     },
   })
   app.route({
     ...routeFrom(getUserById),
-    handler: async (request, reply) => reply.envelope(await fastify.users.get(request.params.userId, request.query)),
+    handler: async (request, reply) => reply.envelope(await fastify.users.get(request.params.userId, fastify.adminTenantOf(request, request.query, 'query') ?? request.query)),
   })
   app.route({
     ...routeFrom(listWorkflowUsers),
-    handler: async (request, reply) => reply.envelope(await fastify.users.list(request.query)),
+    handler: async (request, reply) => reply.envelope(await fastify.users.list(fastify.adminTenantOf(request, request.query, 'query') ?? request.query)),
   })
 }
 
-export default fp(userRoutes, { name: 'user-routes', dependencies: ['user-service', 'envelope'] })
+export default fp(userRoutes, { name: 'user-routes', dependencies: ['user-service', 'envelope', 'identity'] })
