@@ -112,9 +112,15 @@ export class Interpreter {
     instance.processStatus = instance.threads.some((thread) => thread.status === 'failed') ? 'failed' : 'running'
   }
 
-  /** Runs a function in the context of the instance; the data it changes comes back in the result. */
-  runInProcess(fn: CompiledFunction, working: Working, input: unknown, data: DataInstance, env: RunEnvironment, task?: Task): Promise<FunctionRunResult> {
-    return executeFunction(fn, { input, data, process: processView(working.instance), ...(task ? { task } : {}) }, env, (functionId) => this.model.resolveFunction(functionId, env))
+  /**
+   * Runs a function in the context of the instance, as part of step `stepId`; the data it changes
+   * comes back in the result. The instance's `lastUpdate` is its stored revision (a transition sets
+   * it only at its end), so a step re-run from the same stored state gets the same idempotency scope.
+   */
+  runInProcess(fn: CompiledFunction, working: Working, input: unknown, data: DataInstance, env: RunEnvironment, stepId: string, task?: Task): Promise<FunctionRunResult> {
+    const { processInstanceId, lastUpdate } = working.instance
+    const request = { input, data, process: processView(working.instance), idempotencyScope: `${processInstanceId}\n${lastUpdate}\n${stepId}`, ...(task ? { task } : {}) }
+    return executeFunction(fn, request, env, (functionId) => this.model.resolveFunction(functionId, env))
   }
 
   requireFunction(functionId: string, env: RunEnvironment): CompiledFunction {
@@ -200,7 +206,7 @@ export class Interpreter {
   private async runFunctionStep(thread: Thread, functionId: string, next: string, onError: 'rollback' | 'fail', working: Working, env: RunEnvironment): Promise<void> {
     try {
       const fn = this.requireFunction(functionId, env)
-      const result = await this.runInProcess(fn, working, {}, working.data, env)
+      const result = await this.runInProcess(fn, working, {}, working.data, env, thread.stepId)
       working.data = result.dataInstance
       working.infoList.push(...result.infoList)
       thread.stepId = next
@@ -274,15 +280,25 @@ export class Interpreter {
 
 /**
  * The scope of an expression evaluated outside a flow function (switch, assignTo, businessKey,
- * inform): it gets the same time limit as a function run.
+ * inform). These run on the engine's own thread, so their budget is small
+ * (`limits.expressionBudgetMs`, never more than the run limit): a runaway condition fails fast
+ * instead of holding every other request. Time spent waiting for a constant does not count.
  */
 export function expressionScope(env: RunEnvironment): EvaluationScope {
-  const deadline = performance.now() + env.limits.timeoutMs
+  const budgetMs = Math.min(env.limits.expressionBudgetMs, env.limits.timeoutMs)
+  let deadline = performance.now() + budgetMs
   return {
-    constant: (name) => env.host.constant(name),
+    constant: async (name) => {
+      const asked = performance.now()
+      try {
+        return await env.host.constant(name)
+      } finally {
+        deadline += performance.now() - asked
+      }
+    },
     uuid: () => env.newId(),
     checkDeadline: () => {
-      if (performance.now() > deadline) throw technical(`an expression ran longer than ${env.limits.timeoutMs} ms`)
+      if (performance.now() > deadline) throw technical(`an expression ran longer than ${budgetMs} ms`)
     },
   }
 }

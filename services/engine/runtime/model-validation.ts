@@ -9,7 +9,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import addFormatsModule from 'ajv-formats'
 import { Cron } from 'croner'
-import jsonata from 'jsonata'
+import { expressionRegexProblem, parseExpression } from './expressions.js'
 import { parseAssignmentPath } from './paths.js'
 import { type ActionType, RuntimeError, type StepDefinition, type WorkflowModel } from './types.js'
 
@@ -114,12 +114,15 @@ function modelIdLike(value: unknown, path: string): void {
 
 function expression(value: unknown, path: string): void {
   const source = text(value, path)
+  let parsed: ReturnType<typeof parseExpression>
   try {
-    jsonata(source)
+    parsed = parseExpression(source)
   } catch (error) {
     const { message, position } = error as { message?: string; position?: number }
     throw new Fault(path, `is not a valid expression: ${message ?? String(error)}${position === undefined ? '' : ` (at position ${position})`}`)
   }
+  const regex = expressionRegexProblem(parsed)
+  if (regex) throw new Fault(path, `is not a valid expression: ${regex}`)
 }
 
 function optionalExpression(value: unknown, path: string): void {
