@@ -15,6 +15,8 @@ export interface MongoStoreOptions {
   /** Defaults to the database named in the URI. */
   dbName?: string
   logger?: StoreLogger
+  /** `maxTimeMS` of every operation that takes a filter (MONGODB_MAX_TIME_MS). */
+  maxTimeMs?: number
 }
 
 /** GridFS's own collections (default bucket `fs`) hold file bytes, not documents of the service. */
@@ -27,7 +29,7 @@ export class MongoStore implements Store {
   private readonly client: MongoClient
   private readonly logger: StoreLogger | undefined
 
-  private constructor(client: MongoClient, db: Db, logger: StoreLogger | undefined) {
+  private constructor(client: MongoClient, db: Db, logger: StoreLogger | undefined, private readonly maxTimeMs: number | undefined) {
     this.client = client
     this.db = db
     this.files = new GridFsFileStore(db)
@@ -35,17 +37,17 @@ export class MongoStore implements Store {
   }
 
   /** Connects (so a bad URI or an unreachable server fails here, not on the first request). */
-  static async open({ uri, dbName, logger }: MongoStoreOptions): Promise<MongoStore> {
+  static async open({ uri, dbName, logger, maxTimeMs }: MongoStoreOptions): Promise<MongoStore> {
     const client = new MongoClient(uri, { pkFactory: { createPk: newObjectIdHex }, ignoreUndefined: true })
     await client.connect()
     const db = client.db(dbName)
     logger?.info({ database: db.databaseName }, 'MongoDB store connected')
-    return new MongoStore(client, db, logger)
+    return new MongoStore(client, db, logger, maxTimeMs)
   }
 
   collection<T extends object = Document>(name: string): Collection<T> {
     // The driver's collections are untyped here; T is the caller's promise about their shape.
-    return new MongoCollection(this.db.collection(name)) as unknown as Collection<T>
+    return new MongoCollection(this.db.collection(name), this.maxTimeMs) as unknown as Collection<T>
   }
 
   async listCollections(): Promise<string[]> {

@@ -151,7 +151,7 @@ export class StoreFlowHost implements FlowHost {
     const operator = disallowedOperator(filter)
     if (operator) throw technical(`Filter operator not allowed in a data ${operation.operation}: ${operator}`)
     const regex = regexProblem(filter)
-    if (regex) throw technical(`Filter of a data ${operation.operation} refused: ${regex}`)
+    if (regex) throw technical(`Filter of a data ${operation.operation} refused at ${regex.path}: ${regex.problem}`)
     return filter
   }
 

@@ -20,6 +20,14 @@ export interface FunctionPoolOptions {
   memoryMb: number
 }
 
+/**
+ * How long a run may wait for a worker: the runs of its tenant ahead of it (each ends by its limit)
+ * and a worker's start (module loading, slow on a busy machine) are not the run's own time.
+ */
+function startBoundMs(timeoutMs: number): number {
+  return Math.max(2 * timeoutMs, 30_000)
+}
+
 /** Grace past the limit before the worker is terminated: the run's own deadline check normally ends it first. */
 function killGraceMs(timeoutMs: number): number {
   return Math.min(50, Math.ceil(timeoutMs * 0.03))
@@ -64,19 +72,25 @@ class TenantShare {
 }
 
 export class FunctionPool {
-  private readonly pool: Piscina<IsolatedTask, IsolatedOutcome>
+  private workers: Piscina<IsolatedTask, IsolatedOutcome> | undefined
   private readonly shares = new Map<string, TenantShare>()
   private readonly tenantLimit: number
 
-  constructor(options: FunctionPoolOptions) {
+  constructor(private readonly options: FunctionPoolOptions) {
     this.tenantLimit = Math.max(1, Math.floor(options.threads / 2))
-    this.pool = new Piscina<IsolatedTask, IsolatedOutcome>({
+  }
+
+  /** The threads start with the first run: an engine that never runs a function never pays for them. */
+  private get pool(): Piscina<IsolatedTask, IsolatedOutcome> {
+    this.workers ??= new Piscina<IsolatedTask, IsolatedOutcome>({
       filename: new URL('../runtime/flow/worker.js', import.meta.url).href,
-      minThreads: Math.min(2, options.threads),
-      maxThreads: options.threads,
+      // Two warm workers; more start on demand (up to `threads`) and retire after a quiet half minute.
+      minThreads: Math.min(2, this.options.threads),
+      maxThreads: this.options.threads,
       idleTimeout: 30_000,
-      resourceLimits: { maxOldGenerationSizeMb: options.memoryMb, maxYoungGenerationSizeMb: Math.max(4, Math.floor(options.memoryMb / 8)), stackSizeMb: 4 },
+      resourceLimits: { maxOldGenerationSizeMb: this.options.memoryMb, maxYoungGenerationSizeMb: Math.max(4, Math.floor(this.options.memoryMb / 8)), stackSizeMb: 4 },
     })
+    return this.workers
   }
 
   /** The isolation the run environments of one tenant use. */
@@ -84,8 +98,8 @@ export class FunctionPool {
     return { run: (run, env, resolve) => this.run(tenant, run, env, resolve) }
   }
 
-  close(): Promise<void> {
-    return this.pool.destroy()
+  async close(): Promise<void> {
+    await this.workers?.destroy()
   }
 
   private share(tenant: string): TenantShare {
@@ -103,11 +117,11 @@ export class FunctionPool {
     const controller = new AbortController()
     let started = false
     let timedOut = false
-    // Waiting for a worker is bounded by the limit too; once the run starts, the limit is the run's.
+    // Waiting for a worker is bounded too; once the run starts, the limit is the run's.
     let timer = setTimeout(() => {
       timedOut = true
       controller.abort()
-    }, timeoutMs)
+    }, startBoundMs(timeoutMs))
     const channel = new MessageChannel()
     try {
       await this.acquire(share, controller.signal)
@@ -134,7 +148,7 @@ export class FunctionPool {
     } catch (error) {
       if (error instanceof RuntimeError) throw error
       if (timedOut) {
-        throw technical(started ? `the function ran longer than ${timeoutMs} ms` : `the function could not start within ${timeoutMs} ms: every worker is busy`)
+        throw technical(started ? `the function ran longer than ${timeoutMs} ms` : `the function could not start within ${startBoundMs(timeoutMs)} ms: every worker is busy`)
       }
       if ((error as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY') throw technical('the function used more memory than a run may')
       throw technical(`the function's worker failed: ${(error as Error).message}`)

@@ -10,6 +10,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js'
 import addFormatsModule from 'ajv-formats'
 import { Cron } from 'croner'
 import { expressionRegexProblem, parseExpression } from './expressions.js'
+import { re2SchemaRegExp } from './regex-engine.js'
 import { parseAssignmentPath } from './paths.js'
 import { type ActionType, RuntimeError, type StepDefinition, type WorkflowModel } from './types.js'
 
@@ -50,7 +51,7 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020
  * runtime can compile with the same settings.
  */
 export function createModelSchemaCompiler(): Ajv2020 {
-  return addFormats(new Ajv2020({ strict: true, strictTypes: false, strictTuples: false, strictRequired: false, allErrors: true, logger: false }))
+  return addFormats(new Ajv2020({ strict: true, strictTypes: false, strictTuples: false, strictRequired: false, allErrors: true, logger: false, code: { regExp: re2SchemaRegExp } }))
 }
 
 const schemaCompiler = createModelSchemaCompiler()

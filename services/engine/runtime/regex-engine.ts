@@ -17,6 +17,19 @@ export function re2Problem(pattern: RegExp): string | undefined {
 }
 
 /**
+ * The regex engine of the model's JSON Schemas (ajv's `code.regExp`): `pattern` and
+ * `patternProperties` are tenants' regexes too, checked on the engine's thread when a process starts.
+ */
+export const re2SchemaRegExp = Object.assign(
+  (pattern: string): { test(text: string): boolean } => {
+    const compiled = RE2JS.compile(RE2JS.translateRegExp(pattern))
+    return { test: (text) => compiled.test(text) }
+  },
+  // Only read by ajv's standalone code generation, which the service does not use.
+  { code: 're2SchemaRegExp' },
+)
+
+/**
  * What JSONata asks of a regex engine: a constructor taking the literal's RegExp (JSONata adds the
  * `g` flag) and the `exec`/`lastIndex` protocol of a global RegExp.
  */

@@ -66,9 +66,10 @@ class PortHost {
 
 export default async function runIsolated(task: IsolatedTask): Promise<IsolatedOutcome> {
   const host = new PortHost(task.port)
-  host.send({ type: 'started' })
   try {
     const fn = compiler.compile(task.run.functionId, task.run.definition)
+    // The run's limit starts now: compiling (cached after the first run) is the engine's work, bounded by the pool's start bound.
+    host.send({ type: 'started' })
     const env: FunctionEnvironment = { actor: task.actor, limits: task.limits, host, now: () => new Date(), newId: randomUUID }
     return { result: await executeInline(fn, task.run.request, env, (functionId) => host.resolve(functionId)) }
   } catch (error) {
