@@ -27,7 +27,7 @@ t.test('defaults follow DESIGN.md §2 when nothing is set', async (t) => {
     deploymentEnv: undefined,
     logSourceUrls: { fm: undefined, wfm: undefined },
     maxUploadBytes: 26214400,
-    flowWorkers: { threads: 8, memoryMb: 128 },
+    flowWorkers: { threads: 4, memoryMb: 128 },
     flowHttp: { allowedHosts: [], forwardHeaders: [] },
     mongodbMaxTimeMs: 10000,
   })

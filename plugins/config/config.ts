@@ -170,7 +170,7 @@ export function parseConfig(env: Env, cwd: string = process.cwd()): Config {
     deploymentEnv: env.DEPLOYMENT_ENV || undefined,
     logSourceUrls: { fm: optionalUrl(env, 'LOG_SOURCE_FM_URL'), wfm: optionalUrl(env, 'LOG_SOURCE_WFM_URL') },
     maxUploadBytes: positiveInteger(env, 'MAX_UPLOAD_BYTES', 25 * 1024 * 1024),
-    flowWorkers: { threads: positiveInteger(env, 'FLOW_WORKERS', 8), memoryMb: positiveInteger(env, 'FLOW_WORKER_MEMORY_MB', 128) },
+    flowWorkers: { threads: positiveInteger(env, 'FLOW_WORKERS', 4), memoryMb: positiveInteger(env, 'FLOW_WORKER_MEMORY_MB', 128) },
     flowHttp: {
       allowedHosts: list(env, 'FLOW_HTTP_ALLOWED_HOSTS', ALLOWED_HOST, 'host names or IPs (optionally *. and :port)'),
       forwardHeaders: list(env, 'FLOW_HTTP_FORWARD_HEADERS', HEADER_NAME, 'header names'),

@@ -14,8 +14,8 @@ import { workflowClient } from '../../services/testing/workflow.js'
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 
 const LIMIT_MS = 2000
-/** Six workers: a tenant may hold three at once, and another tenant still finds a free one. */
-const WORKERS = { threads: 6, memoryMb: 128 }
+/** Four workers: a tenant may hold two at once, and another tenant still finds a free one. */
+const WORKERS = { threads: 4, memoryMb: 128 }
 const HEAVY = { appId: 'heavy', organizationId: 'mallory' }
 const OTHER = { appId: 'hr', organizationId: 'acme' }
 
@@ -27,6 +27,12 @@ const HEAVY_FUNCTIONS = {
   recursion: { steps: [{ set: { 'output.n': '( $f := function($n) { $n = 0 ? 0 : $f($n - 1) }; $f(1e12) )' } }] },
   catastrophicRegex: { steps: [{ set: { 'output.matched': '$exists($match(input.s, /^(a+)+$/))' } }] },
 } as const
+
+async function timed<T>(call: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const started = performance.now()
+  const value = await call()
+  return { value, ms: performance.now() - started }
+}
 
 async function setUp(t: Tap) {
   const store = await openTestStore(t)
@@ -45,14 +51,12 @@ async function setUp(t: Tap) {
       body: { ...tenant, inputParams },
     })
   // Workers boot with the engine (seconds on a busy machine): wait for a tenant's share of them, for each tenant.
-  await Promise.all([1, 2, 3].flatMap(() => [execute('vatOf', OTHER, ann.userId, { amount: 100 }), execute('catastrophicRegex', HEAVY, mallory.userId, { s: 'a' })]))
+  const warmUntil = performance.now() + 60_000
+  for (;;) {
+    const round = await timed(() => Promise.all([1, 2].flatMap(() => [execute('vatOf', OTHER, ann.userId, { amount: 100 }), execute('catastrophicRegex', HEAVY, mallory.userId, { s: 'a' })])))
+    if (round.ms < 300 || performance.now() > warmUntil) break
+  }
   return { client, execute, mallory, ann }
-}
-
-async function timed<T>(call: () => Promise<T>): Promise<{ value: T; ms: number }> {
-  const started = performance.now()
-  const value = await call()
-  return { value, ms: performance.now() - started }
 }
 
 t.test('runaway functions: linear-time regexes, stopped at the limit, other tenants unaffected', async (t) => {
@@ -66,7 +70,7 @@ t.test('runaway functions: linear-time regexes, stopped at the limit, other tena
   })
 
   t.test('runaway functions are stopped near FLOW_TIMEOUT_MS while another tenant\'s requests answer meanwhile', async (t) => {
-    const heavy = (['hugeRegex', 'recursion', 'hugeRegex'] as const).map((functionId) => timed(() => execute(functionId, HEAVY, mallory.userId)))
+    const heavy = (['hugeRegex', 'recursion'] as const).map((functionId) => timed(() => execute(functionId, HEAVY, mallory.userId)))
     const others: number[] = []
     const until = performance.now() + LIMIT_MS
     while (performance.now() < until) {

@@ -3,7 +3,7 @@
  * engine's thread. A run is stopped at its time limit however it spins (a catastrophic regex, tail
  * recursion, a busy loop): its worker is terminated and the run fails with the runtime's technical
  * timeout error. Workers have a memory ceiling (`resourceLimits`). One tenant may occupy at most half
- * of the pool, so another tenant's functions always find a free worker.
+ * of the pool, so it cannot take every worker from the others.
  *
  * The worker reaches the engine's FlowHost (constants, data collections, outbound HTTP, called
  * functions' definitions) over a MessagePort; those calls run here, on the engine's thread.
@@ -84,8 +84,8 @@ export class FunctionPool {
   private get pool(): Piscina<IsolatedTask, IsolatedOutcome> {
     this.workers ??= new Piscina<IsolatedTask, IsolatedOutcome>({
       filename: new URL('../runtime/flow/worker.js', import.meta.url).href,
-      // Two warm workers; more start on demand (up to `threads`) and retire after a quiet half minute.
-      minThreads: Math.min(2, this.options.threads),
+      // Every worker stays warm: a worker's start costs hundreds of ms of CPU, paid once, not while another tenant waits.
+      minThreads: this.options.threads,
       maxThreads: this.options.threads,
       idleTimeout: 30_000,
       resourceLimits: { maxOldGenerationSizeMb: this.options.memoryMb, maxYoungGenerationSizeMb: Math.max(4, Math.floor(this.options.memoryMb / 8)), stackSizeMb: 4 },
