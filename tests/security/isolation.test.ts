@@ -63,10 +63,10 @@ t.test('runaway functions: linear-time regexes, stopped at the limit, other tena
   const { execute, mallory, ann, client } = await setUp(t)
 
   t.test('a catastrophic regex answers at once: regex literals run in linear time (RE2)', async (t) => {
-    const { value, ms } = await timed(() => execute('catastrophicRegex', HEAVY, mallory.userId, { s: `${'a'.repeat(40)}!` }))
+    // A backtracking engine needs about 2^40 steps here: it would be stopped at the limit (500) instead of answering.
+    const { value } = await timed(() => execute('catastrophicRegex', HEAVY, mallory.userId, { s: `${'a'.repeat(40)}!` }))
     t.equal(value.status, 200, JSON.stringify(value.body))
-    t.same(value.body.data?.output, { matched: false })
-    t.ok(ms < LIMIT_MS, `answered in ${ms.toFixed(0)} ms, below the limit (a backtracking engine needs 2^40 steps)`)
+    t.same(value.body.data?.output, { matched: false }, 'the match is decided, within the limit')
   })
 
   t.test('runaway functions are stopped near FLOW_TIMEOUT_MS while another tenant\'s requests answer meanwhile', async (t) => {

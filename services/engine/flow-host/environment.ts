@@ -24,8 +24,8 @@ declare module 'fastify' {
 
 /** Limits besides the time limit (FLOW_TIMEOUT_MS): generous for real models, fatal for runaway ones. */
 export const FLOW_LIMITS: Omit<RunLimits, 'timeoutMs'> = {
-  // Model expressions run on the engine's thread: well under the 100 ms other requests may wait.
-  expressionBudgetMs: 50,
+  // Model expressions run on the engine's thread: 20,000 nodes are a few ms of work (real ones take tens).
+  expressionNodes: 20_000,
   maxSteps: 10_000,
   maxCallDepth: 10,
   maxAutomaticSteps: 1_000,

@@ -280,25 +280,20 @@ export class Interpreter {
 
 /**
  * The scope of an expression evaluated outside a flow function (switch, assignTo, businessKey,
- * inform). These run on the engine's own thread, so their budget is small
- * (`limits.expressionBudgetMs`, never more than the run limit): a runaway condition fails fast
- * instead of holding every other request. Time spent waiting for a constant does not count.
+ * inform). These run on the engine's own thread, so besides the run limit they have a small budget
+ * of evaluated nodes (`limits.expressionNodes`): a runaway condition fails after milliseconds of
+ * work instead of holding every other request. Nodes, not wall-clock time, because an evaluation
+ * interleaves with other requests: its wall-clock time says nothing of the thread it holds.
  */
 export function expressionScope(env: RunEnvironment): EvaluationScope {
-  const budgetMs = Math.min(env.limits.expressionBudgetMs, env.limits.timeoutMs)
-  let deadline = performance.now() + budgetMs
+  const deadline = performance.now() + env.limits.timeoutMs
+  let nodesLeft = env.limits.expressionNodes
   return {
-    constant: async (name) => {
-      const asked = performance.now()
-      try {
-        return await env.host.constant(name)
-      } finally {
-        deadline += performance.now() - asked
-      }
-    },
+    constant: (name) => env.host.constant(name),
     uuid: () => env.newId(),
     checkDeadline: () => {
-      if (performance.now() > deadline) throw technical(`an expression ran longer than ${budgetMs} ms`)
+      if (--nodesLeft < 0) throw technical(`an expression evaluated more than ${env.limits.expressionNodes} nodes`)
+      if (performance.now() > deadline) throw technical(`an expression ran longer than ${env.limits.timeoutMs} ms`)
     },
   }
 }

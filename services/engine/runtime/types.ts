@@ -262,8 +262,8 @@ export interface FlowHost {
 export interface RunLimits {
   /** Wall-clock limit of one function run (FLOW_TIMEOUT_MS, default 10000). */
   timeoutMs: number
-  /** Limit of one model expression (switch case, assignTo, businessKey, inform), evaluated on the engine's thread. */
-  expressionBudgetMs: number
+  /** JSONata nodes one model expression (switch case, assignTo, businessKey, inform) may evaluate on the engine's thread. */
+  expressionNodes: number
   /** Flow nodes executed per run. */
   maxSteps: number
   /** Nested `call` depth. */
