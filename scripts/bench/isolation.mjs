@@ -73,7 +73,7 @@ async function startService(dataDir) {
     env: {
       PATH: process.env.PATH ?? '',
       DATA_DIR: dataDir,
-      LOG_LEVEL: 'warn',
+      LOG_LEVEL: 'fatal',
       HOST: '127.0.0.1',
       GATEWAY_PORT: String(gatewayPort),
       ENGINE_PORT: String(enginePort),
