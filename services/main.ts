@@ -47,7 +47,7 @@ export async function openProcessBase(): Promise<ProcessBase> {
   const stdout = pino.destination({ sync: false })
   const logger = createLogger({ level: config.logLevel, destination: stdout })
   try {
-    const store = await openStore({ mongodbUri: config.mongodbUri, dataDir: config.dataDir, logger })
+    const store = await openStore({ mongodbUri: config.mongodbUri, mongodbMaxTimeMs: config.mongodbMaxTimeMs, dataDir: config.dataDir, logger })
     return { config, stdout, logger, store }
   } catch (error) {
     process.stderr.write(`Cannot open the store: ${(error as Error).message}\n`)

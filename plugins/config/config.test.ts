@@ -28,6 +28,9 @@ t.test('defaults follow DESIGN.md §2 when nothing is set', async (t) => {
     logSourceUrls: { fm: undefined, wfm: undefined },
     maxUploadBytes: 26214400,
     auth: { mode: 'header' },
+    flowWorkers: { threads: 4, memoryMb: 128 },
+    flowHttp: { allowedHosts: [], forwardHeaders: [] },
+    mongodbMaxTimeMs: 10000,
   })
 })
 
@@ -166,4 +169,18 @@ t.test('blank or whitespace-only secrets are refused at start-up, not taken as a
     [{ STUDIO_TOKEN_SECRET: '' }, 'STUDIO_TOKEN_SECRET', 'Invalid configuration: STUDIO_TOKEN_SECRET must not be blank or whitespace only'],
   ]
   for (const [env, variable, message] of cases) t.throws(() => parseConfig(env), { name: 'ConfigError', variable, message }, JSON.stringify(env))
+})
+
+t.test('FLOW_HTTP_ALLOWED_HOSTS and FLOW_HTTP_FORWARD_HEADERS are comma-separated lists, each item checked', async (t) => {
+  const config = parseConfig({ FLOW_HTTP_ALLOWED_HOSTS: ' API.partner.example , *.internal.example:8443,10.0.0.5,[::1]:9000 ', FLOW_HTTP_FORWARD_HEADERS: 'Authorization,x-trace' })
+  t.same(config.flowHttp, { allowedHosts: ['api.partner.example', '*.internal.example:8443', '10.0.0.5', '[::1]:9000'], forwardHeaders: ['authorization', 'x-trace'] })
+  t.throws(() => parseConfig({ FLOW_HTTP_ALLOWED_HOSTS: 'http://api.example' }), { variable: 'FLOW_HTTP_ALLOWED_HOSTS', message: /got "http:\/\/api.example"/ })
+  t.throws(() => parseConfig({ FLOW_HTTP_ALLOWED_HOSTS: 'api.*.example' }), { name: 'ConfigError', variable: 'FLOW_HTTP_ALLOWED_HOSTS' })
+  t.throws(() => parseConfig({ FLOW_HTTP_FORWARD_HEADERS: 'bad header' }), { name: 'ConfigError', variable: 'FLOW_HTTP_FORWARD_HEADERS' })
+})
+
+t.test('FLOW_WORKERS, FLOW_WORKER_MEMORY_MB and MONGODB_MAX_TIME_MS are positive whole numbers', async (t) => {
+  const config = parseConfig({ FLOW_WORKERS: '3', FLOW_WORKER_MEMORY_MB: '64', MONGODB_MAX_TIME_MS: '2000' })
+  t.same([config.flowWorkers, config.mongodbMaxTimeMs], [{ threads: 3, memoryMb: 64 }, 2000])
+  for (const variable of ['FLOW_WORKERS', 'FLOW_WORKER_MEMORY_MB', 'MONGODB_MAX_TIME_MS']) t.throws(() => parseConfig({ [variable]: '0' }), { name: 'ConfigError', variable })
 })

@@ -52,6 +52,12 @@ export interface Config {
   maxUploadBytes: number
   /** How callers prove who they are (DESIGN.md §5, README "Security model"). */
   auth: AuthConfig
+  /** The worker pool flow functions run in: threads at most, heap ceiling of one worker (MiB). */
+  flowWorkers: { threads: number; memoryMb: number }
+  /** Hosts `http` nodes may reach although private (`*.` subdomains, optional `:port`), and context headers they may forward. */
+  flowHttp: { allowedHosts: string[]; forwardHeaders: string[] }
+  /** `maxTimeMS` of every MongoDB query, so no filter holds the database longer. */
+  mongodbMaxTimeMs: number
 }
 
 export const AUTH_MODES = ['header', 'jwt'] as const
@@ -190,6 +196,17 @@ function authConfig(env: Env): AuthConfig {
   }
 }
 
+const ALLOWED_HOST = /^(\*\.)?([a-z0-9-]+(\.[a-z0-9-]+)*|\[[0-9a-f:.]+\])(:\d{1,5})?$/
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9a-z-]+$/
+
+/** A comma-separated list, trimmed and lower-cased, each item checked against `pattern`. */
+function list(env: Env, name: string, pattern: RegExp, what: string): string[] {
+  const items = (env[name] ?? '').split(',').map((item) => item.trim().toLowerCase()).filter((item) => item !== '')
+  const bad = items.find((item) => !pattern.test(item))
+  if (bad !== undefined) throw new ConfigError(name, `must be a comma-separated list of ${what}, got "${bad}"`)
+  return items
+}
+
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
   const raw = env[name]
   if (raw === undefined || raw === '') return fallback
@@ -227,5 +244,11 @@ export function parseConfig(env: Env, cwd: string = process.cwd()): Config {
     logSourceUrls: { fm: optionalUrl(env, 'LOG_SOURCE_FM_URL'), wfm: optionalUrl(env, 'LOG_SOURCE_WFM_URL') },
     maxUploadBytes: positiveInteger(env, 'MAX_UPLOAD_BYTES', 25 * 1024 * 1024),
     auth: authConfig(env),
+    flowWorkers: { threads: positiveInteger(env, 'FLOW_WORKERS', 4), memoryMb: positiveInteger(env, 'FLOW_WORKER_MEMORY_MB', 128) },
+    flowHttp: {
+      allowedHosts: list(env, 'FLOW_HTTP_ALLOWED_HOSTS', ALLOWED_HOST, 'host names or IPs (optionally *. and :port)'),
+      forwardHeaders: list(env, 'FLOW_HTTP_FORWARD_HEADERS', HEADER_NAME, 'header names'),
+    },
+    mongodbMaxTimeMs: positiveInteger(env, 'MONGODB_MAX_TIME_MS', 10_000),
   }
 }

@@ -10,9 +10,11 @@ export interface OpenStoreOptions {
   /** The embedded store's directory (created if missing); unused with MongoDB. */
   dataDir: string
   logger?: StoreLogger
+  /** MongoDB's `maxTimeMS` for operations that take a filter (MONGODB_MAX_TIME_MS). */
+  mongodbMaxTimeMs?: number
 }
 
-export async function openStore({ mongodbUri, dataDir, logger }: OpenStoreOptions): Promise<Store> {
-  if (mongodbUri) return MongoStore.open({ uri: mongodbUri, ...(logger ? { logger } : {}) })
+export async function openStore({ mongodbUri, dataDir, logger, mongodbMaxTimeMs }: OpenStoreOptions): Promise<Store> {
+  if (mongodbUri) return MongoStore.open({ uri: mongodbUri, ...(logger ? { logger } : {}), ...(mongodbMaxTimeMs === undefined ? {} : { maxTimeMs: mongodbMaxTimeMs }) })
   return EmbeddedStore.open({ dataDir, ...(logger ? { logger } : {}) })
 }

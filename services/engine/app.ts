@@ -85,7 +85,12 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
   await app.register(processModels)
   await app.register(authorization)
   await app.register(notifications)
-  await app.register(runEnvironments, { flowTimeoutMs: options.config.flowTimeoutMs })
+  await app.register(runEnvironments, {
+    flowTimeoutMs: options.config.flowTimeoutMs,
+    flowWorkers: options.config.flowWorkers,
+    flowHttp: options.config.flowHttp,
+    gatewayPort: options.config.gatewayPort,
+  })
   await app.register(processInstances)
   await app.register(sessions)
   await app.register(processStarter)

@@ -21,7 +21,7 @@ const ring = new LogRing()
 const logger = serviceLogger('gateway', config.logLevel, ring, relay)
 const store = remote
   ? new RemoteStore(remote.port, remote.kind)
-  : await openStore({ mongodbUri: config.mongodbUri, dataDir: config.dataDir, logger })
+  : await openStore({ mongodbUri: config.mongodbUri, mongodbMaxTimeMs: config.mongodbMaxTimeMs, dataDir: config.dataDir, logger })
 const { app } = await serve('gateway', { config, store, logger, logRings: { [LOG_SERVICE.gateway]: ring } })
 post({ type: 'listening' })
 

@@ -25,7 +25,8 @@ export function tempDir(t: Teardown, prefix = 'workflow-test-'): string {
 }
 
 export function testConfig(overrides: Partial<Config> = {}): Config {
-  return { ...parseConfig({ LOG_LEVEL: 'silent' }), ...overrides }
+  // Two flow workers: each costs a few hundred ms of CPU to start, and tests start many engines.
+  return { ...parseConfig({ LOG_LEVEL: 'silent', FLOW_WORKERS: '2' }), ...overrides }
 }
 
 export const silentLogger: Logger = pino({ level: 'silent' })

@@ -5,11 +5,12 @@
  * hand out), short-cut by fast-paths.ts for the hot simple shapes.
  */
 import { cloneDocument } from './document-codec.js'
-import { Aggregator, Query, update } from 'mingo'
+import { Aggregator, Context, Query, update } from 'mingo'
 import type { Modifier } from 'mingo/updater'
 import type { Criteria, Options } from 'mingo/types'
 import { compare, resolve } from 'mingo/util'
 import type { Document, Filter, Projection, SortSpec, UpdateFilter } from '../port.js'
+import { compileMongoRegex } from '../regex.js'
 import { simpleFilterMatcher, simpleProjector, simpleUpdate } from './fast-paths.js'
 
 export interface CompiledQuery {
@@ -24,9 +25,56 @@ function options(collectionResolver?: (name: string) => Document[]): Partial<Opt
 
 const baseOptions = options()
 
+/**
+ * `$regex` with RE2 semantics (linear time, regex.ts) instead of mingo's own, which runs a native
+ * backtracking RegExp. mingo keeps its built-in operators over added ones of the same name, so a
+ * filter's `{ $regex, $options }` is rewritten to this operator before mingo sees it.
+ */
+const RE2_REGEX = '$__re2Regex'
+
+interface Re2RegexSpec {
+  pattern: string
+  options?: string
+}
+
+/** A string field matches when it, or any string of an array it holds (one level deep, as MongoDB), matches. */
+const re2RegexOperator = (selector: string, spec: Re2RegexSpec) => {
+  const regex = compileMongoRegex(spec.pattern, spec.options)
+  return (doc: Document): boolean => {
+    const value = resolve(doc, selector, { unwrapArray: true })
+    const candidates = Array.isArray(value) ? [...value, ...value.flat()] : [value]
+    return candidates.some((candidate) => typeof candidate === 'string' && regex.test(candidate))
+  }
+}
+
+const queryOptions: Partial<Options> = { ...baseOptions, context: Context.init({ query: { [RE2_REGEX]: re2RegexOperator as never } }) }
+
+function hasRegex(filter: unknown): boolean {
+  if (Array.isArray(filter)) return filter.some(hasRegex)
+  if (typeof filter !== 'object' || filter === null) return false
+  return Object.entries(filter).some(([key, value]) => key === '$regex' || hasRegex(value))
+}
+
+/** The filter with every `{ $regex, $options }` turned into the RE2 operator (a copy; the input is not changed). */
+function withRe2Regexes(filter: unknown): unknown {
+  if (Array.isArray(filter)) return filter.map(withRe2Regexes)
+  if (typeof filter !== 'object' || filter === null || filter instanceof Date) return filter
+  const rewritten: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(filter)) {
+    if (key === '$options') continue
+    if (key === '$regex' && typeof value === 'string') {
+      const options = (filter as { $options?: unknown }).$options
+      rewritten[RE2_REGEX] = { pattern: value, ...(typeof options === 'string' ? { options } : {}) } satisfies Re2RegexSpec
+    } else rewritten[key] = withRe2Regexes(value)
+  }
+  return rewritten
+}
+
 export function compileQuery(filter: Filter): CompiledQuery {
   const simple = simpleFilterMatcher(filter)
-  return simple ? { test: simple } : new Query<Document>(filter as Criteria<Document>, baseOptions)
+  if (simple) return { test: simple }
+  if (hasRegex(filter)) return new Query<Document>(withRe2Regexes(filter) as Criteria<Document>, queryOptions)
+  return new Query<Document>(filter as Criteria<Document>, baseOptions)
 }
 
 /** Does any updated path use the positional `$` (which needs the filter to resolve)? */

@@ -48,5 +48,24 @@ t.test('updates that fix their _id, or are no upserts, go through unchanged', as
 t.test('findOneAndUpdate asks the driver for the document itself', async (t) => {
   const { calls, collection } = recordingCollection()
   await collection.findOneAndUpdate({ _id: 'x' }, { $set: { v: 1 } }, { returnDocument: 'after', sort: { a: 1 } })
-  t.same(calls[0]?.args[2], { returnDocument: 'after', sort: { a: 1 }, includeResultMetadata: false })
+  t.same(calls[0]?.args[2], { returnDocument: 'after', sort: { a: 1 }, maxTimeMS: 10000, includeResultMetadata: false })
+})
+
+t.test('every operation that takes a filter carries maxTimeMS, so no query holds the server past the bound', async (t) => {
+  const calls: Call[] = []
+  const driver = new Proxy({}, {
+    get: (_target, method: string) => (...args: unknown[]) => {
+      calls.push({ method, args })
+      return Promise.resolve(null)
+    },
+  }) as DriverCollection<Document>
+  const collection = new MongoCollection(driver, 1234)
+  await collection.findOne({ a: { $regex: '^x' } })
+  collection.find({ a: 1 }, { limit: 5 })
+  await collection.countDocuments({ a: 1 })
+  await collection.updateMany({ a: 1 }, { $set: { b: 2 } })
+  await collection.deleteMany({ a: 1 })
+  collection.aggregate([{ $match: { a: 1 } }])
+  for (const call of calls) t.match(call.args.at(-1), { maxTimeMS: 1234 }, `${call.method} carries maxTimeMS`)
+  t.match(calls[1]?.args[1], { limit: 5, maxTimeMS: 1234 }, 'the caller\'s options are kept')
 })

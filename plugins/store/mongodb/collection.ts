@@ -49,11 +49,17 @@ function withUpsertId(filter: Filter, update: UpdateFilter, upsert: boolean | un
   return { ...update, $setOnInsert: { ...onInsert, _id: newObjectIdHex() } }
 }
 
+/** The server-side time limit of an operation that takes a filter, unless the store is given another. */
+export const DEFAULT_MAX_TIME_MS = 10_000
+
 export class MongoCollection implements Collection<Document> {
   private readonly inner: DriverCollection<Document>
+  /** `maxTimeMS` of every operation that takes a filter: no filter (a `$regex` above all) holds the server longer. */
+  private readonly limit: { maxTimeMS: number }
 
-  constructor(inner: DriverCollection<Document>) {
+  constructor(inner: DriverCollection<Document>, maxTimeMs = DEFAULT_MAX_TIME_MS) {
     this.inner = inner
+    this.limit = { maxTimeMS: maxTimeMs }
   }
 
   get collectionName(): string {
@@ -69,47 +75,47 @@ export class MongoCollection implements Collection<Document> {
   }
 
   findOne(filter: Filter, options?: FindOneOptions): Promise<Document | null> {
-    return this.inner.findOne(filter as DriverFilter<Document>, options)
+    return this.inner.findOne(filter as DriverFilter<Document>, { ...options, ...this.limit })
   }
 
   find(filter: Filter, options?: FindOptions): Cursor<Document> {
-    return this.inner.find(filter as DriverFilter<Document>, options)
+    return this.inner.find(filter as DriverFilter<Document>, { ...options, ...this.limit })
   }
 
   updateOne(filter: Filter, update: UpdateFilter, options?: UpdateOptions): Promise<UpdateResult> {
-    return this.inner.updateOne(filter as DriverFilter<Document>, withUpsertId(filter, update, options?.upsert) as DriverUpdateFilter<Document>, options)
+    return this.inner.updateOne(filter as DriverFilter<Document>, withUpsertId(filter, update, options?.upsert) as DriverUpdateFilter<Document>, { ...options, ...this.limit })
   }
 
   updateMany(filter: Filter, update: UpdateFilter, options?: UpdateOptions): Promise<UpdateResult> {
-    return this.inner.updateMany(filter as DriverFilter<Document>, withUpsertId(filter, update, options?.upsert) as DriverUpdateFilter<Document>, options)
+    return this.inner.updateMany(filter as DriverFilter<Document>, withUpsertId(filter, update, options?.upsert) as DriverUpdateFilter<Document>, { ...options, ...this.limit })
   }
 
   replaceOne(filter: Filter, replacement: Document, options?: UpdateOptions): Promise<UpdateResult> {
-    return this.inner.replaceOne(filter as DriverFilter<Document>, replacement, options)
+    return this.inner.replaceOne(filter as DriverFilter<Document>, replacement, { ...options, ...this.limit })
   }
 
   findOneAndUpdate(filter: Filter, update: UpdateFilter, options: FindOneAndUpdateOptions = {}): Promise<Document | null> {
     return this.inner.findOneAndUpdate(
       filter as DriverFilter<Document>,
       withUpsertId(filter, update, options.upsert) as DriverUpdateFilter<Document>,
-      { ...options, includeResultMetadata: false },
+      { ...options, ...this.limit, includeResultMetadata: false },
     )
   }
 
   deleteOne(filter: Filter): Promise<DeleteResult> {
-    return this.inner.deleteOne(filter as DriverFilter<Document>)
+    return this.inner.deleteOne(filter as DriverFilter<Document>, this.limit)
   }
 
   deleteMany(filter: Filter): Promise<DeleteResult> {
-    return this.inner.deleteMany(filter as DriverFilter<Document>)
+    return this.inner.deleteMany(filter as DriverFilter<Document>, this.limit)
   }
 
   countDocuments(filter: Filter = {}): Promise<number> {
-    return this.inner.countDocuments(filter as DriverFilter<Document>)
+    return this.inner.countDocuments(filter as DriverFilter<Document>, this.limit)
   }
 
   aggregate<R extends Document = Document>(pipeline: Document[]): Cursor<R> {
-    return this.inner.aggregate<R>(pipeline)
+    return this.inner.aggregate<R>(pipeline, this.limit)
   }
 
   createIndex(keys: Record<string, 1 | -1>, options?: IndexOptions): Promise<string> {

@@ -15,6 +15,8 @@ export interface MongoStoreOptions {
   /** Defaults to the database named in the URI. */
   dbName?: string
   logger?: StoreLogger
+  /** `maxTimeMS` of every operation that takes a filter (MONGODB_MAX_TIME_MS). */
+  maxTimeMs?: number
 }
 
 /** GridFS's own collections (default bucket `fs`) hold file bytes, not documents of the service. */
@@ -29,7 +31,7 @@ export class MongoStore implements Store {
   /** Whether the deployment runs multi-document transactions (a replica set or a sharded cluster). */
   readonly transactions: boolean
 
-  private constructor(client: MongoClient, db: Db, transactions: boolean, logger: StoreLogger | undefined) {
+  private constructor(client: MongoClient, db: Db, transactions: boolean, logger: StoreLogger | undefined, private readonly maxTimeMs: number | undefined) {
     this.client = client
     this.db = db
     this.transactions = transactions
@@ -38,7 +40,7 @@ export class MongoStore implements Store {
   }
 
   /** Connects (so a bad URI or an unreachable server fails here, not on the first request). */
-  static async open({ uri, dbName, logger }: MongoStoreOptions): Promise<MongoStore> {
+  static async open({ uri, dbName, logger, maxTimeMs }: MongoStoreOptions): Promise<MongoStore> {
     const client = new MongoClient(uri, { pkFactory: { createPk: newObjectIdHex }, ignoreUndefined: true })
     await client.connect()
     const db = client.db(dbName)
@@ -46,7 +48,7 @@ export class MongoStore implements Store {
     const transactions = typeof hello.setName === 'string' || hello.msg === 'isdbgrid'
     logger?.info({ database: db.databaseName, transactions }, 'MongoDB store connected')
     if (!transactions) logger?.warn({ database: db.databaseName }, 'standalone MongoDB server: a request\'s writes are applied in order, without a transaction')
-    return new MongoStore(client, db, transactions, logger)
+    return new MongoStore(client, db, transactions, logger, maxTimeMs)
   }
 
   /**
@@ -72,7 +74,7 @@ export class MongoStore implements Store {
 
   collection<T extends object = Document>(name: string): Collection<T> {
     // The driver's collections are untyped here; T is the caller's promise about their shape.
-    return new MongoCollection(this.db.collection(name)) as unknown as Collection<T>
+    return new MongoCollection(this.db.collection(name), this.maxTimeMs) as unknown as Collection<T>
   }
 
   async listCollections(): Promise<string[]> {

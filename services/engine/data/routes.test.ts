@@ -4,7 +4,7 @@ import type { DataSearchResult } from '../../../openapi/generated/schemas.js'
 import { RuntimeError } from '../runtime/types.js'
 import { dataCollectionName } from '../../testing/models.js'
 import { HR, startHrEngine } from '../../testing/workflow.js'
-import { Agent } from 'undici'
+import { OutboundPolicy } from '../flow-host/outbound-policy.js'
 import { StoreFlowHost } from '../flow-host/host.js'
 import { UnitOfWork } from '../flow-host/unit-of-work.js'
 
@@ -49,9 +49,10 @@ t.test('a collection is found only in the request\'s app', async (t) => {
 
 t.test('the data node of a flow function obeys the same pattern bound', async (t) => {
   const engine = await seededEngine(t)
-  const dispatcher = new Agent()
+  const policy = new OutboundPolicy({ allowedHosts: [], forwardHeaders: [], ownPorts: () => [] })
+  const dispatcher = policy.dispatcher()
   t.teardown(() => dispatcher.close())
-  const host = new StoreFlowHost({ store: engine.store, dispatcher, unitOfWork: new UnitOfWork(engine.store), ...HR, appFunctions: new Map(), additionalHeaders: {} })
+  const host = new StoreFlowHost({ store: engine.store, dispatcher, policy, unitOfWork: new UnitOfWork(engine.store), ...HR, appFunctions: new Map(), additionalHeaders: {} })
   await t.rejects(host.data({ operation: 'find', collection: 'Leave bookings', filter: { businessKey: { $regex: 'a'.repeat(300) } } }), RuntimeError)
   t.equal(((await host.data({ operation: 'find', collection: 'Leave bookings', filter: { businessKey: { $regex: '^LR-1$' } } })) as unknown[]).length, 1)
 })

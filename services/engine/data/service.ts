@@ -1,7 +1,8 @@
 /**
  * `POST /external/data/search/:collection` (DESIGN.md §6): one page of a business data collection,
  * found by its human-readable name in the request's app. The filter may only use the allow-listed
- * operators (400 wm3100), `$regex` patterns are bounded (400 wm4000), and sort and projection name
+ * operators (400 wm3100), `$regex` patterns are bounded and must run in linear time (RE2; 400 wm4000
+ * naming the field), and sort and projection name
  * plain fields.
  */
 import type { DataSearchParams, DataSearchResult } from '../../../openapi/generated/schemas.js'
@@ -25,7 +26,7 @@ export class DataSearchService {
     const operator = disallowedOperator(filter)
     if (operator) throw this.fail('wm3100', { args: [operator], parameters: { field: 'body.filter', operator } })
     const regex = regexProblem(filter)
-    if (regex) throw this.fail('wm4000', { args: [`body.filter: ${regex}`], parameters: { field: 'body.filter' } })
+    if (regex) throw this.fail('wm4000', { args: [`body.${regex.path}: ${regex.problem}`], parameters: { field: `body.${regex.path}` } })
     for (const [field, spec] of [['body.sort', params.sort], ['body.projection', params.projection]] as const) {
       const bad = Object.keys(spec ?? {}).find((key) => key === '' || key.startsWith('$'))
       if (bad !== undefined) throw this.fail('wm4000', { args: [`${field} names no field: "${bad}"`], parameters: { field } })

@@ -4,14 +4,17 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
+import type { AddressInfo } from 'node:net'
 import fp from 'fastify-plugin'
-import { Agent } from 'undici'
+import type { Dispatcher } from 'undici'
 import type { Actor } from '../../../plugins/identity/plugin.js'
 import type { Store } from '../../../plugins/store/port.js'
 import type { ProcessModels } from '../models/service.js'
 import type { RunEnvironment, RunLimits, RuntimeUser } from '../runtime/types.js'
 import { decodeAdditionalHeaders } from './additional-headers.js'
+import { FunctionPool, type FunctionPoolOptions } from '../isolation/pool.js'
 import { StoreFlowHost } from './host.js'
+import { OutboundPolicy } from './outbound-policy.js'
 import { UnitOfWork } from './unit-of-work.js'
 
 declare module 'fastify' {
@@ -22,6 +25,8 @@ declare module 'fastify' {
 
 /** Limits besides the time limit (FLOW_TIMEOUT_MS): generous for real models, fatal for runaway ones. */
 export const FLOW_LIMITS: Omit<RunLimits, 'timeoutMs'> = {
+  // Model expressions run on the engine's thread: 20,000 nodes are a few ms of work (real ones take tens).
+  expressionNodes: 20_000,
   maxSteps: 10_000,
   maxCallDepth: 10,
   maxAutomaticSteps: 1_000,
@@ -56,7 +61,8 @@ export class RunEnvironments {
   constructor(
     private readonly store: Store,
     private readonly processModels: ProcessModels,
-    private readonly dispatcher: Agent,
+    private readonly outbound: { dispatcher: Dispatcher; policy: OutboundPolicy },
+    private readonly pool: FunctionPool,
     timeoutMs: number,
   ) {
     this.limits = { timeoutMs, ...FLOW_LIMITS }
@@ -67,25 +73,37 @@ export class RunEnvironments {
     const host = new StoreFlowHost({
       unitOfWork,
       store: this.store,
-      dispatcher: this.dispatcher,
+      ...this.outbound,
       appId: request.appId,
       organizationId: request.organizationId,
       appFunctions: await this.processModels.appFunctions(request.appId),
       additionalHeaders: decodeAdditionalHeaders(request.additionalHeaders),
     })
-    return { actor: request.actor, host, savepoints: unitOfWork, unitOfWork, limits: this.limits, now: () => new Date(), newId: randomUUID }
+    const isolation = this.pool.forTenant(JSON.stringify([request.organizationId, request.appId]))
+    return { actor: request.actor, host, savepoints: unitOfWork, unitOfWork, limits: this.limits, isolation, now: () => new Date(), newId: randomUUID }
   }
 }
 
 export interface RunEnvironmentsPluginOptions {
   flowTimeoutMs: number
+  flowWorkers: FunctionPoolOptions
+  flowHttp: { allowedHosts: string[]; forwardHeaders: string[] }
+  /** The gateway's port when it is known (not 0): never reached by an http node either. */
+  gatewayPort?: number
 }
 
 async function runEnvironmentsPlugin(fastify: FastifyInstance, options: RunEnvironmentsPluginOptions): Promise<void> {
-  const dispatcher = new Agent({ maxResponseSize: MAX_OUTBOUND_RESPONSE_BYTES })
-  fastify.decorate('runEnvironments', new RunEnvironments(fastify.store, fastify.processModels, dispatcher, options.flowTimeoutMs))
+  const ownPorts = (): number[] => {
+    const address = fastify.server.address() as AddressInfo | string | null
+    const ports = typeof address === 'object' && address !== null ? [address.port] : []
+    return options.gatewayPort ? [...ports, options.gatewayPort] : ports
+  }
+  const policy = new OutboundPolicy({ ...options.flowHttp, ownPorts })
+  const dispatcher = policy.dispatcher({ maxResponseSize: MAX_OUTBOUND_RESPONSE_BYTES })
+  const pool = new FunctionPool(options.flowWorkers)
+  fastify.decorate('runEnvironments', new RunEnvironments(fastify.store, fastify.processModels, { dispatcher, policy }, pool, options.flowTimeoutMs))
   fastify.addHook('onClose', async () => {
-    await dispatcher.close()
+    await Promise.all([dispatcher.close(), pool.close()])
   })
 }
 

@@ -1,7 +1,6 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
-import { Agent } from 'undici'
 import { openTestStore } from '../../testing/harness.js'
 import { deployExample } from '../../testing/models.js'
 import { createTestUser } from '../../testing/users.js'
@@ -9,15 +8,22 @@ import { RuntimeError } from '../runtime/types.js'
 import { decodeAdditionalHeaders } from './additional-headers.js'
 import { disallowedOperator } from './data-filter.js'
 import { StoreFlowHost } from './host.js'
+import { OutboundPolicy } from './outbound-policy.js'
 import { UnitOfWork } from './unit-of-work.js'
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 
+/** The local test servers are private addresses: the policy lists 127.0.0.1. */
+function outbound(t: Tap) {
+  const policy = new OutboundPolicy({ allowedHosts: ['127.0.0.1'], forwardHeaders: [], ownPorts: () => [] })
+  const dispatcher = policy.dispatcher()
+  t.teardown(() => dispatcher.close())
+  return { policy, dispatcher }
+}
+
 async function hostFor(t: Tap, additionalHeaders: Record<string, string> = {}) {
   const store = await openTestStore(t)
-  const dispatcher = new Agent()
-  t.teardown(() => dispatcher.close())
-  const host = new StoreFlowHost({ store, dispatcher, unitOfWork: new UnitOfWork(store), appId: 'hr', organizationId: 'acme', appFunctions: new Map(), additionalHeaders })
+  const host = new StoreFlowHost({ store, ...outbound(t), unitOfWork: new UnitOfWork(store), appId: 'hr', organizationId: 'acme', appFunctions: new Map(), additionalHeaders })
   return { store, host }
 }
 
@@ -97,9 +103,7 @@ t.test('data nodes work on the app\'s data collections through the registry', as
   await t.rejects(host.data({ operation: 'update', collection: 'Leave bookings', filter: {}, set: { $inc: { days: 1 } } }), { kind: 'technical', message: /may not start with \$: \$inc/ })
   await t.rejects(host.data({ operation: 'insert', collection: 'Leave bookings', doc: 'text' }), { kind: 'technical', message: /must be an object/ })
   await t.rejects(host.data({ operation: 'insert', collection: 'Leave bookings', doc: { businessKey: 'LR-1' } }), { kind: 'technical', message: /duplicate key/ }, 'store errors (the unique index) are technical failures')
-  const dispatcher = new Agent()
-  t.teardown(() => dispatcher.close())
-  const other = new StoreFlowHost({ store, dispatcher, unitOfWork: new UnitOfWork(store), appId: 'sales', organizationId: 'acme', appFunctions: new Map(), additionalHeaders: {} })
+  const other = new StoreFlowHost({ store, ...outbound(t), unitOfWork: new UnitOfWork(store), appId: 'sales', organizationId: 'acme', appFunctions: new Map(), additionalHeaders: {} })
   await t.rejects(other.data({ operation: 'find', collection: 'Leave bookings' }), RuntimeError, 'another app does not see the collection')
 })
 

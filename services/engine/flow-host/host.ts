@@ -16,6 +16,7 @@ import {
   type RuntimeUser,
 } from '../runtime/types.js'
 import { disallowedOperator, regexProblem } from './data-filter.js'
+import type { OutboundPolicy } from './outbound-policy.js'
 import type { UniqueKey, UnitOfWork } from './unit-of-work.js'
 
 /** At most this many documents come back from one `find` of a data node. */
@@ -23,13 +24,15 @@ export const MAX_FOUND_DOCUMENTS = 1000
 
 export interface FlowHostScope {
   store: Store
-  /** Keeps outbound connections alive between calls; closed with the engine. */
+  /** Keeps outbound connections alive between calls; closed with the engine. Its connections pass `policy`. */
   dispatcher: Dispatcher
+  /** Where outbound calls may go and which context headers they carry. */
+  policy: OutboundPolicy
   appId: string
   organizationId: string
   /** The app's `functions` models, by function id. */
   appFunctions: ReadonlyMap<string, FlowFunctionDefinition>
-  /** Decoded `additionalheaders` of the request, sent along with every outbound call. */
+  /** Decoded `additionalheaders` of the request, sent along to allowed hosts (OutboundPolicy). */
   additionalHeaders: Record<string, string>
   /** The request's pending data writes. */
   unitOfWork: UnitOfWork
@@ -74,7 +77,8 @@ export class StoreFlowHost implements FlowHost {
       throw technical(`HTTP call to an invalid URL: ${outbound.url}`)
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw technical(`HTTP call to a URL that is not http(s): ${outbound.url}`)
-    const headers: Record<string, string> = { ...this.scope.additionalHeaders }
+    const headers = this.scope.policy.contextHeadersFor(url, this.scope.additionalHeaders)
+    if (outbound.idempotencyKey !== undefined) headers['idempotency-key'] = outbound.idempotencyKey
     // The function's own headers win over the request's context headers.
     for (const [name, value] of Object.entries(outbound.headers)) headers[name.toLowerCase()] = value
     let body: string | undefined
@@ -172,7 +176,7 @@ export class StoreFlowHost implements FlowHost {
     const operator = disallowedOperator(filter)
     if (operator) throw technical(`Filter operator not allowed in a data ${operation.operation}: ${operator}`)
     const regex = regexProblem(filter)
-    if (regex) throw technical(`Filter of a data ${operation.operation} refused: ${regex}`)
+    if (regex) throw technical(`Filter of a data ${operation.operation} refused at ${regex.path}: ${regex.problem}`)
     return filter
   }
 

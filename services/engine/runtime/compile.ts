@@ -88,7 +88,7 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
     if (!request.state) return executeFunction(fn, { input: request.input }, env, (id) => resolveFunction(id, env))
     const working = new Working(request.state)
     const task = request.taskId === undefined ? undefined : findTask(working.instance, request.taskId)
-    return interpreter.runInProcess(fn, working, request.input, working.data, env, task)
+    return interpreter.runInProcess(fn, working, request.input, working.data, env, task?.stepId ?? `function:${functionId}`, task)
   }
 
   return {
@@ -138,7 +138,7 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
       if (request.dataInstance !== undefined) working.data = deepCopy(request.dataInstance)
       if (action.function !== undefined) {
         const fn = interpreter.requireFunction(action.function, env)
-        const result = await interpreter.runInProcess(fn, working, working.data, working.data, env, task)
+        const result = await interpreter.runInProcess(fn, working, working.data, working.data, env, task.stepId, task)
         working.data = result.dataInstance
         working.infoList.push(...result.infoList)
       }
@@ -167,7 +167,7 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
       }
       const fn = interpreter.requireFunction(action.function, env)
       const formData = deepCopy(request.dataInstance)
-      const result = await interpreter.runInProcess(fn, working, formData, formData, env, task)
+      const result = await interpreter.runInProcess(fn, working, formData, formData, env, task.stepId, task)
       working.data = result.dataInstance
       working.infoList.push(...result.infoList)
       return { ...working.transition(env), output: result.output }

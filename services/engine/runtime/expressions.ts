@@ -6,6 +6,7 @@
  */
 import jsonata from 'jsonata'
 import { defineOwn } from './paths.js'
+import { re2Problem, Re2RegexEngine } from './regex-engine.js'
 import { RuntimeError } from './types.js'
 
 /** What an evaluation may reach outside the store, and the run's deadline. */
@@ -39,6 +40,33 @@ const MAX_EXPRESSION_DEPTH = 500
 /** Items one JSONata sequence may hold, so `[1..1e9]`-style expressions fail instead of exhausting memory. */
 const MAX_SEQUENCE_LENGTH = 1_000_000
 
+/** How every expression of a model is parsed: bounded depth and sequences, regex literals run by RE2. */
+const JSONATA_OPTIONS = {
+  stack: MAX_EXPRESSION_DEPTH,
+  sequence: MAX_SEQUENCE_LENGTH,
+  RegexEngine: Re2RegexEngine as unknown as RegExpConstructor,
+}
+
+/** Parses an expression as the runtime runs it; throws JSONata's error for a syntax fault. */
+export function parseExpression(source: string): jsonata.Expression {
+  return jsonata(source, JSONATA_OPTIONS)
+}
+
+/** The first regex literal of a parsed expression that RE2 cannot run (why), or undefined. */
+export function expressionRegexProblem(parsed: jsonata.Expression): string | undefined {
+  const pending: unknown[] = [parsed.ast()]
+  while (pending.length > 0) {
+    const node = pending.pop()
+    if (node instanceof RegExp) {
+      const problem = re2Problem(node)
+      if (problem) return problem
+    } else if (typeof node === 'object' && node !== null) {
+      pending.push(...Object.values(node))
+    }
+  }
+  return undefined
+}
+
 const SCOPE_BINDING = '__evaluationScope'
 const EVALUATE_ENTRY_HOOK = Symbol.for('jsonata.__evaluate_entry')
 
@@ -70,7 +98,7 @@ function failureMessage(error: unknown): string {
 export function compileExpression(source: string, location: string): CompiledExpression {
   let compiled: jsonata.Expression
   try {
-    compiled = jsonata(source, { stack: MAX_EXPRESSION_DEPTH, sequence: MAX_SEQUENCE_LENGTH })
+    compiled = parseExpression(source)
   } catch (error) {
     // Models are validated on insert, so this only happens for a model stored by other means.
     throw new Error(`${location} is not a valid expression: ${failureMessage(error)}`)

@@ -112,9 +112,15 @@ export class Interpreter {
     instance.processStatus = instance.threads.some((thread) => thread.status === 'failed') ? 'failed' : 'running'
   }
 
-  /** Runs a function in the context of the instance; the data it changes comes back in the result. */
-  runInProcess(fn: CompiledFunction, working: Working, input: unknown, data: DataInstance, env: RunEnvironment, task?: Task): Promise<FunctionRunResult> {
-    return executeFunction(fn, { input, data, process: processView(working.instance), ...(task ? { task } : {}) }, env, (functionId) => this.model.resolveFunction(functionId, env))
+  /**
+   * Runs a function in the context of the instance, as part of step `stepId`; the data it changes
+   * comes back in the result. The instance's `lastUpdate` is its stored revision (a transition sets
+   * it only at its end), so a step re-run from the same stored state gets the same idempotency scope.
+   */
+  runInProcess(fn: CompiledFunction, working: Working, input: unknown, data: DataInstance, env: RunEnvironment, stepId: string, task?: Task): Promise<FunctionRunResult> {
+    const { processInstanceId, lastUpdate } = working.instance
+    const request = { input, data, process: processView(working.instance), idempotencyScope: `${processInstanceId}\n${lastUpdate}\n${stepId}`, ...(task ? { task } : {}) }
+    return executeFunction(fn, request, env, (functionId) => this.model.resolveFunction(functionId, env))
   }
 
   requireFunction(functionId: string, env: RunEnvironment): CompiledFunction {
@@ -201,7 +207,7 @@ export class Interpreter {
     const mark = env.savepoints?.mark()
     try {
       const fn = this.requireFunction(functionId, env)
-      const result = await this.runInProcess(fn, working, {}, working.data, env)
+      const result = await this.runInProcess(fn, working, {}, working.data, env, thread.stepId)
       working.data = result.dataInstance
       working.infoList.push(...result.infoList)
       thread.stepId = next
@@ -277,14 +283,19 @@ export class Interpreter {
 
 /**
  * The scope of an expression evaluated outside a flow function (switch, assignTo, businessKey,
- * inform): it gets the same time limit as a function run.
+ * inform). These run on the engine's own thread, so besides the run limit they have a small budget
+ * of evaluated nodes (`limits.expressionNodes`): a runaway condition fails after milliseconds of
+ * work instead of holding every other request. Nodes, not wall-clock time, because an evaluation
+ * interleaves with other requests: its wall-clock time says nothing of the thread it holds.
  */
 export function expressionScope(env: RunEnvironment): EvaluationScope {
   const deadline = performance.now() + env.limits.timeoutMs
+  let nodesLeft = env.limits.expressionNodes
   return {
     constant: (name) => env.host.constant(name),
     uuid: () => env.newId(),
     checkDeadline: () => {
+      if (--nodesLeft < 0) throw technical(`an expression evaluated more than ${env.limits.expressionNodes} nodes`)
       if (performance.now() > deadline) throw technical(`an expression ran longer than ${env.limits.timeoutMs} ms`)
     },
   }

@@ -9,7 +9,8 @@
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import addFormatsModule from 'ajv-formats'
 import { Cron } from 'croner'
-import jsonata from 'jsonata'
+import { expressionRegexProblem, parseExpression } from './expressions.js'
+import { re2SchemaRegExp } from './regex-engine.js'
 import { parseAssignmentPath } from './paths.js'
 import { type ActionType, RuntimeError, type StepDefinition, type WorkflowModel } from './types.js'
 
@@ -50,7 +51,7 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020
  * runtime can compile with the same settings.
  */
 export function createModelSchemaCompiler(): Ajv2020 {
-  return addFormats(new Ajv2020({ strict: true, strictTypes: false, strictTuples: false, strictRequired: false, allErrors: true, logger: false }))
+  return addFormats(new Ajv2020({ strict: true, strictTypes: false, strictTuples: false, strictRequired: false, allErrors: true, logger: false, code: { regExp: re2SchemaRegExp } }))
 }
 
 const schemaCompiler = createModelSchemaCompiler()
@@ -114,12 +115,15 @@ function modelIdLike(value: unknown, path: string): void {
 
 function expression(value: unknown, path: string): void {
   const source = text(value, path)
+  let parsed: ReturnType<typeof parseExpression>
   try {
-    jsonata(source)
+    parsed = parseExpression(source)
   } catch (error) {
     const { message, position } = error as { message?: string; position?: number }
     throw new Fault(path, `is not a valid expression: ${message ?? String(error)}${position === undefined ? '' : ` (at position ${position})`}`)
   }
+  const regex = expressionRegexProblem(parsed)
+  if (regex) throw new Fault(path, `is not a valid expression: ${regex}`)
 }
 
 function optionalExpression(value: unknown, path: string): void {

@@ -222,6 +222,11 @@ export interface HttpRequest {
   headers: Record<string, string>
   body?: unknown
   timeoutMs: number
+  /**
+   * Sent as the `idempotency-key` header: the same for the same instance, stored revision, step,
+   * node and occurrence, so a receiver can drop the repeat when a rolled-back step runs again.
+   */
+  idempotencyKey?: string
 }
 
 export interface HttpResponse {
@@ -257,6 +262,8 @@ export interface FlowHost {
 export interface RunLimits {
   /** Wall-clock limit of one function run (FLOW_TIMEOUT_MS, default 10000). */
   timeoutMs: number
+  /** JSONata nodes one model expression (switch case, assignTo, businessKey, inform) may evaluate on the engine's thread. */
+  expressionNodes: number
   /** Flow nodes executed per run. */
   maxSteps: number
   /** Nested `call` depth. */
@@ -276,12 +283,44 @@ export interface Savepoints {
   discardSince(mark: number): void
 }
 
+/** The read-only `process` of a flow function's store. */
+export type ProcessView = Readonly<Pick<ProcessInstance, 'processInstanceId' | 'processId' | 'businessKey' | 'processStatus' | 'initiator'>>
+
+/** What one flow-function run works on. */
+export interface FunctionRunRequest {
+  input: unknown
+  /** The process dataInstance (copied, not changed); absent for a standalone run. */
+  data?: DataInstance
+  process?: ProcessView
+  task?: Task
+  /** Identifies this run of a step (instance, stored revision, step) for `idempotency-key`s; absent, each run is new. */
+  idempotencyScope?: string
+}
+
+/** A flow-function run as plain data, so it can be handed to another thread. */
+export interface IsolatedRun {
+  functionId: string
+  definition: FlowFunctionDefinition
+  request: FunctionRunRequest
+}
+
+/**
+ * Where flow functions (tenants' code) run so that they cannot stall the engine: the engine gives
+ * a worker pool whose runs are stopped at the time limit however they spin. `resolve` gives the
+ * definition of a function a `call` node names; host calls go to `env.host`.
+ */
+export interface FunctionIsolation {
+  run(run: IsolatedRun, env: RunEnvironment, resolve: (functionId: string) => Promise<FlowFunctionDefinition | undefined>): Promise<FunctionRunResult>
+}
+
 export interface RunEnvironment {
   actor: RuntimeUser
   host: FlowHost
   /** Absent where nothing holds writes back (runtime tests with plain objects). */
   savepoints?: Savepoints
   limits: RunLimits
+  /** Runs flow functions away from the caller's thread; absent, they run inline (tests, the worker itself). */
+  isolation?: FunctionIsolation
   /** The clock, so tests control time. */
   now(): Date
   /** Id generator (UUIDs in production), so tests get stable ids. */

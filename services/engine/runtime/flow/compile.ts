@@ -39,6 +39,8 @@ export type CompiledNode =
 
 export interface CompiledFunction {
   readonly functionId: string
+  /** The definition it was compiled from, for a run handed to another thread. */
+  readonly definition: FlowFunctionDefinition
   readonly checkInput: SchemaCheck
   readonly checkOutput: SchemaCheck
   readonly nodes: readonly CompiledNode[]
@@ -129,6 +131,7 @@ function optionalMember<Key extends string, Value>(key: Key, value: Value | unde
 export function compileFunction(functionId: string, definition: FlowFunctionDefinition): CompiledFunction {
   return {
     functionId,
+    definition,
     checkInput: compileSchema(definition.input),
     checkOutput: compileSchema(definition.output),
     nodes: compileNodes(definition.steps, `functions.${functionId}.steps`),

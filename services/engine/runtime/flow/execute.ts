@@ -4,24 +4,25 @@
  * (`limits.maxSteps`, shared with the functions it calls) and a call depth (`limits.maxCallDepth`).
  * The run works on a copy of the data: the caller adopts the copy only when the run succeeded.
  */
+import { createHash } from 'node:crypto'
 import { deepCopy } from '../../../shared/deep-copy.js'
 import { performance } from 'node:perf_hooks'
 import type { CompiledExpression, EvaluationScope, ExpressionStore } from '../expressions.js'
 import { toJsonValue } from '../expressions.js'
 import { assignAtPath, type AssignmentPath, type WritableRoot } from '../paths.js'
 import {
-  type DataInstance,
+  type FlowHost,
+  type FunctionRunRequest,
   type FunctionRunResult,
   type JsonObject,
   type ProcessInstance,
+  type ProcessView,
   RuntimeError,
   type RunEnvironment,
-  type Task,
 } from '../types.js'
 import type { CompiledFunction, CompiledNode } from './compile.js'
 
-/** The read-only `process` of the store. */
-export type ProcessView = Readonly<Pick<ProcessInstance, 'processInstanceId' | 'processId' | 'businessKey' | 'processStatus' | 'initiator'>>
+export type { FunctionRunRequest, ProcessView }
 
 export function processView(instance: ProcessInstance): ProcessView {
   const { processInstanceId, processId, businessKey, processStatus, initiator } = instance
@@ -29,22 +30,20 @@ export function processView(instance: ProcessInstance): ProcessView {
 }
 
 /** Finds a function by id for a `call` node: the process's own first, then the app's. */
-export type FunctionResolver = (functionId: string) => CompiledFunction | undefined
+export type FunctionResolver = (functionId: string) => CompiledFunction | undefined | Promise<CompiledFunction | undefined>
 
-export interface FunctionRunRequest {
-  input: unknown
-  /** The process dataInstance (copied, not changed); absent for a standalone run. */
-  data?: DataInstance
-  process?: ProcessView
-  task?: Task
-}
+/** What a run needs of its environment: of the host only its constants, HTTP and data (a worker has no more). */
+export type FunctionEnvironment = Pick<RunEnvironment, 'actor' | 'limits' | 'now' | 'newId'> & { host: Pick<FlowHost, 'constant' | 'http' | 'data'> }
 
 interface Run {
-  readonly env: RunEnvironment
+  readonly env: FunctionEnvironment
   readonly resolve: FunctionResolver
   readonly deadline: number
   readonly scope: EvaluationScope
   readonly infoList: string[]
+  /** `idempotency-key`s derive from it; how often each http node ran in this run tells repeats apart. */
+  idempotencyScope: string | undefined
+  readonly httpOccurrences: Map<string, number>
   stepsLeft: number
 }
 
@@ -137,8 +136,9 @@ async function executeNode(node: CompiledNode, frame: Frame, run: Run, depth: nu
       const body = node.body ? await evaluate(node.body, frame, run) : undefined
       const remaining = Math.max(1, Math.floor(run.deadline - performance.now()))
       const timeoutMs = Math.min(node.timeoutMs ?? remaining, remaining)
+      const idempotencyKey = idempotencyKeyOf(run, node.location)
       const response = await withinDeadline(run, `${node.method} ${url}`, () =>
-        run.env.host.http({ method: node.method, url, headers, timeoutMs, ...(body === undefined ? {} : { body }) }).catch((error: unknown) => {
+        run.env.host.http({ method: node.method, url, headers, timeoutMs, idempotencyKey, ...(body === undefined ? {} : { body }) }).catch((error: unknown) => {
           throw hostFailure(error, node.location)
         }),
       )
@@ -164,7 +164,7 @@ async function executeNode(node: CompiledNode, frame: Frame, run: Run, depth: nu
     }
     case 'call': {
       if (depth >= run.env.limits.maxCallDepth) throw technical(`${node.location}: calls nest deeper than ${run.env.limits.maxCallDepth}`, node.location)
-      const callee = run.resolve(node.functionId)
+      const callee = await run.resolve(node.functionId)
       if (!callee) throw new RuntimeError('notFound', `${node.location}: function ${node.functionId} not found`, { target: 'function', path: node.location })
       const input = node.input ? await evaluate(node.input, frame, run) : {}
       const output = await invoke(callee, input, { data: frame.roots.data, process: frame.store.process, task: frame.store.task }, run, depth + 1)
@@ -172,6 +172,20 @@ async function executeNode(node: CompiledNode, frame: Frame, run: Run, depth: nu
       return
     }
   }
+}
+
+/**
+ * The `idempotency-key` of an http node's call: a digest of the run's scope (instance, stored
+ * revision, step), the node's location and how often the node ran before in this run. A step that
+ * runs again from the same stored state (its request was rolled back, or repeated) sends the same
+ * keys; a later pass through the step, after the instance changed, sends new ones.
+ */
+function idempotencyKeyOf(run: Run, location: string): string {
+  const occurrence = (run.httpOccurrences.get(location) ?? 0) + 1
+  run.httpOccurrences.set(location, occurrence)
+  // A run outside a process (standalone) is its own scope: every run is new.
+  run.idempotencyScope ??= `run:${run.env.newId()}`
+  return createHash('sha256').update(`${run.idempotencyScope}\n${location}\n${occurrence}`).digest('base64url').slice(0, 32)
 }
 
 interface SharedContext {
@@ -196,13 +210,25 @@ async function invoke(fn: CompiledFunction, input: unknown, shared: SharedContex
   return output
 }
 
-export async function executeFunction(fn: CompiledFunction, request: FunctionRunRequest, env: RunEnvironment, resolve: FunctionResolver): Promise<FunctionRunResult> {
+/**
+ * Runs a function: in the environment's isolation when it has one (the engine's worker pool, so a
+ * runaway run cannot hold the engine's thread), else here.
+ */
+export function executeFunction(fn: CompiledFunction, request: FunctionRunRequest, env: RunEnvironment, resolve: FunctionResolver): Promise<FunctionRunResult> {
+  if (!env.isolation) return executeInline(fn, request, env, resolve)
+  return env.isolation.run({ functionId: fn.functionId, definition: fn.definition, request }, env, async (functionId) => (await resolve(functionId))?.definition)
+}
+
+/** Runs a function on this thread, bounded by the run's deadline and step budget. */
+export async function executeInline(fn: CompiledFunction, request: FunctionRunRequest, env: FunctionEnvironment, resolve: FunctionResolver): Promise<FunctionRunResult> {
   const deadline = performance.now() + env.limits.timeoutMs
   const run: Run = {
     env,
     resolve,
     deadline,
     infoList: [],
+    idempotencyScope: request.idempotencyScope,
+    httpOccurrences: new Map(),
     stepsLeft: env.limits.maxSteps,
     scope: {
       constant: (name) => withinDeadline(run, `the constant ${name}`, () => env.host.constant(name)),

@@ -81,7 +81,8 @@ t.test('http sends method, url, headers and body through the host and stores the
     { id: 'o1', qty: 3 },
     { host },
   )
-  t.same(host.httpRequests, [{ method: 'POST', url: 'https://api.example/orders/o1', headers: { 'x-trace': 'abc' }, body: { qty: 3 }, timeoutMs: 500 }])
+  t.same(host.httpRequests, [{ method: 'POST', url: 'https://api.example/orders/o1', headers: { 'x-trace': 'abc' }, body: { qty: 3 }, timeoutMs: 500, idempotencyKey: host.httpRequests[0]?.idempotencyKey }])
+  t.match(host.httpRequests[0]?.idempotencyKey, /^[\w-]{32}$/, 'every call carries an idempotency key')
   t.same(result.output, { response: { status: 201, headers: { 'x-id': '7' }, body: { id: 7 } } })
 })
 
@@ -163,4 +164,26 @@ t.test('runStandaloneFunction runs an app function with no process data and comp
   await runStandaloneFunction('standalone', definition, {}, env, { functionCache: cache })
   t.same(first.output, { hasData: false, hasProcess: false })
   t.equal(cache.size, 1)
+})
+
+t.test('idempotency keys: the same for the same step run, node and occurrence; new for another run scope', async (t) => {
+  const definition: FlowFunctionDefinition = {
+    steps: [{ http: { method: 'post', url: "'https://api.example/a'" } }, { http: { method: 'post', url: "'https://api.example/a'" } }, { call: 'again' }, { call: 'again' }],
+  }
+  const library = { again: { steps: [{ http: { method: 'post', url: "'https://api.example/b'" } }] } }
+  const keysOf = async (idempotencyScope: string | undefined) => {
+    const host = fakeHost({ appFunctions: library })
+    const env = fakeEnvironment(actor, host)
+    const compiler = new FunctionCompiler()
+    const resolve = (functionId: string) => compiler.compile(functionId, library[functionId as 'again'])
+    await executeFunction(compileFunction('subject', definition), { input: {}, ...(idempotencyScope === undefined ? {} : { idempotencyScope }) }, env, resolve)
+    return host.httpRequests.map((request) => request.idempotencyKey)
+  }
+  const first = await keysOf('instance-1\n2026-03-01T09:00:00.000Z\nbook')
+  t.equal(new Set(first).size, 4, 'each node and each occurrence of a called node has its own key')
+  t.same(await keysOf('instance-1\n2026-03-01T09:00:00.000Z\nbook'), first, 'the step re-run from the same stored state sends the same keys')
+  const later = await keysOf('instance-1\n2026-03-01T09:05:00.000Z\nbook')
+  t.notOk(later.some((key) => first.includes(key)), 'a pass after the instance changed sends new keys')
+  const standalone = await keysOf(undefined)
+  t.notOk(standalone.some((key) => first.includes(key)), 'a run outside a process has keys of its own')
 })

@@ -1,0 +1,197 @@
+/**
+ * Flow functions are tenants' code: they run in a pool of worker threads (piscina), never on the
+ * engine's thread. A run is stopped at its time limit however it spins (a catastrophic regex, tail
+ * recursion, a busy loop): its worker is terminated and the run fails with the runtime's technical
+ * timeout error. Workers have a memory ceiling (`resourceLimits`). One tenant may occupy at most half
+ * of the pool, so it cannot take every worker from the others.
+ *
+ * The worker reaches the engine's FlowHost (constants, data collections, outbound HTTP, called
+ * functions' definitions) over a MessagePort; those calls run here, on the engine's thread.
+ */
+import { MessageChannel, type MessagePort } from 'node:worker_threads'
+import { Piscina } from 'piscina'
+import { deserializeError, type HostReply, type IsolatedOutcome, type IsolatedTask, serializeError, type WorkerMessage } from '../runtime/flow/isolation-protocol.js'
+import { type FlowFunctionDefinition, type FunctionIsolation, type FunctionRunResult, type IsolatedRun, RuntimeError, type RunEnvironment } from '../runtime/types.js'
+
+export interface FunctionPoolOptions {
+  /** Worker threads at most (FLOW_WORKERS). */
+  threads: number
+  /** Heap ceiling of one worker in MiB (FLOW_WORKER_MEMORY_MB); a run past it fails. */
+  memoryMb: number
+}
+
+/**
+ * How long a run may wait for a worker: the runs of its tenant ahead of it (each ends by its limit)
+ * and a worker's start (module loading, slow on a busy machine) are not the run's own time.
+ */
+function startBoundMs(timeoutMs: number): number {
+  return Math.max(2 * timeoutMs, 30_000)
+}
+
+/** Grace past the limit before the worker is terminated: the run's own deadline check normally ends it first. */
+function killGraceMs(timeoutMs: number): number {
+  return Math.min(50, Math.ceil(timeoutMs * 0.03))
+}
+
+function technical(message: string): RuntimeError {
+  return new RuntimeError('technical', message)
+}
+
+/** A counting semaphore per tenant: how many of a tenant's runs hold a worker, and who waits. */
+class TenantShare {
+  private running = 0
+  private readonly waiting: Array<() => void> = []
+
+  constructor(private readonly limit: number) {}
+
+  /** Calls `waiter` once the tenant may use a worker: at once when under its share, else in turn. */
+  acquire(waiter: () => void): void {
+    if (this.running < this.limit) {
+      this.running++
+      waiter()
+    } else this.waiting.push(waiter)
+  }
+
+  /** Gives up a place in the queue that was never granted; false when it was granted meanwhile. */
+  withdraw(waiter: () => void): boolean {
+    const index = this.waiting.indexOf(waiter)
+    if (index < 0) return false
+    this.waiting.splice(index, 1)
+    return true
+  }
+
+  release(): void {
+    const next = this.waiting.shift()
+    if (next) next()
+    else this.running--
+  }
+
+  get idle(): boolean {
+    return this.running === 0 && this.waiting.length === 0
+  }
+}
+
+export class FunctionPool {
+  private workers: Piscina<IsolatedTask, IsolatedOutcome> | undefined
+  private readonly shares = new Map<string, TenantShare>()
+  private readonly tenantLimit: number
+
+  constructor(private readonly options: FunctionPoolOptions) {
+    this.tenantLimit = Math.max(1, Math.floor(options.threads / 2))
+  }
+
+  /** The threads start with the first run: an engine that never runs a function never pays for them. */
+  private get pool(): Piscina<IsolatedTask, IsolatedOutcome> {
+    this.workers ??= new Piscina<IsolatedTask, IsolatedOutcome>({
+      filename: new URL('../runtime/flow/worker.js', import.meta.url).href,
+      // Every worker stays warm: a worker's start costs hundreds of ms of CPU, paid once, not while another tenant waits.
+      minThreads: this.options.threads,
+      maxThreads: this.options.threads,
+      idleTimeout: 30_000,
+      resourceLimits: { maxOldGenerationSizeMb: this.options.memoryMb, maxYoungGenerationSizeMb: Math.max(4, Math.floor(this.options.memoryMb / 8)), stackSizeMb: 4 },
+    })
+    return this.workers
+  }
+
+  /** The isolation the run environments of one tenant use. */
+  forTenant(tenant: string): FunctionIsolation {
+    return { run: (run, env, resolve) => this.run(tenant, run, env, resolve) }
+  }
+
+  async close(): Promise<void> {
+    await this.workers?.destroy()
+  }
+
+  private share(tenant: string): TenantShare {
+    let share = this.shares.get(tenant)
+    if (!share) {
+      share = new TenantShare(this.tenantLimit)
+      this.shares.set(tenant, share)
+    }
+    return share
+  }
+
+  private async run(tenant: string, run: IsolatedRun, env: RunEnvironment, resolve: (functionId: string) => Promise<FlowFunctionDefinition | undefined>): Promise<FunctionRunResult> {
+    const { timeoutMs } = env.limits
+    const share = this.share(tenant)
+    const controller = new AbortController()
+    let started = false
+    let timedOut = false
+    // Waiting for a worker is bounded too; once the run starts, the limit is the run's.
+    let timer = setTimeout(() => {
+      timedOut = true
+      controller.abort()
+    }, startBoundMs(timeoutMs))
+    const channel = new MessageChannel()
+    try {
+      await this.acquire(share, controller.signal)
+      try {
+        channel.port1.on('message', (message: WorkerMessage) => {
+          if (message.type === 'started') {
+            started = true
+            clearTimeout(timer)
+            timer = setTimeout(() => {
+              timedOut = true
+              controller.abort()
+            }, timeoutMs + killGraceMs(timeoutMs))
+            return
+          }
+          void answer(channel.port1, message, env, resolve)
+        })
+        const task: IsolatedTask = { run, actor: env.actor, limits: env.limits, port: channel.port2 }
+        const outcome = await this.pool.run(task, { transferList: [channel.port2], signal: controller.signal })
+        if ('error' in outcome) throw deserializeError(outcome.error)
+        return outcome.result
+      } finally {
+        share.release()
+      }
+    } catch (error) {
+      if (error instanceof RuntimeError) throw error
+      if (timedOut) {
+        throw technical(started ? `the function ran longer than ${timeoutMs} ms` : `the function could not start within ${startBoundMs(timeoutMs)} ms: every worker is busy`)
+      }
+      if ((error as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY') throw technical('the function used more memory than a run may')
+      throw technical(`the function's worker failed: ${(error as Error).message}`)
+    } finally {
+      clearTimeout(timer)
+      channel.port1.close()
+      if (share.idle) this.shares.delete(tenant)
+    }
+  }
+
+  private acquire(share: TenantShare, signal: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      let granted = false
+      const grant = (): void => {
+        granted = true
+        signal.removeEventListener('abort', onAbort)
+        resolve()
+      }
+      const onAbort = (): void => {
+        if (!granted && share.withdraw(grant)) reject(signal.reason)
+      }
+      signal.addEventListener('abort', onAbort, { once: true })
+      share.acquire(grant)
+    })
+  }
+}
+
+/** Answers one host call of a worker with the engine's own host. */
+async function answer(port: MessagePort, message: Extract<WorkerMessage, { type: 'call' }>, env: RunEnvironment, resolve: (functionId: string) => Promise<FlowFunctionDefinition | undefined>): Promise<void> {
+  let reply: HostReply
+  try {
+    const value =
+      message.method === 'constant'
+        ? await env.host.constant(message.argument)
+        : message.method === 'http'
+          ? await env.host.http(message.argument)
+          : message.method === 'data'
+            ? await env.host.data(message.argument)
+            : await resolve(message.argument)
+    reply = { type: 'reply', id: message.id, value }
+  } catch (error) {
+    reply = { type: 'reply', id: message.id, error: serializeError(error) }
+  }
+  // The run may have ended meanwhile (timed out): a closed port drops the reply.
+  port.postMessage(reply)
+}

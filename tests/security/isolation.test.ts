@@ -1,0 +1,117 @@
+/**
+ * Issue "security" C: tenants' code cannot stall the engine. Flow functions run in the engine's
+ * worker pool and are stopped at FLOW_TIMEOUT_MS however they spin; regex literals run with RE2
+ * semantics (linear time); model expressions on the engine's thread have a small budget. Through the
+ * gateway, as a client would see it.
+ */
+import { performance } from 'node:perf_hooks'
+import t from 'tap'
+import { openTestStore, startService } from '../../services/testing/harness.js'
+import { deployExample } from '../../services/testing/models.js'
+import { createTestUser } from '../../services/testing/users.js'
+import { workflowClient } from '../../services/testing/workflow.js'
+
+type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
+
+const LIMIT_MS = 2000
+/** Four workers: a tenant may hold two at once, and another tenant still finds a free one. */
+const WORKERS = { threads: 4, memoryMb: 128 }
+const HEAVY = { appId: 'heavy', organizationId: 'mallory' }
+const OTHER = { appId: 'hr', organizationId: 'acme' }
+
+/** Worst cases for a JSONata engine on one thread. */
+const HEAVY_FUNCTIONS = {
+  // Backtracking engines take exponential time here; RE2 is linear, so 20 MB of input is what keeps it busy past the limit.
+  hugeRegex: { steps: [{ set: { 'output.matched': "$exists($match($pad('', 20000000, 'a') & '!', /^(a+)+$/))" } }] },
+  // Tail calls: JSONata's trampoline never grows the stack, so only the time limit ends it.
+  recursion: { steps: [{ set: { 'output.n': '( $f := function($n) { $n = 0 ? 0 : $f($n - 1) }; $f(1e12) )' } }] },
+  catastrophicRegex: { steps: [{ set: { 'output.matched': '$exists($match(input.s, /^(a+)+$/))' } }] },
+} as const
+
+async function timed<T>(call: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const started = performance.now()
+  const value = await call()
+  return { value, ms: performance.now() - started }
+}
+
+async function setUp(t: Tap) {
+  const store = await openTestStore(t)
+  await deployExample(store, 'hr-lib', { ...HEAVY, edit: (body) => Object.assign(body.functions as object, HEAVY_FUNCTIONS) })
+  await deployExample(store, 'hr-lib', OTHER)
+  await deployExample(store, 'hr-constants', OTHER)
+  await deployExample(store, 'leave-request', OTHER)
+  const mallory = await createTestUser(store, { ...HEAVY, fullName: 'Mallory', swimlanes: [] })
+  const ann = await createTestUser(store, { ...OTHER, fullName: 'Ann Employee', swimlanes: ['employee'] })
+  const engine = await startService(t, 'engine', { store, config: { flowTimeoutMs: LIMIT_MS, flowWorkers: WORKERS } })
+  const gateway = await startService(t, 'gateway', { config: { engineUrl: engine.url } })
+  const client = workflowClient(t, gateway.url, 'gateway')
+  const execute = (functionId: string, tenant: typeof HEAVY | typeof OTHER, userId: string, inputParams: Record<string, unknown> = {}) =>
+    client.call<{ status: string; data: { output?: Record<string, unknown> }; error?: { message: string } }>('executeExternalFunction', 'POST', `/external/function/${functionId}/execute`, {
+      user: userId,
+      body: { ...tenant, inputParams },
+    })
+  // Workers boot with the engine (seconds on a busy machine): wait for a tenant's share of them, for each tenant.
+  const warmUntil = performance.now() + 60_000
+  for (;;) {
+    const round = await timed(() => Promise.all([1, 2].flatMap(() => [execute('vatOf', OTHER, ann.userId, { amount: 100 }), execute('catastrophicRegex', HEAVY, mallory.userId, { s: 'a' })])))
+    if (round.ms < 300 || performance.now() > warmUntil) break
+  }
+  return { client, execute, mallory, ann }
+}
+
+t.test('runaway functions: linear-time regexes, stopped at the limit, other tenants unaffected', async (t) => {
+  const { execute, mallory, ann, client } = await setUp(t)
+
+  t.test('a catastrophic regex answers at once: regex literals run in linear time (RE2)', async (t) => {
+    // A backtracking engine needs about 2^40 steps here: it would be stopped at the limit (500) instead of answering.
+    const { value } = await timed(() => execute('catastrophicRegex', HEAVY, mallory.userId, { s: `${'a'.repeat(40)}!` }))
+    t.equal(value.status, 200, JSON.stringify(value.body))
+    t.same(value.body.data?.output, { matched: false }, 'the match is decided, within the limit')
+  })
+
+  t.test('runaway functions are stopped near FLOW_TIMEOUT_MS while another tenant\'s requests answer meanwhile', async (t) => {
+    const heavy = (['hugeRegex', 'recursion'] as const).map((functionId) => timed(() => execute(functionId, HEAVY, mallory.userId)))
+    const others: number[] = []
+    const until = performance.now() + LIMIT_MS
+    while (performance.now() < until) {
+      const vat = await timed(() => execute('vatOf', OTHER, ann.userId, { amount: 100 }))
+      t.same(vat.value.body.data?.output, { vat: 20 }, 'another tenant\'s function runs')
+      const start = await timed(() => client.call('startProcess', 'POST', '/process/start', { user: ann.userId, body: { ...OTHER, processId: 'leave-request', input: { days: 2 } } }))
+      t.equal(start.value.status, 200, 'another tenant starts a process')
+      others.push(vat.ms, start.ms)
+    }
+    for (const { value, ms } of await Promise.all(heavy)) {
+      t.equal(value.status, 500, 'the runaway run fails')
+      t.match(value.body.error?.message, new RegExp(`ran longer than ${LIMIT_MS} ms`), 'with the technical timeout error')
+      // Generous (a shared machine, a worker may have to boot first); scripts/bench/isolation.mjs measures the real overrun.
+      t.ok(ms < LIMIT_MS + 5_000, `stopped after ${ms.toFixed(0)} ms (limit ${LIMIT_MS} ms)`)
+    }
+    t.ok(others.length >= 2, `${others.length} other requests answered while the runaway runs were going`)
+    // Generous (a shared machine): on the engine's own thread, a runaway run would hold them for its whole limit, or for ever.
+    t.ok(Math.max(...others) < LIMIT_MS, `the slowest other request took ${Math.max(...others).toFixed(0)} ms`)
+  })
+})
+
+t.test('a model expression on the engine\'s thread has a small budget of its own', async (t) => {
+  const store = await openTestStore(t)
+  await deployExample(store, 'leave-request', {
+    ...OTHER,
+    edit: (body) => {
+      body.businessKey = "( $f := function($n) { $n = 0 ? 'LR' : $f($n - 1) }; $f(1e12) )"
+    },
+  })
+  const ann = await createTestUser(store, { ...OTHER, fullName: 'Ann Employee', swimlanes: ['employee'] })
+  const engine = await startService(t, 'engine', { store, config: { flowTimeoutMs: 10_000, flowWorkers: { threads: 1, memoryMb: 64 } } })
+  const client = workflowClient(t, engine.url)
+  const { value, ms } = await timed(() => client.call<{ message?: string }>('startProcess', 'POST', '/process/start', { user: ann.userId, body: { ...OTHER, processId: 'leave-request', input: { days: 2 } } }))
+  t.equal(value.status, 500)
+  t.ok(ms < 5_000, `the runaway businessKey failed after ${ms.toFixed(0)} ms, not after FLOW_TIMEOUT_MS (10 s)`)
+})
+
+t.test('a regex RE2 cannot run (back-reference, look-ahead) is refused when the model is inserted', async (t) => {
+  const { validateModel } = await import('../../services/engine/runtime/model-validation.js')
+  for (const pattern of ['/(a)\\1/', '/a(?=b)/']) {
+    const model = { modelID: 'lib', type: 'functions', modelBody: { functions: { f: { steps: [{ set: { 'output.x': `$match('ab', ${pattern})` } }] } } } }
+    t.match(validateModel(model), { message: /cannot run in linear time/ }, `${pattern} is refused`)
+  }
+})
