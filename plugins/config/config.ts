@@ -50,6 +50,8 @@ export interface Config {
   logSourceUrls: { fm: string | undefined; wfm: string | undefined }
   /** The largest file `/file/upload` accepts, in bytes (DESIGN.md §4: 413 past it). */
   maxUploadBytes: number
+  /** The deepest nesting of arrays and objects a JSON body may have (400 past it, before it is parsed). */
+  maxJsonDepth: number
 }
 
 export class ConfigError extends Error {
@@ -153,5 +155,6 @@ export function parseConfig(env: Env, cwd: string = process.cwd()): Config {
     deploymentEnv: env.DEPLOYMENT_ENV || undefined,
     logSourceUrls: { fm: optionalUrl(env, 'LOG_SOURCE_FM_URL'), wfm: optionalUrl(env, 'LOG_SOURCE_WFM_URL') },
     maxUploadBytes: positiveInteger(env, 'MAX_UPLOAD_BYTES', 25 * 1024 * 1024),
+    maxJsonDepth: positiveInteger(env, 'MAX_JSON_DEPTH', 64),
   }
 }

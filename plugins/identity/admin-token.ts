@@ -19,17 +19,29 @@ function digest(value: string): Buffer {
   return createHash('sha256').update(value).digest()
 }
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Does the request present the configured ADMIN_TOKEN (false while none is configured)? */
+    presentsAdminToken(request: FastifyRequest): boolean
+  }
+}
+
 export function bearerToken(request: Pick<FastifyRequest, 'headers'>): string | undefined {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')
   return match?.[1]
 }
 
 async function adminTokenPlugin(fastify: FastifyInstance, options: AdminTokenOptions): Promise<void> {
-  if (options.token === undefined) return
-  const expected = digest(options.token)
-  const check = async (request: FastifyRequest): Promise<void> => {
+  const expected = options.token === undefined ? undefined : digest(options.token)
+  const presents = (request: FastifyRequest): boolean => {
+    if (expected === undefined) return false
     const given = bearerToken(request)
-    if (given === undefined || !timingSafeEqual(digest(given), expected)) throw fastify.fail(options.code, { parameters: { field: 'headers.authorization' } })
+    return given !== undefined && timingSafeEqual(digest(given), expected)
+  }
+  fastify.decorate('presentsAdminToken', presents)
+  if (expected === undefined) return
+  const check = async (request: FastifyRequest): Promise<void> => {
+    if (!presents(request)) throw fastify.fail(options.code, { parameters: { field: 'headers.authorization' } })
   }
   // A hook of the admin routes only, added as each is registered: every other request (the proxy's
   // above all) runs no hook, and makes no promise, for a check that does not concern it.

@@ -10,7 +10,9 @@ import correlation from '../../plugins/correlation/plugin.js'
 import docs, { loadOpenApiDocument, type OpenApiDocument } from '../../plugins/docs/plugin.js'
 import envelope from '../../plugins/errors/envelope-plugin.js'
 import errors from '../../plugins/errors/plugin.js'
+import jsonDepth from '../../plugins/json-depth/plugin.js'
 import adminToken from '../../plugins/identity/admin-token.js'
+import identity from '../../plugins/identity/plugin.js'
 import type { LogRings } from '../../plugins/logging/ring.js'
 import store from '../../plugins/store/plugin.js'
 import type { Store } from '../../plugins/store/port.js'
@@ -53,12 +55,14 @@ export default async function gatewayApp(app: FastifyInstance, options: GatewayA
   })
   await app.register(envelope)
   await app.register(correlation)
+  await app.register(jsonDepth, { maxDepth: options.config.maxJsonDepth, code: 'fm4002' })
   // Served from the `swagger` cache: after an eviction the document is read from disk again.
   const openApiDocument = (): OpenApiDocument => app.caches.cache<OpenApiDocument>('swagger').getOrCreate(SWAGGER_CACHE_KEY, () => loadOpenApiDocument('gateway'))
   await app.register(docs, { document: loadOpenApiDocument('gateway'), current: openApiDocument })
 
   await app.register(caches, { target: 'fm', types: ['app', 'swagger', 'endpoint'], pollMs: options.config.cachePollMs })
   await app.register(adminToken, { token: options.config.adminToken, code: 'fm4010' })
+  await app.register(identity, { unknownUserCode: 'fm4012' })
   await app.register(userRepository)
   await app.register(userService)
   await app.register(modelRepository)
