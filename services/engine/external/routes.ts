@@ -45,11 +45,11 @@ async function externalRoutes(fastify: FastifyInstance): Promise<void> {
   })
   typed.route({
     ...routeFrom(releaseUserLocks),
-    handler: async (request) => service.releaseLocksOf(request.actor as Actor, request.params.userId),
+    handler: async (request) => service.releaseLocksOf(request.actor as Actor, request.params.userId, request.query.appId),
   })
   typed.route({
     ...routeFrom(closeApp),
-    handler: async (request) => service.closeApp(request.actor as Actor, request.body.taskId, request.body.userId),
+    handler: async (request) => service.closeApp(request.actor as Actor, request.body.taskId, request.body.userId, request.body.appId),
   })
 }
 

@@ -133,10 +133,10 @@ export class ExternalService {
    */
   async executeFunction(actor: Actor | null, functionId: string, body: ExternalFunctionRequest, additionalHeaders: AdditionalHeaders): Promise<FunctionResult> {
     if (body.processInstanceId !== undefined) return this.executeInProcess(actor, functionId, { ...body, processInstanceId: body.processInstanceId }, additionalHeaders)
-    const appId = body.appId ?? actor?.appId
-    if (appId === undefined) {
+    if (body.appId === undefined) {
       throw this.fail('wm4000', { args: ['body needs processInstanceId (process-context mode) or appId (standalone mode)'], parameters: { field: 'body.appId' } })
     }
+    const appId = body.appId
     // Another tenant's functions are invisible to a user, as unknown ones are.
     if (actor && actor.appId !== appId) throw this.fail('wm3054', { args: [`${functionId} in app ${appId}`], parameters: { functionId } })
     const env = await this.deps.environments.create({
@@ -184,9 +184,11 @@ export class ExternalService {
 
   /**
    * Releases every lock the user holds: the caller's own, or, for an admin or a system user, those
-   * of another user of the same tenant (a user of another tenant is not found, 404 wm3120).
+   * of another user of the same tenant (a user of another tenant, or a request naming another app,
+   * is not found, 404 wm3120).
    */
-  async releaseLocksOf(actor: Actor, userId: string): Promise<{ status: 'OK' }> {
+  async releaseLocksOf(actor: Actor, userId: string, appId: string | undefined): Promise<{ status: 'OK' }> {
+    if (appId !== undefined && appId !== actor.appId) throw this.fail('wm3120', { args: [userId], parameters: { field: 'params.userId', targetUserId: userId } })
     if (userId !== actor.userId) {
       this.deps.authorization.assertMayActForOthers(actor, `release the locks of ${userId}`)
       const owner = await findActor(this.deps.store, userId)
@@ -198,10 +200,12 @@ export class ExternalService {
 
   /**
    * The client closed the form: the user's lock of the task is released. Another user's lock is for
-   * an admin or a system user; a task of another tenant is not found (404 wm3005).
+   * an admin or a system user; a task of another tenant, or a request naming another app, is not
+   * found (404 wm3005).
    */
-  async closeApp(actor: Actor, taskId: string, userId: string): Promise<{ status: 'OK' }> {
+  async closeApp(actor: Actor, taskId: string, userId: string, appId: string | undefined): Promise<{ status: 'OK' }> {
     if (userId !== actor.userId) this.deps.authorization.assertMayActForOthers(actor, `release the lock of ${userId}`)
+    if (appId !== undefined && appId !== actor.appId) throw this.fail('wm3005', { args: [taskId], parameters: { taskId } })
     const lock = await this.deps.locks.holder(taskId)
     if (!lock) return { status: 'OK' }
     const stored = await this.deps.contexts.find(lock.processInstanceId)
