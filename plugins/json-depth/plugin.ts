@@ -26,8 +26,10 @@ export function isJsonContentType(contentType: string | undefined): boolean {
 async function jsonDepthPlugin(fastify: FastifyInstance, options: JsonDepthOptions): Promise<void> {
   const tooDeep = () => fastify.fail(options.code, { args: [String(options.maxDepth)], parameters: { field: 'body', maxDepth: String(options.maxDepth) } })
 
-  const check: preParsingHookHandler = async (request: FastifyRequest, _reply, payload) => {
-    if (!isJsonContentType(request.headers['content-type'])) return payload
+  // Callback style on purpose: Fastify then starts reading the returned stream in the same tick,
+  // so its error listener is in place before the first chunk can flow through the scan.
+  const check: preParsingHookHandler = (request: FastifyRequest, _reply, payload, done) => {
+    if (!isJsonContentType(request.headers['content-type'])) return done(null, payload)
     const scanner = new JsonDepthScanner(options.maxDepth)
     let refused = false
     const scanned = new Transform({
@@ -38,8 +40,10 @@ async function jsonDepthPlugin(fastify: FastifyInstance, options: JsonDepthOptio
         callback(tooDeep())
       },
     })
+    // A route that never reads its body must not turn the refusal into an uncaught error.
+    scanned.on('error', () => undefined)
     payload.on('error', (error) => scanned.destroy(error))
-    return payload.pipe(scanned)
+    done(null, payload.pipe(scanned))
   }
 
   // Added to the service's own routes as each is registered (as the admin token check is).
