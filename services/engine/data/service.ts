@@ -37,7 +37,7 @@ export class DataSearchService {
   /** The filter's shape and operators, then its regex patterns: each fault a 400 naming its field. */
   private checkFilter(filter: unknown): void {
     const problem = filterProblem(filter)
-    if (problem?.operator) throw this.fail('wm3100', { args: [problem.operator], parameters: { field: problem.field, operator: problem.operator } })
+    if (problem?.operator) throw this.fail('wm3100', { args: [`${problem.operator} at ${problem.field}`], parameters: { field: problem.field, operator: problem.operator } })
     if (problem) throw this.fail('wm4000', { args: [problem.message], parameters: { field: problem.field } })
     const regex = regexProblem(filter)
     if (regex) throw this.fail('wm4000', { args: [`body.filter: ${regex}`], parameters: { field: 'body.filter' } })
