@@ -31,6 +31,7 @@ t.test('defaults follow DESIGN.md §2 when nothing is set', async (t) => {
     flowWorkers: { threads: 4, memoryMb: 128 },
     flowHttp: { allowedHosts: [], forwardHeaders: [] },
     mongodbMaxTimeMs: 10000,
+    maxJsonDepth: 64,
   })
 })
 
@@ -74,6 +75,7 @@ t.test('a bad value is rejected with a message naming the variable', async (t) =
     [{ STUDIO_TOKEN_SECRET: 'too-short-for-hs256' }, 'Invalid configuration: STUDIO_TOKEN_SECRET must be at least 32 characters long'],
     [{ LOG_SOURCE_WFM_URL: 'engine:3001' }, 'Invalid configuration: LOG_SOURCE_WFM_URL must use http: or https:, got "engine:"'],
     [{ MAX_UPLOAD_BYTES: '25MB' }, 'Invalid configuration: MAX_UPLOAD_BYTES must be a positive integer, got "25MB"'],
+    [{ MAX_JSON_DEPTH: '0' }, 'Invalid configuration: MAX_JSON_DEPTH must be a positive integer, got "0"'],
   ]
   for (const [env, message] of cases) {
     const variable = Object.keys(env)[0]!

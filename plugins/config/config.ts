@@ -58,6 +58,8 @@ export interface Config {
   flowHttp: { allowedHosts: string[]; forwardHeaders: string[] }
   /** `maxTimeMS` of every MongoDB query, so no filter holds the database longer. */
   mongodbMaxTimeMs: number
+  /** The deepest nesting of arrays and objects a JSON body may have (400 past it, before it is parsed). */
+  maxJsonDepth: number
 }
 
 export const AUTH_MODES = ['header', 'jwt'] as const
@@ -250,5 +252,6 @@ export function parseConfig(env: Env, cwd: string = process.cwd()): Config {
       forwardHeaders: list(env, 'FLOW_HTTP_FORWARD_HEADERS', HEADER_NAME, 'header names'),
     },
     mongodbMaxTimeMs: positiveInteger(env, 'MONGODB_MAX_TIME_MS', 10_000),
+    maxJsonDepth: positiveInteger(env, 'MAX_JSON_DEPTH', 64),
   }
 }

@@ -49,7 +49,8 @@ t.test('with the right bearer token the admin endpoints work; the public ones ne
   t.equal((await send(gateway.url, 'POST', '/user/createUser', user, authorization)).status, 200)
   t.equal((await send(gateway.url, 'POST', '/model/insertModel', insertModelRequest('leave-form', { appId: 'hr', organizationId: 'acme' }), authorization)).status, 200)
   t.equal((await send(gateway.url, 'GET', '/external/cache/app/fm/evict', undefined, { authorization: `bearer ${ADMIN_TOKEN}` })).status, 200, 'the scheme is case-insensitive')
-  t.equal((await send(gateway.url, 'GET', '/model/getModel/leave-form?appId=hr', undefined)).status, 200, 'getModel is public')
+  t.equal((await send(gateway.url, 'GET', '/model/getModel/leave-form?appId=hr', undefined, authorization)).status, 200, 'getModel answers the admin token')
+  t.equal((await send(gateway.url, 'GET', '/model/getModel/leave-form?appId=hr', undefined)).status, 401, 'and nobody unidentified')
   t.equal((await send(gateway.url, 'GET', '/healthcheck', undefined)).status, 200)
 })
 

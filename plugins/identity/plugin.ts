@@ -72,6 +72,8 @@ declare module 'fastify' {
      * before anything changes; `field` names where it named it (e.g. `body`).
      */
     adminTenantOf(request: FastifyRequest, named: NamedTenant, field: string): TenantScope | undefined
+    /** Does the request present the configured ADMIN_TOKEN (false while none is configured)? */
+    presentsAdminToken(request: FastifyRequest): boolean
   }
   interface FastifyRequest {
     /** The acting user, once resolved from the token or the `user` header; null when the route needs none. */
@@ -128,6 +130,10 @@ async function identityPlugin(fastify: FastifyInstance, options: IdentityPluginO
   const verifier = auth.mode === 'jwt' ? (options.verifier ?? tokenVerifier(auth.jwt)) : undefined
   fastify.decorateRequest('actor', null)
   fastify.decorateRequest('tenantAdmin', null)
+  fastify.decorate('presentsAdminToken', (request: FastifyRequest): boolean => {
+    const token = bearerToken(request)
+    return isAdminToken !== undefined && token !== undefined && isAdminToken(token)
+  })
   fastify.decorate('adminTenantOf', (request: FastifyRequest, named: NamedTenant, field: string): TenantScope | undefined => {
     const scope = request.tenantAdmin
     if (scope === null) return undefined
@@ -180,8 +186,7 @@ async function identityPlugin(fastify: FastifyInstance, options: IdentityPluginO
 
   const adminRoute = async (request: FastifyRequest, requirement: IdentityRequirement): Promise<void> => {
     // ADMIN_TOKEN first, in constant time: the operator's token never goes to a JWT parser.
-    const token = bearerToken(request)
-    if (isAdminToken !== undefined && token !== undefined && isAdminToken(token)) return
+    if (fastify.presentsAdminToken(request)) return
     if (verifier === undefined) {
       if (isAdminToken !== undefined) throw fastify.fail(codes.adminToken ?? codes.unauthenticated, { parameters: { field: 'headers.authorization' } })
       return fromUserHeader(request, requirement)

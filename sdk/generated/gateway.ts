@@ -94,7 +94,7 @@ export interface paths {
         };
         /**
          * List the users of the tenant
-         * @description Filtered by the injected `organizationId` and `appId` (each applied when given).
+         * @description The acting user's tenant (the `user` header); with the admin token, filtered by the injected `organizationId` and `appId` (each applied when given); with neither, both are required.
          */
         get: operations["listWorkflowUsers"];
         put?: never;
@@ -138,7 +138,9 @@ export interface paths {
         /**
          * Fetch the body of a model (cacheable)
          * @description Answers the live model's `modelBody` raw (no envelope). With `if-none-match` equal to the
-         *     current ETag the answer is 304 without a body. Errors are enveloped JSON.
+         *     current ETag the answer is 304 without a body. Errors are enveloped JSON. Only to a user of
+         *     the model's app (another app's model is not found, 404 fm3027) or with the admin token; to
+         *     nobody else (401 fm4012).
          */
         get: operations["getModel"];
         put?: never;
@@ -435,9 +437,10 @@ export interface paths {
         /**
          * Start a process instance (gateway `/action/start` and `/process/start`)
          * @description Validates `input` against the model's input schema, creates the process instance (its
-         *     automatic steps run) and sends a `Created` notification. The initiator is
-         *     `initiatorUserId` (a user of the app, else 400 wm3006), else the `user` header, else the
-         *     system (userId `system`). A `fail` node in the automatic steps answers 400 wm3053, any other
+         *     automatic steps run) and sends a `Created` notification, in the acting user's tenant only
+         *     (another tenant's `appId` is 404 wm3002). The initiator is the acting user; `initiatorUserId`
+         *     names another user of the same tenant (else 400 wm3006) and is for role `admin` or a system
+         *     user only (403 wm4031). A `fail` node in the automatic steps answers 400 wm3053, any other
          *     failure of them 500 wm3050, and nothing is stored. A missing `processId` answers 500 wm3060
          *     (SPEC.md).
          */
@@ -460,9 +463,10 @@ export interface paths {
         /**
          * Start a process instance (gateway `/action/start` and `/process/start`)
          * @description Validates `input` against the model's input schema, creates the process instance (its
-         *     automatic steps run) and sends a `Created` notification. The initiator is
-         *     `initiatorUserId` (a user of the app, else 400 wm3006), else the `user` header, else the
-         *     system (userId `system`). A `fail` node in the automatic steps answers 400 wm3053, any other
+         *     automatic steps run) and sends a `Created` notification, in the acting user's tenant only
+         *     (another tenant's `appId` is 404 wm3002). The initiator is the acting user; `initiatorUserId`
+         *     names another user of the same tenant (else 400 wm3006) and is for role `admin` or a system
+         *     user only (403 wm4031). A `fail` node in the automatic steps answers 400 wm3053, any other
          *     failure of them 500 wm3050, and nothing is stored. A missing `processId` answers 500 wm3060
          *     (SPEC.md).
          */
@@ -480,7 +484,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Lightweight status of a process instance */
+        /**
+         * Lightweight status of a process instance
+         * @description Of an instance of the acting user's tenant (404 wm3001 otherwise) that the user is authorized on (403 wm4030).
+         */
         get: operations["getProcessStatus"];
         put?: never;
         post?: never;
@@ -706,7 +713,7 @@ export interface paths {
         put?: never;
         /**
          * Re-send the notification of a process instance
-         * @description Fetches the current context of the instance (404 C-3003 when there is none), then sends the notification.
+         * @description Fetches the current context of the instance (404 C-3003 when there is none or it is of another tenant than the acting user's), then sends the notification. The user must be authorized on the instance (403 wm4030).
          */
         post: operations["sendNotification"];
         delete?: never;
@@ -775,7 +782,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Read an application constant */
+        /**
+         * Read an application constant
+         * @description The constants of the acting user's app only; `result` is absent for another app's constant.
+         */
         post: operations["getConstantValue"];
         delete?: never;
         options?: never;
@@ -794,7 +804,7 @@ export interface paths {
         put?: never;
         /**
          * Release a task lock held by a user (the client closed the form)
-         * @description Idempotent; releasing a lock that is not held answers OK.
+         * @description Idempotent; releasing a lock that is not held answers OK. Releasing another user's lock is for role `admin` or a system user (403 wm4031); a task of another tenant is not found (404 wm3005).
          */
         post: operations["closeApp"];
         delete?: never;
@@ -817,7 +827,9 @@ export interface paths {
          * @description Updates the context (`dataInstance` when given), ends the task, advances the process, runs
          *     the post-completion hooks (`userTaskActivity`) and sends a notification. Locks are not
          *     considered. An `actionType` other than complete/cancel/return, or one the task does not
-         *     offer, is 400 wm3110. If the engine fails to advance, the context is rolled back and 500
+         *     offer, is 400 wm3110. The acting user must be authorized on the instance and work on the task
+         *     (its assignee, a member of its pool's swimlane); anyone else needs role `admin` or to be a
+         *     system user (403 wm4030); another tenant's instance is 404 wm3001. If the engine fails to advance, the context is rolled back and 500
          *     wm3050 answered.
          */
         post: operations["runExternalTaskAction"];
@@ -838,7 +850,7 @@ export interface paths {
         put?: never;
         /**
          * Assign a task to a user
-         * @description The target is resolved by the model's `getUser` named function, else from the tenant's users (404 wm3120 when not found). The target is added to `contributorUsers`, an `assign` activity logged and an `Assigned` notification sent.
+         * @description The target is resolved by the model's `getUser` named function, else from the tenant's users (404 wm3120 when not found). The target is added to `contributorUsers`, an `assign` activity logged and an `Assigned` notification sent. Assigning is acting for others: role `admin` of the instance's tenant or a system user only (403 wm4031); another tenant's instance is 404 wm3001.
          */
         post: operations["assignTaskToUser"];
         delete?: never;
@@ -858,7 +870,7 @@ export interface paths {
         put?: never;
         /**
          * Put a task back into a swimlane pool
-         * @description Sets the task's swimlane (one of the model's swimlane ids, else 400 wm3121), clears its `userId` and `userName`, logs an `assignToSwimlane` activity and sends an `Assigned` notification.
+         * @description Sets the task's swimlane (one of the model's swimlane ids, else 400 wm3121), clears its `userId` and `userName`, logs an `assignToSwimlane` activity and sends an `Assigned` notification. Role `admin` of the instance's tenant or a system user only (403 wm4031); another tenant's instance is 404 wm3001.
          */
         post: operations["assignTaskToSwimlane"];
         delete?: never;
@@ -881,8 +893,9 @@ export interface paths {
          * @description Process-context mode (`processInstanceId` given; `processId`, `taskId`, `businessKey` and
          *     the `user` header required): `inputParams` go to the function's `input`, changes to `data`
          *     and the `output` are merged back into the dataInstance, which is answered. Standalone mode
-         *     (only `appId`): the app's `functions` model is used, no context is loaded and no
-         *     authorization checked; only `output` is answered.
+         *     (only `appId`): the app's `functions` model is used, no context is loaded and no instance
+         *     authorization checked; only `output` is answered. Only the acting user's app's functions
+         *     run (another app's are not found, 404 wm3054).
          */
         post: operations["executeExternalFunction"];
         delete?: never;
@@ -902,7 +915,7 @@ export interface paths {
         put?: never;
         /**
          * Start a process instance headlessly
-         * @description Same body, behaviour and answer as `/process/start`.
+         * @description Same body, behaviour, authorization and answer as `/process/start`.
          */
         post: operations["startExternalProcess"];
         delete?: never;
@@ -926,7 +939,8 @@ export interface paths {
          *     → 400 wm4000; not found → 400 wm3131, SPEC.md's status). Open tasks are cancelled, the
          *     optional `dataInstance` and `status` applied (default `running`) and the process continues
          *     from `stepId` (404 wm3130 when the model has no such step). A `changeStep` activity is
-         *     logged.
+         *     logged. Role `admin` of the instance's tenant or a system user only (403 wm4031); another
+         *     tenant's instance is not found (400 wm3131).
          */
         post: operations["changeProcessStep"];
         delete?: never;
@@ -944,7 +958,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Search a business data collection */
+        /**
+         * Search a business data collection
+         * @description The collections of the acting user's app only (another app's are not found, 404 wm3101). The filter is checked before it runs: allow-listed operators (400 wm3100), each operator with the operand it takes (400 wm4000 naming the field).
+         */
         post: operations["searchDataCollection"];
         delete?: never;
         options?: never;
@@ -963,7 +980,7 @@ export interface paths {
         put?: never;
         /**
          * Requeue the batch jobs that failed recently
-         * @description Resets the jobs that failed within the last `nHours` (default 24) to `waiting` with `tryCount` 0. Only the jobs of the tenant the body names (`appId`, `organizationId`; all when it names none), and a named `user` only those of their own tenant.
+         * @description Resets the jobs that failed within the last `nHours` (default 24) to `waiting` with `tryCount` 0. Only the jobs of the acting user's tenant (a body naming another tenant changes nothing); role `admin` or a system user only (403 wm4031).
          */
         post: operations["retryFailedBatchJobs"];
         delete?: never;
@@ -982,7 +999,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Release every task lock held by a user */
+        /**
+         * Release every task lock held by a user
+         * @description The acting user's own locks; another user's are for role `admin` or a system user of the same tenant (403 wm4031); a user of another tenant is not found (404 wm3120).
+         */
         delete: operations["releaseUserLocks"];
         options?: never;
         head?: never;
@@ -1988,6 +2008,8 @@ export interface operations {
                 appId?: components["parameters"]["AppIdQuery"];
             };
             header?: {
+                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
+                user?: components["parameters"]["OptionalUser"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
             };
@@ -2026,6 +2048,8 @@ export interface operations {
                 appId?: components["parameters"]["AppIdQuery"];
             };
             header?: {
+                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
+                user?: components["parameters"]["OptionalUser"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
             };
@@ -2115,6 +2139,8 @@ export interface operations {
                 appId?: components["parameters"]["AppIdQuery"];
             };
             header?: {
+                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
+                user?: components["parameters"]["OptionalUser"];
                 /** @description An ETag from an earlier fetch; when it equals the current one the answer is 304 without a body. */
                 "if-none-match"?: components["parameters"]["IfNoneMatch"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
@@ -2680,8 +2706,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
-                user?: components["parameters"]["OptionalUser"];
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -2734,8 +2760,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
-                user?: components["parameters"]["OptionalUser"];
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -2793,8 +2819,8 @@ export interface operations {
                 appId?: components["parameters"]["AppIdQuery"];
             };
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
-                user?: components["parameters"]["OptionalUser"];
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -3255,8 +3281,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
-                user?: components["parameters"]["OptionalUser"];
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -3428,8 +3454,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
-                user?: components["parameters"]["OptionalUser"];
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -3478,8 +3504,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
-                user?: components["parameters"]["OptionalUser"];
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -3510,6 +3536,7 @@ export interface operations {
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
             403: components["responses"]["GatewayError"];
+            404: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
@@ -3570,8 +3597,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
-                user?: components["parameters"]["OptionalUser"];
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -3617,8 +3644,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
-                user?: components["parameters"]["OptionalUser"];
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -3664,8 +3691,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
-                user?: components["parameters"]["OptionalUser"];
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -3711,8 +3738,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
-                user?: components["parameters"]["OptionalUser"];
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -3755,8 +3782,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
-                user?: components["parameters"]["OptionalUser"];
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -3800,8 +3827,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
-                user?: components["parameters"]["OptionalUser"];
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -3861,8 +3888,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
-                user?: components["parameters"]["OptionalUser"];
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -3914,8 +3941,8 @@ export interface operations {
                 appId?: components["parameters"]["AppIdQuery"];
             };
             header?: {
-                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
-                user?: components["parameters"]["OptionalUser"];
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
                 /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
@@ -3944,6 +3971,7 @@ export interface operations {
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
             403: components["responses"]["GatewayError"];
+            404: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
             504: components["responses"]["GatewayError"];

@@ -9,6 +9,7 @@ import type { Config } from '../../plugins/config/config.js'
 import correlation from '../../plugins/correlation/plugin.js'
 import docs, { loadOpenApiDocument } from '../../plugins/docs/plugin.js'
 import errors from '../../plugins/errors/plugin.js'
+import jsonDepth from '../../plugins/json-depth/plugin.js'
 import caches from '../../plugins/cache/plugin.js'
 import identity from '../../plugins/identity/plugin.js'
 import type { LogRings } from '../../plugins/logging/ring.js'
@@ -72,8 +73,9 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
   })
   await app.register(correlation)
   await app.register(docs, { document: loadOpenApiDocument('engine') })
+  await app.register(jsonDepth, { maxDepth: options.config.maxJsonDepth, code: 'wm4002' })
 
-  await app.register(identity, { auth: options.config.auth, codes: { unknownUser: 'wm4010', unauthenticated: 'wm4011', forbidden: 'wm4031' } })
+  await app.register(identity, { auth: options.config.auth, codes: { unknownUser: 'wm4010', unauthenticated: 'wm4011', forbidden: 'wm4032' } })
   await app.register(caches, { target: 'wfm', types: ['app', 'service'], pollMs: options.config.cachePollMs })
   // Repositories, then the services built on them (the workflow core of issue 4).
   await app.register(models)

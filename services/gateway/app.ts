@@ -10,6 +10,7 @@ import correlation from '../../plugins/correlation/plugin.js'
 import docs, { loadOpenApiDocument, type OpenApiDocument } from '../../plugins/docs/plugin.js'
 import envelope from '../../plugins/errors/envelope-plugin.js'
 import errors from '../../plugins/errors/plugin.js'
+import jsonDepth from '../../plugins/json-depth/plugin.js'
 import identity from '../../plugins/identity/plugin.js'
 import type { LogRings } from '../../plugins/logging/ring.js'
 import store from '../../plugins/store/plugin.js'
@@ -53,6 +54,7 @@ export default async function gatewayApp(app: FastifyInstance, options: GatewayA
   })
   await app.register(envelope)
   await app.register(correlation)
+  await app.register(jsonDepth, { maxDepth: options.config.maxJsonDepth, code: 'fm4002' })
   // Served from the `swagger` cache: after an eviction the document is read from disk again.
   const openApiDocument = (): OpenApiDocument => app.caches.cache<OpenApiDocument>('swagger').getOrCreate(SWAGGER_CACHE_KEY, () => loadOpenApiDocument('gateway'))
   await app.register(docs, { document: loadOpenApiDocument('gateway'), current: openApiDocument })

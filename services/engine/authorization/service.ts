@@ -20,12 +20,21 @@ declare module 'fastify' {
 export const ADMIN_ROLE = 'admin'
 
 /** The part of an actor authorization looks at. */
-export type Principal = Pick<Actor, 'userId' | 'roles' | 'swimlanes' | 'organizationId' | 'appId'>
+export type Principal = Pick<Actor, 'userId' | 'roles' | 'swimlanes' | 'organizationId' | 'appId'> & Partial<Pick<Actor, 'isSystemUser'>>
 
 export type Access = 'granted' | 'otherTenant' | 'notAuthorized'
 
 export function isAdmin(principal: Principal): boolean {
   return principal.roles.includes(ADMIN_ROLE)
+}
+
+/**
+ * May the user act for others in their tenant (assign tasks, move instances, release another
+ * user's locks, start for another initiator, act on a task that is not theirs): an admin of the
+ * tenant or a system user (integrations).
+ */
+export function mayActForOthers(principal: Principal): boolean {
+  return isAdmin(principal) || principal.isSystemUser === true
 }
 
 export function sameTenant(principal: Principal, instance: Pick<ProcessInstance, 'appId' | 'organizationId'>): boolean {
@@ -74,6 +83,7 @@ export class Authorization {
 
   accessTo = accessTo
   mayActOnTask = mayActOnTask
+  mayActForOthers = mayActForOthers
   visibleInstancesFilter = visibleInstancesFilter
 
   /** Throws 404 wm3001 for another tenant's instance, 403 wm4030 when the user is not authorized. */
@@ -83,6 +93,20 @@ export class Authorization {
     if (access === 'notAuthorized') {
       throw this.fail('wm4030', { args: [principal.userId, instance.processInstanceId], parameters: { processInstanceId: instance.processInstanceId } })
     }
+  }
+
+  /** Throws 403 wm4031 unless the user may act for others (`what` names the act). */
+  assertMayActForOthers(principal: Principal, what: string): void {
+    if (!mayActForOthers(principal)) throw this.fail('wm4031', { args: [principal.userId, what], parameters: { userId: principal.userId } })
+  }
+
+  /**
+   * Throws 403 wm4030 unless the user may end the task headlessly: authorized on the instance and
+   * working on the task, or acting for others. The instance is known to be of the user's tenant.
+   */
+  assertMayEndTask(principal: Principal, instance: ProcessInstance, task: Task): void {
+    if (mayActForOthers(principal) || (accessTo(principal, instance) === 'granted' && mayActOnTask(principal, task))) return
+    throw this.fail('wm4030', { args: [principal.userId, instance.processInstanceId], parameters: { processInstanceId: instance.processInstanceId, taskId: task.taskId } })
   }
 
   /** Throws 403 wm4030 unless the user may work on the task. */

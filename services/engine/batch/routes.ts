@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { retryFailedBatchJobs } from '../../../openapi/generated/engine-routes.js'
+import type { Actor } from '../../../plugins/identity/plugin.js'
 import { routeFrom } from '../../../plugins/server/route.js'
 import { retryFailedJobs } from './service.js'
 
@@ -10,7 +11,10 @@ async function batchRoutes(fastify: FastifyInstance): Promise<void> {
   fastify.withTypeProvider<TypeBoxTypeProvider>().route({
     ...routeFrom(retryFailedBatchJobs),
     handler: async (request) => {
-      const tenant = request.actor ? { appId: request.actor.appId, organizationId: request.actor.organizationId } : null
+      // The route requires the user header; requeueing the tenant's jobs is acting for others.
+      const actor = request.actor as Actor
+      fastify.authorization.assertMayActForOthers(actor, 'retry batch jobs')
+      const tenant = { appId: actor.appId, organizationId: actor.organizationId }
       const { requeued, message } = await retryFailedJobs(fastify.batchJobs, request.body, tenant, new Date())
       if (requeued > 0) fastify.batchWorker.wake()
       request.log.info({ requeued }, message)
@@ -19,4 +23,4 @@ async function batchRoutes(fastify: FastifyInstance): Promise<void> {
   })
 }
 
-export default fp(batchRoutes, { name: 'engine-batch-routes', dependencies: ['batch-jobs', 'batch-worker', 'identity', 'errors'] })
+export default fp(batchRoutes, { name: 'engine-batch-routes', dependencies: ['batch-jobs', 'batch-worker', 'authorization', 'identity', 'errors'] })

@@ -1,12 +1,13 @@
 /**
- * `POST /getConstantValue`: the value of `<appId>:<name>` for the request's app; `result` absent
- * when there is none, when the id names another app, or when the named user is of another app.
+ * `POST /getConstantValue`: the value of `<appId>:<name>` for the user's app; `result` absent
+ * when there is none, when the id names another app, or when the request names another app.
  * `processInstanceId` is required by the contract and not used in the lookup (SPEC.md).
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { getConstantValue } from '../../../openapi/generated/engine-routes.js'
+import type { Actor } from '../../../plugins/identity/plugin.js'
 import { routeFrom } from '../../../plugins/server/route.js'
 
 async function constantRoutes(fastify: FastifyInstance): Promise<void> {
@@ -14,7 +15,8 @@ async function constantRoutes(fastify: FastifyInstance): Promise<void> {
     ...routeFrom(getConstantValue),
     handler: async (request) => {
       const { appId, constantId } = request.body
-      if (request.actor && request.actor.appId !== appId) return {}
+      // The route requires the user header: identity has resolved the actor.
+      if ((request.actor as Actor).appId !== appId) return {}
       const result = await fastify.constants.valueOf(appId, constantId)
       return result === undefined ? {} : { result }
     },

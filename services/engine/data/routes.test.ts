@@ -17,7 +17,7 @@ async function seededEngine(t: ContractTest) {
 
 t.test('a search pages through a data collection found by its name, with filter, sort, projection and total', async (t) => {
   const engine = await seededEngine(t)
-  const search = (body: Record<string, unknown>) => engine.call<DataSearchResult>('searchDataCollection', 'POST', '/external/data/search/Leave%20bookings', { body: { ...HR, ...body } })
+  const search = (body: Record<string, unknown>) => engine.call<DataSearchResult>('searchDataCollection', 'POST', '/external/data/search/Leave%20bookings', { user: engine.users.employee.userId, body: { ...HR, ...body } })
   const page = await search({ filter: { days: { $gte: 5 }, employee: { $in: ['eve'] } }, sort: { days: -1 }, projection: { _id: 0, businessKey: 1, days: 1 }, skip: 1, limit: 2 })
   t.same(page.body, { items: [{ businessKey: 'LR-10', days: 10 }, { businessKey: 'LR-8', days: 8 }], total: 4, skip: 1, limit: 2 })
   const regex = await search({ filter: { businessKey: { $regex: '^lr-1', $options: 'i' } }, projection: { _id: 0, days: 1 }, sort: { days: 1 } })
@@ -27,7 +27,7 @@ t.test('a search pages through a data collection found by its name, with filter,
 
 t.test('filters outside the allow-list, unbounded patterns and limits over 1000 are refused', async (t) => {
   const engine = await seededEngine(t)
-  const search = (body: Record<string, unknown>) => engine.call('searchDataCollection', 'POST', '/external/data/search/Leave%20bookings', { body: { ...HR, ...body } })
+  const search = (body: Record<string, unknown>) => engine.call('searchDataCollection', 'POST', '/external/data/search/Leave%20bookings', { user: engine.users.employee.userId, body: { ...HR, ...body } })
   for (const operator of ['$where', '$function', '$expr', '$accumulator', '$text', '$lookup']) {
     t.match(await search({ filter: { $and: [{ days: 1 }, { [operator]: 'x' }] } }), { status: 400, body: { code: 'wm3100', parameters: { operator } } }, `${operator} is refused`)
   }
@@ -39,10 +39,11 @@ t.test('filters outside the allow-list, unbounded patterns and limits over 1000 
 
 t.test('a collection is found only in the request\'s app', async (t) => {
   const engine = await seededEngine(t)
-  t.match(await engine.call('searchDataCollection', 'POST', '/external/data/search/Nope', { body: { ...HR } }), { status: 404, body: { code: 'wm3101' } })
-  t.match(await engine.call('searchDataCollection', 'POST', '/external/data/search/Leave%20bookings', { body: { appId: 'sales' } }), { status: 404, body: { code: 'wm3101' } })
+  const user = engine.users.employee.userId
+  t.match(await engine.call('searchDataCollection', 'POST', '/external/data/search/Nope', { user, body: { ...HR } }), { status: 404, body: { code: 'wm3101' } })
+  t.match(await engine.call('searchDataCollection', 'POST', '/external/data/search/Leave%20bookings', { user, body: { appId: 'sales' } }), { status: 404, body: { code: 'wm3101' } })
   t.match(await engine.call('searchDataCollection', 'POST', '/external/data/search/Leave%20bookings', { user: engine.users.stranger.userId, body: { appId: 'hr' } }), { status: 404, body: { code: 'wm3101' } }, 'a user of another app does not see it')
-  t.match(await engine.call('searchDataCollection', 'POST', '/external/data/search/Leave%20bookings', { body: {} }), { status: 400, body: { code: 'wm3003' } }, 'no app named and no user')
+  t.match(await engine.call('searchDataCollection', 'POST', '/external/data/search/Leave%20bookings', { body: { ...HR } }), { status: 401, body: { code: 'wm4010' } }, 'no user')
   const asUser = await engine.call<DataSearchResult>('searchDataCollection', 'POST', '/external/data/search/Leave%20bookings', { user: engine.users.employee.userId, body: {} })
   t.equal(asUser.body.total, 12, 'the user\'s app when the request names none')
 })

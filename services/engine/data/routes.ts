@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { searchDataCollection } from '../../../openapi/generated/engine-routes.js'
+import type { Actor } from '../../../plugins/identity/plugin.js'
 import { routeFrom } from '../../../plugins/server/route.js'
 import { DataSearchService } from './service.js'
 
@@ -10,7 +11,8 @@ async function dataRoutes(fastify: FastifyInstance): Promise<void> {
   const service = new DataSearchService(fastify.dataCollections, fastify.fail)
   fastify.withTypeProvider<TypeBoxTypeProvider>().route({
     ...routeFrom(searchDataCollection),
-    handler: async (request) => service.search(request.actor, request.params.collection, request.body),
+    // The route requires the user header: identity has resolved the actor.
+    handler: async (request) => service.search(request.actor as Actor, request.params.collection, request.body),
   })
 }
 

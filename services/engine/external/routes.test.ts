@@ -67,8 +67,8 @@ t.test('headless action: an engine failure while advancing rolls back and answer
 
 t.test('assignToUser: the tenant\'s user becomes assignee and contributor, assign logged, Assigned sent', async (t) => {
   const { engine, processInstanceId, taskId } = await setUp(t)
-  const { manager, stranger } = engine.users
-  const assigned = await engine.call('assignTaskToUser', 'POST', `/external/task/${taskId}/assignToUser`, { body: { ...HR, processInstance: processInstanceId, targetUserId: manager.userId } })
+  const { admin, manager, stranger } = engine.users
+  const assigned = await engine.call('assignTaskToUser', 'POST', `/external/task/${taskId}/assignToUser`, { user: admin.userId, body: { ...HR, processInstance: processInstanceId, targetUserId: manager.userId } })
   t.same(assigned.body, { isSuccess: true })
   const stored = await storedInstance(engine.store, processInstanceId)
   t.match(stored.processInstance.tasks[0], { taskId, userId: manager.userId, userName: 'Max Manager' })
@@ -77,7 +77,7 @@ t.test('assignToUser: the tenant\'s user becomes assignee and contributor, assig
   t.equal((await storedNotification(engine.store, processInstanceId))?.eventType, 'Assigned')
 
   const version = stored.version
-  const assign = (body: Record<string, unknown>, path = `/external/task/${taskId}/assignToUser`) => engine.call('assignTaskToUser', 'POST', path, { body: { ...HR, processInstance: processInstanceId, ...body } })
+  const assign = (body: Record<string, unknown>, path = `/external/task/${taskId}/assignToUser`) => engine.call('assignTaskToUser', 'POST', path, { user: admin.userId, body: { ...HR, processInstance: processInstanceId, ...body } })
   t.match(await assign({ targetUserId: 'nobody' }), { status: 404, body: { code: 'wm3120' } })
   t.match(await assign({ targetUserId: stranger.userId }), { status: 404, body: { code: 'wm3120' } }, 'a user of another app is not found')
   t.match(await assign({ targetUserId: manager.userId, appId: 'sales' }), { status: 404, body: { code: 'wm3001' } }, 'another app\'s instance is not found')
@@ -106,30 +106,33 @@ t.test('assignToUser resolves the target with the model\'s getUser function when
   const session = (await startLeaveRequest(engine, engine.users.employee)).body
   const processInstanceId = session.context.processInstance.processInstanceId
   const taskId = formTask(session).taskId
-  await engine.call('assignTaskToUser', 'POST', `/external/task/${taskId}/assignToUser`, { body: { ...HR, processInstance: processInstanceId, targetUserId: 'bob' } })
+  const admin = engine.users.admin.userId
+  await engine.call('assignTaskToUser', 'POST', `/external/task/${taskId}/assignToUser`, { user: admin, body: { ...HR, processInstance: processInstanceId, targetUserId: 'bob' } })
   t.match((await storedInstance(engine.store, processInstanceId)).processInstance.tasks[0], { userId: 'ext-bob', userName: 'External bob' })
-  t.match(await engine.call('assignTaskToUser', 'POST', `/external/task/${taskId}/assignToUser`, { body: { ...HR, processInstance: processInstanceId, targetUserId: 'ghost' } }), { status: 404, body: { code: 'wm3120' } }, 'getUser failing means not found')
+  t.match(await engine.call('assignTaskToUser', 'POST', `/external/task/${taskId}/assignToUser`, { user: admin, body: { ...HR, processInstance: processInstanceId, targetUserId: 'ghost' } }), { status: 404, body: { code: 'wm3120' } }, 'getUser failing means not found')
 })
 
 t.test('assignToSwimlane clears the assignee and sets a swimlane of the model only', async (t) => {
   const { engine, processInstanceId, taskId } = await setUp(t)
-  const moved = await engine.call('assignTaskToSwimlane', 'POST', `/external/task/${taskId}/assignToSwimlane`, { body: { ...HR, processInstance: processInstanceId, swimlane: 'hr' } })
+  const admin = engine.users.admin.userId
+  const moved = await engine.call('assignTaskToSwimlane', 'POST', `/external/task/${taskId}/assignToSwimlane`, { user: admin, body: { ...HR, processInstance: processInstanceId, swimlane: 'hr' } })
   t.same(moved.body, { isSuccess: true })
   const task = (await storedInstance(engine.store, processInstanceId)).processInstance.tasks[0]!
   t.equal(task.swimlane, 'hr')
   t.notOk('userId' in task || 'userName' in task, 'userId and userName cleared')
   t.equal((await storedNotification(engine.store, processInstanceId))?.eventType, 'Assigned')
   const version = (await storedInstance(engine.store, processInstanceId)).version
-  t.match(await engine.call('assignTaskToSwimlane', 'POST', `/external/task/${taskId}/assignToSwimlane`, { body: { ...HR, processInstance: processInstanceId, swimlane: 'board' } }), { status: 400, body: { code: 'wm3121' } })
+  t.match(await engine.call('assignTaskToSwimlane', 'POST', `/external/task/${taskId}/assignToSwimlane`, { user: admin, body: { ...HR, processInstance: processInstanceId, swimlane: 'board' } }), { status: 400, body: { code: 'wm3121' } })
   t.equal((await storedInstance(engine.store, processInstanceId)).version, version)
 })
 
 t.test('execute standalone: an app function with inputs and outputs passed through, no context', async (t) => {
   const engine = await startHrEngine(t)
-  const run = await engine.call<FunctionResult>('executeExternalFunction', 'POST', '/external/function/vatOf/execute', { body: { ...HR, inputParams: { amount: 100 } } })
+  const user = engine.users.employee.userId
+  const run = await engine.call<FunctionResult>('executeExternalFunction', 'POST', '/external/function/vatOf/execute', { user, body: { ...HR, inputParams: { amount: 100 } } })
   t.same(run.body, { output: { vat: 20 } })
-  t.match(await engine.call('executeExternalFunction', 'POST', '/external/function/nope/execute', { body: { ...HR } }), { status: 404, body: { code: 'wm3054' } })
-  t.match(await engine.call('executeExternalFunction', 'POST', '/external/function/vatOf/execute', { body: {} }), { status: 400, body: { code: 'wm4000' } }, 'neither processInstanceId nor appId')
+  t.match(await engine.call('executeExternalFunction', 'POST', '/external/function/nope/execute', { user, body: { ...HR } }), { status: 404, body: { code: 'wm3054' } })
+  t.match(await engine.call('executeExternalFunction', 'POST', '/external/function/vatOf/execute', { user, body: {} }), { status: 400, body: { code: 'wm4000' } }, 'neither processInstanceId nor appId')
   t.match(await engine.call('executeExternalFunction', 'POST', '/external/function/vatOf/execute', { user: engine.users.stranger.userId, body: { ...HR } }), { status: 404, body: { code: 'wm3054' } }, 'another app\'s functions are invisible to its users')
 })
 
@@ -151,7 +154,8 @@ t.test('execute in a process context: output merged into the stored dataInstance
 t.test('changeStep by processId + businessKey: open tasks cancelled (locks released), data and status applied', async (t) => {
   const { engine, session, processInstanceId, taskId } = await setUp(t)
   const businessKey = session.context.processInstance.businessKey
-  const moved = await engine.call('changeProcessStep', 'POST', '/external/process/changeStep', { body: { ...HR, processId: 'leave-request', businessKey, stepId: 'hrReview', dataInstance: { days: 30 } } })
+  const admin = engine.users.admin.userId
+  const moved = await engine.call('changeProcessStep', 'POST', '/external/process/changeStep', { user: admin, body: { ...HR, processId: 'leave-request', businessKey, stepId: 'hrReview', dataInstance: { days: 30 } } })
   t.same(moved.body, { isSuccess: true })
   const stored = await storedInstance(engine.store, processInstanceId)
   t.match(stored.processInstance.tasks, [{ taskId, status: 'cancelled' }, { stepId: 'hrReview', status: 'open' }])
@@ -161,7 +165,7 @@ t.test('changeStep by processId + businessKey: open tasks cancelled (locks relea
   t.equal((await storedActivityTypes(engine.store, processInstanceId)).at(-1), 'changeStep')
 
   const version = stored.version
-  const change = (body: Record<string, unknown>) => engine.call('changeProcessStep', 'POST', '/external/process/changeStep', { body: { ...HR, ...body } })
+  const change = (body: Record<string, unknown>) => engine.call('changeProcessStep', 'POST', '/external/process/changeStep', { user: admin, body: { ...HR, ...body } })
   t.match(await change({ processInstanceId, stepId: 'nowhere' }), { status: 404, body: { code: 'wm3130' } })
   t.match(await change({ processInstanceId: 'missing', stepId: 'approve' }), { status: 400, body: { code: 'wm3131' } })
   t.match(await change({ processId: 'leave-request', businessKey: 'LR-none', stepId: 'approve' }), { status: 400, body: { code: 'wm3131' } })
@@ -175,20 +179,24 @@ t.test('changeStep by processId + businessKey: open tasks cancelled (locks relea
 
 t.test('appclose releases the user\'s lock of the task; DELETE /external/locks/:userId all of them, within the tenant', async (t) => {
   const { engine, taskId } = await setUp(t)
-  const { employee, colleague } = engine.users
+  const { admin, employee, colleague } = engine.users
   const second = (await startLeaveRequest(engine, employee)).body
   const secondTask = formTask(second).taskId
-  t.same((await engine.call('closeApp', 'POST', '/appclose', { body: { ...HR, taskId, userId: colleague.userId } })).body, { status: 'OK' })
+  t.match(await engine.call('closeApp', 'POST', '/appclose', { user: colleague.userId, body: { ...HR, taskId, userId: employee.userId } }), { status: 403, body: { code: 'wm4031' } })
   t.equal(await lockHolder(engine.store, taskId), employee.userId, 'another user cannot close someone\'s lock')
-  await engine.call('closeApp', 'POST', '/appclose', { body: { appId: 'sales', taskId, userId: employee.userId } })
-  t.equal(await lockHolder(engine.store, taskId), employee.userId, 'nor a caller of another app')
-  await engine.call('closeApp', 'POST', '/appclose', { body: { ...HR, taskId, userId: employee.userId } })
+  t.match(await engine.call('closeApp', 'POST', '/appclose', { user: employee.userId, body: { appId: 'sales', taskId, userId: employee.userId } }), { status: 404, body: { code: 'wm3005' } })
+  t.equal(await lockHolder(engine.store, taskId), employee.userId, 'nor a request naming another app')
+  t.same((await engine.call('closeApp', 'POST', '/appclose', { user: colleague.userId, body: { ...HR, taskId, userId: colleague.userId } })).body, { status: 'OK' })
+  t.equal(await lockHolder(engine.store, taskId), employee.userId, 'closing a lock one does not hold releases nothing')
+  await engine.call('closeApp', 'POST', '/appclose', { user: employee.userId, body: { ...HR, taskId, userId: employee.userId } })
   t.equal(await lockHolder(engine.store, taskId), null)
   t.equal(await lockHolder(engine.store, secondTask), employee.userId)
 
-  await engine.call('releaseUserLocks', 'DELETE', `/external/locks/${employee.userId}?appId=sales`)
-  t.equal(await lockHolder(engine.store, secondTask), employee.userId, 'a user of another tenant is left alone')
-  t.same((await engine.call('releaseUserLocks', 'DELETE', `/external/locks/${employee.userId}?appId=hr`)).body, { status: 'OK' })
+  t.match(await engine.call('releaseUserLocks', 'DELETE', `/external/locks/${employee.userId}?appId=sales`, { user: admin.userId }), { status: 404, body: { code: 'wm3120' } })
+  t.equal(await lockHolder(engine.store, secondTask), employee.userId, 'a request naming another tenant is left alone')
+  t.match(await engine.call('releaseUserLocks', 'DELETE', `/external/locks/${employee.userId}?appId=hr`, { user: colleague.userId }), { status: 403, body: { code: 'wm4031' } })
+  t.equal(await lockHolder(engine.store, secondTask), employee.userId, 'a user who is not admin cannot release another user\'s locks')
+  t.same((await engine.call('releaseUserLocks', 'DELETE', `/external/locks/${employee.userId}?appId=hr`, { user: admin.userId })).body, { status: 'OK' })
   t.equal(await lockHolder(engine.store, secondTask), null)
-  t.match(await engine.call('closeApp', 'POST', '/appclose', { body: { taskId } }), { status: 400, body: { code: 'wm4000' } })
+  t.match(await engine.call('closeApp', 'POST', '/appclose', { user: employee.userId, body: { taskId } }), { status: 400, body: { code: 'wm4000' } })
 })

@@ -18,6 +18,7 @@ import type { CacheRegistry } from '../../../plugins/cache/registry.js'
 import { type Actor, findActor } from '../../../plugins/identity/plugin.js'
 import type { Store } from '../../../plugins/store/port.js'
 import { endTask } from '../actions/service.js'
+import { type Authorization, sameTenant } from '../authorization/service.js'
 import type { ContextRepository } from '../contexts/repository.js'
 import { runtimeUserOf, SYSTEM_USER } from '../flow-host/environment.js'
 import { runtimeCall } from '../flow-host/runtime-errors.js'
@@ -36,6 +37,7 @@ export interface ExternalServiceDependencies extends InstanceDependencies {
   locks: TaskLockRepository
   caches: CacheRegistry
   store: Store
+  authorization: Authorization
 }
 
 function isExternalActionType(value: string): value is ExternalActionType {
@@ -63,8 +65,9 @@ export class ExternalService {
     if (!isExternalActionType(actionType)) {
       throw this.fail('wm3110', { args: [`${actionType} (expected ${EXTERNAL_ACTION_TYPES.join(', ')})`], parameters: { field: 'params.actionType' } })
     }
-    const { stored, compiled, env } = await instanceAtHand(this.deps, actor, { ...body, additionalHeaders, check: 'access' })
+    const { stored, compiled, env } = await instanceAtHand(this.deps, actor, { ...body, additionalHeaders, check: 'tenant' })
     const task = openTaskOf(this.fail, stored, taskId)
+    this.deps.authorization.assertMayEndTask(actor, stored.processInstance, task)
     await endTask(this.deps, {
       stored,
       task,
@@ -80,7 +83,8 @@ export class ExternalService {
   }
 
   /** Assigns a task to a user resolved by the model's `getUser`, else from the tenant's users (404 wm3120). */
-  async assignToUser(actor: Actor | null, taskId: string, body: AssignToUserRequest, additionalHeaders: AdditionalHeaders): Promise<{ isSuccess: boolean }> {
+  async assignToUser(actor: Actor, taskId: string, body: AssignToUserRequest, additionalHeaders: AdditionalHeaders): Promise<{ isSuccess: boolean }> {
+    this.deps.authorization.assertMayActForOthers(actor, 'assignToUser')
     const atHand = await instanceAtHand(this.deps, actor, { processInstanceId: body.processInstance, appId: body.appId, additionalHeaders, check: 'tenant' })
     const { stored, compiled, env } = atHand
     const task = openTaskOf(this.fail, stored, taskId)
@@ -101,7 +105,8 @@ export class ExternalService {
   }
 
   /** Puts a task into a swimlane's pool (a swimlane of the model, else 400 wm3121): no assignee any more. */
-  async assignToSwimlane(actor: Actor | null, taskId: string, body: AssignToSwimlaneRequest, additionalHeaders: AdditionalHeaders): Promise<{ isSuccess: boolean }> {
+  async assignToSwimlane(actor: Actor, taskId: string, body: AssignToSwimlaneRequest, additionalHeaders: AdditionalHeaders): Promise<{ isSuccess: boolean }> {
+    this.deps.authorization.assertMayActForOthers(actor, 'assignToSwimlane')
     const { stored, compiled, env } = await instanceAtHand(this.deps, actor, { processInstanceId: body.processInstance, appId: body.appId, additionalHeaders, check: 'tenant' })
     const task = openTaskOf(this.fail, stored, taskId)
     if (!Object.hasOwn(compiled.swimlanes, body.swimlane)) {
@@ -123,7 +128,8 @@ export class ExternalService {
 
   /**
    * Runs a function in a process context (its `data` changes and `output` merged into the stored
-   * dataInstance) or standalone (an app function, no context, no authorization).
+   * dataInstance) or standalone (an app function of the user's tenant, no context, no instance
+   * authorization). The actor is null only for a scheduled run, which names its tenant.
    */
   async executeFunction(actor: Actor | null, functionId: string, body: ExternalFunctionRequest, additionalHeaders: AdditionalHeaders): Promise<FunctionResult> {
     if (body.processInstanceId !== undefined) return this.executeInProcess(actor, functionId, { ...body, processInstanceId: body.processInstanceId }, additionalHeaders)
@@ -131,14 +137,15 @@ export class ExternalService {
       throw this.fail('wm4000', { args: ['body needs processInstanceId (process-context mode) or appId (standalone mode)'], parameters: { field: 'body.appId' } })
     }
     const appId = body.appId
+    // Another tenant's functions are invisible to a user, as unknown ones are.
+    if (actor && actor.appId !== appId) throw this.fail('wm3054', { args: [`${functionId} in app ${appId}`], parameters: { functionId } })
     const env = await this.deps.environments.create({
       actor: actor ? runtimeUserOf(actor) : SYSTEM_USER,
       appId,
-      organizationId: actor?.organizationId ?? body.organizationId ?? '',
+      organizationId: actor ? actor.organizationId : (body.organizationId ?? ''),
       additionalHeaders,
     })
-    // Another tenant's functions are invisible to a named user.
-    const definition = actor && actor.appId !== appId ? undefined : env.host.appFunction(functionId)
+    const definition = env.host.appFunction(functionId)
     if (!definition) throw this.fail('wm3054', { args: [`${functionId} in app ${appId}`], parameters: { functionId } })
     const functionCache: FunctionCache = this.deps.caches.cache<CompiledFunction>('service')
     const result = await functionCall(this.fail, () => runStandaloneFunction(functionId, definition, body.inputParams ?? {}, env, { functionCache }))
@@ -148,7 +155,8 @@ export class ExternalService {
   }
 
   /** Forces an instance to a step: open tasks cancelled (their locks released), then it runs on from there. */
-  async changeStep(actor: Actor | null, body: ChangeStepRequest, additionalHeaders: AdditionalHeaders): Promise<{ isSuccess: boolean }> {
+  async changeStep(actor: Actor, body: ChangeStepRequest, additionalHeaders: AdditionalHeaders): Promise<{ isSuccess: boolean }> {
+    this.deps.authorization.assertMayActForOthers(actor, 'changeStep')
     const processInstanceId = body.processInstanceId ?? (await this.idByBusinessKey(actor, body))
     let atHand: InstanceAtHand
     try {
@@ -177,28 +185,34 @@ export class ExternalService {
   }
 
   /**
-   * Releases every lock the user holds. With the caller's tenant known (the `user` header or the
-   * injected appId), a user of another tenant is not the caller's to touch: nothing is released.
+   * Releases every lock the user holds: the caller's own, or, for an admin or a system user, those
+   * of another user of the same tenant (a user of another tenant, or a request naming another app,
+   * is not found, 404 wm3120).
    */
-  async releaseLocksOf(actor: Actor | null, userId: string, appId: string | undefined): Promise<{ status: 'OK' }> {
-    const scope = appId ?? actor?.appId
-    if (scope !== undefined) {
+  async releaseLocksOf(actor: Actor, userId: string, appId: string | undefined): Promise<{ status: 'OK' }> {
+    if (appId !== undefined && appId !== actor.appId) throw this.fail('wm3120', { args: [userId], parameters: { field: 'params.userId', targetUserId: userId } })
+    if (userId !== actor.userId) {
+      this.deps.authorization.assertMayActForOthers(actor, `release the locks of ${userId}`)
       const owner = await findActor(this.deps.store, userId)
-      if (owner && owner.appId !== scope) return { status: 'OK' }
+      if (!owner || !sameTenant(actor, owner)) throw this.fail('wm3120', { args: [userId], parameters: { field: 'params.userId', targetUserId: userId } })
     }
     await this.deps.locks.releaseAllOf(userId)
     return { status: 'OK' }
   }
 
-  /** The client closed the form: the user's lock of the task is released (another tenant's task is left alone). */
-  async closeApp(actor: Actor | null, taskId: string, userId: string, appId: string | undefined): Promise<{ status: 'OK' }> {
-    const scope = appId ?? actor?.appId
+  /**
+   * The client closed the form: the user's lock of the task is released. Another user's lock is for
+   * an admin or a system user; a task of another tenant, or a request naming another app, is not
+   * found (404 wm3005).
+   */
+  async closeApp(actor: Actor, taskId: string, userId: string, appId: string | undefined): Promise<{ status: 'OK' }> {
+    if (userId !== actor.userId) this.deps.authorization.assertMayActForOthers(actor, `release the lock of ${userId}`)
+    if (appId !== undefined && appId !== actor.appId) throw this.fail('wm3005', { args: [taskId], parameters: { taskId } })
     const lock = await this.deps.locks.holder(taskId)
-    if (!lock || lock.userId !== userId) return { status: 'OK' }
-    if (scope !== undefined) {
-      const stored = await this.deps.contexts.find(lock.processInstanceId)
-      if (stored && stored.appId !== scope) return { status: 'OK' }
-    }
+    if (!lock) return { status: 'OK' }
+    const stored = await this.deps.contexts.find(lock.processInstanceId)
+    if (stored && !sameTenant(actor, stored)) throw this.fail('wm3005', { args: [taskId], parameters: { taskId } })
+    if (lock.userId !== userId) return { status: 'OK' }
     await this.deps.locks.release(taskId, userId)
     return { status: 'OK' }
   }
@@ -252,15 +266,15 @@ export class ExternalService {
     return { userId: output.userId, userName: typeof output.userName === 'string' ? output.userName : output.userId }
   }
 
-  /** The instance named by processId + businessKey in the request's app (400 when neither form is given). */
-  private async idByBusinessKey(actor: Actor | null, body: ChangeStepRequest): Promise<string> {
+  /** The instance named by processId + businessKey in the user's app (400 when neither form is given). */
+  private async idByBusinessKey(actor: Actor, body: ChangeStepRequest): Promise<string> {
     if (body.processId === undefined || body.businessKey === undefined) {
       throw this.fail('wm4000', { args: ['body needs processInstanceId, or processId and businessKey'], parameters: { field: 'body.processInstanceId' } })
     }
-    const appId = body.appId ?? actor?.appId
-    if (appId === undefined) throw this.fail('wm4000', { args: ['body.appId is required to find an instance by businessKey'], parameters: { field: 'body.appId' } })
-    const stored = await this.deps.contexts.findByBusinessKey(appId, body.processId, body.businessKey)
-    if (!stored) throw this.moveTargetNotFound(`${body.processId} ${body.businessKey}`)
+    const reference = `${body.processId} ${body.businessKey}`
+    if (body.appId !== undefined && body.appId !== actor.appId) throw this.moveTargetNotFound(reference)
+    const stored = await this.deps.contexts.findByBusinessKey(actor.appId, body.processId, body.businessKey)
+    if (!stored || !sameTenant(actor, stored)) throw this.moveTargetNotFound(reference)
     return stored._id
   }
 
@@ -286,6 +300,7 @@ async function externalServicePlugin(fastify: FastifyInstance): Promise<void> {
       locks: fastify.taskLocks,
       caches: fastify.caches,
       store: fastify.store,
+      authorization: fastify.authorization,
       fail: fastify.fail,
     }),
   )
@@ -294,5 +309,5 @@ async function externalServicePlugin(fastify: FastifyInstance): Promise<void> {
 /** One headless service for the routes and for scheduled function runs. */
 export default fp(externalServicePlugin, {
   name: 'external-service',
-  dependencies: ['process-models', 'process-instances', 'run-environments', 'contexts-repository', 'task-locks-repository', 'caches', 'store', 'errors'],
+  dependencies: ['process-models', 'process-instances', 'run-environments', 'contexts-repository', 'task-locks-repository', 'caches', 'store', 'authorization', 'errors'],
 })

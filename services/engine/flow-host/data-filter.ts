@@ -71,3 +71,88 @@ export function regexProblem(filter: unknown, path = 'filter'): RegexProblem | u
   if (typeof filter !== 'object' || filter === null || filter instanceof Date || filter instanceof RegExp) return undefined
   return objectProblem(filter as Record<string, unknown>, path)
 }
+
+/** Why a filter is refused: the field it names (`body.filter.days.$gt`) and what is wrong there. */
+export interface FilterProblem {
+  field: string
+  message: string
+  /** Set when the problem is an operator outside the allow-list. */
+  operator?: string
+}
+
+const LOGICAL_OPERATORS: ReadonlySet<string> = new Set(['$and', '$or', '$nor'])
+
+/** The operand each field operator takes; `$options` goes with `$regex`. */
+const FIELD_OPERAND: Readonly<Record<string, (value: unknown) => string | undefined>> = {
+  $eq: () => undefined,
+  $ne: () => undefined,
+  $gt: () => undefined,
+  $gte: () => undefined,
+  $lt: () => undefined,
+  $lte: () => undefined,
+  $in: (value) => (Array.isArray(value) ? undefined : 'must be an array'),
+  $nin: (value) => (Array.isArray(value) ? undefined : 'must be an array'),
+  $exists: (value) => (typeof value === 'boolean' || typeof value === 'number' ? undefined : 'must be a boolean'),
+  $regex: (value) => (typeof value === 'string' ? undefined : 'must be a string'),
+  $options: (value) => (typeof value === 'string' ? undefined : 'must be a string'),
+  $size: (value) => (Number.isInteger(value) && (value as number) >= 0 ? undefined : 'must be a non-negative integer'),
+  $not: (value) => (isPlainObject(value) && Object.keys(value).length > 0 && Object.keys(value).every((key) => key.startsWith('$')) ? undefined : 'must be an object of operators'),
+  $elemMatch: (value) => (isPlainObject(value) ? undefined : 'must be an object'),
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Date) && !(value instanceof RegExp)
+}
+
+/** A value whose keys are all operators (`{ $gt: 5 }`) rather than an embedded document to equal. */
+function isOperatorObject(value: unknown): value is Record<string, unknown> {
+  return isPlainObject(value) && Object.keys(value).some((key) => key.startsWith('$'))
+}
+
+type Pending = { kind: 'query' | 'operators'; value: unknown; field: string }
+
+/**
+ * The first structural fault of a query filter from outside (a data search), or undefined: the
+ * filter and every `$and`/`$or`/`$nor` member is an object of field conditions and logical
+ * operators; a field condition is a value to equal or an object of allow-listed field operators,
+ * each with the operand it takes. Walked with an explicit stack (no recursion on the input), so any
+ * nesting is checked in constant stack space. Regex patterns are checked apart (`regexProblem`).
+ */
+export function filterProblem(filter: unknown, root = 'body.filter'): FilterProblem | undefined {
+  const pending: Pending[] = [{ kind: 'query', value: filter, field: root }]
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const { kind, value, field } = next
+    if (!isPlainObject(value)) return { field, message: `${field} must be an object` }
+    const keys = Object.keys(value)
+    if (kind === 'operators' && keys.some((key) => !key.startsWith('$'))) {
+      return { field, message: `${field} mixes operators and fields` }
+    }
+    for (const key of keys) {
+      const operand = value[key]
+      const at = `${field}.${key}`
+      if (kind === 'query') {
+        if (LOGICAL_OPERATORS.has(key)) {
+          if (!Array.isArray(operand) || operand.length === 0) return { field: at, message: `${at} must be a non-empty array of conditions` }
+          operand.forEach((member, index) => pending.push({ kind: 'query', value: member, field: `${at}[${index}]` }))
+        } else if (key.startsWith('$')) {
+          if (!ALLOWED_FILTER_OPERATORS.has(key)) return { field: at, message: `${at}: operator not allowed`, operator: key }
+          return { field: at, message: `${at}: ${key} applies to a field, not to the whole filter` }
+        } else if (isOperatorObject(operand)) {
+          pending.push({ kind: 'operators', value: operand, field: at })
+        }
+      } else {
+        const check = FIELD_OPERAND[key]
+        if (check === undefined) {
+          if (!ALLOWED_FILTER_OPERATORS.has(key) || LOGICAL_OPERATORS.has(key)) return { field: at, message: `${at}: operator not allowed on a field`, operator: key }
+          return { field: at, message: `${at}: operator not allowed on a field` }
+        }
+        const problem = check(operand)
+        if (problem) return { field: at, message: `${at} ${problem}` }
+        if (key === '$options' && !Object.hasOwn(value, '$regex')) return { field: at, message: `${at} goes only with $regex` }
+        if (key === '$not') pending.push({ kind: 'operators', value: operand, field: at })
+        if (key === '$elemMatch') pending.push({ kind: isOperatorObject(operand) ? 'operators' : 'query', value: operand, field: at })
+      }
+    }
+  }
+  return undefined
+}

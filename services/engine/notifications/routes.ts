@@ -25,12 +25,13 @@ async function notificationRoutes(fastify: FastifyInstance): Promise<void> {
     models: fastify.processModels,
     environments: fastify.runEnvironments,
     notifications: fastify.notifications,
+    authorization: fastify.authorization,
     fail: fastify.fail,
   }
   typed.route({
     ...routeFrom(sendNotification),
     handler: async (request) => {
-      await resendNotification(resendDependencies, request.actor, request.body, request.headers.additionalheaders)
+      await resendNotification(resendDependencies, request.actor as Actor, request.body, request.headers.additionalheaders)
       return { status: 'OK' as const }
     },
   })
@@ -38,5 +39,5 @@ async function notificationRoutes(fastify: FastifyInstance): Promise<void> {
 
 export default fp(notificationRoutes, {
   name: 'engine-notification-routes',
-  dependencies: ['notifications-service', 'contexts-repository', 'process-models', 'run-environments', 'identity', 'errors'],
+  dependencies: ['notifications-service', 'contexts-repository', 'process-models', 'run-environments', 'authorization', 'identity', 'errors'],
 })

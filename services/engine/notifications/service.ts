@@ -9,9 +9,9 @@ import type { NotificationEventType } from '../../../openapi/generated/schemas.j
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { Actor } from '../../../plugins/identity/plugin.js'
 import type { StoredNotification } from '../../shared/collections.js'
-import { type Principal, sameTenant, visibleInstancesFilter } from '../authorization/service.js'
+import { type Authorization, type Principal, sameTenant, visibleInstancesFilter } from '../authorization/service.js'
 import type { ContextRepository } from '../contexts/repository.js'
-import { runtimeUserOf, type RunEnvironments, SYSTEM_USER } from '../flow-host/environment.js'
+import { runtimeUserOf, type RunEnvironments } from '../flow-host/environment.js'
 import type { ProcessModels } from '../models/service.js'
 import type { CompiledProcess, InformItem, ProcessState, RunEnvironment, RuntimeEffect, Task } from '../runtime/types.js'
 import type { NotificationPosition, NotificationRepository } from './repository.js'
@@ -127,6 +127,7 @@ export interface ResendDependencies {
   models: ProcessModels
   environments: RunEnvironments
   notifications: Notifications
+  authorization: Authorization
   fail: ErrorFactory<string>
 }
 
@@ -140,17 +141,19 @@ export interface ResendRequest {
 
 /**
  * `POST /notify/send`: rewrites the instance's record from its current context with the given
- * event (404 C-3003 when the app has no such instance, or it belongs to another tenant than the user's).
+ * event (404 C-3003 when the app has no such instance, or it belongs to another tenant than the
+ * user's; 403 wm4030 when the user is not authorized on it).
  */
-export async function resendNotification(deps: ResendDependencies, actor: Actor | null, request: ResendRequest, additionalHeaders?: string | string[]): Promise<void> {
+export async function resendNotification(deps: ResendDependencies, actor: Actor, request: ResendRequest, additionalHeaders?: string | string[]): Promise<void> {
   const stored = request.processInstanceId
     ? await deps.contexts.find(request.processInstanceId)
     : await deps.contexts.findByBusinessKey(request.appId, request.processId, request.businessKey)
   const reference = request.processInstanceId ?? `${request.processId} ${request.businessKey}`
-  if (!stored || stored.appId !== request.appId || (actor && !sameTenant(actor, stored))) {
+  if (!stored || stored.appId !== request.appId || !sameTenant(actor, stored)) {
     throw deps.fail('C-3003', { args: [reference], parameters: { processInstanceId: request.processInstanceId ?? '', businessKey: request.businessKey } })
   }
+  deps.authorization.assertAccess(actor, stored.processInstance)
   const compiled = await deps.models.ofInstance(stored.processInstance)
-  const env = await deps.environments.create({ actor: actor ? runtimeUserOf(actor) : SYSTEM_USER, appId: stored.appId, organizationId: stored.organizationId, additionalHeaders })
+  const env = await deps.environments.create({ actor: runtimeUserOf(actor), appId: stored.appId, organizationId: stored.organizationId, additionalHeaders })
   await deps.notifications.publish({ processInstance: stored.processInstance, dataInstance: stored.dataInstance }, request.eventType, compiled, env)
 }

@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { getProcessStatus, startExternalProcess, startProcess } from '../../../openapi/generated/engine-routes.js'
 import type { ProcessStartRequest, ProcessStartResult } from '../../../openapi/generated/schemas.js'
+import type { Actor } from '../../../plugins/identity/plugin.js'
 import { routeFrom } from '../../../plugins/server/route.js'
 
 async function processRoutes(fastify: FastifyInstance): Promise<void> {
@@ -17,7 +18,8 @@ async function processRoutes(fastify: FastifyInstance): Promise<void> {
     // SPEC.md answers a missing processId with 500.
     if (!body.processId) throw fastify.fail('wm3060', { args: ['processId'], parameters: { field: 'body.processId' } })
     const { stored } = await fastify.processStarter.start({
-      actor: request.actor,
+      // The route requires the user header: identity has resolved the actor.
+      actor: request.actor as Actor,
       appId: body.appId,
       processId: body.processId,
       input: body.input,
@@ -35,7 +37,7 @@ async function processRoutes(fastify: FastifyInstance): Promise<void> {
 
   typed.route({
     ...routeFrom(getProcessStatus),
-    handler: async (request) => fastify.processStarter.status(request.actor, request.params.processInstanceId, request.query.appId),
+    handler: async (request) => fastify.processStarter.status(request.actor as Actor, request.params.processInstanceId, request.query.appId),
   })
 }
 

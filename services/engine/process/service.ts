@@ -10,7 +10,7 @@ import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import { type Actor, findActor } from '../../../plugins/identity/plugin.js'
 import type { Store } from '../../../plugins/store/port.js'
 import type { StoredContext } from '../../shared/collections.js'
-import { mayActOnTask, type Principal, sameTenant } from '../authorization/service.js'
+import { type Authorization, mayActOnTask, type Principal, sameTenant } from '../authorization/service.js'
 import { taskForForm } from '../context/session.js'
 import type { ProcessInstances } from '../contexts/service.js'
 import { type RequestEnvironment, runtimeUserOf, type RunEnvironments, SYSTEM_USER } from '../flow-host/environment.js'
@@ -26,7 +26,7 @@ declare module 'fastify' {
 }
 
 export interface StartCommand {
-  /** The user of the request; null for a headless start without one. */
+  /** The user of the request; null only for a start without one (a schedule's), which names its tenant. */
   actor: Actor | null
   appId: string
   processId: string
@@ -70,11 +70,18 @@ export class ProcessStarter {
     private readonly environments: RunEnvironments,
     private readonly instances: ProcessInstances,
     private readonly locks: TaskLockRepository,
+    private readonly authorization: Authorization,
     private readonly fail: ErrorFactory<string>,
   ) {}
 
   async start(command: StartCommand): Promise<Started> {
     const { actor, appId, processId } = command
+    // Another tenant's models are invisible to the user.
+    if (actor && actor.appId !== appId) throw this.fail('wm3002', { args: [`${processId} in app ${appId}`], parameters: { processId, appId } })
+    // Starting for another initiator is acting for others.
+    if (actor && command.initiatorUserId !== undefined && command.initiatorUserId !== actor.userId) {
+      this.authorization.assertMayActForOthers(actor, `start a process for ${command.initiatorUserId}`)
+    }
     const compiled = await this.models.latest(appId, processId)
     const organizationId = compiled.model.organizationId ?? actor?.organizationId ?? command.organizationId ?? ''
     // Another tenant's models are invisible to the user.
@@ -127,9 +134,9 @@ export class ProcessStarter {
     return started
   }
 
-  /** Open tasks and status of an instance; the user, when one is named, must be authorized on it. */
-  async status(principal: Principal | null, processInstanceId: string, appId: string | undefined): Promise<ProcessStatusSummary> {
-    const stored = principal ? await this.instances.loadFor(principal, processInstanceId) : await this.instances.load(processInstanceId)
+  /** Open tasks and status of an instance the user is authorized on. */
+  async status(principal: Principal, processInstanceId: string, appId: string | undefined): Promise<ProcessStatusSummary> {
+    const stored = await this.instances.loadFor(principal, processInstanceId)
     if (appId !== undefined && appId !== stored.appId) throw this.instances.notFound(processInstanceId)
     return {
       tasks: stored.processInstance.tasks.filter((task) => task.status === 'open').map(({ taskId, stepId, name }) => ({ taskId, stepId, name })),
@@ -152,11 +159,11 @@ export class ProcessStarter {
 async function processStarterPlugin(fastify: FastifyInstance): Promise<void> {
   fastify.decorate(
     'processStarter',
-    new ProcessStarter(fastify.store, fastify.processModels, fastify.runEnvironments, fastify.processInstances, fastify.taskLocks, fastify.fail),
+    new ProcessStarter(fastify.store, fastify.processModels, fastify.runEnvironments, fastify.processInstances, fastify.taskLocks, fastify.authorization, fastify.fail),
   )
 }
 
 export default fp(processStarterPlugin, {
   name: 'process-starter',
-  dependencies: ['store', 'process-models', 'run-environments', 'process-instances', 'task-locks-repository', 'errors'],
+  dependencies: ['store', 'process-models', 'run-environments', 'process-instances', 'task-locks-repository', 'authorization', 'errors'],
 })

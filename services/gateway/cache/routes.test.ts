@@ -4,6 +4,7 @@ import { Collections, type StoredCacheInvalidation } from '../../shared/collecti
 import { type Envelope, startGateway } from '../../testing/gateway.js'
 import { openTestStore, startService } from '../../testing/harness.js'
 import { insertModelRequest } from '../../testing/models.js'
+import { createTestUser } from '../../testing/users.js'
 import { SWAGGER_CACHE_KEY } from '../app.js'
 import { ALLOWED_CACHE_TYPES } from './service.js'
 
@@ -84,7 +85,8 @@ t.test('a model stored through one gateway is served by another within about a s
   const store = await openTestStore(t)
   const [gatewayA, gatewayB] = [await startGateway(t, { store, config: { cachePollMs: POLL_MS } }), await startGateway(t, { store, config: { cachePollMs: POLL_MS } })]
   await gatewayA.client.call('insertModel', 'POST', '/model/insertModel', { body: insertModelRequest('leave-form', HR) })
-  const version = async () => (await fetch(`${gatewayB.gateway.url}/model/getModel/leave-form?appId=hr`)).headers.get('etag')?.split('-')[2]
+  const reader = await createTestUser(store, { ...HR, fullName: 'Hr Reader' })
+  const version = async () => (await fetch(`${gatewayB.gateway.url}/model/getModel/leave-form?appId=hr`, { headers: { user: reader.userId } })).headers.get('etag')?.split('-')[2]
   t.equal(await version(), '1', 'B has cached version 1')
   await gatewayA.client.call('insertModel', 'POST', '/model/insertModel', { body: insertModelRequest('leave-form', HR) })
   await eventually(t, 'B serves version 2', async () => (await version()) === '2')

@@ -4,10 +4,17 @@ import { Collections, type StoredBatchJob, type StoredConstant, type StoredDataC
 import { ContractChecker } from '../../testing/contract.js'
 import { type Envelope, startGateway } from '../../testing/gateway.js'
 import { insertModelRequest } from '../../testing/models.js'
+import { createTestUser } from '../../testing/users.js'
 import { dataCollectionName } from './repository.js'
 
 const HR = { appId: 'hr', organizationId: 'acme' }
 const contract = new ContractChecker('gateway')
+/** getModel answers a user of the model's app (or the admin token): the tests read as this one. */
+const READER = { user: 'hr-reader' }
+
+async function addReader(store: Parameters<typeof createTestUser>[0]): Promise<void> {
+  await createTestUser(store, { ...HR, userId: READER.user, fullName: 'Hr Reader' })
+}
 
 async function modelVersions(store: { collection<T extends object>(name: string): { find(filter: object, options?: object): { toArray(): Promise<T[]> } } }, modelID: string) {
   return store.collection<StoredModel>(Collections.models).find({ modelID }, { sort: { live: -1, version: 1 } }).toArray()
@@ -35,15 +42,16 @@ t.test('concurrent live inserts of one model each get their own version', async 
 
 t.test('a draft (live: false) is one document per model, never served while a live version exists', async (t) => {
   const { gateway, client } = await startGateway(t)
+  await addReader(gateway.app.store)
   await client.call('insertModel', 'POST', '/model/insertModel', { body: insertModelRequest('leave-form', { ...HR, live: false, edit: (body) => void (body.draft = 1) }) })
-  const draftOnly = await fetch(`${gateway.url}/model/getModel/leave-form?appId=hr`)
+  const draftOnly = await fetch(`${gateway.url}/model/getModel/leave-form?appId=hr`, { headers: READER })
   t.equal((await draftOnly.json() as { draft: number }).draft, 1, 'with no live version the draft is served')
   await client.call('insertModel', 'POST', '/model/insertModel', { body: insertModelRequest('leave-form', HR) })
   await client.call('insertModel', 'POST', '/model/insertModel', { body: insertModelRequest('leave-form', { ...HR, live: false, edit: (body) => void (body.draft = 2) }) })
   const versions = await modelVersions(gateway.app.store, 'leave-form')
   t.same(versions.map((model) => [model.live, model.version]), [[true, 1], [false, 0]], 'one live version and one draft')
   t.equal((versions[1]!.modelBody as { draft: number }).draft, 2, 'the draft was replaced')
-  const served = (await (await fetch(`${gateway.url}/model/getModel/leave-form?appId=hr`)).json()) as Record<string, unknown>
+  const served = (await (await fetch(`${gateway.url}/model/getModel/leave-form?appId=hr`, { headers: READER })).json()) as Record<string, unknown>
   t.notOk('draft' in served, 'the live version is served, not the draft')
 })
 
@@ -115,9 +123,10 @@ t.test('a dataCollection model registers its collection and builds its indexes',
 
 t.test('getModel answers the raw body with the caching headers of SPEC.md and 304 on a matching if-none-match', async (t) => {
   const { gateway, client } = await startGateway(t)
+  await addReader(gateway.app.store)
   await client.call('insertModel', 'POST', '/model/insertModel', { body: insertModelRequest('leave-form', HR) })
   const stored = (await modelVersions(gateway.app.store, 'leave-form'))[0]!
-  const answer = await fetch(`${gateway.url}/model/getModel/leave-form?organizationId=acme&appId=hr`)
+  const answer = await fetch(`${gateway.url}/model/getModel/leave-form?organizationId=acme&appId=hr`, { headers: READER })
   const text = await answer.text()
   t.equal(answer.status, 200)
   t.same(JSON.parse(text), stored.modelBody, 'the model body, not an envelope')
@@ -127,26 +136,27 @@ t.test('getModel answers the raw body with the caching headers of SPEC.md and 30
   const etag = `"leave-form-1-${stored.updateDate}-${Buffer.byteLength(text)}"`
   t.equal(answer.headers.get('etag'), etag)
   for (const ifNoneMatch of [etag, `W/${etag}`, `"other", ${etag}`, `W/"x", W/${etag}`, '*']) {
-    const notModified = await fetch(`${gateway.url}/model/getModel/leave-form?appId=hr`, { headers: { 'if-none-match': ifNoneMatch } })
+    const notModified = await fetch(`${gateway.url}/model/getModel/leave-form?appId=hr`, { headers: { ...READER, 'if-none-match': ifNoneMatch } })
     t.equal(notModified.status, 304, ifNoneMatch)
     t.equal(await notModified.text(), '', 'no body')
     t.equal(notModified.headers.get('etag'), etag)
     t.equal(notModified.headers.get('cache-control'), 'public, max-age=28800')
   }
-  t.equal((await fetch(`${gateway.url}/model/getModel/leave-form?appId=hr`, { headers: { 'if-none-match': '"leave-form-0-x-1"' } })).status, 200, 'a stale tag gets the body')
+  t.equal((await fetch(`${gateway.url}/model/getModel/leave-form?appId=hr`, { headers: { ...READER, 'if-none-match': '"leave-form-0-x-1"' } })).status, 200, 'a stale tag gets the body')
 
   await client.call('insertModel', 'POST', '/model/insertModel', { body: insertModelRequest('leave-form', { ...HR, edit: (body) => void (body.title = 'v2') }) })
-  const changed = await fetch(`${gateway.url}/model/getModel/leave-form?appId=hr`, { headers: { 'if-none-match': etag } })
+  const changed = await fetch(`${gateway.url}/model/getModel/leave-form?appId=hr`, { headers: { ...READER, 'if-none-match': etag } })
   t.equal(changed.status, 200, 'a new version changes the ETag at once')
   t.match(changed.headers.get('etag'), /^"leave-form-2-/)
 })
 
 t.test('getModel is compressed for a client that accepts it', async (t) => {
   const { gateway, client } = await startGateway(t)
+  await addReader(gateway.app.store)
   const fields = Array.from({ length: 200 }, (_, n) => ({ key: `field${n}`, type: 'text', label: `Field number ${n}` }))
   await client.call('insertModel', 'POST', '/model/insertModel', { body: insertModelRequest('leave-form', { ...HR, edit: (body) => void (body.fields = fields) }) })
   const { request } = await import('undici')
-  const answer = await request(`${gateway.url}/model/getModel/leave-form?appId=hr`, { headers: { 'accept-encoding': 'gzip' } })
+  const answer = await request(`${gateway.url}/model/getModel/leave-form?appId=hr`, { headers: { ...READER, 'accept-encoding': 'gzip' } })
   t.equal(answer.headers['content-encoding'], 'gzip')
   const body = JSON.parse(gunzipSync(Buffer.from(await answer.body.arrayBuffer())).toString('utf8')) as { fields: unknown[] }
   t.equal(body.fields.length, 200)
@@ -155,9 +165,10 @@ t.test('getModel is compressed for a client that accepts it', async (t) => {
 
 t.test('getModel of an unknown model, or of another app, is 404 fm3027', async (t) => {
   const { gateway, client } = await startGateway(t)
+  await addReader(gateway.app.store)
   await client.call('insertModel', 'POST', '/model/insertModel', { body: insertModelRequest('leave-form', HR) })
   for (const path of ['/model/getModel/nothing?appId=hr', '/model/getModel/leave-form?appId=finance']) {
-    const answer = await fetch(`${gateway.url}${path}`)
+    const answer = await fetch(`${gateway.url}${path}`, { headers: READER })
     const body = (await answer.json()) as Envelope<null>
     t.equal(answer.status, 404, path)
     t.match(body, { status: 'customerror', error: { code: 'fm3027' } }, path)

@@ -5,10 +5,11 @@
  */
 import compress from '@fastify/compress'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { FastifyInstance, FastifyReply } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { getModel, insertModel } from '../../../openapi/generated/gateway-routes.js'
 import { routeFrom } from '../../../plugins/server/route.js'
+import { readerOf } from '../users/reader.js'
 import { etagMatches } from './service.js'
 
 export const MODEL_CACHE_CONTROL = 'public, max-age=28800'
@@ -24,13 +25,24 @@ async function modelRoutes(fastify: FastifyInstance): Promise<void> {
     },
   })
 
+  /**
+   * The app whose model a fetch may see: the user's own (another app's model is not found), any with
+   * the admin token; to nobody else (401), as models hold the tenant's function definitions.
+   */
+  async function appToServe(request: FastifyRequest, askedAppId: string | undefined, modelID: string): Promise<string | null> {
+    const reader = readerOf(fastify, request)
+    if (reader.kind === 'anonymous') throw fastify.fail('fm4012', { args: ['a user or the admin token is required to fetch a model'], parameters: { field: 'headers.user' } })
+    if (reader.kind === 'user') return askedAppId === undefined || askedAppId === reader.tenant.appId ? reader.tenant.appId : null
+    return askedAppId || (await fastify.modelService.appOfModel(modelID))
+  }
+
   await fastify.register(async (scope) => {
     await scope.register(compress, { global: true, encodings: ['br', 'gzip', 'deflate'] })
     scope.withTypeProvider<TypeBoxTypeProvider>().route({
       ...routeFrom(getModel),
       handler: async (request, reply) => {
         const modelID = request.params.id
-        const appId = request.query.appId || (await fastify.modelService.appOfModel(modelID))
+        const appId = await appToServe(request, request.query.appId, modelID)
         const model = appId ? await fastify.modelService.served(appId, modelID) : null
         if (!model) throw fastify.fail('fm3027', { args: [`model ${modelID}${appId ? ` in app ${appId}` : ''}`], parameters: { field: 'params.id' } })
         // x-raw: the success answers are not the documented (error) schemas, so they go untyped.

@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { createUser, deleteUser, getUserById, listWorkflowUsers, updateUser } from '../../../openapi/generated/gateway-routes.js'
 import { routeFrom } from '../../../plugins/server/route.js'
+import { namesOtherTenant, readerOf } from './reader.js'
 
 async function userRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
@@ -36,13 +37,29 @@ async function userRoutes(fastify: FastifyInstance): Promise<void> {
       return reply.envelope({ message: 'User deleted successfully' })
     },
   })
+  // Reads answer the reader's tenant only (reader.ts); a query naming another tenant finds nothing.
   app.route({
     ...routeFrom(getUserById),
-    handler: async (request, reply) => reply.envelope(await fastify.users.get(request.params.userId, fastify.adminTenantOf(request, request.query, 'query') ?? request.query)),
+    handler: async (request, reply) => {
+      const reader = readerOf(fastify, request)
+      if (reader.kind !== 'user') return reply.envelope(await fastify.users.get(request.params.userId, request.query))
+      return reply.envelope(namesOtherTenant(reader.tenant, request.query) ? null : await fastify.users.get(request.params.userId, reader.tenant))
+    },
   })
   app.route({
     ...routeFrom(listWorkflowUsers),
-    handler: async (request, reply) => reply.envelope(await fastify.users.list(fastify.adminTenantOf(request, request.query, 'query') ?? request.query)),
+    handler: async (request, reply) => {
+      const reader = readerOf(fastify, request)
+      if (reader.kind === 'admin') return reply.envelope(await fastify.users.list(request.query))
+      if (reader.kind === 'user') return reply.envelope(namesOtherTenant(reader.tenant, request.query) ? [] : await fastify.users.list(reader.tenant))
+      // Nobody identified (development): one named tenant, never every tenant's users.
+      const { appId, organizationId } = request.query
+      if (appId === undefined || organizationId === undefined) {
+        const field = appId === undefined ? 'query.appId' : 'query.organizationId'
+        throw fastify.fail('fm4000', { args: [`${field} is required without a user or the admin token`], parameters: { field } })
+      }
+      return reply.envelope(await fastify.users.list({ appId, organizationId }))
+    },
   })
 }
 

@@ -1,0 +1,27 @@
+/**
+ * Who reads the tenant-scoped directories (users, models) and so which tenant a read answers for
+ * (DESIGN.md §5): a request presenting ADMIN_TOKEN reads every tenant; an identified user (the
+ * `user` header) only their own; anyone else is anonymous, which only development allows, and
+ * each read says what it then needs.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { TenantScope } from './repository.js'
+
+/** A tenant in full: both parts known. */
+export interface Tenant {
+  organizationId: string
+  appId: string
+}
+
+export type Reader = { kind: 'admin' } | { kind: 'user'; tenant: Tenant } | { kind: 'anonymous' }
+
+export function readerOf(fastify: Pick<FastifyInstance, 'presentsAdminToken'>, request: FastifyRequest): Reader {
+  if (fastify.presentsAdminToken(request)) return { kind: 'admin' }
+  if (request.actor) return { kind: 'user', tenant: { organizationId: request.actor.organizationId, appId: request.actor.appId } }
+  return { kind: 'anonymous' }
+}
+
+/** Does the request's own scope (query) name a tenant other than the reader's? */
+export function namesOtherTenant(tenant: Tenant, asked: TenantScope): boolean {
+  return (asked.appId !== undefined && asked.appId !== tenant.appId) || (asked.organizationId !== undefined && asked.organizationId !== tenant.organizationId)
+}
