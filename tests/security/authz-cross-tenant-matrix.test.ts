@@ -11,6 +11,7 @@ import t from 'tap'
 import { proxyRoutes } from '../../openapi/generated/proxy-routes.js'
 import type { StoredUser } from '../../services/shared/collections.js'
 import { ContractChecker } from '../../services/testing/contract.js'
+import { bearerIdentity, jwtAuthConfig } from '../../services/testing/tokens.js'
 import { snapshotTenantA, startSecureStack, type TenantAResources, TENANT_A, TENANT_B } from './authz-stack.js'
 
 type Schema = { $ref?: string; type?: string; properties?: Record<string, Schema>; required?: string[] }
@@ -88,8 +89,8 @@ const PATH_VALUES = (resources: TenantAResources, a: { employee: StoredUser }): 
   actionType: 'cancel',
 })
 
-t.test('cross-tenant matrix: every proxied route, called by tenant B on tenant A\'s resources, is 403/404 and changes nothing of A', async (t) => {
-  const stack = await startSecureStack(t)
+t.test('cross-tenant matrix (jwt mode): every proxied route, called with a token of tenant B on tenant A\'s resources, is 403/404 and changes nothing of A', async (t) => {
+  const stack = await startSecureStack(t, { config: jwtAuthConfig(), credentials: bearerIdentity() })
   const pathValues = PATH_VALUES(stack.resources, stack.a)
   // What a caller of B could learn only from an answer (ids it sent may be echoed in a not-found message).
   const secrets = ['Family visit', '"result"', '"vat"', stack.a.employee.fullName, '"items"']

@@ -20,7 +20,7 @@ export const TENANT_A = HR
 export const TENANT_B = { appId: 'ledger', organizationId: 'globex' } as const
 
 /** The headers that make a request act as `userId`. */
-export type Credentials = (userId: string) => Record<string, string>
+export type Credentials = (userId: string) => Record<string, string> | Promise<Record<string, string>>
 
 /** Header mode (the default): the `user` header names the acting user. */
 export const headerCredentials: Credentials = (userId) => ({ user: userId })
@@ -86,7 +86,7 @@ export async function startSecureStack(t: Test, options: StackOptions = {}): Pro
   const credentials = options.credentials ?? headerCredentials
 
   async function send<Data>(method: string, path: string, sendOptions: SendOptions = {}): Promise<GatewayAnswer<Data>> {
-    const headers: Record<string, string> = { ...(sendOptions.as ? credentials(sendOptions.as.userId) : {}), ...sendOptions.headers }
+    const headers: Record<string, string> = { ...(sendOptions.as ? await credentials(sendOptions.as.userId) : {}), ...sendOptions.headers }
     const init: RequestInit = { method, headers }
     if (sendOptions.body instanceof FormData) init.body = sendOptions.body
     else if (sendOptions.body !== undefined) {

@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { newObjectIdHex } from '../../../plugins/store/object-id.js'
-import type { Collection, Store } from '../../../plugins/store/port.js'
+import type { AtomicWrite, Collection, Store } from '../../../plugins/store/port.js'
 import { Collections, type StoredActivity } from '../../shared/collections.js'
 
 declare module 'fastify' {
@@ -21,6 +21,12 @@ export class ActivityRepository {
 
   async ensureIndexes(): Promise<void> {
     await this.collection.createIndex({ processInstanceId: 1, timeStamp: -1 })
+  }
+
+  /** The inserts recording `records`, for a batch that stores them with the change they describe. */
+  writesFor(records: readonly ActivityRecord[]): AtomicWrite[] {
+    // Ids grow within a process, so records of the same millisecond still read newest first.
+    return records.map((record) => ({ collection: Collections.activities, kind: 'insertOne', doc: { _id: newObjectIdHex(), ...record } }))
   }
 
   async record(...records: ActivityRecord[]): Promise<void> {

@@ -1,9 +1,9 @@
 /**
  * Loading and changing process instances. Every change goes through `commit`: the new state is
- * written first (an insert, or a compare-and-set on the version the change was computed from),
- * together with the request's data writes (its unit of work) in one atomic batch, and only once
- * that succeeded are its activity records and the instance's notification written. A request that
- * fails before the write, or loses the compare-and-set, leaves the stored state exactly as it was.
+ * written (an insert, or a compare-and-set on the version the change was computed from) in one
+ * atomic batch with the request's data writes (its unit of work), its activity records and the
+ * instance's notification record. A request that fails before the write, loses the compare-and-set
+ * or dies mid-commit leaves the stored state exactly as it was.
  */
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
@@ -107,52 +107,41 @@ export class ProcessInstances {
     return this.fail('wm3001', { args: [processInstanceId], parameters: { processInstanceId } })
   }
 
-  /** Stores the change (409 wm3042 when the instance changed since it was read), then logs and announces it. */
+  /**
+   * Stores the change (409 wm3042 when the instance changed since it was read) in one atomic batch
+   * with everything that describes it: the data writes of the request's flow functions, its
+   * activity records and the instance's notification record. A crash or a lost compare-and-set
+   * leaves none of them, a stored change all of them.
+   */
   async commit(change: Change): Promise<StoredContext> {
     const now = change.env.now()
     const state = withBookkeeping(change.state, change.effects, now)
-    // The data writes of the request's flow functions are stored with the instance, or not at all.
-    const dataWrites = change.env.unitOfWork.writes()
+    const processInstanceId = state.processInstance.processInstanceId
+    const timeStamp = now.toISOString()
+    const activityWrites = this.activities.writesFor(
+      change.activities.map((activity) => ({
+        processInstanceId,
+        timeStamp,
+        userId: change.actor?.userId ?? null,
+        ...(change.actor ? { userName: change.actor.fullName } : {}),
+        ...activity,
+      })),
+    )
+    const notificationWrites = await this.notifications.writesFor(state, eventTypeAfter(change.event, change.effects), change.compiled, change.env)
+    const alongside = [...change.env.unitOfWork.writes(), ...activityWrites, ...notificationWrites]
     let stored: StoredContext
     if (change.previous) {
-      const written = await this.contexts.compareAndSet(change.previous, state, dataWrites)
+      const written = await this.contexts.compareAndSet(change.previous, state, alongside)
       if (!written) {
         const id = change.previous._id
         throw this.fail('wm3042', { args: [id], parameters: { processInstanceId: id } })
       }
       stored = written
     } else {
-      stored = await this.contexts.insert(state, dataWrites)
+      stored = await this.contexts.insert(state, alongside)
     }
-    const [, alongside] = await Promise.allSettled([this.announce(stored, change, now), change.alongside?.(stored)])
-    if (alongside.status === 'rejected') throw alongside.reason
+    await change.alongside?.(stored)
     return stored
-  }
-
-  /**
-   * The change is stored: a failure to log or announce it must not turn it into an error answer
-   * (the client would retry a change that happened). It is logged, and the next change, or
-   * `/notify/send`, rewrites the notification.
-   */
-  private async announce(stored: StoredContext, change: Change, now: Date): Promise<void> {
-    const state: ProcessState = { processInstance: stored.processInstance, dataInstance: stored.dataInstance }
-    const processInstanceId = stored._id
-    const timeStamp = now.toISOString()
-    const results = await Promise.allSettled([
-      this.activities.record(
-        ...change.activities.map((activity) => ({
-          processInstanceId,
-          timeStamp,
-          userId: change.actor?.userId ?? null,
-          ...(change.actor ? { userName: change.actor.fullName } : {}),
-          ...activity,
-        })),
-      ),
-      this.notifications.publish(state, eventTypeAfter(change.event, change.effects), change.compiled, change.env),
-    ])
-    for (const result of results) {
-      if (result.status === 'rejected') this.log.error({ err: result.reason, processInstanceId }, 'a stored change could not be logged or announced')
-    }
   }
 }
 

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import type { Collection, Filter, Store } from '../../../plugins/store/port.js'
+import type { AtomicWrite, Collection, Filter, Store } from '../../../plugins/store/port.js'
 import { Collections, type StoredNotification } from '../../shared/collections.js'
 
 declare module 'fastify' {
@@ -25,6 +25,14 @@ export class NotificationRepository {
 
   async ensureIndexes(): Promise<void> {
     await this.collection.createIndex({ appId: 1, 'processInstance.lastUpdate': -1 })
+  }
+
+  /** The writes replacing the instance's record (or creating it), for a batch that stores them with the change. */
+  writesFor(record: StoredNotification): AtomicWrite[] {
+    return [
+      { collection: Collections.notifications, kind: 'deleteMany', filter: { _id: record._id } },
+      { collection: Collections.notifications, kind: 'insertOne', doc: { ...record } },
+    ]
   }
 
   /** Replaces the instance's record (or creates it). */

@@ -7,6 +7,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { NotificationEventType } from '../../../openapi/generated/schemas.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
+import type { AtomicWrite } from '../../../plugins/store/port.js'
 import type { Actor } from '../../../plugins/identity/plugin.js'
 import type { StoredNotification } from '../../shared/collections.js'
 import { type Authorization, type Principal, sameTenant, visibleInstancesFilter } from '../authorization/service.js'
@@ -84,6 +85,14 @@ export class Notifications {
     private readonly fail: ErrorFactory<string>,
     private readonly log: FastifyBaseLogger,
   ) {}
+
+  /**
+   * The writes that rewrite the instance's record for a change about to be stored, so that the
+   * record is stored with the change or not at all.
+   */
+  async writesFor(state: ProcessState, eventType: NotificationEventType, compiled: CompiledProcess, env: RunEnvironment): Promise<AtomicWrite[]> {
+    return this.repository.writesFor(notificationRecord(state, eventType, await this.informList(state, compiled, env)))
+  }
 
   /** Rewrites the instance's record after a change. */
   async publish(state: ProcessState, eventType: NotificationEventType, compiled: CompiledProcess, env: RunEnvironment): Promise<StoredNotification> {
