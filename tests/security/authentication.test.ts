@@ -135,7 +135,7 @@ t.test('jwt mode: a user header naming another user than the token is 403, and a
   const { gateway, users } = await startJwtDeployment(t)
   const asEmployee = await bearerFor(users.employee.userId)
   const other = await send(gateway.url, 'POST', '/context', { headers: { ...asEmployee, user: users.manager.userId }, body: startBody })
-  t.match(other, { status: 403, body: { status: 'permissionError', error: { code: 'wm4031' } } }, 'a plain user cannot name another')
+  t.match(other, { status: 403, body: { status: 'permissionError', error: { code: 'wm4032' } } }, 'a plain user cannot name another')
   t.equal((await send(gateway.url, 'POST', '/context', { headers: { ...asEmployee, user: users.employee.userId }, body: startBody })).status, 200, 'naming oneself is fine')
 
   const asSystem = await bearerFor(users.system.userId)
@@ -147,7 +147,7 @@ t.test('jwt mode: a user header naming another user than the token is 403, and a
     ['an unknown user', 'nobody-at-all'],
   ] as const) {
     const refused = await send(gateway.url, 'POST', '/context', { headers: { ...asSystem, user: userId }, body: startBody })
-    t.match(refused, { status: 403, body: { status: 'permissionError', error: { code: 'wm4031' } } }, name)
+    t.match(refused, { status: 403, body: { status: 'permissionError', error: { code: 'wm4032' } } }, name)
   }
 })
 

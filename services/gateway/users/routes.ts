@@ -41,6 +41,8 @@ async function userRoutes(fastify: FastifyInstance): Promise<void> {
   app.route({
     ...routeFrom(getUserById),
     handler: async (request, reply) => {
+      // A tenant admin's token naming another tenant is refused (403), as on every admin route.
+      fastify.adminTenantOf(request, request.query, 'query')
       const reader = readerOf(fastify, request)
       if (reader.kind !== 'user') return reply.envelope(await fastify.users.get(request.params.userId, request.query))
       return reply.envelope(namesOtherTenant(reader.tenant, request.query) ? null : await fastify.users.get(request.params.userId, reader.tenant))
@@ -49,6 +51,7 @@ async function userRoutes(fastify: FastifyInstance): Promise<void> {
   app.route({
     ...routeFrom(listWorkflowUsers),
     handler: async (request, reply) => {
+      fastify.adminTenantOf(request, request.query, 'query')
       const reader = readerOf(fastify, request)
       if (reader.kind === 'admin') return reply.envelope(await fastify.users.list(request.query))
       if (reader.kind === 'user') return reply.envelope(namesOtherTenant(reader.tenant, request.query) ? [] : await fastify.users.list(reader.tenant))
