@@ -28,6 +28,7 @@ t.test('defaults follow DESIGN.md §2 when nothing is set', async (t) => {
     logSourceUrls: { fm: undefined, wfm: undefined },
     maxUploadBytes: 26214400,
     auth: { mode: 'header' },
+    flowInlineBudgetMs: 20,
     flowWorkers: { threads: 4, memoryMb: 128 },
     flowHttp: { allowedHosts: [], forwardHeaders: [] },
     mongodbMaxTimeMs: 10000,
@@ -179,6 +180,12 @@ t.test('FLOW_HTTP_ALLOWED_HOSTS and FLOW_HTTP_FORWARD_HEADERS are comma-separate
   t.throws(() => parseConfig({ FLOW_HTTP_ALLOWED_HOSTS: 'http://api.example' }), { variable: 'FLOW_HTTP_ALLOWED_HOSTS', message: /got "http:\/\/api.example"/ })
   t.throws(() => parseConfig({ FLOW_HTTP_ALLOWED_HOSTS: 'api.*.example' }), { name: 'ConfigError', variable: 'FLOW_HTTP_ALLOWED_HOSTS' })
   t.throws(() => parseConfig({ FLOW_HTTP_FORWARD_HEADERS: 'bad header' }), { name: 'ConfigError', variable: 'FLOW_HTTP_FORWARD_HEADERS' })
+})
+
+t.test('FLOW_INLINE_BUDGET_MS is a whole number, 0 sending every flow function to the worker pool', async (t) => {
+  t.equal(parseConfig({ FLOW_INLINE_BUDGET_MS: '0' }).flowInlineBudgetMs, 0)
+  t.equal(parseConfig({ FLOW_INLINE_BUDGET_MS: '5' }).flowInlineBudgetMs, 5)
+  for (const value of ['-1', '2.5', 'fast']) t.throws(() => parseConfig({ FLOW_INLINE_BUDGET_MS: value }), { name: 'ConfigError', variable: 'FLOW_INLINE_BUDGET_MS', message: /must be a whole number/ })
 })
 
 t.test('FLOW_WORKERS, FLOW_WORKER_MEMORY_MB and MONGODB_MAX_TIME_MS are positive whole numbers', async (t) => {

@@ -53,6 +53,8 @@ export interface Config {
   /** How callers prove who they are (DESIGN.md §5, README "Security model"). */
   auth: AuthConfig
   /** The worker pool flow functions run in: threads at most, heap ceiling of one worker (MiB). */
+  /** Engine-thread time a flow function may hold before it moves to the worker pool; 0: every run in the pool. */
+  flowInlineBudgetMs: number
   flowWorkers: { threads: number; memoryMb: number }
   /** Hosts `http` nodes may reach although private (`*.` subdomains, optional `:port`), and context headers they may forward. */
   flowHttp: { allowedHosts: string[]; forwardHeaders: string[] }
@@ -117,6 +119,13 @@ function positiveInteger(env: Env, name: string, fallback: number): number {
   const raw = env[name]
   if (raw === undefined || raw === '') return fallback
   if (!/^\d+$/.test(raw) || Number(raw) < 1 || !Number.isSafeInteger(Number(raw))) throw new ConfigError(name, `must be a positive integer, got "${raw}"`)
+  return Number(raw)
+}
+
+function wholeNumber(env: Env, name: string, fallback: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw new ConfigError(name, `must be a whole number (0 or more), got "${raw}"`)
   return Number(raw)
 }
 
@@ -246,6 +255,7 @@ export function parseConfig(env: Env, cwd: string = process.cwd()): Config {
     logSourceUrls: { fm: optionalUrl(env, 'LOG_SOURCE_FM_URL'), wfm: optionalUrl(env, 'LOG_SOURCE_WFM_URL') },
     maxUploadBytes: positiveInteger(env, 'MAX_UPLOAD_BYTES', 25 * 1024 * 1024),
     auth: authConfig(env),
+    flowInlineBudgetMs: wholeNumber(env, 'FLOW_INLINE_BUDGET_MS', 20),
     flowWorkers: { threads: positiveInteger(env, 'FLOW_WORKERS', 4), memoryMb: positiveInteger(env, 'FLOW_WORKER_MEMORY_MB', 128) },
     flowHttp: {
       allowedHosts: list(env, 'FLOW_HTTP_ALLOWED_HOSTS', ALLOWED_HOST, 'host names or IPs (optionally *. and :port)'),

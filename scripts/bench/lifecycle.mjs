@@ -10,7 +10,7 @@
  * within 20% of the first. Exit code 1 when a target is missed or requests fail.
  *
  * Environment: BENCH_DURATION_S (default 20, per run), BENCH_CLIENTS (32), BENCH_SEEDED_INSTANCES
- * (100000). Everything runs on 127.0.0.1 in a temporary data dir, removed at the end.
+ * (100000), BENCH_CPU_PROFILE_DIR (the service writes a V8 CPU profile of each thread there). Everything runs on 127.0.0.1 in a temporary data dir, removed at the end.
  */
 import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
@@ -100,7 +100,7 @@ async function seedInstances(dataDir, count) {
 /** Starts the built all-in-one; resolves once both services answer. @param {string} dataDir */
 async function startService(dataDir) {
   const [gatewayPort, enginePort] = [await freePort(), await freePort()]
-  const child = spawn(process.execPath, [join(DIST, 'services', 'all-in-one.js')], {
+  const child = spawn(process.execPath, [...(process.env.BENCH_CPU_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE_DIR}`] : []), join(DIST, 'services', 'all-in-one.js')], {
     env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, LOG_LEVEL: 'warn', HOST: '127.0.0.1', GATEWAY_PORT: String(gatewayPort), ENGINE_PORT: String(enginePort) },
     stdio: ['ignore', 'inherit', 'inherit'],
   })

@@ -89,6 +89,7 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
   await app.register(notifications)
   await app.register(runEnvironments, {
     flowTimeoutMs: options.config.flowTimeoutMs,
+    flowInlineBudgetMs: options.config.flowInlineBudgetMs,
     flowWorkers: options.config.flowWorkers,
     flowHttp: options.config.flowHttp,
     gatewayPort: options.config.gatewayPort,

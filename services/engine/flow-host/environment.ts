@@ -24,7 +24,7 @@ declare module 'fastify' {
 }
 
 /** Limits besides the time limit (FLOW_TIMEOUT_MS): generous for real models, fatal for runaway ones. */
-export const FLOW_LIMITS: Omit<RunLimits, 'timeoutMs'> = {
+export const FLOW_LIMITS: Omit<RunLimits, 'timeoutMs' | 'inlineBudgetMs'> = {
   // Model expressions run on the engine's thread: 20,000 nodes are a few ms of work (real ones take tens).
   expressionNodes: 20_000,
   maxSteps: 10_000,
@@ -63,9 +63,9 @@ export class RunEnvironments {
     private readonly processModels: ProcessModels,
     private readonly outbound: { dispatcher: Dispatcher; policy: OutboundPolicy },
     private readonly pool: FunctionPool,
-    timeoutMs: number,
+    configured: Pick<RunLimits, 'timeoutMs' | 'inlineBudgetMs'>,
   ) {
-    this.limits = { timeoutMs, ...FLOW_LIMITS }
+    this.limits = { ...configured, ...FLOW_LIMITS }
   }
 
   async create(request: EnvironmentRequest): Promise<RequestEnvironment> {
@@ -86,6 +86,7 @@ export class RunEnvironments {
 
 export interface RunEnvironmentsPluginOptions {
   flowTimeoutMs: number
+  flowInlineBudgetMs: number
   flowWorkers: FunctionPoolOptions
   flowHttp: { allowedHosts: string[]; forwardHeaders: string[] }
   /** The gateway's port when it is known (not 0): never reached by an http node either. */
@@ -101,7 +102,7 @@ async function runEnvironmentsPlugin(fastify: FastifyInstance, options: RunEnvir
   const policy = new OutboundPolicy({ ...options.flowHttp, ownPorts })
   const dispatcher = policy.dispatcher({ maxResponseSize: MAX_OUTBOUND_RESPONSE_BYTES })
   const pool = new FunctionPool(options.flowWorkers)
-  fastify.decorate('runEnvironments', new RunEnvironments(fastify.store, fastify.processModels, { dispatcher, policy }, pool, options.flowTimeoutMs))
+  fastify.decorate('runEnvironments', new RunEnvironments(fastify.store, fastify.processModels, { dispatcher, policy }, pool, { timeoutMs: options.flowTimeoutMs, inlineBudgetMs: options.flowInlineBudgetMs }))
   fastify.addHook('onClose', async () => {
     await Promise.all([dispatcher.close(), pool.close()])
   })

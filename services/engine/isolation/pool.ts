@@ -113,37 +113,54 @@ export class FunctionPool {
 
   private async run(tenant: string, run: IsolatedRun, env: RunEnvironment, resolve: (functionId: string) => Promise<FlowFunctionDefinition | undefined>): Promise<FunctionRunResult> {
     const { timeoutMs } = env.limits
+    // A run that began on the engine's thread has only what is left of its limit.
+    const limitMs = Math.max(1, timeoutMs - (run.request.spentMs ?? 0))
     const share = this.share(tenant)
     const controller = new AbortController()
     let started = false
     let timedOut = false
-    // Waiting for a worker is bounded too; once the run starts, the limit is the run's.
-    let timer = setTimeout(() => {
+    // Settles the run at its limit even while its worker is still dying: V8 interrupts JavaScript
+    // at once, but not a builtin in the middle of its work (a 20 MB `$pad`), and the client's answer
+    // must not wait for that.
+    let expire: (reason: Error) => void = () => undefined
+    const expired = new Promise<never>((_, reject) => {
+      expire = reject
+    })
+    const stop = (): void => {
       timedOut = true
       controller.abort()
-    }, startBoundMs(timeoutMs))
+      expire(new Error('the run reached its limit'))
+    }
+    // Waiting for a worker is bounded too; once the run starts, the limit is the run's.
+    let timer = setTimeout(stop, startBoundMs(timeoutMs))
     const channel = new MessageChannel()
     try {
       await this.acquire(share, controller.signal)
+      let running: Promise<IsolatedOutcome> | undefined
       try {
         channel.port1.on('message', (message: WorkerMessage) => {
           if (message.type === 'started') {
             started = true
             clearTimeout(timer)
-            timer = setTimeout(() => {
-              timedOut = true
-              controller.abort()
-            }, timeoutMs + killGraceMs(timeoutMs))
+            timer = setTimeout(stop, limitMs + killGraceMs(timeoutMs))
             return
           }
           void answer(channel.port1, message, env, resolve)
         })
         const task: IsolatedTask = { run, actor: env.actor, limits: env.limits, port: channel.port2 }
-        const outcome = await this.pool.run(task, { transferList: [channel.port2], signal: controller.signal })
+        running = this.pool.run(task, { transferList: [channel.port2], signal: controller.signal })
+        const outcome = await Promise.race([running, expired])
         if ('error' in outcome) throw deserializeError(outcome.error)
         return outcome.result
       } finally {
-        share.release()
+        // The tenant's place is given back when its worker is free, not when the answer goes: a run
+        // answered at its limit may still hold its worker for a moment, and that counts as the tenant's.
+        const release = (): void => {
+          share.release()
+          if (share.idle) this.shares.delete(tenant)
+        }
+        if (running) running.then(release, release)
+        else release()
       }
     } catch (error) {
       if (error instanceof RuntimeError) throw error

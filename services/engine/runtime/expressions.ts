@@ -5,6 +5,7 @@
  * globals, the file system or the process, and refuses prototype keys such as `constructor`.
  */
 import jsonata from 'jsonata'
+import { costlyConstruct } from './expression-cost.js'
 import { defineOwn } from './paths.js'
 import { re2Problem, Re2RegexEngine } from './regex-engine.js'
 import { RuntimeError } from './types.js'
@@ -15,6 +16,8 @@ export interface EvaluationScope {
   uuid(): string
   /** Throws once the run is out of time; checked on every node JSONata evaluates. */
   checkDeadline(): void
+  /** Throws when a node's result is too large to go on with here; checked on every node's result. */
+  checkResult(value: unknown): void
 }
 
 /** The store an expression is evaluated against (MODEL.md "Expressions"). */
@@ -28,10 +31,18 @@ export interface ExpressionStore {
   task?: unknown
 }
 
+/**
+ * Thrown by a scope's checks to stop an evaluation for a reason of the caller's (not a fault of the
+ * expression): it leaves `evaluate` as it is, where other errors become the runtime's technical error.
+ */
+export class EvaluationInterrupt extends Error {}
+
 export interface CompiledExpression {
   readonly source: string
   /** Where the expression sits in the model, for error messages (`steps.route.cases[0].when`). */
   readonly location: string
+  /** A construct whose single step can be unboundedly slow (expression-cost.ts), or undefined. */
+  readonly costly: string | undefined
   evaluate(store: ExpressionStore, scope: EvaluationScope): Promise<unknown>
 }
 
@@ -69,6 +80,7 @@ export function expressionRegexProblem(parsed: jsonata.Expression): string | und
 
 const SCOPE_BINDING = '__evaluationScope'
 const EVALUATE_ENTRY_HOOK = Symbol.for('jsonata.__evaluate_entry')
+const EVALUATE_EXIT_HOOK = Symbol.for('jsonata.__evaluate_exit')
 
 interface JsonataFrame {
   base: { lookup(name: string): unknown }
@@ -82,6 +94,11 @@ interface JsonataFrame {
 function checkDeadlineHook(_node: unknown, _input: unknown, frame: JsonataFrame): void {
   const scope = frame.base.lookup(SCOPE_BINDING) as EvaluationScope | undefined
   scope?.checkDeadline()
+}
+
+function checkResultHook(_node: unknown, _input: unknown, frame: JsonataFrame, result: unknown): void {
+  const scope = frame.base.lookup(SCOPE_BINDING) as EvaluationScope | undefined
+  scope?.checkResult(result)
 }
 
 interface JsonataFailure {
@@ -104,9 +121,11 @@ export function compileExpression(source: string, location: string): CompiledExp
     throw new Error(`${location} is not a valid expression: ${failureMessage(error)}`)
   }
   compiled.assign(EVALUATE_ENTRY_HOOK as unknown as string, checkDeadlineHook)
+  compiled.assign(EVALUATE_EXIT_HOOK as unknown as string, checkResultHook)
   return {
     source,
     location,
+    costly: costlyConstruct(compiled.ast()),
     async evaluate(store, scope) {
       const bindings = {
         [SCOPE_BINDING]: scope,
@@ -116,7 +135,7 @@ export function compileExpression(source: string, location: string): CompiledExp
       try {
         return toJsonValue(await compiled.evaluate(store, bindings), location)
       } catch (error) {
-        if (error instanceof RuntimeError) throw error
+        if (error instanceof RuntimeError || error instanceof EvaluationInterrupt) throw error
         throw new RuntimeError('technical', `${location}: ${failureMessage(error)}`, { path: location })
       }
     },

@@ -5,6 +5,7 @@
  */
 import { deepCopy } from '../../shared/deep-copy.js'
 import { performance } from 'node:perf_hooks'
+import { oversizedResult } from './expression-cost.js'
 import type { CompiledExpression, EvaluationScope, ExpressionStore } from './expressions.js'
 import { executeFunction, processView } from './flow/execute.js'
 import type { CompiledFunction } from './flow/compile.js'
@@ -286,7 +287,8 @@ export class Interpreter {
  * inform). These run on the engine's own thread, so besides the run limit they have a small budget
  * of evaluated nodes (`limits.expressionNodes`): a runaway condition fails after milliseconds of
  * work instead of holding every other request. Nodes, not wall-clock time, because an evaluation
- * interleaves with other requests: its wall-clock time says nothing of the thread it holds.
+ * interleaves with other requests: its wall-clock time says nothing of the thread it holds. A node
+ * whose result is too large (expression-cost.ts) fails it too, before a builtin spends long on it.
  */
 export function expressionScope(env: RunEnvironment): EvaluationScope {
   const deadline = performance.now() + env.limits.timeoutMs
@@ -297,6 +299,10 @@ export function expressionScope(env: RunEnvironment): EvaluationScope {
     checkDeadline: () => {
       if (--nodesLeft < 0) throw technical(`an expression evaluated more than ${env.limits.expressionNodes} nodes`)
       if (performance.now() > deadline) throw technical(`an expression ran longer than ${env.limits.timeoutMs} ms`)
+    },
+    checkResult: (value) => {
+      const oversized = oversizedResult(value)
+      if (oversized) throw technical(`an expression produced ${oversized}, more than an expression of a model may`)
     },
   }
 }

@@ -9,6 +9,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import addFormatsModule from 'ajv-formats'
 import { Cron } from 'croner'
+import { costlyConstruct } from './expression-cost.js'
 import { expressionRegexProblem, parseExpression } from './expressions.js'
 import { re2SchemaRegExp } from './regex-engine.js'
 import { parseAssignmentPath } from './paths.js'
@@ -113,7 +114,7 @@ function modelIdLike(value: unknown, path: string): void {
   if (typeof value !== 'string' || !MODEL_ID_PATTERN.test(value)) throw new Fault(path, `must match ${MODEL_ID_PATTERN.source}`)
 }
 
-function expression(value: unknown, path: string): void {
+function expression(value: unknown, path: string): ReturnType<typeof parseExpression> {
   const source = text(value, path)
   let parsed: ReturnType<typeof parseExpression>
   try {
@@ -124,6 +125,16 @@ function expression(value: unknown, path: string): void {
   }
   const regex = expressionRegexProblem(parsed)
   if (regex) throw new Fault(path, `is not a valid expression: ${regex}`)
+  return parsed
+}
+
+/**
+ * An expression of the model itself (not of a flow function): it runs on the engine's thread, so
+ * it may not use the constructs whose one step can be unboundedly slow (expression-cost.ts).
+ */
+function modelExpression(value: unknown, path: string): void {
+  const costly = costlyConstruct(expression(value, path).ast())
+  if (costly) throw new Fault(path, `may not use ${costly}: expressions of the model run on the engine's thread; move the work into a flow function`)
 }
 
 function optionalExpression(value: unknown, path: string): void {
@@ -284,7 +295,7 @@ function userTask(step: JsonRecord, path: string, index: ProcessIndex): void {
   text(step.name, child(path, 'name'))
   const swimlane = text(step.swimlane, child(path, 'swimlane'))
   if (!index.swimlanes.has(swimlane)) throw new Fault(child(path, 'swimlane'), `names swimlane "${swimlane}", which is not defined in modelBody.swimlanes`)
-  if (step.assignTo !== undefined && step.assignTo !== 'initiator' && step.assignTo !== 'swimlane') expression(step.assignTo, child(path, 'assignTo'))
+  if (step.assignTo !== undefined && step.assignTo !== 'initiator' && step.assignTo !== 'swimlane') modelExpression(step.assignTo, child(path, 'assignTo'))
   if (step.form !== undefined) modelIdLike(step.form, child(path, 'form'))
   if (step.preForms !== undefined) list(step.preForms, child(path, 'preForms')).forEach((form, position) => modelIdLike(form, child(child(path, 'preForms'), position)))
   const actionsPath = child(path, 'actions')
@@ -330,7 +341,7 @@ function processStep(value: unknown, path: string, index: ProcessIndex): void {
         const casePath = child(casesPath, position)
         const branch = record(value, casePath)
         onlyKeys(branch, casePath, ['when', 'next'])
-        expression(branch.when, child(casePath, 'when'))
+        modelExpression(branch.when, child(casePath, 'when'))
         stepReference(branch.next, child(casePath, 'next'), index.steps)
       })
       stepReference(step.default, child(path, 'default'), index.steps)
@@ -432,7 +443,7 @@ function processBody(body: JsonRecord, appFunctions: ReadonlySet<string>): void 
   if (body.processId !== undefined) modelIdLike(body.processId, child(path, 'processId'))
   optionalText(body.name, child(path, 'name'))
   if (body.input !== undefined) jsonSchema(body.input, child(path, 'input'))
-  optionalExpression(body.businessKey, child(path, 'businessKey'))
+  if (body.businessKey !== undefined) modelExpression(body.businessKey, child(path, 'businessKey'))
 
   const swimlanes = body.swimlanes === undefined ? {} : record(body.swimlanes, child(path, 'swimlanes'))
   for (const [swimlaneId, value] of Object.entries(swimlanes)) {
@@ -450,7 +461,7 @@ function processBody(body: JsonRecord, appFunctions: ReadonlySet<string>): void 
       onlyKeys(item, itemPath, ['key', 'label', 'header', 'display'])
       optionalText(item.key, child(itemPath, 'key'))
       optionalText(item.label, child(itemPath, 'label'))
-      expression(item.header, child(itemPath, 'header'))
+      modelExpression(item.header, child(itemPath, 'header'))
       optionalBoolean(item.display, child(itemPath, 'display'))
     })
   }

@@ -18,7 +18,7 @@ import type {
   WorkflowModel,
 } from './types.js'
 
-export const TEST_LIMITS: RunLimits = { timeoutMs: 2000, expressionNodes: 20_000, maxSteps: 1000, maxCallDepth: 8, maxAutomaticSteps: 200 }
+export const TEST_LIMITS: RunLimits = { timeoutMs: 2000, inlineBudgetMs: 20, expressionNodes: 20_000, maxSteps: 1000, maxCallDepth: 8, maxAutomaticSteps: 200 }
 
 export function exampleModel<Body = ProcessModelBody>(name: string, version = 1): WorkflowModel<Body> {
   const raw = JSON.parse(readFileSync(join(examplesDir, `${name}.json`), 'utf8')) as Omit<WorkflowModel<Body>, 'appId' | 'version' | 'updateDate'>

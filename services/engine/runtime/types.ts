@@ -262,6 +262,11 @@ export interface FlowHost {
 export interface RunLimits {
   /** Wall-clock limit of one function run (FLOW_TIMEOUT_MS, default 10000). */
   timeoutMs: number
+  /**
+   * Thread time a function may hold the engine's thread before it moves to the worker pool
+   * (FLOW_INLINE_BUDGET_MS, default 20); 0 runs every function in the pool.
+   */
+  inlineBudgetMs: number
   /** JSONata nodes one model expression (switch case, assignTo, businessKey, inform) may evaluate on the engine's thread. */
   expressionNodes: number
   /** Flow nodes executed per run. */
@@ -295,6 +300,8 @@ export interface FunctionRunRequest {
   task?: Task
   /** Identifies this run of a step (instance, stored revision, step) for `idempotency-key`s; absent, each run is new. */
   idempotencyScope?: string
+  /** Time an earlier attempt of this run already took (it moved from the engine's thread to the pool). */
+  spentMs?: number
 }
 
 /** A flow-function run as plain data, so it can be handed to another thread. */

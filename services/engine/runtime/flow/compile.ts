@@ -44,6 +44,8 @@ export interface CompiledFunction {
   readonly checkInput: SchemaCheck
   readonly checkOutput: SchemaCheck
   readonly nodes: readonly CompiledNode[]
+  /** Its first construct that keeps it off the engine's thread (expression-cost.ts), or undefined. */
+  readonly costly: string | undefined
 }
 
 /** Where compiled functions are kept between compilations (the engine's `service` cache). */
@@ -128,14 +130,43 @@ function optionalMember<Key extends string, Value>(key: Key, value: Value | unde
   return (value === undefined ? {} : { [key]: value }) as { [K in Key]?: Value }
 }
 
-export function compileFunction(functionId: string, definition: FlowFunctionDefinition): CompiledFunction {
-  return {
-    functionId,
-    definition,
-    checkInput: compileSchema(definition.input),
-    checkOutput: compileSchema(definition.output),
-    nodes: compileNodes(definition.steps, `functions.${functionId}.steps`),
+/** Every expression of the nodes, nested ones included. */
+function* expressionsOf(nodes: readonly CompiledNode[]): Generator<CompiledExpression> {
+  for (const node of nodes) {
+    switch (node.kind) {
+      case 'set':
+        for (const { value } of node.assignments) yield value
+        break
+      case 'if':
+        yield node.condition
+        yield* expressionsOf(node.then)
+        yield* expressionsOf(node.else)
+        break
+      case 'info':
+      case 'fail':
+        yield node.message
+        break
+      default:
+        // http, data and call nodes: their expressions are direct members.
+        for (const member of Object.values(node)) if (isExpression(member)) yield member
+    }
   }
+}
+
+function isExpression(value: unknown): value is CompiledExpression {
+  return typeof value === 'object' && value !== null && 'evaluate' in value && 'source' in value
+}
+
+export function compileFunction(functionId: string, definition: FlowFunctionDefinition): CompiledFunction {
+  const nodes = compileNodes(definition.steps, `functions.${functionId}.steps`)
+  let costly: string | undefined
+  for (const expression of expressionsOf(nodes)) {
+    if (expression.costly) {
+      costly = `${expression.location} uses ${expression.costly}`
+      break
+    }
+  }
+  return { functionId, definition, checkInput: compileSchema(definition.input), checkOutput: compileSchema(definition.output), nodes, costly }
 }
 
 /** Compiles through a cache; without one, every compiler has a private cache. */

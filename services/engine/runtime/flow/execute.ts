@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto'
 import { deepCopy } from '../../../shared/deep-copy.js'
 import { performance } from 'node:perf_hooks'
 import type { CompiledExpression, EvaluationScope, ExpressionStore } from '../expressions.js'
-import { toJsonValue } from '../expressions.js'
+import { EvaluationInterrupt, toJsonValue } from '../expressions.js'
 import { assignAtPath, type AssignmentPath, type WritableRoot } from '../paths.js'
 import {
   type FlowHost,
@@ -21,6 +21,8 @@ import {
   type RunEnvironment,
 } from '../types.js'
 import type { CompiledFunction, CompiledNode } from './compile.js'
+import { HttpReplay } from './http-replay.js'
+import { oversizedResult } from '../expression-cost.js'
 
 export type { FunctionRunRequest, ProcessView }
 
@@ -45,6 +47,36 @@ interface Run {
   idempotencyScope: string | undefined
   readonly httpOccurrences: Map<string, number>
   stepsLeft: number
+  /** Set for an attempt on the engine's thread: the thread time it may hold before it moves to the pool. */
+  readonly inlineBudget: InlineBudget | undefined
+}
+
+/** How long an attempt on the engine's thread has held it: its time so far minus what it awaited. */
+interface InlineBudget {
+  readonly busyMs: number
+  readonly startedAt: number
+  waitedMs: number
+}
+
+/**
+ * Thrown inside an attempt on the engine's thread when the run must go on in the worker pool (too
+ * much thread time, a too large value, a costly called function); executeFunction catches it.
+ */
+class MoveToPool extends EvaluationInterrupt {}
+
+function checkInlineBudget(budget: InlineBudget | undefined): void {
+  if (budget && performance.now() - budget.startedAt - budget.waitedMs > budget.busyMs) throw new MoveToPool(`held the engine's thread over ${budget.busyMs} ms`)
+}
+
+/** Awaits something that does not hold the thread (a host call): the inline budget does not count it. */
+async function awaited<T>(run: Run, pending: T | Promise<T>): Promise<T> {
+  if (!run.inlineBudget) return pending
+  const before = performance.now()
+  try {
+    return await pending
+  } finally {
+    run.inlineBudget.waitedMs += performance.now() - before
+  }
 }
 
 /** What one function invocation (the run's own or a `call`) works on. */
@@ -70,7 +102,7 @@ async function withinDeadline<T>(run: Run, what: string, call: () => Promise<T>)
     timer = setTimeout(() => reject(technical(`the function ran longer than ${run.env.limits.timeoutMs} ms (waiting for ${what})`)), remaining)
   })
   try {
-    return await Promise.race([call(), expired])
+    return await awaited(run, Promise.race([call(), expired]))
   } finally {
     clearTimeout(timer)
   }
@@ -107,7 +139,7 @@ async function executeNodes(nodes: readonly CompiledNode[], frame: Frame, run: R
   for (const node of nodes) {
     run.stepsLeft--
     if (run.stepsLeft < 0) throw technical(`the function ran more than ${run.env.limits.maxSteps} steps`)
-    if (performance.now() > run.deadline) throw technical(`the function ran longer than ${run.env.limits.timeoutMs} ms`)
+    run.scope.checkDeadline()
     await executeNode(node, frame, run, depth)
   }
 }
@@ -164,8 +196,9 @@ async function executeNode(node: CompiledNode, frame: Frame, run: Run, depth: nu
     }
     case 'call': {
       if (depth >= run.env.limits.maxCallDepth) throw technical(`${node.location}: calls nest deeper than ${run.env.limits.maxCallDepth}`, node.location)
-      const callee = await run.resolve(node.functionId)
+      const callee = await awaited(run, run.resolve(node.functionId))
       if (!callee) throw new RuntimeError('notFound', `${node.location}: function ${node.functionId} not found`, { target: 'function', path: node.location })
+      if (run.inlineBudget && callee.costly) throw new MoveToPool(`calls ${node.functionId}, which ${callee.costly}`)
       const input = node.input ? await evaluate(node.input, frame, run) : {}
       const output = await invoke(callee, input, { data: frame.roots.data, process: frame.store.process, task: frame.store.task }, run, depth + 1)
       assign(frame, node.as, output)
@@ -211,17 +244,41 @@ async function invoke(fn: CompiledFunction, input: unknown, shared: SharedContex
 }
 
 /**
- * Runs a function: in the environment's isolation when it has one (the engine's worker pool, so a
- * runaway run cannot hold the engine's thread), else here.
+ * Runs a function. Without an isolation (runtime tests, the pool's worker itself) it runs here.
+ * With one, a function that uses none of the costly constructs (expression-cost.ts) is first tried
+ * here, on the engine's thread, for at most `limits.inlineBudgetMs` of that thread's time: most
+ * functions are done in well under a millisecond, far cheaper than handing them to a worker. One
+ * that goes past the budget, produces a too large value or calls a costly function moves to the
+ * worker pool: its data writes are discarded, and it runs again from the start there, with the time
+ * it has left and the answers of the outbound calls it already made (http-replay.ts).
  */
-export function executeFunction(fn: CompiledFunction, request: FunctionRunRequest, env: RunEnvironment, resolve: FunctionResolver): Promise<FunctionRunResult> {
-  if (!env.isolation) return executeInline(fn, request, env, resolve)
-  return env.isolation.run({ functionId: fn.functionId, definition: fn.definition, request }, env, async (functionId) => (await resolve(functionId))?.definition)
+export async function executeFunction(fn: CompiledFunction, request: FunctionRunRequest, env: RunEnvironment, resolve: FunctionResolver): Promise<FunctionRunResult> {
+  const { isolation, savepoints } = env
+  if (!isolation) return executeInline(fn, request, env, resolve)
+  const inPool = (poolRequest: FunctionRunRequest, host: FlowHost): Promise<FunctionRunResult> =>
+    isolation.run({ functionId: fn.functionId, definition: fn.definition, request: poolRequest }, { ...env, host }, async (functionId) => (await resolve(functionId))?.definition)
+  if (fn.costly !== undefined || savepoints === undefined || env.limits.inlineBudgetMs <= 0) return inPool(request, env.host)
+  // Both attempts send the same idempotency keys, also for a standalone run.
+  const scoped: FunctionRunRequest = { ...request, idempotencyScope: request.idempotencyScope ?? `run:${env.newId()}` }
+  const replay = new HttpReplay(env.host)
+  const mark = savepoints.mark()
+  const startedAt = performance.now()
+  try {
+    return await executeInline(fn, scoped, { ...env, host: replay.recording() }, resolve, env.limits.inlineBudgetMs)
+  } catch (error) {
+    if (!(error instanceof MoveToPool)) throw error
+    savepoints.discardSince(mark)
+    return inPool({ ...scoped, spentMs: (scoped.spentMs ?? 0) + performance.now() - startedAt }, replay.replaying())
+  }
 }
 
-/** Runs a function on this thread, bounded by the run's deadline and step budget. */
-export async function executeInline(fn: CompiledFunction, request: FunctionRunRequest, env: FunctionEnvironment, resolve: FunctionResolver): Promise<FunctionRunResult> {
-  const deadline = performance.now() + env.limits.timeoutMs
+/**
+ * Runs a function on this thread, bounded by the run's deadline (what is left of `limits.timeoutMs`
+ * after `request.spentMs`) and step budget; with `inlineBudgetMs`, also by the thread time it may hold.
+ */
+export async function executeInline(fn: CompiledFunction, request: FunctionRunRequest, env: FunctionEnvironment, resolve: FunctionResolver, inlineBudgetMs?: number): Promise<FunctionRunResult> {
+  const deadline = performance.now() + env.limits.timeoutMs - (request.spentMs ?? 0)
+  const inlineBudget = inlineBudgetMs === undefined ? undefined : { busyMs: inlineBudgetMs, startedAt: performance.now(), waitedMs: 0 }
   const run: Run = {
     env,
     resolve,
@@ -230,11 +287,17 @@ export async function executeInline(fn: CompiledFunction, request: FunctionRunRe
     idempotencyScope: request.idempotencyScope,
     httpOccurrences: new Map(),
     stepsLeft: env.limits.maxSteps,
+    inlineBudget,
     scope: {
       constant: (name) => withinDeadline(run, `the constant ${name}`, () => env.host.constant(name)),
       uuid: () => env.newId(),
       checkDeadline: () => {
         if (performance.now() > deadline) throw technical(`the function ran longer than ${env.limits.timeoutMs} ms`)
+        checkInlineBudget(inlineBudget)
+      },
+      checkResult: (value) => {
+        const oversized = inlineBudget && oversizedResult(value)
+        if (oversized) throw new MoveToPool(`produced ${oversized}`)
       },
     },
   }

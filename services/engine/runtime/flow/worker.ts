@@ -5,6 +5,7 @@
  * run outlives its limit, so nothing here has to be interruptible.
  */
 import { randomUUID } from 'node:crypto'
+import { constants, setPriority } from 'node:os'
 import type { MessagePort } from 'node:worker_threads'
 import type { DataOperation, FlowFunctionDefinition, HttpRequest, HttpResponse } from '../types.js'
 import { type CompiledFunction, FunctionCompiler } from './compile.js'
@@ -22,6 +23,15 @@ class BoundedCache extends Map<string, CompiledFunction> {
 }
 
 const compiler = new FunctionCompiler(new BoundedCache())
+
+// Tenants' code gives way to the engine's own thread: on a busy machine a spinning run must not take
+// the CPU the engine needs to answer everyone else. Linux keeps the nice value per thread, so this
+// lowers this worker only (to nice 10: it yields to the engine, yet still gets a share of a machine busy with other work); where it is refused, the worker runs at the normal priority.
+try {
+  setPriority(constants.priority.PRIORITY_BELOW_NORMAL)
+} catch {
+  // Not permitted here (some containers): the pool still isolates, only without the priority.
+}
 
 /** The engine's host as seen from the worker: each call is a message answered by the engine's thread. */
 class PortHost {

@@ -1,0 +1,110 @@
+import t from 'tap'
+import { fakeEnvironment, fakeHost, user } from '../test-support.js'
+import type { FlowFunctionDefinition, FunctionIsolation, FunctionRunRequest, JsonObject, RunLimits, Savepoints } from '../types.js'
+import { compileFunction, FunctionCompiler } from './compile.js'
+import { executeFunction, executeInline } from './execute.js'
+
+/** A worker pool stand-in: runs the function inline on the host it is given, and records each run. */
+function recordingIsolation(): FunctionIsolation & { runs: FunctionRunRequest[] } {
+  const compiler = new FunctionCompiler()
+  const runs: FunctionRunRequest[] = []
+  return {
+    runs,
+    run: async (run, env, resolve) => {
+      runs.push(run.request)
+      const compiled = compiler.compile(run.functionId, run.definition)
+      return executeInline(compiled, run.request, env, async (functionId) => {
+        const definition = await resolve(functionId)
+        return definition && compiler.compile(functionId, definition)
+      })
+    },
+  }
+}
+
+function recordingSavepoints(): Savepoints & { discarded: number[] } {
+  let marks = 0
+  const discarded: number[] = []
+  return { discarded, mark: () => marks++, discardSince: (mark) => void discarded.push(mark) }
+}
+
+async function runWithPool(definition: FlowFunctionDefinition, input: JsonObject, limits: Partial<RunLimits> = {}, library: Record<string, FlowFunctionDefinition> = {}) {
+  const host = fakeHost({ appFunctions: library })
+  const isolation = recordingIsolation()
+  const savepoints = recordingSavepoints()
+  const env = { ...fakeEnvironment(user('ada'), host, limits), isolation, savepoints }
+  const compiler = new FunctionCompiler()
+  const resolve = (functionId: string) => {
+    const found = host.appFunction(functionId)
+    return found && compiler.compile(functionId, found)
+  }
+  const result = await executeFunction(compileFunction('subject', definition), { input }, env, resolve)
+  return { result, host, isolation, savepoints }
+}
+
+t.test('a cheap function runs on the engine thread and never reaches the pool', async (t) => {
+  const { result, isolation } = await runWithPool({ steps: [{ set: { 'output.total': '$sum(input.amounts)' } }] }, { amounts: [1, 2, 3] })
+  t.same(result.output, { total: 6 })
+  t.equal(isolation.runs.length, 0)
+})
+
+t.test('a function that defines a function, uses a range or $sort goes to the pool from its first step', async (t) => {
+  for (const expression of ['( $f := function($n) { $n * 2 }; $f(2) )', '$count([1..3])', '$sort(input.amounts)[0]', "$eval('1 + 1')", '$pad("", 3)']) {
+    const { isolation } = await runWithPool({ steps: [{ set: { 'output.value': expression } }] }, { amounts: [3, 1] })
+    t.equal(isolation.runs.length, 1, expression)
+    t.equal(isolation.runs[0]?.spentMs, undefined, `${expression}: nothing was spent before`)
+  }
+})
+
+t.test('a function calling a costly function moves to the pool when it reaches the call', async (t) => {
+  const { result, isolation, savepoints } = await runWithPool(
+    { steps: [{ data: 'insert', collection: 'Log', doc: "{ 'at': 1 }" }, { call: 'recursive', as: 'output.called' }] },
+    {},
+    {},
+    { recursive: { steps: [{ set: { 'output.n': '( $f := function($n) { $n = 0 ? 0 : $f($n - 1) }; $f(3) )' } }] } },
+  )
+  t.same(result.output, { called: { n: 0 } })
+  t.equal(isolation.runs.length, 1)
+  t.same(savepoints.discarded, [0], 'the data write of the first attempt is discarded, the pool run makes it again')
+})
+
+t.test('a function past its thread budget moves to the pool with the time it spent and the answers of its calls', async (t) => {
+  const items = Array.from({ length: 40 }, (_, index) => index)
+  const { result, host, isolation, savepoints } = await runWithPool(
+    {
+      steps: [
+        { http: { method: 'POST', url: "'https://partner.example/reserve'", body: '{ "n": 1 }' }, as: 'vars.reserved' },
+        { data: 'insert', collection: 'Log', doc: "{ 'at': 1 }" },
+        // 64,000 evaluations: far past a 1 ms budget.
+        { set: { 'output.count': '$count($$.input.items.($$.input.items.($$.input.items)))', 'output.status': 'vars.reserved.status' } },
+      ],
+    },
+    { items },
+    { inlineBudgetMs: 1 },
+  )
+  t.same(result.output, { count: 64_000, status: 200 })
+  t.equal(isolation.runs.length, 1)
+  t.ok((isolation.runs[0]?.spentMs ?? 0) > 0, 'the pool run knows the time already spent')
+  t.equal(host.httpRequests.length, 1, 'the outbound call went out once: the pool run got its answer again')
+  t.same(savepoints.discarded, [0])
+})
+
+t.test('a function producing a very large value moves to the pool before any builtin works on it', async (t) => {
+  const words = Array.from({ length: 20_000 }, () => 'word')
+  const { result, isolation } = await runWithPool({ steps: [{ set: { 'output.length': '$length($join(input.words, " "))' } }] }, { words })
+  t.same(result.output, { length: 20_000 * 5 - 1 })
+  t.equal(isolation.runs.length, 1)
+})
+
+t.test('with FLOW_INLINE_BUDGET_MS 0 every run goes to the pool', async (t) => {
+  const { isolation } = await runWithPool({ steps: [{ set: { 'output.total': '1 + 1' } }] }, {}, { inlineBudgetMs: 0 })
+  t.equal(isolation.runs.length, 1)
+})
+
+t.test('a run moved to the pool keeps the limit of the whole run, not a fresh one', async (t) => {
+  const isolation = recordingIsolation()
+  const env = { ...fakeEnvironment(user('ada'), fakeHost(), { timeoutMs: 50 }), isolation, savepoints: recordingSavepoints() }
+  const compiled = compileFunction('subject', { steps: [{ set: { 'output.n': '$count($$.input.items.($$.input.items.($$.input.items)))' } }] })
+  const started = performance.now()
+  await t.rejects(executeFunction(compiled, { input: { items: Array.from({ length: 60 }, (_, index) => index) }, spentMs: 45 }, env, () => undefined), { kind: 'technical', message: /ran longer than 50 ms/ })
+  t.ok(performance.now() - started < 45, 'stopped when the 5 ms left were used up')
+})
