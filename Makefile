@@ -1,11 +1,16 @@
 # The two commands a newcomer needs: `make run` and `make test`. Both install what is missing first.
 .PHONY: install generate build run test lint bench clean
 
-NPM_STAMP := node_modules/.install-stamp
+# The stamp's name carries a hash of package.json and package-lock.json, so packages are installed
+# when node_modules is missing or was installed from other manifests, and never because a fresh
+# clone or worktree gave the manifests newer modification times than the stamp (npm ci empties
+# node_modules first, also one shared through a symlink).
+MANIFEST_HASH := $(shell cat package.json package-lock.json | sha256sum | cut -c1-16)
+NPM_STAMP := node_modules/.installed-$(MANIFEST_HASH)
 
 install: $(NPM_STAMP)
 
-$(NPM_STAMP): package.json package-lock.json
+$(NPM_STAMP):
 	npm ci --no-audit --no-fund
 	@touch $@
 
