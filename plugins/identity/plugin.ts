@@ -15,9 +15,9 @@
  */
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
-import type { AuthConfig } from '../config/config.js'
-import type { IdentityRequirement } from '../server/route.js'
-import type { Store } from '../store/port.js'
+import type { AuthConfig } from '../../lib/config/config.js'
+import type { IdentityRequirement } from '../../lib/server/route.js'
+import type { Store } from '../../store/port.js'
 import { bearerToken, tokenMatcher } from './admin-token.js'
 import { TokenRejected, type TokenVerifier, tokenVerifier } from './bearer-jwt.js'
 

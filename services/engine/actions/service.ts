@@ -23,7 +23,7 @@ import { runtimeCall } from '../flow-host/runtime-errors.js'
 import type { TaskLockRepository } from '../locks/repository.js'
 import type { ProcessModels } from '../models/service.js'
 import type { CompiledProcess, ProcessState, RuntimeEffect, Task } from '../runtime/types.js'
-import type { StoredContext } from '../../shared/collections.js'
+import type { StoredContext } from '../../../store/collections.js'
 
 type AdditionalHeaders = string | string[] | undefined
 

@@ -4,9 +4,9 @@
  */
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { newObjectIdHex } from '../../../plugins/store/object-id.js'
-import type { AtomicWrite, Collection, Store } from '../../../plugins/store/port.js'
-import { Collections, type StoredActivity } from '../../shared/collections.js'
+import { newObjectIdHex } from '../../../store/object-id.js'
+import type { AtomicWrite, Collection, Store } from '../../../store/port.js'
+import { Collections, type StoredActivity } from '../../../store/collections.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

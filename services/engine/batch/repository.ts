@@ -8,8 +8,8 @@ import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { BatchJobCounts } from '../../../openapi/generated/schemas.js'
-import { type Collection, isDuplicateKeyError, type Store } from '../../../plugins/store/port.js'
-import { type BatchJobStatus, Collections, type StoredBatchJob } from '../../shared/collections.js'
+import { type Collection, isDuplicateKeyError, type Store } from '../../../store/port.js'
+import { type BatchJobStatus, Collections, type StoredBatchJob } from '../../../store/collections.js'
 import type { BatchJobKind, ClaimedBatchJob } from './handlers.js'
 
 declare module 'fastify' {

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { retryFailedBatchJobs } from '../../../openapi/generated/engine-routes.js'
 import type { Actor } from '../../../plugins/identity/plugin.js'
-import { routeFrom } from '../../../plugins/server/route.js'
+import { routeFrom } from '../../../lib/server/route.js'
 import { retryFailedJobs } from './service.js'
 
 async function batchRoutes(fastify: FastifyInstance): Promise<void> {

@@ -6,8 +6,8 @@
  */
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { type AtomicWrite, type Collection, isUnmatchedWriteError, type Store } from '../../../plugins/store/port.js'
-import { Collections, type StoredContext } from '../../shared/collections.js'
+import { type AtomicWrite, type Collection, isUnmatchedWriteError, type Store } from '../../../store/port.js'
+import { Collections, type StoredContext } from '../../../store/collections.js'
 import type { ProcessState } from '../runtime/types.js'
 
 declare module 'fastify' {

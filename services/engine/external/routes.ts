@@ -16,7 +16,7 @@ import {
   runExternalTaskAction,
 } from '../../../openapi/generated/engine-routes.js'
 import type { Actor } from '../../../plugins/identity/plugin.js'
-import { routeFrom } from '../../../plugins/server/route.js'
+import { routeFrom } from '../../../lib/server/route.js'
 
 /** Every route requires the user header: identity has resolved the actor before a handler runs. */
 async function externalRoutes(fastify: FastifyInstance): Promise<void> {

@@ -14,8 +14,8 @@ import { deleteFile, downloadFile, uploadFile } from '../../../openapi/generated
 import type { File, FileOperationRequest } from '../../../openapi/generated/schemas.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { Actor } from '../../../plugins/identity/plugin.js'
-import { routeFrom } from '../../../plugins/server/route.js'
-import { uploadBodyLimit, UPLOAD_FIELDS_BYTES } from '../../../plugins/server/server-options.js'
+import { routeFrom } from '../../../lib/server/route.js'
+import { uploadBodyLimit, UPLOAD_FIELDS_BYTES } from '../../../lib/server/server-options.js'
 import { FileService, requireInstanceIds, type StagedUpload, type UploadFields } from './service.js'
 
 export interface FileRoutesOptions {
@@ -97,7 +97,7 @@ async function fileRoutes(fastify: FastifyInstance, options: FileRoutesOptions):
       if (!staged) throw fastify.fail('wm4000', { args: ['the fileBody part is missing'], parameters: { field: 'fileBody' } })
     } catch (error) {
       // The parser stops here: the rest of the body is read and discarded after the answer
-      // (plugins/server/unread-body.ts), so that the connection is not left half-read.
+      // (lib/server/unread-body.ts), so that the connection is not left half-read.
       request.raw.unpipe()
       await staged?.discard()
       throw error
@@ -122,7 +122,7 @@ async function fileRoutes(fastify: FastifyInstance, options: FileRoutesOptions):
       limits: { fileSize: options.maxUploadBytes, files: 1, fieldSize: UPLOAD_FIELDS_BYTES, fields: 4, parts: 6 },
       throwFileSizeLimit: false,
     })
-    // The limit of what is read and discarded after an early answer (plugins/server/unread-body.ts).
+    // The limit of what is read and discarded after an early answer (lib/server/unread-body.ts).
     scoped.withTypeProvider<TypeBoxTypeProvider>().route({ ...routeFrom(uploadFile), bodyLimit: uploadBodyLimit(options.maxUploadBytes), handler: upload })
   })
 

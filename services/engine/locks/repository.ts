@@ -6,8 +6,8 @@
  */
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { type Collection, isDuplicateKeyError, type Store } from '../../../plugins/store/port.js'
-import { Collections, type StoredTaskLock } from '../../shared/collections.js'
+import { type Collection, isDuplicateKeyError, type Store } from '../../../store/port.js'
+import { Collections, type StoredTaskLock } from '../../../store/collections.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -5,8 +5,8 @@
  */
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import type { AtomicWrite, Collection, Filter, Store } from '../../../plugins/store/port.js'
-import { Collections, type StoredNotification } from '../../shared/collections.js'
+import type { AtomicWrite, Collection, Filter, Store } from '../../../store/port.js'
+import { Collections, type StoredNotification } from '../../../store/collections.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

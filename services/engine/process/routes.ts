@@ -8,7 +8,7 @@ import fp from 'fastify-plugin'
 import { getProcessStatus, startExternalProcess, startProcess } from '../../../openapi/generated/engine-routes.js'
 import type { ProcessStartRequest, ProcessStartResult } from '../../../openapi/generated/schemas.js'
 import type { Actor } from '../../../plugins/identity/plugin.js'
-import { routeFrom } from '../../../plugins/server/route.js'
+import { routeFrom } from '../../../lib/server/route.js'
 
 async function processRoutes(fastify: FastifyInstance): Promise<void> {
   const typed = fastify.withTypeProvider<TypeBoxTypeProvider>()

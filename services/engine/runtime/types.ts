@@ -9,118 +9,10 @@
  * RunEnvironment, so tests drive it with plain objects.
  */
 
-// ---------------------------------------------------------------- model (MODEL.md)
+import type { JsonObject, SwimlaneDefinition, ActionType, StepDefinition, FlowFunctionDefinition, ProcessModelBody, WorkflowModel } from '../../../model/types.js'
 
-export type JsonObject = Record<string, unknown>
-export type JsonSchema = JsonObject
-
-export interface SwimlaneDefinition {
-  name: string
-  description?: string
-}
-
-export interface InformDefinition {
-  key?: string
-  label?: string
-  /** JSONata expression over the store. */
-  header: string
-  display?: boolean
-}
-
-export type ActionType = 'complete' | 'cancel' | 'return' | 'function'
-
-export interface ActionDefinition {
-  actionType: ActionType
-  customType?: string
-  next?: string
-  function?: string
-}
-
-export interface UserTaskStep {
-  type: 'userTask'
-  name: string
-  swimlane: string
-  /** 'initiator', 'swimlane' (default) or a JSONata expression giving a userId. */
-  assignTo?: string
-  form?: string
-  preForms?: string[]
-  actions: ActionDefinition[]
-  taskFunctions?: string[]
-}
-
-export interface FunctionStep {
-  type: 'function'
-  function: string
-  next: string
-  onError?: 'rollback' | 'fail'
-}
-
-export interface SwitchStep {
-  type: 'switch'
-  cases: Array<{ when: string; next: string }>
-  default: string
-}
-
-export interface ParallelStep {
-  type: 'parallel'
-  branches: string[]
-  join: string
-}
-
-export interface JoinStep {
-  type: 'join'
-  next: string
-}
-
-export interface EndStep {
-  type: 'end'
-  status?: 'completed' | 'cancelled'
-}
-
-export type StepDefinition = UserTaskStep | FunctionStep | SwitchStep | ParallelStep | JoinStep | EndStep
-
-export type FlowNode =
-  | { set: Record<string, string> }
-  | { if: string; then?: FlowNode[]; else?: FlowNode[] }
-  | { http: { method: string; url: string; headers?: string; body?: string; timeoutMs?: number }; as?: string }
-  | { call: string; input?: string; as?: string }
-  | { data: 'insert' | 'update' | 'find' | 'delete'; collection: string; doc?: string; filter?: string; set?: string; upsert?: string; as?: string }
-  | { info: string }
-  | { fail: string; code?: string }
-
-export interface FlowFunctionDefinition {
-  input?: JsonSchema
-  output?: JsonSchema
-  steps: FlowNode[]
-}
-
-export interface ProcessModelBody {
-  processId?: string
-  name?: string
-  input?: JsonSchema
-  businessKey?: string
-  swimlanes?: Record<string, SwimlaneDefinition>
-  inform?: InformDefinition[]
-  start: string
-  steps: Record<string, StepDefinition>
-  functions?: Record<string, FlowFunctionDefinition>
-  namedFunctions?: { userTaskActivity?: string; getUser?: string }
-  fileUploadFunction?: string
-  fileDownloadFunction?: string
-  fileDeleteFunction?: string
-}
-
-/** A stored model as the gateway's insertModel keeps it (IModelForWorkflow). */
-export interface WorkflowModel<Body = unknown> {
-  modelID: string
-  type: 'process' | 'form' | 'settings' | 'constants' | 'functions' | 'dataCollection' | 'jobScheduler'
-  appId: string
-  organizationId?: string
-  name?: string
-  version: number
-  updateDate: string
-  modelBody: Body
-}
+export type * from '../../../model/types.js'
+export { RuntimeError, type RuntimeErrorKind } from '../../../model/errors.js'
 
 // ---------------------------------------------------------------- state (SPEC.md + DESIGN.md §6)
 
@@ -355,31 +247,6 @@ export interface FunctionRunResult {
   dataInstance: DataInstance
   output: JsonObject
   infoList: string[]
-}
-
-// ---------------------------------------------------------------- errors
-
-export type RuntimeErrorKind =
-  /** Input or output does not satisfy a schema (start input: wm3004; function input/output). */
-  | 'validation'
-  /** A `fail` node: a business rule said no (400 customerror, the node's `code` when given). */
-  | 'business'
-  /** Time limit, step limit, call depth, HTTP failure, expression error: a technical failure. */
-  | 'technical'
-  /** Unknown task, step, thread or function. */
-  | 'notFound'
-  /** The task is not open, or the action does not exist on the step. */
-  | 'conflict'
-
-export class RuntimeError extends Error {
-  constructor(
-    readonly kind: RuntimeErrorKind,
-    message: string,
-    readonly details: { code?: string; path?: string; /** The fault without its location, for messages that name the location their own way. */ problem?: string; target?: 'task' | 'step' | 'thread' | 'function' | 'action' } = {},
-  ) {
-    super(message)
-    this.name = 'RuntimeError'
-  }
 }
 
 // ---------------------------------------------------------------- the runtime's entry points

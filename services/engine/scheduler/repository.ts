@@ -5,8 +5,8 @@
  */
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import type { Collection, Store } from '../../../plugins/store/port.js'
-import { Collections, type ScheduleAction, type StoredModel, type StoredSchedule } from '../../shared/collections.js'
+import type { Collection, Store } from '../../../store/port.js'
+import { Collections, type ScheduleAction, type StoredModel, type StoredSchedule } from '../../../store/collections.js'
 import { compileCron, nextTickAfter } from './cron.js'
 import { actionOf } from './definitions.js'
 

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { commitTask, runTaskFunction } from '../../../openapi/generated/engine-routes.js'
 import type { Actor } from '../../../plugins/identity/plugin.js'
-import { routeFrom } from '../../../plugins/server/route.js'
+import { routeFrom } from '../../../lib/server/route.js'
 import { TaskService } from './service.js'
 
 async function taskRoutes(fastify: FastifyInstance): Promise<void> {

@@ -6,14 +6,14 @@
 import { createHash, randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import type { Collection, Store } from '../../../plugins/store/port.js'
+import type { Collection, Store } from '../../../store/port.js'
 import {
   Collections,
   type StoredBatchJob,
   type StoredConstant,
   type StoredDataCollection,
   type StoredModel,
-} from '../../shared/collections.js'
+} from '../../../store/collections.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

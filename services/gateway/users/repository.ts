@@ -5,8 +5,8 @@
  */
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import type { Collection, Filter, Store } from '../../../plugins/store/port.js'
-import { Collections, type StoredUser } from '../../shared/collections.js'
+import type { Collection, Filter, Store } from '../../../store/port.js'
+import { Collections, type StoredUser } from '../../../store/collections.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
