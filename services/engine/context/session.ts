@@ -9,7 +9,7 @@ import type { Session } from '../../../openapi/generated/schemas.js'
 import { mayActOnTask, type Principal } from '../authorization/service.js'
 import type { TaskLockRepository } from '../locks/repository.js'
 import type { ActionType, CompiledProcess, ProcessInstance, ProcessState, Task } from '../runtime/types.js'
-import type { SwimlaneMemberRepository } from './repository.js'
+import type { SwimlaneMemberRepository } from '../users/swimlane-members.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -14,7 +14,7 @@ import type { FileStore, StoredFile } from '../../../store/port.js'
 import type { ActivityRepository } from '../activities/repository.js'
 import type { FileRecord, FlowFunctionDefinition, JsonSchema } from '../runtime/types.js'
 import { functionCall } from '../tasks/function-errors.js'
-import { type AdditionalHeaders, type InstanceAtHand, instanceAtHand, type InstanceDependencies, stateOf } from '../tasks/instance-at-hand.js'
+import { type AdditionalHeaders, type InstanceAtHand, instanceAtHand, type InstanceDependencies, stateOf } from '../instances/instance-at-hand.js'
 
 export type FileFunctionKind = 'upload' | 'download' | 'delete'
 

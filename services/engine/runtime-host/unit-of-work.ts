@@ -1,7 +1,7 @@
 /**
  * The data writes of one request, held back until the request commits. Flow functions' `data`
  * inserts, updates and deletes are recorded here, in order, as store writes (AtomicWrite); the
- * instance commit applies them in the same atomic batch as its compare-and-set (contexts/service.ts),
+ * instance commit applies them in the same atomic batch as its compare-and-set (instances/service.ts),
  * and a request that fails, or loses the compare-and-set, simply never applies them.
  *
  * Reads inside the run go through the overlay: committed documents, with the ones this request

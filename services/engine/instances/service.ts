@@ -13,7 +13,7 @@ import type { StoredContext } from '../../../store/collections.js'
 import type { ActivityRepository } from '../activities/repository.js'
 import type { Authorization, Principal } from '../authorization/service.js'
 import { eventTypeAfter, type Notifications } from '../notifications/service.js'
-import type { RequestEnvironment } from '../flow-host/environment.js'
+import type { RequestEnvironment } from '../runtime-host/environment.js'
 import type { CompiledProcess, ProcessState, RuntimeEffect } from '../runtime/types.js'
 import type { ContextRepository } from './repository.js'
 
