@@ -4,7 +4,8 @@
  * invalidations), so the names and shapes live here once.
  */
 import type { ActivityType, NotificationEventType } from '../openapi/generated/schemas.js'
-import type { DataInstance, InformItem, ProcessInstance, ProcessStatus, Task, WorkflowModel } from '../services/engine/runtime/types.js'
+import type { DataInstance, InformItem, ProcessInstance, ProcessStatus, Task } from '../model/instance.js'
+import type { WorkflowModel } from '../model/types.js'
 
 export const Collections = {
   users: 'users',

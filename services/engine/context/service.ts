@@ -13,7 +13,8 @@ import type { TaskLockRepository } from '../locks/repository.js'
 import type { ProcessModels } from '../models/service.js'
 import type { ProcessStarter } from '../process/service.js'
 import type { ActionType, Task } from '../runtime/types.js'
-import { type ContextAction, type SessionBuilder, taskForForm } from './session.js'
+import type { ContextAction, SessionBuilder } from './session.js'
+import { taskForForm } from '../tasks/form-task.js'
 
 /** `skipToForm` comes as a boolean or as its text. */
 export function skipsToForm(value: boolean | string | undefined): boolean {

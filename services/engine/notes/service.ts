@@ -5,7 +5,8 @@
  */
 import type { NoteAddRequest, NoteDeleteRequest, NoteUpdateRequest, Session } from '../../../openapi/generated/schemas.js'
 import type { Actor } from '../../../plugins/identity/plugin.js'
-import { type SessionBuilder, taskForForm } from '../context/session.js'
+import type { SessionBuilder } from '../context/session.js'
+import { taskForForm } from '../tasks/form-task.js'
 import { newNote, withNote } from '../instances/notes.js'
 import type { ActivityEntry } from '../instances/service.js'
 import type { Note, ProcessState } from '../runtime/types.js'

@@ -10,92 +10,11 @@
  */
 
 import type { JsonObject, SwimlaneDefinition, ActionType, StepDefinition, FlowFunctionDefinition, ProcessModelBody, WorkflowModel } from '../../../model/types.js'
+import type { ProcessStatus, Task, Thread, ProcessInstance, DataInstance, ProcessState, InformItem } from '../../../model/instance.js'
 
 export type * from '../../../model/types.js'
+export type * from '../../../model/instance.js'
 export { RuntimeError, type RuntimeErrorKind } from '../../../model/errors.js'
-
-// ---------------------------------------------------------------- state (SPEC.md + DESIGN.md §6)
-
-export type ProcessStatus = 'running' | 'failed' | 'completed' | 'cancelled'
-export type TaskStatus = 'open' | 'completed' | 'cancelled'
-export type ThreadStatus = 'active' | 'waiting' | 'failed' | 'done'
-
-export interface Task {
-  taskId: string
-  stepId: string
-  name: string
-  status: TaskStatus
-  threadId: string
-  swimlane: string
-  /** Cleared when the task is in its swimlane's pool. */
-  userId?: string
-  userName?: string
-  form?: string
-  preForms?: string[]
-  createdAt: string
-  completedAt?: string
-  completedBy?: string
-  actionType?: ActionType
-}
-
-export interface Thread {
-  threadId: string
-  stepId: string
-  status: ThreadStatus
-  /** For branch threads: the parallel step that forked them and the join they run to. */
-  parentThreadId?: string
-  join?: string
-  error?: { message: string; code?: string }
-}
-
-export interface Note {
-  id: string
-  note: string
-  userId: string
-  userName: string
-  createdAt: string
-  updateDate: string
-}
-
-export interface FileRecord {
-  id: string
-  storageHandle: string
-  label: string
-  fileName: string
-  fileType: string
-  size?: number
-  /** The task the file was uploaded on, the uploader and when (the contract's File). */
-  taskId?: string
-  userId?: string
-  uploadDate?: string
-}
-
-export interface ProcessInstance {
-  processInstanceId: string
-  processId: string
-  processName: string
-  businessKey: string
-  appId: string
-  organizationId: string
-  modelVersion: number
-  processStatus: ProcessStatus
-  initiator: string
-  processStart: string
-  lastUpdate: string
-  tasks: Task[]
-  notes: Note[]
-  files: FileRecord[]
-  contributorUsers: string[]
-  threads: Thread[]
-}
-
-export type DataInstance = JsonObject
-
-/** What the runtime works on: one process instance and its form data. */
-export interface ProcessState {
-  processInstance: ProcessInstance
-  dataInstance: DataInstance
-}
 
 // ---------------------------------------------------------------- environment (the runtime's ports)
 
@@ -251,12 +170,6 @@ export interface FunctionRunResult {
 
 // ---------------------------------------------------------------- the runtime's entry points
 
-export interface InformItem {
-  key?: string
-  label?: string
-  header: string
-  display?: boolean
-}
 
 export interface StartRequest {
   /** Already validated against the model's input schema (CompiledProcess.validateInput). */
