@@ -124,6 +124,15 @@ function sameTenant(a: Actor, b: Actor): boolean {
   return a.organizationId === b.organizationId && a.appId === b.appId
 }
 
+/**
+ * The acting user of a route whose contract requires one (`x-identity: User`): the identity hook
+ * established it before the handler ran, so its absence is a defect in the route's wiring (500).
+ */
+export function requireActor(request: FastifyRequest): Actor {
+  if (!request.actor) throw new Error(`${request.method} ${request.routeOptions.url ?? request.url}: no actor, although the route requires a user`)
+  return request.actor
+}
+
 async function identityPlugin(fastify: FastifyInstance, options: IdentityPluginOptions): Promise<void> {
   const { auth, codes } = options
   const isAdminToken = options.adminToken === undefined ? undefined : tokenMatcher(options.adminToken)

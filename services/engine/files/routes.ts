@@ -13,7 +13,7 @@ import fp from 'fastify-plugin'
 import { deleteFile, downloadFile, uploadFile } from '../../../openapi/generated/engine-routes.js'
 import type { File, FileOperationRequest } from '../../../openapi/generated/schemas.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
-import type { Actor } from '../../../plugins/identity/plugin.js'
+import { requireActor } from '../../../plugins/identity/plugin.js'
 import { routeFrom } from '../../../lib/server/route.js'
 import { uploadBodyLimit, UPLOAD_FIELDS_BYTES } from '../../../lib/server/server-options.js'
 import { FileService, requireInstanceIds, type StagedUpload, type UploadFields } from './service.js'
@@ -109,7 +109,7 @@ async function fileRoutes(fastify: FastifyInstance, options: FileRoutesOptions):
     try {
       if (!fields) throw fastify.fail('wm4000', { args: ['the fields part must come before the fileBody part'], parameters: { field: 'fields' } })
       // The route requires the user header: identity has resolved the actor.
-      return await service.stage(request.actor as Actor, fields, { stream: part.file, contentType: part.mimetype || 'application/octet-stream', truncated: () => part.file.truncated }, request.headers.additionalheaders)
+      return await service.stage(requireActor(request), fields, { stream: part.file, contentType: part.mimetype || 'application/octet-stream', truncated: () => part.file.truncated }, request.headers.additionalheaders)
     } catch (error) {
       // Let the rest of the bytes flow past, so the answer is not stuck behind an unread request.
       part.file.resume()
@@ -130,7 +130,7 @@ async function fileRoutes(fastify: FastifyInstance, options: FileRoutesOptions):
   fastify.route<{ Body: FileOperationRequest; Headers: { additionalheaders?: string } }>({
     ...routeFrom(downloadFile),
     handler: async (request, reply) => {
-      const download = await service.download(request.actor as Actor, request.body, request.headers.additionalheaders)
+      const download = await service.download(requireActor(request), request.body, request.headers.additionalheaders)
       return reply
         .header('content-type', download.contentType)
         .header('content-length', String(download.size))
@@ -138,7 +138,7 @@ async function fileRoutes(fastify: FastifyInstance, options: FileRoutesOptions):
         .send(download.stream)
     },
   })
-  typed.route({ ...routeFrom(deleteFile), handler: async (request) => service.delete(request.actor as Actor, request.body, request.headers.additionalheaders) })
+  typed.route({ ...routeFrom(deleteFile), handler: async (request) => service.delete(requireActor(request), request.body, request.headers.additionalheaders) })
 }
 
 /** `attachment` with the name as plain ASCII (quotes and controls replaced) and, exactly, as RFC 5987 UTF-8. */
