@@ -5,9 +5,9 @@
  * store, the engine over HTTP as in a split deployment, and the engine's log lines through its
  * /internal/serviceLog feed.
  */
-import type { Config } from '../plugins/config/config.js'
+import type { Config } from '../lib/config/config.js'
 import { LogRing } from '../plugins/logging/ring.js'
-import { closeOnSignals } from '../plugins/server/start.js'
+import { closeOnSignals } from '../lib/server/start.js'
 import { type GatewayThread, startGatewayThread } from './gateway-thread/thread.js'
 import { LOG_SERVICE, openProcessBase, serve, serviceLogger, shutdownLog } from './main.js'
 

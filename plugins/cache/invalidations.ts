@@ -3,8 +3,8 @@
  * one; every instance, gateway or engine, polls for the new ones and applies those aimed at it. The
  * store is the only channel, so it works across any number of processes.
  */
-import type { Store } from '../store/port.js'
-import { Collections, type StoredCacheInvalidation, type StoredCounter } from '../../services/shared/collections.js'
+import type { Store } from '../../store/port.js'
+import { Collections, type StoredCacheInvalidation, type StoredCounter } from '../../store/collections.js'
 import type { CacheRegistry } from './registry.js'
 
 export type CacheTarget = StoredCacheInvalidation['target']

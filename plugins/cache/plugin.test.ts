@@ -1,5 +1,5 @@
 import t from 'tap'
-import { Collections, type StoredCacheInvalidation } from '../../services/shared/collections.js'
+import { Collections, type StoredCacheInvalidation } from '../../store/collections.js'
 import { openTestStore } from '../../services/testing/harness.js'
 import { InvalidationPoller, LATE_RECORD_WINDOW_MS, recordInvalidation } from './invalidations.js'
 import { CacheRegistry } from './registry.js'

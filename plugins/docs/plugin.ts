@@ -8,7 +8,7 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { generatedOpenapiDir } from '../server/paths.js'
+import { generatedOpenapiDir } from '../../lib/server/paths.js'
 
 export type OpenApiDocument = Record<string, unknown> & { paths?: Record<string, Record<string, unknown>> }
 

@@ -1,7 +1,7 @@
 import type { RouteOptions } from 'fastify'
 import t from 'tap'
 import { buildService } from '../../services/build.js'
-import { Collections } from '../../services/shared/collections.js'
+import { Collections } from '../../store/collections.js'
 import { ContractChecker } from '../../services/testing/contract.js'
 import type { Envelope } from '../../services/testing/gateway.js'
 import { openTestStore, silentLogger, startService, testConfig } from '../../services/testing/harness.js'

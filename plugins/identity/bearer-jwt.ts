@@ -6,7 +6,7 @@
  * away from a key set of public keys and the other way round.
  */
 import { createRemoteJWKSet, errors, type JWTPayload, type JWTVerifyOptions, jwtVerify } from 'jose'
-import type { JwtConfig } from '../config/config.js'
+import type { JwtConfig } from '../../lib/config/config.js'
 
 /** The asymmetric algorithms a provider's key set may sign with; the key's own `alg`, when it has one, narrows it further. */
 const KEY_SET_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519']

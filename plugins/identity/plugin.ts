@@ -15,9 +15,9 @@
  */
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
-import type { AuthConfig } from '../config/config.js'
-import type { IdentityRequirement } from '../server/route.js'
-import type { Store } from '../store/port.js'
+import type { AuthConfig } from '../../lib/config/config.js'
+import type { IdentityRequirement } from '../../lib/server/route.js'
+import type { Store } from '../../store/port.js'
 import { bearerToken, tokenMatcher } from './admin-token.js'
 import { TokenRejected, type TokenVerifier, tokenVerifier } from './bearer-jwt.js'
 
@@ -122,6 +122,15 @@ function headerValue(request: FastifyRequest, name: string): string | undefined 
 
 function sameTenant(a: Actor, b: Actor): boolean {
   return a.organizationId === b.organizationId && a.appId === b.appId
+}
+
+/**
+ * The acting user of a route whose contract requires one (`x-identity: User`): the identity hook
+ * established it before the handler ran, so its absence is a defect in the route's wiring (500).
+ */
+export function requireActor(request: FastifyRequest): Actor {
+  if (!request.actor) throw new Error(`${request.method} ${request.routeOptions.url ?? request.url}: no actor, although the route requires a user`)
+  return request.actor
 }
 
 async function identityPlugin(fastify: FastifyInstance, options: IdentityPluginOptions): Promise<void> {

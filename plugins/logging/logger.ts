@@ -6,7 +6,7 @@
 import type { IncomingMessage } from 'node:http'
 import type { FastifyBaseLogger } from 'fastify'
 import pino, { type DestinationStream, type Logger } from 'pino'
-import type { LogLevel } from '../config/config.js'
+import type { LogLevel } from '../../lib/config/config.js'
 
 const CLIENT_ID = /^[A-Za-z0-9._:-]{1,128}$/
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Fastify from 'fastify'
 import t from 'tap'
-import { EmbeddedStore } from './embedded/store.js'
+import { EmbeddedStore } from '../../store/embedded/store.js'
 import storePlugin from './plugin.js'
 
 function tempDataDir(t: { teardown(fn: () => void): void }): string {

@@ -5,8 +5,8 @@
  */
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { openStore, type OpenStoreOptions } from './open.js'
-import type { Store } from './port.js'
+import { openStore, type OpenStoreOptions } from '../../store/open.js'
+import type { Store } from '../../store/port.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -28,7 +28,7 @@ if (!existsSync(join(DIST, 'services', 'all-in-one.js'))) {
   process.stderr.write('Build first: npx tsc -p . (make bench does)\n')
   process.exit(1)
 }
-const { openStore } = await import(join(DIST, 'plugins/store/open.js'))
+const { openStore } = await import(join(DIST, 'store/open.js'))
 const { deployExample } = await import(join(DIST, 'services/testing/models.js'))
 const { createTestUser } = await import(join(DIST, 'services/testing/users.js'))
 

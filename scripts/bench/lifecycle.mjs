@@ -27,10 +27,10 @@ if (!existsSync(join(DIST, 'services', 'all-in-one.js'))) {
   process.stderr.write('Build first: npx tsc -p . (make bench does)\n')
   process.exit(1)
 }
-const { openStore } = await import(join(DIST, 'plugins/store/open.js'))
+const { openStore } = await import(join(DIST, 'store/open.js'))
 const { deployExample } = await import(join(DIST, 'services/testing/models.js'))
 const { createTestUser } = await import(join(DIST, 'services/testing/users.js'))
-const { Collections } = await import(join(DIST, 'services/shared/collections.js'))
+const { Collections } = await import(join(DIST, 'store/collections.js'))
 
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 32)
 const DURATION_MS = Number(process.env.BENCH_DURATION_S ?? 20) * 1000

@@ -17,13 +17,13 @@ import { fileURLToPath } from 'node:url'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 const DIST = join(ROOT, 'dist')
-const { openStore } = /** @type {typeof import('../../plugins/store/open.js')} */ (await import(join(DIST, 'plugins/store/open.js')))
+const { openStore } = /** @type {typeof import('../../store/open.js')} */ (await import(join(DIST, 'store/open.js')))
 const { buildService } = /** @type {typeof import('../../services/build.js')} */ (await import(join(DIST, 'services/build.js')))
 const { testConfig, silentLogger } = /** @type {typeof import('../../services/testing/harness.js')} */ (await import(join(DIST, 'services/testing/harness.js')))
 const { deployHrApp, HR } = /** @type {typeof import('../../services/testing/workflow.js')} */ (await import(join(DIST, 'services/testing/workflow.js')))
 const { createTestUser } = /** @type {typeof import('../../services/testing/users.js')} */ (await import(join(DIST, 'services/testing/users.js')))
 const { sampleInstance, sampleTask } = /** @type {typeof import('../../services/testing/instances.js')} */ (await import(join(DIST, 'services/testing/instances.js')))
-const { Collections } = /** @type {typeof import('../../services/shared/collections.js')} */ (await import(join(DIST, 'services/shared/collections.js')))
+const { Collections } = /** @type {typeof import('../../store/collections.js')} */ (await import(join(DIST, 'store/collections.js')))
 
 const SEEDED = Number(process.env.BENCH_SEEDED_INSTANCES ?? 100_000)
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 20)
@@ -41,18 +41,18 @@ try {
   const app = await buildService('engine', { config: testConfig(), store, logger: silentLogger })
   const url = await app.listen({ port: 0, host: '127.0.0.1' })
 
-  /** @type {import('../../plugins/store/port.js').Collection<import('../../services/shared/collections.js').StoredContext>} */
+  /** @type {import('../../store/port.js').Collection<import('../../store/collections.js').StoredContext>} */
   const contextsCollection = store.collection(Collections.contexts)
-  /** @type {import('../../plugins/store/port.js').Collection<import('../../services/shared/collections.js').StoredActivity>} */
+  /** @type {import('../../store/port.js').Collection<import('../../store/collections.js').StoredActivity>} */
   const activitiesCollection = store.collection(Collections.activities)
   const now = Date.now()
   const seededStart = Date.now()
   /** @type {Array<{ processInstanceId: string, businessKey: string }>} */
   const sample = []
   for (let offset = 0; offset < SEEDED; offset += BATCH) {
-    /** @type {import('../../services/shared/collections.js').StoredContext[]} */
+    /** @type {import('../../store/collections.js').StoredContext[]} */
     const contexts = []
-    /** @type {import('../../services/shared/collections.js').StoredActivity[]} */
+    /** @type {import('../../store/collections.js').StoredActivity[]} */
     const activities = []
     for (let index = offset; index < Math.min(offset + BATCH, SEEDED); index++) {
       const processId = index % 10 < 7 ? 'leave-request' : 'purchase'

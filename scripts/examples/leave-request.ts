@@ -15,7 +15,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { examplesDir } from '../../plugins/server/paths.js'
+import { examplesDir } from '../../lib/server/paths.js'
 import { SignJWT } from 'jose'
 import { type ExtraHeaders, type ResponseData, type Schemas, WorkflowClient } from '../../sdk/client.js'
 

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import t from 'tap'
-import { repoRoot } from '../../plugins/server/paths.js'
+import { repoRoot } from '../../lib/server/paths.js'
 
 const run = promisify(execFile)
 

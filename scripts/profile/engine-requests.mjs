@@ -16,7 +16,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const DIST = join(resolve(dirname(fileURLToPath(import.meta.url)), '../..'), 'dist')
-const { openStore } = await import(join(DIST, 'plugins/store/open.js'))
+const { openStore } = await import(join(DIST, 'store/open.js'))
 const { deployExample } = await import(join(DIST, 'services/testing/models.js'))
 const { createTestUser } = await import(join(DIST, 'services/testing/users.js'))
 const { buildService } = await import(join(DIST, 'services/build.js'))

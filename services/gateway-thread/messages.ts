@@ -1,7 +1,7 @@
 /** What the all-in-one's main thread and its gateway thread tell each other (beside the store's own channel). */
 import type { MessagePort } from 'node:worker_threads'
-import type { Config } from '../../plugins/config/config.js'
-import type { Store } from '../../plugins/store/port.js'
+import type { Config } from '../../lib/config/config.js'
+import type { Store } from '../../store/port.js'
 
 export interface GatewayWorkerData {
   config: Config

@@ -5,10 +5,10 @@
  */
 import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads'
 import type { DestinationStream } from 'pino'
-import type { Config } from '../../plugins/config/config.js'
-import type { Closable } from '../../plugins/server/start.js'
-import type { Store } from '../../plugins/store/port.js'
-import { type StoreHost, serveStore } from '../../plugins/store/remote/host.js'
+import type { Config } from '../../lib/config/config.js'
+import type { Closable } from '../../lib/server/start.js'
+import type { Store } from '../../store/port.js'
+import { type StoreHost, serveStore } from '../../store/remote/host.js'
 import type { FromGateway, GatewayWorkerData, ToGateway } from './messages.js'
 
 export interface GatewayThreadOptions {

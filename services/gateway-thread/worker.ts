@@ -6,8 +6,8 @@
 import { parentPort, workerData } from 'node:worker_threads'
 import { RelayDestination } from '../../plugins/logging/relay.js'
 import { LogRing } from '../../plugins/logging/ring.js'
-import { openStore } from '../../plugins/store/open.js'
-import { RemoteStore } from '../../plugins/store/remote/client.js'
+import { openStore } from '../../store/open.js'
+import { RemoteStore } from '../../store/remote/client.js'
 import { LOG_SERVICE, serve, serviceLogger } from '../main.js'
 import type { FromGateway, GatewayWorkerData, ToGateway } from './messages.js'
 

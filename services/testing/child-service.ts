@@ -2,7 +2,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
-import { repoRoot } from '../../plugins/server/paths.js'
+import { repoRoot } from '../../lib/server/paths.js'
 
 export interface ChildService {
   child: ChildProcess

@@ -7,10 +7,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import pino, { type DestinationStream, type Logger } from 'pino'
-import { type Config, parseConfig } from '../../plugins/config/config.js'
+import { type Config, parseConfig } from '../../lib/config/config.js'
 import type { LogRings } from '../../plugins/logging/ring.js'
-import { openStore } from '../../plugins/store/open.js'
-import type { Store } from '../../plugins/store/port.js'
+import { openStore } from '../../store/open.js'
+import type { Store } from '../../store/port.js'
 import { buildService, type ServiceKind } from '../build.js'
 
 /** The subset of a tap Test the harness needs, so it works with any test object. */

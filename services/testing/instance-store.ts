@@ -1,6 +1,6 @@
 /** Test support: reading what the engine stored for a process instance, to prove what a request changed. */
-import type { Store } from '../../plugins/store/port.js'
-import { Collections, type StoredActivity, type StoredContext, type StoredNotification, type StoredTaskLock } from '../shared/collections.js'
+import type { Store } from '../../store/port.js'
+import { Collections, type StoredActivity, type StoredContext, type StoredNotification, type StoredTaskLock } from '../../store/collections.js'
 
 export async function storedInstance(store: Store, processInstanceId: string): Promise<StoredContext> {
   const stored = await store.collection<StoredContext>(Collections.contexts).findOne({ _id: processInstanceId })

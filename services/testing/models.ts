@@ -6,11 +6,11 @@
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { examplesDir } from '../../plugins/server/paths.js'
-import type { Store } from '../../plugins/store/port.js'
+import { examplesDir } from '../../lib/server/paths.js'
+import type { Store } from '../../store/port.js'
 import { dataCollectionName } from '../gateway/models/repository.js'
 import type { ProcessModelBody, WorkflowModel } from '../engine/runtime/types.js'
-import { Collections, type StoredConstant, type StoredDataCollection, type StoredModel } from '../shared/collections.js'
+import { Collections, type StoredConstant, type StoredDataCollection, type StoredModel } from '../../store/collections.js'
 
 export const EXAMPLES_DIR = examplesDir
 

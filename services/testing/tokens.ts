@@ -6,7 +6,7 @@
  *   fetch(url, { headers: { authorization: `Bearer ${await tokenFor(user.userId)}` } })
  */
 import { type CryptoKey, type JWTPayload, type KeyObject, SignJWT } from 'jose'
-import type { AuthConfig, Config, JwtConfig } from '../../plugins/config/config.js'
+import type { AuthConfig, Config, JwtConfig } from '../../lib/config/config.js'
 
 /** The HS256 secret the tests sign with (JWT_SECRET: at least 32 characters). */
 export const TEST_JWT_SECRET = 'test-jwt-secret-0123456789abcdef0123456789'

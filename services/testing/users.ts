@@ -3,8 +3,8 @@
  * `user` header from there), so engine tests need no gateway.
  */
 import { randomUUID } from 'node:crypto'
-import type { Store } from '../../plugins/store/port.js'
-import { Collections, type StoredUser } from '../shared/collections.js'
+import type { Store } from '../../store/port.js'
+import { Collections, type StoredUser } from '../../store/collections.js'
 
 export interface TestUserOptions {
   appId: string

@@ -6,10 +6,10 @@
  */
 import type { Test } from 'tap'
 import type { Session } from '../../openapi/generated/schemas.js'
-import type { Config } from '../../plugins/config/config.js'
-import type { Store } from '../../plugins/store/port.js'
+import type { Config } from '../../lib/config/config.js'
+import type { Store } from '../../store/port.js'
 import type { ServiceKind } from '../build.js'
-import type { StoredUser } from '../shared/collections.js'
+import type { StoredUser } from '../../store/collections.js'
 import { ContractChecker } from './contract.js'
 import { openTestStore, startService, type Teardown } from './harness.js'
 import { deployExample } from './models.js'

@@ -4,8 +4,8 @@
  * were written together, so they agree.
  */
 import { isDeepStrictEqual } from 'node:util'
-import type { Store } from '../../plugins/store/port.js'
-import { Collections, type StoredActivity, type StoredContext, type StoredNotification } from '../../services/shared/collections.js'
+import type { Store } from '../../store/port.js'
+import { Collections, type StoredActivity, type StoredContext, type StoredNotification } from '../../store/collections.js'
 
 /** The leave request's first task (the employee's form); completing it opens the manager's approval. */
 export const REQUEST_STEP = 'request'

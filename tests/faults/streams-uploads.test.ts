@@ -7,7 +7,7 @@
 import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
-import { openStore } from '../../plugins/store/open.js'
+import { openStore } from '../../store/open.js'
 import { startService, tempDir } from '../../services/testing/harness.js'
 import { storedInstance } from '../../services/testing/instance-store.js'
 import { waitUntil } from '../../services/testing/wait.js'

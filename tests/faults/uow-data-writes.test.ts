@@ -11,7 +11,7 @@ import type { Envelope } from '../../services/testing/gateway.js'
 import { startService } from '../../services/testing/harness.js'
 import { dataCollectionName } from '../../services/testing/models.js'
 import { createHrUsers, formTask, HR, type HrUsers, type WorkflowClient, workflowClient } from '../../services/testing/workflow.js'
-import type { Collection, Document, Store } from '../../plugins/store/port.js'
+import type { Collection, Document, Store } from '../../store/port.js'
 import { openTestStore } from '../../services/testing/harness.js'
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]

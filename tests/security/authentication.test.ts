@@ -3,12 +3,12 @@
  * (and the engine, which checks tokens itself), in AUTH_MODE=jwt and header mode.
  */
 import t from 'tap'
-import type { JwtConfig } from '../../plugins/config/config.js'
+import type { JwtConfig } from '../../lib/config/config.js'
 import { clientLine } from '../../plugins/logging/client-lines.js'
 import { createLogger } from '../../plugins/logging/logger.js'
 import { LogRing, ringDestination } from '../../plugins/logging/ring.js'
-import type { Store } from '../../plugins/store/port.js'
-import { Collections, type StoredUser } from '../../services/shared/collections.js'
+import type { Store } from '../../store/port.js'
+import { Collections, type StoredUser } from '../../store/collections.js'
 import { spawnService } from '../../services/testing/child-service.js'
 import { openEventStream } from '../../services/testing/event-stream.js'
 import { capturingLogger, openTestStore, type RunningService, startService, type Teardown, tempDir } from '../../services/testing/harness.js'

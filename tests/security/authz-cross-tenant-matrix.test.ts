@@ -9,7 +9,7 @@
  */
 import t from 'tap'
 import { proxyRoutes } from '../../openapi/generated/proxy-routes.js'
-import type { StoredUser } from '../../services/shared/collections.js'
+import type { StoredUser } from '../../store/collections.js'
 import { ContractChecker } from '../../services/testing/contract.js'
 import { bearerIdentity, jwtAuthConfig } from '../../services/testing/tokens.js'
 import { snapshotTenantA, startSecureStack, type TenantAResources, TENANT_A, TENANT_B } from './authz-stack.js'

@@ -3,8 +3,8 @@
  * request succeeded on the code before this change.
  */
 import t from 'tap'
-import type { StoredContext } from '../../services/shared/collections.js'
-import { Collections } from '../../services/shared/collections.js'
+import type { StoredContext } from '../../store/collections.js'
+import { Collections } from '../../store/collections.js'
 import { snapshotTenantA, startSecureStack, TENANT_A, TENANT_B } from './authz-stack.js'
 
 const ADMIN_TOKEN = 'admin-token-for-the-authz-tests'

@@ -7,9 +7,9 @@
  */
 import type { Test } from 'tap'
 import type { Session } from '../../openapi/generated/schemas.js'
-import type { Config } from '../../plugins/config/config.js'
-import type { Store } from '../../plugins/store/port.js'
-import { Collections, type StoredUser } from '../../services/shared/collections.js'
+import type { Config } from '../../lib/config/config.js'
+import type { Store } from '../../store/port.js'
+import { Collections, type StoredUser } from '../../store/collections.js'
 import { ContractChecker } from '../../services/testing/contract.js'
 import { type Envelope } from '../../services/testing/gateway.js'
 import { openTestStore, startService } from '../../services/testing/harness.js'

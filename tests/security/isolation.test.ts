@@ -133,7 +133,7 @@ t.test('a model expression on the engine\'s thread has a small budget of its own
 })
 
 t.test('a regex RE2 cannot run (back-reference, look-ahead) is refused when the model is inserted', async (t) => {
-  const { validateModel } = await import('../../services/engine/runtime/model-validation.js')
+  const { validateModel } = await import('../../model/validation.js')
   for (const pattern of ['/(a)\\1/', '/a(?=b)/']) {
     const model = { modelID: 'lib', type: 'functions', modelBody: { functions: { f: { steps: [{ set: { 'output.x': `$match('ab', ${pattern})` } }] } } } }
     t.match(validateModel(model), { message: /cannot run in linear time/ }, `${pattern} is refused`)

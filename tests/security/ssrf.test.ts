@@ -8,7 +8,7 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
-import { OutboundPolicy } from '../../services/engine/flow-host/outbound-policy.js'
+import { OutboundPolicy } from '../../services/engine/runtime-host/outbound-policy.js'
 import { openTestStore, startService } from '../../services/testing/harness.js'
 import { deployExample } from '../../services/testing/models.js'
 import { createTestUser } from '../../services/testing/users.js'

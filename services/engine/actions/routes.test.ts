@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { CustomError, NotificationRecord, Session } from '../../../openapi/generated/schemas.js'
-import { Collections, type StoredContext, type StoredNotification } from '../../shared/collections.js'
+import { Collections, type StoredContext, type StoredNotification } from '../../../store/collections.js'
 import { deployExample, dataCollectionName } from '../../testing/models.js'
 import { completeTask, formTask, HR, openForm, startHrEngine, startLeaveRequest, type HrEngine } from '../../testing/workflow.js'
 

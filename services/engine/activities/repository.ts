@@ -3,10 +3,10 @@
  * newest first. Records are only ever added.
  */
 import type { FastifyInstance } from 'fastify'
-import fp from 'fastify-plugin'
-import { newObjectIdHex } from '../../../plugins/store/object-id.js'
-import type { AtomicWrite, Collection, Store } from '../../../plugins/store/port.js'
-import { Collections, type StoredActivity } from '../../shared/collections.js'
+import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
+import { newObjectIdHex } from '../../../store/object-id.js'
+import type { AtomicWrite, Collection, Store } from '../../../store/port.js'
+import { Collections, type StoredActivity } from '../../../store/collections.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -48,10 +48,4 @@ export function activityRepository(store: Store): ActivityRepository {
   return new ActivityRepository(store.collection<StoredActivity>(Collections.activities))
 }
 
-async function activitiesPlugin(fastify: FastifyInstance): Promise<void> {
-  const repository = activityRepository(fastify.store)
-  await repository.ensureIndexes()
-  fastify.decorate('activities', repository)
-}
-
-export default fp(activitiesPlugin, { name: 'activities-repository', dependencies: ['store'] })
+export default repositoryPlugin('activities', (store) => activityRepository(store), { name: 'activities-repository' })

@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { Actor } from '../../../plugins/identity/plugin.js'
-import type { Filter } from '../../../plugins/store/port.js'
+import type { Filter } from '../../../store/port.js'
 import type { ProcessInstance, Task } from '../runtime/types.js'
 
 declare module 'fastify' {

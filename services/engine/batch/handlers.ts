@@ -4,7 +4,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify'
 import { isServiceError } from '../../../plugins/errors/service-error.js'
-import type { StoredBatchJob } from '../../shared/collections.js'
+import type { StoredBatchJob } from '../../../store/collections.js'
 
 export type BatchJobKind = StoredBatchJob['kind']
 

@@ -5,11 +5,11 @@
  * outcome of the one that took its job over.
  */
 import { randomUUID } from 'node:crypto'
+import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
 import type { FastifyInstance } from 'fastify'
-import fp from 'fastify-plugin'
 import type { BatchJobCounts } from '../../../openapi/generated/schemas.js'
-import { type Collection, isDuplicateKeyError, type Store } from '../../../plugins/store/port.js'
-import { type BatchJobStatus, Collections, type StoredBatchJob } from '../../shared/collections.js'
+import { type Collection, isDuplicateKeyError, type Store } from '../../../store/port.js'
+import { type BatchJobStatus, Collections, type StoredBatchJob } from '../../../store/collections.js'
 import type { BatchJobKind, ClaimedBatchJob } from './handlers.js'
 
 declare module 'fastify' {
@@ -191,10 +191,4 @@ export function batchJobRepository(store: Store): BatchJobRepository {
   return new BatchJobRepository(store.collection<StoredBatchJob>(Collections.batchJobs))
 }
 
-async function batchJobsPlugin(fastify: FastifyInstance): Promise<void> {
-  const repository = batchJobRepository(fastify.store)
-  await repository.ensureIndexes()
-  fastify.decorate('batchJobs', repository)
-}
-
-export default fp(batchJobsPlugin, { name: 'batch-jobs', dependencies: ['store'] })
+export default repositoryPlugin('batchJobs', (store) => batchJobRepository(store), { name: 'batch-jobs' })

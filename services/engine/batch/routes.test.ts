@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { EngineLiveness, Message } from '../../../openapi/generated/schemas.js'
-import { Collections, type StoredBatchJob, type StoredModel } from '../../shared/collections.js'
+import { Collections, type StoredBatchJob, type StoredModel } from '../../../store/collections.js'
 import { openTestStore, startService } from '../../testing/harness.js'
 import { waitUntil } from '../../testing/wait.js'
 import { createTestUser } from '../../testing/users.js'

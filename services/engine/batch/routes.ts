@@ -3,8 +3,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { retryFailedBatchJobs } from '../../../openapi/generated/engine-routes.js'
-import type { Actor } from '../../../plugins/identity/plugin.js'
-import { routeFrom } from '../../../plugins/server/route.js'
+import { requireActor } from '../../../plugins/identity/plugin.js'
+import { routeFrom } from '../../../lib/server/route.js'
 import { retryFailedJobs } from './service.js'
 
 async function batchRoutes(fastify: FastifyInstance): Promise<void> {
@@ -12,7 +12,7 @@ async function batchRoutes(fastify: FastifyInstance): Promise<void> {
     ...routeFrom(retryFailedBatchJobs),
     handler: async (request) => {
       // The route requires the user header; requeueing the tenant's jobs is acting for others.
-      const actor = request.actor as Actor
+      const actor = requireActor(request)
       fastify.authorization.assertMayActForOthers(actor, 'retry batch jobs')
       const tenant = { appId: actor.appId, organizationId: actor.organizationId }
       const { requeued, message } = await retryFailedJobs(fastify.batchJobs, request.body, tenant, new Date())

@@ -1,6 +1,6 @@
 import t from 'tap'
-import type { Store } from '../../../plugins/store/port.js'
-import type { StoredBatchJob } from '../../shared/collections.js'
+import type { Store } from '../../../store/port.js'
+import type { StoredBatchJob } from '../../../store/collections.js'
 import { openTestStore } from '../../testing/harness.js'
 import { batchJobRepository } from './repository.js'
 import { retryFailedJobs, retryMessage, windowStart } from './service.js'

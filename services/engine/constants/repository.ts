@@ -1,8 +1,8 @@
 /** Reads application constants (`constants`, `_id` = `<appId>:<name>`, written by the gateway's insertModel). */
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import type { Collection, Store } from '../../../plugins/store/port.js'
-import { Collections, type StoredConstant } from '../../shared/collections.js'
+import type { Collection, Store } from '../../../store/port.js'
+import { Collections, type StoredConstant } from '../../../store/collections.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

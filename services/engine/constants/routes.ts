@@ -7,8 +7,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { getConstantValue } from '../../../openapi/generated/engine-routes.js'
-import type { Actor } from '../../../plugins/identity/plugin.js'
-import { routeFrom } from '../../../plugins/server/route.js'
+import { requireActor } from '../../../plugins/identity/plugin.js'
+import { routeFrom } from '../../../lib/server/route.js'
 
 async function constantRoutes(fastify: FastifyInstance): Promise<void> {
   fastify.withTypeProvider<TypeBoxTypeProvider>().route({
@@ -16,7 +16,7 @@ async function constantRoutes(fastify: FastifyInstance): Promise<void> {
     handler: async (request) => {
       const { appId, constantId } = request.body
       // The route requires the user header: identity has resolved the actor.
-      if ((request.actor as Actor).appId !== appId) return {}
+      if (requireActor(request).appId !== appId) return {}
       const result = await fastify.constants.valueOf(appId, constantId)
       return result === undefined ? {} : { result }
     },

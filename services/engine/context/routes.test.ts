@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { ActivityRecord, Session } from '../../../openapi/generated/schemas.js'
-import { Collections, type StoredNotification } from '../../shared/collections.js'
+import { Collections, type StoredNotification } from '../../../store/collections.js'
 import { deployExample } from '../../testing/models.js'
 import { completeTask, formTask, HR, openForm, startHrEngine, startLeaveRequest } from '../../testing/workflow.js'
 

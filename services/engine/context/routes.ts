@@ -3,8 +3,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { listContextActivity, openContext } from '../../../openapi/generated/engine-routes.js'
-import type { Actor } from '../../../plugins/identity/plugin.js'
-import { routeFrom } from '../../../plugins/server/route.js'
+import { requireActor } from '../../../plugins/identity/plugin.js'
+import { routeFrom } from '../../../lib/server/route.js'
 import { ContextService } from './service.js'
 
 async function contextRoutes(fastify: FastifyInstance): Promise<void> {
@@ -22,13 +22,13 @@ async function contextRoutes(fastify: FastifyInstance): Promise<void> {
   typed.route({
     ...routeFrom(openContext),
     // The route requires the user header: identity has resolved the actor.
-    handler: async (request) => service.open(request.actor as Actor, request.body, request.headers.additionalheaders),
+    handler: async (request) => service.open(requireActor(request), request.body, request.headers.additionalheaders),
   })
 
   typed.route({
     ...routeFrom(listContextActivity),
     handler: async (request) => {
-      const stored = await fastify.processInstances.loadFor(request.actor as Actor, request.body.processInstanceId)
+      const stored = await fastify.processInstances.loadFor(requireActor(request), request.body.processInstanceId)
       return fastify.activities.listFor(stored._id)
     },
   })

@@ -8,12 +8,13 @@ import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { Actor } from '../../../plugins/identity/plugin.js'
 import type { ActivityRepository } from '../activities/repository.js'
 import { mayActOnTask } from '../authorization/service.js'
-import type { ProcessInstances } from '../contexts/service.js'
+import type { ProcessInstances } from '../instances/service.js'
 import type { TaskLockRepository } from '../locks/repository.js'
 import type { ProcessModels } from '../models/service.js'
 import type { ProcessStarter } from '../process/service.js'
 import type { ActionType, Task } from '../runtime/types.js'
-import { type ContextAction, type SessionBuilder, taskForForm } from './session.js'
+import type { ContextAction, SessionBuilder } from './session.js'
+import { taskForForm } from '../tasks/form-task.js'
 
 /** `skipToForm` comes as a boolean or as its text. */
 export function skipsToForm(value: boolean | string | undefined): boolean {

@@ -9,7 +9,7 @@ import type { Session } from '../../../openapi/generated/schemas.js'
 import { mayActOnTask, type Principal } from '../authorization/service.js'
 import type { TaskLockRepository } from '../locks/repository.js'
 import type { ActionType, CompiledProcess, ProcessInstance, ProcessState, Task } from '../runtime/types.js'
-import type { SwimlaneMemberRepository } from './repository.js'
+import type { SwimlaneMemberRepository } from '../users/swimlane-members.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -46,16 +46,6 @@ type ContractInstance = Session['context']['processInstance']
  */
 export function contractInstance(instance: ProcessInstance): ContractInstance {
   return { ...instance, notes: instance.notes.map(({ createdAt, ...note }) => ({ ...note, createDate: createdAt })) }
-}
-
-/**
- * The task a form context is about: the given candidates' (else the instance's) open tasks, the
- * newest the user may work on first, else the newest.
- */
-export function taskForForm(instance: ProcessInstance, principal: Principal, candidates?: readonly Task[]): Task | undefined {
-  const pool = (candidates && candidates.some((task) => task.status === 'open') ? candidates : instance.tasks).filter((task) => task.status === 'open')
-  const newestFirst = [...pool].reverse().sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0))
-  return newestFirst.find((task) => mayActOnTask(principal, task)) ?? newestFirst[0]
 }
 
 export class SessionBuilder {

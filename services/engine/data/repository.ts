@@ -4,8 +4,8 @@
  */
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import type { Filter, Projection, SortSpec, Store } from '../../../plugins/store/port.js'
-import { Collections, type StoredDataCollection } from '../../shared/collections.js'
+import type { Filter, Projection, SortSpec, Store } from '../../../store/port.js'
+import { Collections, type StoredDataCollection } from '../../../store/collections.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

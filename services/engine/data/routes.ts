@@ -3,8 +3,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { searchDataCollection } from '../../../openapi/generated/engine-routes.js'
-import type { Actor } from '../../../plugins/identity/plugin.js'
-import { routeFrom } from '../../../plugins/server/route.js'
+import { requireActor } from '../../../plugins/identity/plugin.js'
+import { routeFrom } from '../../../lib/server/route.js'
 import { DataSearchService } from './service.js'
 
 async function dataRoutes(fastify: FastifyInstance): Promise<void> {
@@ -12,7 +12,7 @@ async function dataRoutes(fastify: FastifyInstance): Promise<void> {
   fastify.withTypeProvider<TypeBoxTypeProvider>().route({
     ...routeFrom(searchDataCollection),
     // The route requires the user header: identity has resolved the actor.
-    handler: async (request) => service.search(request.actor as Actor, request.params.collection, request.body),
+    handler: async (request) => service.search(requireActor(request), request.params.collection, request.body),
   })
 }
 

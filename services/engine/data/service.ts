@@ -7,7 +7,7 @@
 import type { DataSearchParams, DataSearchResult } from '../../../openapi/generated/schemas.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { Actor } from '../../../plugins/identity/plugin.js'
-import { filterProblem, regexProblem } from '../flow-host/data-filter.js'
+import { filterProblem, regexProblem } from '../runtime-host/data-filter.js'
 import type { DataCollectionRepository } from './repository.js'
 
 export const DEFAULT_SEARCH_LIMIT = 50

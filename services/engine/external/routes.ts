@@ -15,8 +15,8 @@ import {
   releaseUserLocks,
   runExternalTaskAction,
 } from '../../../openapi/generated/engine-routes.js'
-import type { Actor } from '../../../plugins/identity/plugin.js'
-import { routeFrom } from '../../../plugins/server/route.js'
+import { requireActor } from '../../../plugins/identity/plugin.js'
+import { routeFrom } from '../../../lib/server/route.js'
 
 /** Every route requires the user header: identity has resolved the actor before a handler runs. */
 async function externalRoutes(fastify: FastifyInstance): Promise<void> {
@@ -25,31 +25,31 @@ async function externalRoutes(fastify: FastifyInstance): Promise<void> {
   const typed = fastify.withTypeProvider<TypeBoxTypeProvider>()
   typed.route({
     ...routeFrom(runExternalTaskAction),
-    handler: async (request) => service.act(request.actor as Actor, request.params.taskId, request.params.actionType, request.body, request.headers.additionalheaders),
+    handler: async (request) => service.act(requireActor(request), request.params.taskId, request.params.actionType, request.body, request.headers.additionalheaders),
   })
   typed.route({
     ...routeFrom(assignTaskToUser),
-    handler: async (request) => service.assignToUser(request.actor as Actor, request.params.taskId, request.body, request.headers.additionalheaders),
+    handler: async (request) => service.assignToUser(requireActor(request), request.params.taskId, request.body, request.headers.additionalheaders),
   })
   typed.route({
     ...routeFrom(assignTaskToSwimlane),
-    handler: async (request) => service.assignToSwimlane(request.actor as Actor, request.params.taskId, request.body, request.headers.additionalheaders),
+    handler: async (request) => service.assignToSwimlane(requireActor(request), request.params.taskId, request.body, request.headers.additionalheaders),
   })
   typed.route({
     ...routeFrom(executeExternalFunction),
-    handler: async (request) => service.executeFunction(request.actor as Actor, request.params.functionId, request.body, request.headers.additionalheaders),
+    handler: async (request) => service.executeFunction(requireActor(request), request.params.functionId, request.body, request.headers.additionalheaders),
   })
   typed.route({
     ...routeFrom(changeProcessStep),
-    handler: async (request) => service.changeStep(request.actor as Actor, request.body, request.headers.additionalheaders),
+    handler: async (request) => service.changeStep(requireActor(request), request.body, request.headers.additionalheaders),
   })
   typed.route({
     ...routeFrom(releaseUserLocks),
-    handler: async (request) => service.releaseLocksOf(request.actor as Actor, request.params.userId, request.query.appId),
+    handler: async (request) => service.releaseLocksOf(requireActor(request), request.params.userId, request.query.appId),
   })
   typed.route({
     ...routeFrom(closeApp),
-    handler: async (request) => service.closeApp(request.actor as Actor, request.body.taskId, request.body.userId, request.body.appId),
+    handler: async (request) => service.closeApp(requireActor(request), request.body.taskId, request.body.userId, request.body.appId),
   })
 }
 

@@ -13,9 +13,9 @@ import fp from 'fastify-plugin'
 import { deleteFile, downloadFile, uploadFile } from '../../../openapi/generated/engine-routes.js'
 import type { File, FileOperationRequest } from '../../../openapi/generated/schemas.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
-import type { Actor } from '../../../plugins/identity/plugin.js'
-import { routeFrom } from '../../../plugins/server/route.js'
-import { uploadBodyLimit, UPLOAD_FIELDS_BYTES } from '../../../plugins/server/server-options.js'
+import { requireActor } from '../../../plugins/identity/plugin.js'
+import { routeFrom } from '../../../lib/server/route.js'
+import { uploadBodyLimit, UPLOAD_FIELDS_BYTES } from '../../../lib/server/server-options.js'
 import { FileService, requireInstanceIds, type StagedUpload, type UploadFields } from './service.js'
 
 export interface FileRoutesOptions {
@@ -97,7 +97,7 @@ async function fileRoutes(fastify: FastifyInstance, options: FileRoutesOptions):
       if (!staged) throw fastify.fail('wm4000', { args: ['the fileBody part is missing'], parameters: { field: 'fileBody' } })
     } catch (error) {
       // The parser stops here: the rest of the body is read and discarded after the answer
-      // (plugins/server/unread-body.ts), so that the connection is not left half-read.
+      // (lib/server/unread-body.ts), so that the connection is not left half-read.
       request.raw.unpipe()
       await staged?.discard()
       throw error
@@ -109,7 +109,7 @@ async function fileRoutes(fastify: FastifyInstance, options: FileRoutesOptions):
     try {
       if (!fields) throw fastify.fail('wm4000', { args: ['the fields part must come before the fileBody part'], parameters: { field: 'fields' } })
       // The route requires the user header: identity has resolved the actor.
-      return await service.stage(request.actor as Actor, fields, { stream: part.file, contentType: part.mimetype || 'application/octet-stream', truncated: () => part.file.truncated }, request.headers.additionalheaders)
+      return await service.stage(requireActor(request), fields, { stream: part.file, contentType: part.mimetype || 'application/octet-stream', truncated: () => part.file.truncated }, request.headers.additionalheaders)
     } catch (error) {
       // Let the rest of the bytes flow past, so the answer is not stuck behind an unread request.
       part.file.resume()
@@ -122,7 +122,7 @@ async function fileRoutes(fastify: FastifyInstance, options: FileRoutesOptions):
       limits: { fileSize: options.maxUploadBytes, files: 1, fieldSize: UPLOAD_FIELDS_BYTES, fields: 4, parts: 6 },
       throwFileSizeLimit: false,
     })
-    // The limit of what is read and discarded after an early answer (plugins/server/unread-body.ts).
+    // The limit of what is read and discarded after an early answer (lib/server/unread-body.ts).
     scoped.withTypeProvider<TypeBoxTypeProvider>().route({ ...routeFrom(uploadFile), bodyLimit: uploadBodyLimit(options.maxUploadBytes), handler: upload })
   })
 
@@ -130,7 +130,7 @@ async function fileRoutes(fastify: FastifyInstance, options: FileRoutesOptions):
   fastify.route<{ Body: FileOperationRequest; Headers: { additionalheaders?: string } }>({
     ...routeFrom(downloadFile),
     handler: async (request, reply) => {
-      const download = await service.download(request.actor as Actor, request.body, request.headers.additionalheaders)
+      const download = await service.download(requireActor(request), request.body, request.headers.additionalheaders)
       return reply
         .header('content-type', download.contentType)
         .header('content-length', String(download.size))
@@ -138,7 +138,7 @@ async function fileRoutes(fastify: FastifyInstance, options: FileRoutesOptions):
         .send(download.stream)
     },
   })
-  typed.route({ ...routeFrom(deleteFile), handler: async (request) => service.delete(request.actor as Actor, request.body, request.headers.additionalheaders) })
+  typed.route({ ...routeFrom(deleteFile), handler: async (request) => service.delete(requireActor(request), request.body, request.headers.additionalheaders) })
 }
 
 /** `attachment` with the name as plain ASCII (quotes and controls replaced) and, exactly, as RFC 5987 UTF-8. */

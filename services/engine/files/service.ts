@@ -10,11 +10,11 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { File, FileOperationRequest } from '../../../openapi/generated/schemas.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { Actor } from '../../../plugins/identity/plugin.js'
-import type { FileStore, StoredFile } from '../../../plugins/store/port.js'
+import type { FileStore, StoredFile } from '../../../store/port.js'
 import type { ActivityRepository } from '../activities/repository.js'
 import type { FileRecord, FlowFunctionDefinition, JsonSchema } from '../runtime/types.js'
 import { functionCall } from '../tasks/function-errors.js'
-import { type AdditionalHeaders, type InstanceAtHand, instanceAtHand, type InstanceDependencies, stateOf } from '../tasks/instance-at-hand.js'
+import { type AdditionalHeaders, type InstanceAtHand, instanceAtHand, type InstanceDependencies, stateOf } from '../instances/instance-at-hand.js'
 
 export type FileFunctionKind = 'upload' | 'download' | 'delete'
 

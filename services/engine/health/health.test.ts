@@ -1,5 +1,5 @@
 import t from 'tap'
-import type { Store } from '../../../plugins/store/port.js'
+import type { Store } from '../../../store/port.js'
 import { openTestStore, startService } from '../../testing/harness.js'
 import { describeApps, MODELS_COLLECTION } from './routes.js'
 

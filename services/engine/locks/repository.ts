@@ -5,9 +5,9 @@
  * to the `taskLocks` collection goes through here.
  */
 import type { FastifyInstance } from 'fastify'
-import fp from 'fastify-plugin'
-import { type Collection, isDuplicateKeyError, type Store } from '../../../plugins/store/port.js'
-import { Collections, type StoredTaskLock } from '../../shared/collections.js'
+import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
+import { type Collection, isDuplicateKeyError, type Store } from '../../../store/port.js'
+import { Collections, type StoredTaskLock } from '../../../store/collections.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -82,10 +82,4 @@ export interface TaskLocksPluginOptions {
   ttlSeconds: number
 }
 
-async function taskLocksPlugin(fastify: FastifyInstance, options: TaskLocksPluginOptions): Promise<void> {
-  const repository = taskLockRepository(fastify.store, options.ttlSeconds)
-  await repository.ensureIndexes()
-  fastify.decorate('taskLocks', repository)
-}
-
-export default fp(taskLocksPlugin, { name: 'task-locks-repository', dependencies: ['store'] })
+export default repositoryPlugin<TaskLocksPluginOptions>('taskLocks', (store, options) => taskLockRepository(store, options.ttlSeconds), { name: 'task-locks-repository' })

@@ -9,7 +9,7 @@ import fp from 'fastify-plugin'
 import { streamEngineLog } from '../../../openapi/generated/engine-routes.js'
 import { LogStreams, ringFeed } from '../../../plugins/logging/event-stream.js'
 import type { LogRing } from '../../../plugins/logging/ring.js'
-import { routeFrom } from '../../../plugins/server/route.js'
+import { routeFrom } from '../../../lib/server/route.js'
 
 export interface EngineLogRoutesOptions {
   /** The engine's ring; undefined when this process keeps no engine log lines (500 wm5001). */

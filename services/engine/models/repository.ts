@@ -4,9 +4,9 @@
  * its process; a running one keeps the version it started with.
  */
 import type { FastifyInstance } from 'fastify'
-import fp from 'fastify-plugin'
-import type { Collection, Store } from '../../../plugins/store/port.js'
-import { Collections, type StoredModel } from '../../shared/collections.js'
+import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
+import type { Collection, Store } from '../../../store/port.js'
+import { Collections, type StoredModel } from '../../../store/collections.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -54,10 +54,4 @@ export function modelRepository(store: Store): ModelRepository {
   return new ModelRepository(store.collection<StoredModel>(Collections.models))
 }
 
-async function modelsPlugin(fastify: FastifyInstance): Promise<void> {
-  const repository = modelRepository(fastify.store)
-  await repository.ensureIndexes()
-  fastify.decorate('models', repository)
-}
-
-export default fp(modelsPlugin, { name: 'models-repository', dependencies: ['store'] })
+export default repositoryPlugin('models', (store) => modelRepository(store), { name: 'models-repository' })

@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { ActivityRecord, NotificationRecord, Session } from '../../../openapi/generated/schemas.js'
-import { Collections, type StoredContext } from '../../shared/collections.js'
+import { Collections, type StoredContext } from '../../../store/collections.js'
 import { formTask, HR, startHrEngine, startLeaveRequest } from '../../testing/workflow.js'
 
 async function setUp(t: Tap) {

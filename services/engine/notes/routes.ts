@@ -3,8 +3,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { addNote, deleteNote, updateNote } from '../../../openapi/generated/engine-routes.js'
-import type { Actor } from '../../../plugins/identity/plugin.js'
-import { routeFrom } from '../../../plugins/server/route.js'
+import { requireActor } from '../../../plugins/identity/plugin.js'
+import { routeFrom } from '../../../lib/server/route.js'
 import { NoteService } from './service.js'
 
 async function noteRoutes(fastify: FastifyInstance): Promise<void> {
@@ -17,9 +17,9 @@ async function noteRoutes(fastify: FastifyInstance): Promise<void> {
   })
   const typed = fastify.withTypeProvider<TypeBoxTypeProvider>()
   // Every note route requires the user header: identity has resolved the actor.
-  typed.route({ ...routeFrom(addNote), handler: async (request) => service.add(request.actor as Actor, request.body, request.headers.additionalheaders) })
-  typed.route({ ...routeFrom(updateNote), handler: async (request) => service.update(request.actor as Actor, request.body, request.headers.additionalheaders) })
-  typed.route({ ...routeFrom(deleteNote), handler: async (request) => service.delete(request.actor as Actor, request.body, request.headers.additionalheaders) })
+  typed.route({ ...routeFrom(addNote), handler: async (request) => service.add(requireActor(request), request.body, request.headers.additionalheaders) })
+  typed.route({ ...routeFrom(updateNote), handler: async (request) => service.update(requireActor(request), request.body, request.headers.additionalheaders) })
+  typed.route({ ...routeFrom(deleteNote), handler: async (request) => service.delete(requireActor(request), request.body, request.headers.additionalheaders) })
 }
 
 export default fp(noteRoutes, {

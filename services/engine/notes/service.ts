@@ -5,11 +5,12 @@
  */
 import type { NoteAddRequest, NoteDeleteRequest, NoteUpdateRequest, Session } from '../../../openapi/generated/schemas.js'
 import type { Actor } from '../../../plugins/identity/plugin.js'
-import { type SessionBuilder, taskForForm } from '../context/session.js'
-import { newNote, withNote } from '../contexts/notes.js'
-import type { ActivityEntry } from '../contexts/service.js'
+import type { SessionBuilder } from '../context/session.js'
+import { taskForForm } from '../tasks/form-task.js'
+import { newNote, withNote } from '../instances/notes.js'
+import type { ActivityEntry } from '../instances/service.js'
 import type { Note, ProcessState } from '../runtime/types.js'
-import { type AdditionalHeaders, type InstanceAtHand, instanceAtHand, type InstanceDependencies, stateOf } from '../tasks/instance-at-hand.js'
+import { type AdditionalHeaders, type InstanceAtHand, instanceAtHand, type InstanceDependencies, stateOf } from '../instances/instance-at-hand.js'
 
 export interface NoteServiceDependencies extends InstanceDependencies {
   sessions: SessionBuilder

@@ -4,9 +4,9 @@
  * Read per app, newest `processInstance.lastUpdate` first, a page at a time.
  */
 import type { FastifyInstance } from 'fastify'
-import fp from 'fastify-plugin'
-import type { AtomicWrite, Collection, Filter, Store } from '../../../plugins/store/port.js'
-import { Collections, type StoredNotification } from '../../shared/collections.js'
+import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
+import type { AtomicWrite, Collection, Filter, Store } from '../../../store/port.js'
+import { Collections, type StoredNotification } from '../../../store/collections.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -67,10 +67,4 @@ export function notificationRepository(store: Store): NotificationRepository {
   return new NotificationRepository(store.collection<StoredNotification>(Collections.notifications))
 }
 
-async function notificationRecordsPlugin(fastify: FastifyInstance): Promise<void> {
-  const repository = notificationRepository(fastify.store)
-  await repository.ensureIndexes()
-  fastify.decorate('notificationRecords', repository)
-}
-
-export default fp(notificationRecordsPlugin, { name: 'notifications-repository', dependencies: ['store'] })
+export default repositoryPlugin('notificationRecords', (store) => notificationRepository(store), { name: 'notifications-repository' })

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import type { NotificationRecord } from '../../../openapi/generated/schemas.js'
-import { Collections, type StoredNotification } from '../../shared/collections.js'
+import { Collections, type StoredNotification } from '../../../store/collections.js'
 import { completeTask, HR, startHrEngine, startLeaveRequest } from '../../testing/workflow.js'
 
 t.test('GET /notifications/:appId lists what the user may see, newest change first, a page at a time', async (t) => {

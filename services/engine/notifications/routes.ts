@@ -3,8 +3,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { listNotifications, sendNotification } from '../../../openapi/generated/engine-routes.js'
-import type { Actor } from '../../../plugins/identity/plugin.js'
-import { routeFrom } from '../../../plugins/server/route.js'
+import { requireActor } from '../../../plugins/identity/plugin.js'
+import { routeFrom } from '../../../lib/server/route.js'
 import { DEFAULT_PAGE_SIZE, resendNotification } from './service.js'
 
 async function notificationRoutes(fastify: FastifyInstance): Promise<void> {
@@ -14,7 +14,7 @@ async function notificationRoutes(fastify: FastifyInstance): Promise<void> {
     ...routeFrom(listNotifications),
     // The route requires the user header: identity has resolved the actor.
     handler: async (request, reply) => {
-      const page = await fastify.notifications.list(request.actor as Actor, request.params.appId, request.query.limit ?? DEFAULT_PAGE_SIZE, request.query.cursor)
+      const page = await fastify.notifications.list(requireActor(request), request.params.appId, request.query.limit ?? DEFAULT_PAGE_SIZE, request.query.cursor)
       if (page.nextCursor) reply.header('x-next-cursor', page.nextCursor)
       return page.records
     },
@@ -31,7 +31,7 @@ async function notificationRoutes(fastify: FastifyInstance): Promise<void> {
   typed.route({
     ...routeFrom(sendNotification),
     handler: async (request) => {
-      await resendNotification(resendDependencies, request.actor as Actor, request.body, request.headers.additionalheaders)
+      await resendNotification(resendDependencies, requireActor(request), request.body, request.headers.additionalheaders)
       return { status: 'OK' as const }
     },
   })

@@ -7,12 +7,11 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { NotificationEventType } from '../../../openapi/generated/schemas.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
-import type { AtomicWrite } from '../../../plugins/store/port.js'
+import type { AtomicWrite } from '../../../store/port.js'
 import type { Actor } from '../../../plugins/identity/plugin.js'
-import type { StoredNotification } from '../../shared/collections.js'
+import type { StoredContext, StoredNotification } from '../../../store/collections.js'
 import { type Authorization, type Principal, sameTenant, visibleInstancesFilter } from '../authorization/service.js'
-import type { ContextRepository } from '../contexts/repository.js'
-import { runtimeUserOf, type RunEnvironments } from '../flow-host/environment.js'
+import { runtimeUserOf, type RunEnvironments } from '../runtime-host/environment.js'
 import type { ProcessModels } from '../models/service.js'
 import type { CompiledProcess, InformItem, ProcessState, RunEnvironment, RuntimeEffect, Task } from '../runtime/types.js'
 import type { NotificationPosition, NotificationRepository } from './repository.js'
@@ -131,8 +130,14 @@ async function notificationsPlugin(fastify: FastifyInstance): Promise<void> {
 
 export default fp(notificationsPlugin, { name: 'notifications-service', dependencies: ['notifications-repository', 'errors'] })
 
+/** What resending needs of the stored instances (the instances' repository gives it). */
+export interface InstanceLookup {
+  find(processInstanceId: string): Promise<StoredContext | null>
+  findByBusinessKey(appId: string, processId: string, businessKey: string): Promise<StoredContext | null>
+}
+
 export interface ResendDependencies {
-  contexts: ContextRepository
+  contexts: InstanceLookup
   models: ProcessModels
   environments: RunEnvironments
   notifications: Notifications

@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { ProcessStartResult, ProcessStatusSummary } from '../../../openapi/generated/schemas.js'
-import { Collections, type StoredContext, type StoredNotification } from '../../shared/collections.js'
+import { Collections, type StoredContext, type StoredNotification } from '../../../store/collections.js'
 import { openTestStore, startService } from '../../testing/harness.js'
 import { completeTask, createHrUsers, deployHrApp, HR, startHrEngine, startLeaveRequest } from '../../testing/workflow.js'
 

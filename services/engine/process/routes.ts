@@ -7,8 +7,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { getProcessStatus, startExternalProcess, startProcess } from '../../../openapi/generated/engine-routes.js'
 import type { ProcessStartRequest, ProcessStartResult } from '../../../openapi/generated/schemas.js'
-import type { Actor } from '../../../plugins/identity/plugin.js'
-import { routeFrom } from '../../../plugins/server/route.js'
+import { requireActor } from '../../../plugins/identity/plugin.js'
+import { routeFrom } from '../../../lib/server/route.js'
 
 async function processRoutes(fastify: FastifyInstance): Promise<void> {
   const typed = fastify.withTypeProvider<TypeBoxTypeProvider>()
@@ -19,7 +19,7 @@ async function processRoutes(fastify: FastifyInstance): Promise<void> {
     if (!body.processId) throw fastify.fail('wm3060', { args: ['processId'], parameters: { field: 'body.processId' } })
     const { stored } = await fastify.processStarter.start({
       // The route requires the user header: identity has resolved the actor.
-      actor: request.actor as Actor,
+      actor: requireActor(request),
       appId: body.appId,
       processId: body.processId,
       input: body.input,
@@ -37,7 +37,7 @@ async function processRoutes(fastify: FastifyInstance): Promise<void> {
 
   typed.route({
     ...routeFrom(getProcessStatus),
-    handler: async (request) => fastify.processStarter.status(request.actor as Actor, request.params.processInstanceId, request.query.appId),
+    handler: async (request) => fastify.processStarter.status(requireActor(request), request.params.processInstanceId, request.query.appId),
   })
 }
 

@@ -5,9 +5,9 @@
  * answer needs.
  */
 import type { FastifyInstance } from 'fastify'
-import fp from 'fastify-plugin'
-import type { Collection, Filter, Store } from '../../../plugins/store/port.js'
-import { Collections, type StoredContext } from '../../shared/collections.js'
+import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
+import type { Collection, Filter, Store } from '../../../store/port.js'
+import { Collections, type StoredContext } from '../../../store/collections.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -56,10 +56,4 @@ export function processQueryRepository(store: Store): ProcessQueryRepository {
   return new ProcessQueryRepository(store.collection<StoredContext>(Collections.contexts))
 }
 
-async function processQueriesPlugin(fastify: FastifyInstance): Promise<void> {
-  const repository = processQueryRepository(fastify.store)
-  await repository.ensureIndexes()
-  fastify.decorate('processQueries', repository)
-}
-
-export default fp(processQueriesPlugin, { name: 'process-queries-repository', dependencies: ['store', 'contexts-repository'] })
+export default repositoryPlugin('processQueries', (store) => processQueryRepository(store), { name: 'process-queries-repository', dependencies: ['contexts-repository'] })

@@ -3,17 +3,17 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { queryActiveProcesses, queryProcessesUpdatedBetween, queryProcessInstanceContextAndActivity } from '../../../openapi/generated/engine-routes.js'
-import type { Actor } from '../../../plugins/identity/plugin.js'
-import { routeFrom } from '../../../plugins/server/route.js'
+import { requireActor } from '../../../plugins/identity/plugin.js'
+import { routeFrom } from '../../../lib/server/route.js'
 import { QueryService } from './service.js'
 
 async function queryRoutes(fastify: FastifyInstance): Promise<void> {
   const service = new QueryService({ queries: fastify.processQueries, activities: fastify.activities, fail: fastify.fail })
   const typed = fastify.withTypeProvider<TypeBoxTypeProvider>()
   // Every query requires the user header: identity has resolved the actor.
-  typed.route({ ...routeFrom(queryActiveProcesses), handler: async (request) => service.activeProcesses(request.actor as Actor, request.body) })
-  typed.route({ ...routeFrom(queryProcessesUpdatedBetween), handler: async (request) => service.updatedBetween(request.actor as Actor, request.body) })
-  typed.route({ ...routeFrom(queryProcessInstanceContextAndActivity), handler: async (request) => service.contextAndActivity(request.actor as Actor, request.body) })
+  typed.route({ ...routeFrom(queryActiveProcesses), handler: async (request) => service.activeProcesses(requireActor(request), request.body) })
+  typed.route({ ...routeFrom(queryProcessesUpdatedBetween), handler: async (request) => service.updatedBetween(requireActor(request), request.body) })
+  typed.route({ ...routeFrom(queryProcessInstanceContextAndActivity), handler: async (request) => service.contextAndActivity(requireActor(request), request.body) })
 }
 
 export default fp(queryRoutes, { name: 'engine-query-routes', dependencies: ['process-queries-repository', 'activities-repository', 'identity', 'errors'] })

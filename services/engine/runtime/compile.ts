@@ -4,7 +4,7 @@
  * engine keeps the result in its `app` cache; the compiled functions go to the `service` cache it
  * passes in. A model is assumed to have passed validateModel on insert.
  */
-import { deepCopy } from '../../shared/deep-copy.js'
+import { deepCopy } from '../../../lib/deep-copy.js'
 import { type CompiledExpression, compileExpression } from './expressions.js'
 import { type CompiledFunction, type FunctionCache, FunctionCompiler } from './flow/compile.js'
 import { executeFunction, processView } from './flow/execute.js'

@@ -5,9 +5,9 @@
  * globals, the file system or the process, and refuses prototype keys such as `constructor`.
  */
 import jsonata from 'jsonata'
-import { costlyConstruct } from './expression-cost.js'
-import { defineOwn } from './paths.js'
-import { re2Problem, Re2RegexEngine } from './regex-engine.js'
+import { costlyConstruct } from '../../../model/expression-cost.js'
+import { parseExpression } from '../../../model/expression-syntax.js'
+import { defineOwn } from '../../../model/paths.js'
 import { RuntimeError } from './types.js'
 
 /** What an evaluation may reach outside the store, and the run's deadline. */
@@ -44,38 +44,6 @@ export interface CompiledExpression {
   /** A construct whose single step can be unboundedly slow (expression-cost.ts), or undefined. */
   readonly costly: string | undefined
   evaluate(store: ExpressionStore, scope: EvaluationScope): Promise<unknown>
-}
-
-/** Recursion depth JSONata may reach inside one evaluation (its own guardrail). */
-const MAX_EXPRESSION_DEPTH = 500
-/** Items one JSONata sequence may hold, so `[1..1e9]`-style expressions fail instead of exhausting memory. */
-const MAX_SEQUENCE_LENGTH = 1_000_000
-
-/** How every expression of a model is parsed: bounded depth and sequences, regex literals run by RE2. */
-const JSONATA_OPTIONS = {
-  stack: MAX_EXPRESSION_DEPTH,
-  sequence: MAX_SEQUENCE_LENGTH,
-  RegexEngine: Re2RegexEngine as unknown as RegExpConstructor,
-}
-
-/** Parses an expression as the runtime runs it; throws JSONata's error for a syntax fault. */
-export function parseExpression(source: string): jsonata.Expression {
-  return jsonata(source, JSONATA_OPTIONS)
-}
-
-/** The first regex literal of a parsed expression that RE2 cannot run (why), or undefined. */
-export function expressionRegexProblem(parsed: jsonata.Expression): string | undefined {
-  const pending: unknown[] = [parsed.ast()]
-  while (pending.length > 0) {
-    const node = pending.pop()
-    if (node instanceof RegExp) {
-      const problem = re2Problem(node)
-      if (problem) return problem
-    } else if (typeof node === 'object' && node !== null) {
-      pending.push(...Object.values(node))
-    }
-  }
-  return undefined
 }
 
 const SCOPE_BINDING = '__evaluationScope'

@@ -3,9 +3,9 @@
  * (MODEL.md "Steps"). It works on a private copy of the state and records what happened as effects;
  * automatic steps run until every thread waits at a user task, a join or the end.
  */
-import { deepCopy } from '../../shared/deep-copy.js'
+import { deepCopy } from '../../../lib/deep-copy.js'
 import { performance } from 'node:perf_hooks'
-import { oversizedResult } from './expression-cost.js'
+import { oversizedResult } from '../../../model/expression-cost.js'
 import type { CompiledExpression, EvaluationScope, ExpressionStore } from './expressions.js'
 import { executeFunction, processView } from './flow/execute.js'
 import type { CompiledFunction } from './flow/compile.js'

@@ -3,7 +3,7 @@
  * once with the dialect model validation checks them against, and turned into readable messages.
  */
 import type { ErrorObject, ValidateFunction } from 'ajv'
-import { createModelSchemaCompiler } from './model-validation.js'
+import { createModelSchemaCompiler } from '../../../model/validation.js'
 import type { JsonSchema } from './types.js'
 
 /** Messages describing why a value fails the schema; empty when it satisfies it. */

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { examplesDir } from '../../../plugins/server/paths.js'
+import { examplesDir } from '../../../lib/server/paths.js'
 import type {
   DataOperation,
   FlowFunctionDefinition,

@@ -3,8 +3,8 @@
  * scheduler works with. A fault is a PermanentJobError naming its path: retrying cannot fix a model.
  */
 import { PermanentJobError } from '../batch/handlers.js'
-import { validateModel } from '../runtime/model-validation.js'
-import type { ScheduleAction, StoredModel } from '../../shared/collections.js'
+import { validateModel } from '../../../model/validation.js'
+import type { ScheduleAction, StoredModel } from '../../../store/collections.js'
 import { compileCron, CronDefinitionError } from './cron.js'
 import type { ScheduleDefinition } from './repository.js'
 

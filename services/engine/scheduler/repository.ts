@@ -4,9 +4,9 @@
  * and every engine sees the ones any engine deployed.
  */
 import type { FastifyInstance } from 'fastify'
-import fp from 'fastify-plugin'
-import type { Collection, Store } from '../../../plugins/store/port.js'
-import { Collections, type ScheduleAction, type StoredModel, type StoredSchedule } from '../../shared/collections.js'
+import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
+import type { Collection, Store } from '../../../store/port.js'
+import { Collections, type ScheduleAction, type StoredModel, type StoredSchedule } from '../../../store/collections.js'
 import { compileCron, nextTickAfter } from './cron.js'
 import { actionOf } from './definitions.js'
 
@@ -118,10 +118,4 @@ export function scheduleRepository(store: Store): ScheduleRepository {
   return new ScheduleRepository(store.collection<StoredSchedule>(Collections.schedules), store.collection<StoredModel>(Collections.models))
 }
 
-async function schedulesPlugin(fastify: FastifyInstance): Promise<void> {
-  const repository = scheduleRepository(fastify.store)
-  await repository.ensureIndexes()
-  fastify.decorate('schedules', repository)
-}
-
-export default fp(schedulesPlugin, { name: 'schedules', dependencies: ['store'] })
+export default repositoryPlugin('schedules', (store) => scheduleRepository(store), { name: 'schedules' })

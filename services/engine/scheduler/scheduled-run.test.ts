@@ -1,5 +1,5 @@
 import t from 'tap'
-import type { StoredBatchJob } from '../../shared/collections.js'
+import type { StoredBatchJob } from '../../../store/collections.js'
 import { silentLogger } from '../../testing/harness.js'
 import { type ClaimedBatchJob, isPermanentFailure } from '../batch/handlers.js'
 import { type ScheduledActions, type ScheduledFunctionRun, type ScheduledStart, scheduledRunHandler } from './scheduled-run.js'

@@ -4,7 +4,7 @@
  * (ScheduledActions); this handler reads the job and hands it over.
  */
 import { createHash } from 'node:crypto'
-import type { JsonObject } from '../runtime/types.js'
+import type { JsonObject } from '../../../model/types.js'
 import type { BatchJobHandler } from '../batch/handlers.js'
 import { scheduledRunPayload } from './definitions.js'
 

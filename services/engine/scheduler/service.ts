@@ -10,7 +10,7 @@
  * one catch-up run.
  */
 import type { FastifyBaseLogger } from 'fastify'
-import type { StoredBatchJob, StoredSchedule } from '../../shared/collections.js'
+import type { StoredBatchJob, StoredSchedule } from '../../../store/collections.js'
 import type { BatchJobHandler } from '../batch/handlers.js'
 import { PollLoop } from '../batch/poll-loop.js'
 import type { BatchJobRepository } from '../batch/repository.js'

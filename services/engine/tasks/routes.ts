@@ -3,8 +3,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { commitTask, runTaskFunction } from '../../../openapi/generated/engine-routes.js'
-import type { Actor } from '../../../plugins/identity/plugin.js'
-import { routeFrom } from '../../../plugins/server/route.js'
+import { requireActor } from '../../../plugins/identity/plugin.js'
+import { routeFrom } from '../../../lib/server/route.js'
 import { TaskService } from './service.js'
 
 async function taskRoutes(fastify: FastifyInstance): Promise<void> {
@@ -19,11 +19,11 @@ async function taskRoutes(fastify: FastifyInstance): Promise<void> {
   // Both routes require the user header: identity has resolved the actor.
   typed.route({
     ...routeFrom(runTaskFunction),
-    handler: async (request) => service.runFunction(request.actor as Actor, request.params.taskId, request.params.functionId, request.body, request.headers.additionalheaders),
+    handler: async (request) => service.runFunction(requireActor(request), request.params.taskId, request.params.functionId, request.body, request.headers.additionalheaders),
   })
   typed.route({
     ...routeFrom(commitTask),
-    handler: async (request) => service.commit(request.actor as Actor, request.params.taskId, request.body, request.headers.additionalheaders),
+    handler: async (request) => service.commit(requireActor(request), request.params.taskId, request.body, request.headers.additionalheaders),
   })
 }
 

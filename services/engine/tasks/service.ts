@@ -9,7 +9,7 @@ import type { Actor } from '../../../plugins/identity/plugin.js'
 import type { Authorization } from '../authorization/service.js'
 import type { ProcessModels } from '../models/service.js'
 import { functionCall } from './function-errors.js'
-import { type AdditionalHeaders, instanceAtHand, type InstanceDependencies, openTaskOf } from './instance-at-hand.js'
+import { type AdditionalHeaders, instanceAtHand, type InstanceDependencies, openTaskOf } from '../instances/instance-at-hand.js'
 
 export interface TaskServiceDependencies extends InstanceDependencies {
   authorization: Authorization

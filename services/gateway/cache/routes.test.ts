@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import type { OpenApiDocument } from '../../../plugins/docs/plugin.js'
-import { Collections, type StoredCacheInvalidation } from '../../shared/collections.js'
+import { Collections, type StoredCacheInvalidation } from '../../../store/collections.js'
 import { type Envelope, startGateway } from '../../testing/gateway.js'
 import { openTestStore, startService } from '../../testing/harness.js'
 import { insertModelRequest } from '../../testing/models.js'

@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { type CacheTarget, recordInvalidation } from '../../../plugins/cache/invalidations.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
-import type { Store } from '../../../plugins/store/port.js'
+import type { Store } from '../../../store/port.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

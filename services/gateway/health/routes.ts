@@ -3,9 +3,9 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { getGatewayHealthcheck, getGatewayLiveness } from '../../../openapi/generated/gateway-routes.js'
-import { packageJsonPath } from '../../../plugins/server/paths.js'
-import { routeFrom } from '../../../plugins/server/route.js'
-import { readVersionInfo } from '../../../plugins/server/version-info.js'
+import { packageJsonPath } from '../../../lib/server/paths.js'
+import { routeFrom } from '../../../lib/server/route.js'
+import { readVersionInfo } from '../../../lib/server/version-info.js'
 
 export const GATEWAY_SERVICE_NAME = 'workflow-gateway'
 

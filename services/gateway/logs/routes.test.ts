@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import { request } from 'undici'
-import type { Config } from '../../../plugins/config/config.js'
+import type { Config } from '../../../lib/config/config.js'
 import { signStudioToken } from '../../../plugins/identity/studio-token.js'
 import { createLogger } from '../../../plugins/logging/logger.js'
 import { LogRing, type LogRings, ringDestination } from '../../../plugins/logging/ring.js'

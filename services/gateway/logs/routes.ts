@@ -3,10 +3,10 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { streamServiceLog } from '../../../openapi/generated/gateway-routes.js'
-import type { Config } from '../../../plugins/config/config.js'
+import type { Config } from '../../../lib/config/config.js'
 import { LogStreams } from '../../../plugins/logging/event-stream.js'
 import type { LogRings } from '../../../plugins/logging/ring.js'
-import { routeFrom } from '../../../plugins/server/route.js'
+import { routeFrom } from '../../../lib/server/route.js'
 import { LogStreamService } from './service.js'
 
 declare module 'fastify' {

@@ -4,7 +4,7 @@
  * studio token → 401) and finds the feed of the service's lines: its ring when the service runs in
  * this process, else the other process's feed at LOG_SOURCE_<FM|WFM>_URL.
  */
-import type { Config } from '../../../plugins/config/config.js'
+import type { Config } from '../../../lib/config/config.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import { verifyStudioToken } from '../../../plugins/identity/studio-token.js'
 import { type LogFeed, LogSourceError, remoteFeed, ringFeed } from '../../../plugins/logging/event-stream.js'

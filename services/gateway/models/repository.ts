@@ -4,16 +4,16 @@
  * collections, and the `deploy` batch job of a jobScheduler model.
  */
 import { createHash, randomUUID } from 'node:crypto'
+import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
 import type { FastifyInstance } from 'fastify'
-import fp from 'fastify-plugin'
-import type { Collection, Store } from '../../../plugins/store/port.js'
+import type { Collection, Store } from '../../../store/port.js'
 import {
   Collections,
   type StoredBatchJob,
   type StoredConstant,
   type StoredDataCollection,
   type StoredModel,
-} from '../../shared/collections.js'
+} from '../../../store/collections.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -177,10 +177,4 @@ export class ModelRepository {
   }
 }
 
-async function modelRepositoryPlugin(fastify: FastifyInstance): Promise<void> {
-  const repository = new ModelRepository(fastify.store)
-  await repository.ensureIndexes()
-  fastify.decorate('modelRepository', repository)
-}
-
-export default fp(modelRepositoryPlugin, { name: 'model-repository', dependencies: ['store'] })
+export default repositoryPlugin('modelRepository', (store) => new ModelRepository(store), { name: 'model-repository' })

@@ -1,6 +1,6 @@
 import { gunzipSync } from 'node:zlib'
 import t from 'tap'
-import { Collections, type StoredBatchJob, type StoredConstant, type StoredDataCollection, type StoredModel } from '../../shared/collections.js'
+import { Collections, type StoredBatchJob, type StoredConstant, type StoredDataCollection, type StoredModel } from '../../../store/collections.js'
 import { ContractChecker } from '../../testing/contract.js'
 import { type Envelope, startGateway } from '../../testing/gateway.js'
 import { insertModelRequest } from '../../testing/models.js'

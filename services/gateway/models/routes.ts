@@ -8,7 +8,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { getModel, insertModel } from '../../../openapi/generated/gateway-routes.js'
-import { routeFrom } from '../../../plugins/server/route.js'
+import { routeFrom } from '../../../lib/server/route.js'
 import { readerOf } from '../users/reader.js'
 import { etagMatches } from './service.js'
 

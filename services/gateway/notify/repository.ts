@@ -1,8 +1,8 @@
 /** The notification records (`notifications`, one per process instance, `_id` = its processInstanceId), shared with the engine. */
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import type { Collection, Store } from '../../../plugins/store/port.js'
-import { Collections, type StoredNotification } from '../../shared/collections.js'
+import type { Collection, Store } from '../../../store/port.js'
+import { Collections, type StoredNotification } from '../../../store/collections.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { Collections } from '../../shared/collections.js'
+import { Collections } from '../../../store/collections.js'
 import { type Envelope, startGateway } from '../../testing/gateway.js'
 
 const PI = 'pi-7'

@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { upsertNotification } from '../../../openapi/generated/gateway-routes.js'
-import { routeFrom } from '../../../plugins/server/route.js'
+import { routeFrom } from '../../../lib/server/route.js'
 
 function stringOrUndefined(value: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined

@@ -4,9 +4,9 @@
  * creates with the same name only one can be stored.
  */
 import type { FastifyInstance } from 'fastify'
-import fp from 'fastify-plugin'
-import type { Collection, Filter, Store } from '../../../plugins/store/port.js'
-import { Collections, type StoredUser } from '../../shared/collections.js'
+import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
+import type { Collection, Filter, Store } from '../../../store/port.js'
+import { Collections, type StoredUser } from '../../../store/collections.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -77,10 +77,4 @@ export function userRepository(store: Store): UserRepository {
   return new UserRepository(store.collection<UserDocument>(Collections.users))
 }
 
-async function userRepositoryPlugin(fastify: FastifyInstance): Promise<void> {
-  const repository = userRepository(fastify.store)
-  await repository.ensureIndexes()
-  fastify.decorate('userRepository', repository)
-}
-
-export default fp(userRepositoryPlugin, { name: 'user-repository', dependencies: ['store'] })
+export default repositoryPlugin('userRepository', (store) => userRepository(store), { name: 'user-repository' })

@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { User } from '../../../openapi/generated/schemas.js'
-import { Collections } from '../../shared/collections.js'
+import { Collections } from '../../../store/collections.js'
 import { type Envelope, startGateway } from '../../testing/gateway.js'
 
 const TENANT = { organizationId: 'acme', appId: 'hr' }

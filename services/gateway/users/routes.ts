@@ -6,7 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { createUser, deleteUser, getUserById, listWorkflowUsers, updateUser } from '../../../openapi/generated/gateway-routes.js'
-import { routeFrom } from '../../../plugins/server/route.js'
+import { routeFrom } from '../../../lib/server/route.js'
 import { namesOtherTenant, readerOf } from './reader.js'
 
 async function userRoutes(fastify: FastifyInstance): Promise<void> {

@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { User, UserInput } from '../../../openapi/generated/schemas.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
-import { isDuplicateKeyError } from '../../../plugins/store/port.js'
+import { isDuplicateKeyError } from '../../../store/port.js'
 import { fullNameKey, type TenantScope, type UserDocument, type UserRepository } from './repository.js'
 
 declare module 'fastify' {

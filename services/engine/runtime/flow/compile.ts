@@ -5,7 +5,7 @@
  * shared by many processes, or looked up again for every `call`, is compiled only once.
  */
 import { type CompiledExpression, compileExpression } from '../expressions.js'
-import { type AssignmentPath, parseAssignmentPath } from '../paths.js'
+import { type AssignmentPath, parseAssignmentPath } from '../../../../model/paths.js'
 import { compileSchema, type SchemaCheck } from '../schemas.js'
 import type { DataOperation, FlowFunctionDefinition, FlowNode } from '../types.js'
 

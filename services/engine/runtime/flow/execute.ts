@@ -5,11 +5,11 @@
  * The run works on a copy of the data: the caller adopts the copy only when the run succeeded.
  */
 import { createHash } from 'node:crypto'
-import { deepCopy } from '../../../shared/deep-copy.js'
+import { deepCopy } from '../../../../lib/deep-copy.js'
 import { performance } from 'node:perf_hooks'
 import type { CompiledExpression, EvaluationScope, ExpressionStore } from '../expressions.js'
 import { EvaluationInterrupt, toJsonValue } from '../expressions.js'
-import { assignAtPath, type AssignmentPath, type WritableRoot } from '../paths.js'
+import { assignAtPath, type AssignmentPath, type WritableRoot } from '../../../../model/paths.js'
 import {
   type FlowHost,
   type FunctionRunRequest,
@@ -22,7 +22,7 @@ import {
 } from '../types.js'
 import type { CompiledFunction, CompiledNode } from './compile.js'
 import { HttpReplay } from './http-replay.js'
-import { oversizedResult } from '../expression-cost.js'
+import { oversizedResult } from '../../../../model/expression-cost.js'
 
 export type { FunctionRunRequest, ProcessView }
 

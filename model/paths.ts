@@ -3,7 +3,7 @@
  * `vars.tmp`. Only those three roots are writable, and no segment may reach an object's prototype,
  * so an assignment can never change anything but the run's own data.
  */
-import { RuntimeError } from './types.js'
+import { RuntimeError } from './errors.js'
 
 export type WritableRoot = 'data' | 'output' | 'vars'
 

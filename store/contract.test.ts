@@ -35,7 +35,7 @@ function embeddedBackend(): Backend {
 
 /**
  * The embedded store behind a remote client over a real MessageChannel, host and client on this
- * thread (plugins/store/remote/remote.test.ts crosses a real Worker). Closing it closes what the
+ * thread (store/remote/remote.test.ts crosses a real Worker). Closing it closes what the
  * all-in-one closes one by one: the client, the host, the store.
  */
 function remoteBackend(): Backend {

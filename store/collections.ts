@@ -3,8 +3,9 @@
  * service writes, the other reads (models, users, constants, data collections, batch jobs, cache
  * invalidations), so the names and shapes live here once.
  */
-import type { ActivityType, NotificationEventType } from '../../openapi/generated/schemas.js'
-import type { DataInstance, InformItem, ProcessInstance, ProcessStatus, Task, WorkflowModel } from '../engine/runtime/types.js'
+import type { ActivityType, NotificationEventType } from '../openapi/generated/schemas.js'
+import type { DataInstance, InformItem, ProcessInstance, ProcessStatus, Task } from '../model/instance.js'
+import type { WorkflowModel } from '../model/types.js'
 
 export const Collections = {
   users: 'users',

@@ -5,9 +5,9 @@
  * update is ever lost.
  */
 import type { FastifyInstance } from 'fastify'
-import fp from 'fastify-plugin'
-import { type AtomicWrite, type Collection, isUnmatchedWriteError, type Store } from '../../../plugins/store/port.js'
-import { Collections, type StoredContext } from '../../shared/collections.js'
+import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
+import { type AtomicWrite, type Collection, isUnmatchedWriteError, type Store } from '../../../store/port.js'
+import { Collections, type StoredContext } from '../../../store/collections.js'
 import type { ProcessState } from '../runtime/types.js'
 
 declare module 'fastify' {
@@ -99,10 +99,4 @@ export function contextRepository(store: Store): ContextRepository {
   return new ContextRepository(store)
 }
 
-async function contextsPlugin(fastify: FastifyInstance): Promise<void> {
-  const repository = contextRepository(fastify.store)
-  await repository.ensureIndexes()
-  fastify.decorate('contexts', repository)
-}
-
-export default fp(contextsPlugin, { name: 'contexts-repository', dependencies: ['store'] })
+export default repositoryPlugin('contexts', (store) => contextRepository(store), { name: 'contexts-repository' })

@@ -1,4 +1,4 @@
-import { mongoRegexProblem } from '../../../plugins/store/regex.js'
+import { mongoRegexProblem } from '../../../store/regex.js'
 
 /**
  * The query operators a filter that comes from outside (a flow function's `data` node, a data

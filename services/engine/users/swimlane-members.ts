@@ -3,9 +3,9 @@
  * context's `swimlanes`, e.g. to pick an assignee).
  */
 import type { FastifyInstance } from 'fastify'
-import fp from 'fastify-plugin'
-import type { Collection, Store } from '../../../plugins/store/port.js'
-import { Collections, type StoredUser } from '../../shared/collections.js'
+import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
+import type { Collection, Store } from '../../../store/port.js'
+import { Collections, type StoredUser } from '../../../store/collections.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -40,10 +40,4 @@ export function swimlaneMemberRepository(store: Store): SwimlaneMemberRepository
   return new SwimlaneMemberRepository(store.collection<StoredUser>(Collections.users))
 }
 
-async function swimlaneMembersPlugin(fastify: FastifyInstance): Promise<void> {
-  const repository = swimlaneMemberRepository(fastify.store)
-  await repository.ensureIndexes()
-  fastify.decorate('swimlaneMembers', repository)
-}
-
-export default fp(swimlaneMembersPlugin, { name: 'swimlane-members-repository', dependencies: ['store'] })
+export default repositoryPlugin('swimlaneMembers', (store) => swimlaneMemberRepository(store), { name: 'swimlane-members-repository' })

@@ -4,8 +4,8 @@
  * app's business data collections, its function libraries and its users.
  */
 import { type Dispatcher, request } from 'undici'
-import type { Store } from '../../../plugins/store/port.js'
-import { Collections, type StoredConstant, type StoredDataCollection, type StoredModel, type StoredUser } from '../../shared/collections.js'
+import type { Store } from '../../../store/port.js'
+import { Collections, type StoredConstant, type StoredDataCollection, type StoredModel, type StoredUser } from '../../../store/collections.js'
 import {
   type DataOperation,
   type FlowFunctionDefinition,

@@ -5,10 +5,10 @@
  */
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { Actor } from '../../../plugins/identity/plugin.js'
-import type { StoredContext } from '../../shared/collections.js'
+import type { StoredContext } from '../../../store/collections.js'
 import { sameTenant } from '../authorization/service.js'
-import type { ProcessInstances } from '../contexts/service.js'
-import { type RequestEnvironment, runtimeUserOf, type RunEnvironments, SYSTEM_USER } from '../flow-host/environment.js'
+import type { ProcessInstances } from './service.js'
+import { type RequestEnvironment, runtimeUserOf, type RunEnvironments, SYSTEM_USER } from '../runtime-host/environment.js'
 import type { ProcessModels } from '../models/service.js'
 import type { CompiledProcess, ProcessState, Task } from '../runtime/types.js'
 

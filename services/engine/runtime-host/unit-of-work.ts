@@ -1,7 +1,7 @@
 /**
  * The data writes of one request, held back until the request commits. Flow functions' `data`
  * inserts, updates and deletes are recorded here, in order, as store writes (AtomicWrite); the
- * instance commit applies them in the same atomic batch as its compare-and-set (contexts/service.ts),
+ * instance commit applies them in the same atomic batch as its compare-and-set (instances/service.ts),
  * and a request that fails, or loses the compare-and-set, simply never applies them.
  *
  * Reads inside the run go through the overlay: committed documents, with the ones this request
@@ -12,10 +12,10 @@
  * documents it matched during the run), so a concurrent request's committed change to other
  * fields is never overwritten with the copy this run read.
  */
-import { compileQuery, updatedCopy } from '../../../plugins/store/embedded/mingo.js'
-import { upsertSeed } from '../../../plugins/store/embedded/upsert-seed.js'
-import { newObjectIdHex } from '../../../plugins/store/object-id.js'
-import { type AtomicWrite, type Document, DuplicateKeyError, type Filter, type Store } from '../../../plugins/store/port.js'
+import { compileQuery, updatedCopy } from '../../../store/embedded/mingo.js'
+import { upsertSeed } from '../../../store/embedded/upsert-seed.js'
+import { newObjectIdHex } from '../../../store/object-id.js'
+import { type AtomicWrite, type Document, DuplicateKeyError, type Filter, type Store } from '../../../store/port.js'
 import type { Savepoints } from '../runtime/types.js'
 
 /** A document as this request left it: its new content, or null when the request deleted it. */

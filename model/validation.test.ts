@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { examplesDir } from '../../../plugins/server/paths.js'
-import { type ModelToValidate, validateModel } from './model-validation.js'
+import { examplesDir } from '../lib/server/paths.js'
+import { type ModelToValidate, validateModel } from './validation.js'
 
 const EXAMPLES_DIR = examplesDir
 

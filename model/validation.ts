@@ -10,10 +10,11 @@ import { Ajv2020 } from 'ajv/dist/2020.js'
 import addFormatsModule from 'ajv-formats'
 import { Cron } from 'croner'
 import { costlyConstruct } from './expression-cost.js'
-import { expressionRegexProblem, parseExpression } from './expressions.js'
+import { expressionRegexProblem, parseExpression } from './expression-syntax.js'
 import { re2SchemaRegExp } from './regex-engine.js'
 import { parseAssignmentPath } from './paths.js'
-import { type ActionType, RuntimeError, type StepDefinition, type WorkflowModel } from './types.js'
+import { RuntimeError } from './errors.js'
+import type { ActionType, StepDefinition, WorkflowModel } from './types.js'
 
 export interface ModelFault {
   path: string

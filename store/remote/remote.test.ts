@@ -1,6 +1,6 @@
 import { MessageChannel, Worker } from 'node:worker_threads'
 import t from 'tap'
-import { openTestStore, tempDir } from '../../../services/testing/harness.js'
+import { openTestStore, tempDir } from '../../services/testing/harness.js'
 import { openStore } from '../open.js'
 import { RemoteStore } from './client.js'
 import { runScenario } from './fixtures/scenario.js'

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { Collections } from '../../shared/collections.js'
+import { Collections } from '../../../store/collections.js'
 import { openTestStore } from '../../testing/harness.js'
 import { sampleState } from '../../testing/instances.js'
 import { contextRepository } from './repository.js'

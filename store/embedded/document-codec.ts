@@ -4,7 +4,7 @@
  * is refused rather than silently mangled; `undefined` (and function) fields are dropped, like the
  * MongoDB adapter does with `ignoreUndefined`.
  */
-import { deepCopy } from '../../../services/shared/deep-copy.js'
+import { deepCopy } from '../../lib/deep-copy.js'
 import type { Document } from '../port.js'
 
 /** The store's copies of documents it hands out or takes in. */

@@ -1,0 +1,116 @@
+/**
+ * The workflow model (MODEL.md): what a tenant deploys — process models, their steps, actions,
+ * swimlanes, inform items and flow functions — as plain types. The validator (validation.ts), the
+ * runtime and the gateway all read models through these.
+ */
+
+export type JsonObject = Record<string, unknown>
+export type JsonSchema = JsonObject
+
+export interface SwimlaneDefinition {
+  name: string
+  description?: string
+}
+
+export interface InformDefinition {
+  key?: string
+  label?: string
+  /** JSONata expression over the store. */
+  header: string
+  display?: boolean
+}
+
+export type ActionType = 'complete' | 'cancel' | 'return' | 'function'
+
+export interface ActionDefinition {
+  actionType: ActionType
+  customType?: string
+  next?: string
+  function?: string
+}
+
+export interface UserTaskStep {
+  type: 'userTask'
+  name: string
+  swimlane: string
+  /** 'initiator', 'swimlane' (default) or a JSONata expression giving a userId. */
+  assignTo?: string
+  form?: string
+  preForms?: string[]
+  actions: ActionDefinition[]
+  taskFunctions?: string[]
+}
+
+export interface FunctionStep {
+  type: 'function'
+  function: string
+  next: string
+  onError?: 'rollback' | 'fail'
+}
+
+export interface SwitchStep {
+  type: 'switch'
+  cases: Array<{ when: string; next: string }>
+  default: string
+}
+
+export interface ParallelStep {
+  type: 'parallel'
+  branches: string[]
+  join: string
+}
+
+export interface JoinStep {
+  type: 'join'
+  next: string
+}
+
+export interface EndStep {
+  type: 'end'
+  status?: 'completed' | 'cancelled'
+}
+
+export type StepDefinition = UserTaskStep | FunctionStep | SwitchStep | ParallelStep | JoinStep | EndStep
+
+export type FlowNode =
+  | { set: Record<string, string> }
+  | { if: string; then?: FlowNode[]; else?: FlowNode[] }
+  | { http: { method: string; url: string; headers?: string; body?: string; timeoutMs?: number }; as?: string }
+  | { call: string; input?: string; as?: string }
+  | { data: 'insert' | 'update' | 'find' | 'delete'; collection: string; doc?: string; filter?: string; set?: string; upsert?: string; as?: string }
+  | { info: string }
+  | { fail: string; code?: string }
+
+export interface FlowFunctionDefinition {
+  input?: JsonSchema
+  output?: JsonSchema
+  steps: FlowNode[]
+}
+
+export interface ProcessModelBody {
+  processId?: string
+  name?: string
+  input?: JsonSchema
+  businessKey?: string
+  swimlanes?: Record<string, SwimlaneDefinition>
+  inform?: InformDefinition[]
+  start: string
+  steps: Record<string, StepDefinition>
+  functions?: Record<string, FlowFunctionDefinition>
+  namedFunctions?: { userTaskActivity?: string; getUser?: string }
+  fileUploadFunction?: string
+  fileDownloadFunction?: string
+  fileDeleteFunction?: string
+}
+
+/** A stored model as the gateway's insertModel keeps it (IModelForWorkflow). */
+export interface WorkflowModel<Body = unknown> {
+  modelID: string
+  type: 'process' | 'form' | 'settings' | 'constants' | 'functions' | 'dataCollection' | 'jobScheduler'
+  appId: string
+  organizationId?: string
+  name?: string
+  version: number
+  updateDate: string
+  modelBody: Body
+}
