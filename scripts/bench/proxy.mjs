@@ -153,8 +153,8 @@ function describe(side, figures) {
  * @returns {Promise<Side[]>}
  */
 async function startProxies(engine, where, running) {
-  const socket = where.engineSocket ? { ENGINE_SOCKET: where.engineSocket } : {}
-  const upstream = { ENGINE_URL: engine.origin, ...socket }
+  /** @type {Record<string, string>} */
+  const upstream = { ENGINE_URL: engine.origin, ...(where.engineSocket ? { ENGINE_SOCKET: where.engineSocket } : {}) }
   const gatewayPort = await freePort()
   const gateway = await startNodeService(entryOf('start:gateway'), gatewayPort, { DATA_DIR: where.gatewayDir, GATEWAY_PORT: String(gatewayPort), ...upstream })
   running.push(gateway)

@@ -3,6 +3,7 @@
 import { existsSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { COULD_NOT_MEASURE } from './outcome.mjs'
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..')
 export const DIST = join(ROOT, 'dist')
@@ -15,7 +16,7 @@ export const DIST = join(ROOT, 'dist')
 export function requireBuild(file) {
   if (existsSync(join(DIST, file))) return
   process.stderr.write(`dist/${file} is missing. Build first: npx tsc -p . (make bench does)\n`)
-  process.exit(1)
+  process.exit(COULD_NOT_MEASURE)
 }
 
 /**

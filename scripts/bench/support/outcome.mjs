@@ -1,9 +1,12 @@
 // @ts-check
 /**
- * How a bench ends. Only targets decide its exit code (1 when one is missed, or when the bench could
- * not measure at all); informational figures are printed and never fail it, so `make bench` fails
- * only for a missed target.
+ * How a bench ends. Only targets decide its exit code: 0 when every one is met, MISSED (1) when one
+ * is missed, COULD_NOT_MEASURE (2) when the bench failed before it could tell. Informational figures
+ * are printed and never fail it.
  */
+
+export const MISSED = 1
+export const COULD_NOT_MEASURE = 2
 
 /**
  * Prints one line per target and whether it was met.
@@ -16,16 +19,16 @@ export function reportTargets(targets) {
 }
 
 /**
- * Runs a bench's body and exits with its verdict: 0 when it returns true, 1 when it returns false or
- * throws (a bench that cannot measure cannot say its target was met).
+ * Runs a bench's body and exits with its verdict: 0 when it returns true (every target met), MISSED
+ * when it returns false, COULD_NOT_MEASURE when it throws.
  * @param {() => Promise<boolean>} body
  */
 export async function runBench(body) {
-  let met = false
+  let code = COULD_NOT_MEASURE
   try {
-    met = await body()
+    code = (await body()) ? 0 : MISSED
   } catch (error) {
     process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
   }
-  process.exit(met ? 0 : 1)
+  process.exit(code)
 }
