@@ -57,7 +57,7 @@ const TENANT = { appId: 'hr', organizationId: 'acme' }
 
 /**
  * @typedef {{ name: string, origin: string, proxyPid?: number }} Side a way to the engine; proxyPid is the proxy's process
- * @typedef {{ requestsPerSecond: number, p50Ms: number, p99Ms: number, errors: number, proxyUs: number, engineUs: number }} Measured
+ * @typedef {{ requestsPerSecond: number, p50Ms: number, p99Ms: number, errors: number, failures: string, proxyUs: number, engineUs: number }} Measured
  */
 
 /**
@@ -124,6 +124,7 @@ async function load(side, request, seconds) {
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
     errors: result.errors + result.timeouts + result.non2xx,
+    failures: `${result.errors} errors (${result.timeouts} timeouts), ${result.non2xx} non-2xx answers (${result['4xx']} 4xx, ${result['5xx']} 5xx)`,
     proxyUs: perRequest(before.proxy, after.proxy),
     engineUs: perRequest(before.engine, after.engine),
   }
@@ -143,7 +144,8 @@ function loadAverage() {
 /** @param {Side} side @param {Measured} figures */
 function describe(side, figures) {
   const cpu = side.proxyPid === undefined ? `${micros(figures.engineUs)}` : `${micros(figures.proxyUs)} ${side.name} + ${micros(figures.engineUs)} engine`
-  return `${side.name.padEnd(11)} ${figures.requestsPerSecond.toFixed(0).padStart(5)} req/s, p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms; CPU per request ${cpu}`
+  const failed = figures.errors > 0 ? `; FAILED: ${figures.failures}` : ''
+  return `${side.name.padEnd(11)} ${figures.requestsPerSecond.toFixed(0).padStart(5)} req/s, p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms; CPU per request ${cpu}${failed}`
 }
 
 /**
