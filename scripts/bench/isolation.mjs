@@ -14,23 +14,16 @@
  *
  * Environment: BENCH_DURATION_S (default 20), BENCH_FLOW_TIMEOUT_MS (2000), BENCH_FLOW_WORKERS (8).
  */
-import { spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { dirname, join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { Pool } from 'undici'
-import { freePort } from './support/free-port.mjs'
+import { importBuilt } from './support/dist.mjs'
+import { timedPost as post } from './support/http.mjs'
+import { runBench, reportTargets } from './support/outcome.mjs'
+import { startAllInOne } from './support/process.mjs'
+import { percentile } from './support/stats.mjs'
+import { deployExamples, withStore, withTempDir } from './support/store.mjs'
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
-const DIST = join(ROOT, 'dist')
-if (!existsSync(join(DIST, 'services', 'all-in-one.js'))) {
-  process.stderr.write('Build first: npx tsc -p . (make bench does)\n')
-  process.exit(1)
-}
-const { openStore } = await import(join(DIST, 'store/open.js'))
-const { deployExample } = await import(join(DIST, 'services/testing/models.js'))
-const { createTestUser } = await import(join(DIST, 'services/testing/users.js'))
+const { deployExample } = await importBuilt('services/testing/models.js')
+const { createTestUser } = await importBuilt('services/testing/users.js')
 
 const DURATION_MS = Number(process.env.BENCH_DURATION_S ?? 20) * 1000
 const LIMIT_MS = Number(process.env.BENCH_FLOW_TIMEOUT_MS ?? 2000)
@@ -46,125 +39,65 @@ const HEAVY_FUNCTIONS = {
 }
 const HEAVY_RUNS = ['catastrophicRegex', 'tailRecursion', 'busyLoop', 'catastrophicRegex']
 
-/** @param {number[]} sorted @param {number} p */
-function percentile(sorted, p) {
-  if (sorted.length === 0) return NaN
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN
-}
-
 /** @param {string} dataDir */
 async function seed(dataDir) {
-  const store = await openStore({ dataDir })
-  try {
+  return withStore(dataDir, async (store) => {
     await deployExample(store, 'hr-lib', { ...HEAVY, edit: (/** @type {any} */ body) => Object.assign(body.functions, HEAVY_FUNCTIONS) })
-    for (const example of ['leave-request', 'hr-constants', 'hr-lib']) await deployExample(store, example, OTHER)
+    await deployExamples(store, ['leave-request', 'hr-constants', 'hr-lib'], OTHER)
     const mallory = await createTestUser(store, { ...HEAVY, fullName: 'Mallory', swimlanes: [] })
     const ann = await createTestUser(store, { ...OTHER, fullName: 'Ann Employee', swimlanes: ['employee'] })
     return { mallory: mallory.userId, ann: ann.userId }
-  } finally {
-    await store.close()
-  }
-}
-
-/** @param {string} dataDir */
-async function startService(dataDir) {
-  const [gatewayPort, enginePort] = [await freePort(), await freePort()]
-  const child = spawn(process.execPath, [join(DIST, 'services', 'all-in-one.js')], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'fatal',
-      HOST: '127.0.0.1',
-      GATEWAY_PORT: String(gatewayPort),
-      ENGINE_PORT: String(enginePort),
-      FLOW_TIMEOUT_MS: String(LIMIT_MS),
-      FLOW_WORKERS: String(WORKERS),
-    },
-    stdio: ['ignore', 'inherit', 'inherit'],
   })
-  const exited = new Promise((resolveExit) => child.once('exit', (code) => resolveExit(code)))
-  const gateway = `http://127.0.0.1:${gatewayPort}`
-  const deadline = Date.now() + 120_000
-  for (;;) {
+}
+
+/** Another tenant's ordinary requests, one after the other, while `heavy` runs; their latencies. @param {Pool} pool @param {string} ann */
+async function ordinary(pool, ann) {
+  const run = await post(pool, '/external/function/vatOf/execute', ann, { ...OTHER, inputParams: { amount: 100 } })
+  const start = await post(pool, '/process/start', ann, { ...OTHER, processId: 'leave-request', input: { days: 2 } })
+  for (const answer of [run, start]) if (answer.status !== 200) throw new Error(`an ordinary request failed: ${answer.status} ${answer.text.slice(0, 200)}`)
+  return [run.ms, start.ms]
+}
+
+await runBench(() =>
+  withTempDir('bench-isolation-', async (dataDir) => {
+    const users = await seed(dataDir)
+    const service = await startAllInOne({ dataDir, env: { LOG_LEVEL: 'fatal', FLOW_TIMEOUT_MS: String(LIMIT_MS), FLOW_WORKERS: String(WORKERS) } })
+    const pool = new Pool(service.gateway, { connections: 16 })
     try {
-      if ((await fetch(`${gateway}/liveness`)).ok && (await fetch(`http://127.0.0.1:${enginePort}/liveness`)).ok) break
-    } catch {
-      // not listening yet
+      // Warm-up: the worker pool and the routes, before anything is measured.
+      for (let i = 0; i < 20; i++) await ordinary(pool, users.ann)
+
+      process.stdout.write(`isolation benchmark: ${HEAVY_RUNS.length} worst-case runs at a time (FLOW_TIMEOUT_MS ${LIMIT_MS}, ${WORKERS} workers), ${DURATION_MS / 1000} s\n`)
+      const until = performance.now() + DURATION_MS
+      /** @type {number[]} */
+      const overruns = []
+      let heavyUnexpected = 0
+      const heavyLoops = HEAVY_RUNS.map(async (functionId) => {
+        while (performance.now() < until) {
+          const answer = await post(pool, `/external/function/${functionId}/execute`, users.mallory, { ...HEAVY, inputParams: {} })
+          if (answer.status !== 500 || !answer.text.includes('ran longer than')) heavyUnexpected++
+          overruns.push(answer.ms - LIMIT_MS)
+        }
+      })
+      /** @type {number[]} */
+      const latencies = []
+      while (performance.now() < until) latencies.push(...(await ordinary(pool, users.ann)))
+      await Promise.all(heavyLoops)
+
+      latencies.sort((a, b) => a - b)
+      overruns.sort((a, b) => a - b)
+      const p99 = percentile(latencies, 99)
+      const overrunP50 = percentile(overruns, 50)
+      process.stdout.write(`  ordinary requests of another tenant: ${latencies.length}, p50 ${percentile(latencies, 50).toFixed(2)} ms, p99 ${p99.toFixed(2)} ms, max ${(latencies.at(-1) ?? NaN).toFixed(2)} ms\n`)
+      process.stdout.write(`  heavy runs stopped: ${overruns.length}, answered past the limit by p50 ${overrunP50.toFixed(0)} ms (${((overrunP50 / LIMIT_MS) * 100).toFixed(1)}%), max ${(overruns.at(-1) ?? NaN).toFixed(0)} ms\n`)
+      return reportTargets([
+        [`p99 of other requests < ${TARGET.p99Ms} ms`, p99 < TARGET.p99Ms],
+        [`heavy runs stopped within ${TARGET.overrun * 100}% of the limit (p50)`, overrunP50 < LIMIT_MS * TARGET.overrun],
+        ['every heavy run failed with the timeout error', heavyUnexpected === 0],
+      ])
+    } finally {
+      await pool.close()
+      await service.stop()
     }
-    if (child.exitCode !== null) throw new Error(`the service exited (${child.exitCode}) before answering`)
-    if (Date.now() > deadline) throw new Error('the service did not answer within 120 s')
-    await new Promise((wait) => setTimeout(wait, 200))
-  }
-  return {
-    gateway,
-    stop: async () => {
-      child.kill('SIGTERM')
-      await exited
-    },
-  }
-}
-
-/** @param {Pool} pool @param {string} path @param {string} user @param {object} body */
-async function post(pool, path, user, body) {
-  const started = performance.now()
-  const response = await pool.request({ method: 'POST', path, headers: { 'content-type': 'application/json', user }, body: JSON.stringify(body) })
-  const text = await response.body.text()
-  return { status: response.statusCode, text, ms: performance.now() - started }
-}
-
-const dataDir = mkdtempSync(join(tmpdir(), 'bench-isolation-'))
-let failed = false
-try {
-  const users = await seed(dataDir)
-  const service = await startService(dataDir)
-  const pool = new Pool(service.gateway, { connections: 16 })
-  try {
-    const ordinary = async () => {
-      const run = await post(pool, '/external/function/vatOf/execute', users.ann, { ...OTHER, inputParams: { amount: 100 } })
-      const start = await post(pool, '/process/start', users.ann, { ...OTHER, processId: 'leave-request', input: { days: 2 } })
-      for (const answer of [run, start]) if (answer.status !== 200) throw new Error(`an ordinary request failed: ${answer.status} ${answer.text.slice(0, 200)}`)
-      return [run.ms, start.ms]
-    }
-    // Warm-up: the worker pool and the routes, before anything is measured.
-    for (let i = 0; i < 20; i++) await ordinary()
-
-    process.stdout.write(`isolation benchmark: ${HEAVY_RUNS.length} worst-case runs at a time (FLOW_TIMEOUT_MS ${LIMIT_MS}, ${WORKERS} workers), ${DURATION_MS / 1000} s\n`)
-    const until = performance.now() + DURATION_MS
-    /** @type {number[]} */
-    const overruns = []
-    let heavyUnexpected = 0
-    const heavyLoops = HEAVY_RUNS.map(async (functionId) => {
-      while (performance.now() < until) {
-        const answer = await post(pool, `/external/function/${functionId}/execute`, users.mallory, { ...HEAVY, inputParams: {} })
-        if (answer.status !== 500 || !answer.text.includes('ran longer than')) heavyUnexpected++
-        overruns.push(answer.ms - LIMIT_MS)
-      }
-    })
-    /** @type {number[]} */
-    const latencies = []
-    while (performance.now() < until) latencies.push(...(await ordinary()))
-    await Promise.all(heavyLoops)
-
-    latencies.sort((a, b) => a - b)
-    overruns.sort((a, b) => a - b)
-    const p99 = percentile(latencies, 99)
-    const overrunP50 = percentile(overruns, 50)
-    process.stdout.write(`  ordinary requests of another tenant: ${latencies.length}, p50 ${percentile(latencies, 50).toFixed(2)} ms, p99 ${p99.toFixed(2)} ms, max ${(latencies.at(-1) ?? NaN).toFixed(2)} ms\n`)
-    process.stdout.write(`  heavy runs stopped: ${overruns.length}, answered past the limit by p50 ${overrunP50.toFixed(0)} ms (${((overrunP50 / LIMIT_MS) * 100).toFixed(1)}%), max ${(overruns.at(-1) ?? NaN).toFixed(0)} ms\n`)
-    const checks = [
-      [`p99 of other requests < ${TARGET.p99Ms} ms`, p99 < TARGET.p99Ms],
-      [`heavy runs stopped within ${TARGET.overrun * 100}% of the limit (p50)`, overrunP50 < LIMIT_MS * TARGET.overrun],
-      ['every heavy run failed with the timeout error', heavyUnexpected === 0],
-    ]
-    for (const [label, met] of checks) {
-      process.stdout.write(`  ${met ? 'met   ' : 'MISSED'}  ${label}\n`)
-      if (!met) failed = true
-    }
-  } finally {
-    await pool.close()
-    await service.stop()
-  }
-} finally {
-  rmSync(dataDir, { recursive: true, force: true })
-}
-process.exit(failed ? 1 : 0)
+  }),
+)

@@ -10,27 +10,20 @@
  * within 20% of the first. Exit code 1 when a target is missed or requests fail.
  *
  * Environment: BENCH_DURATION_S (default 20, per run), BENCH_CLIENTS (32), BENCH_SEEDED_INSTANCES
- * (100000), BENCH_CPU_PROFILE_DIR (the service writes a V8 CPU profile of each thread there). Everything runs on 127.0.0.1 in a temporary data dir, removed at the end.
+ * (100000), BENCH_CPU_PROFILE_DIR (the service writes a V8 CPU profile of each thread there).
+ * Everything runs on 127.0.0.1 in a temporary data dir, removed at the end.
  */
-import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { dirname, join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { freePort } from './support/free-port.mjs'
 import { Pool } from 'undici'
+import { importBuilt } from './support/dist.mjs'
+import { timedPost } from './support/http.mjs'
+import { reportTargets, runBench } from './support/outcome.mjs'
+import { startAllInOne } from './support/process.mjs'
+import { percentile } from './support/stats.mjs'
+import { deployExamples, withStore, withTempDir } from './support/store.mjs'
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
-const DIST = join(ROOT, 'dist')
-if (!existsSync(join(DIST, 'services', 'all-in-one.js'))) {
-  process.stderr.write('Build first: npx tsc -p . (make bench does)\n')
-  process.exit(1)
-}
-const { openStore } = await import(join(DIST, 'store/open.js'))
-const { deployExample } = await import(join(DIST, 'services/testing/models.js'))
-const { createTestUser } = await import(join(DIST, 'services/testing/users.js'))
-const { Collections } = await import(join(DIST, 'store/collections.js'))
+const { createTestUser } = await importBuilt('services/testing/users.js')
+const { Collections } = await importBuilt('store/collections.js')
 
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 32)
 const DURATION_MS = Number(process.env.BENCH_DURATION_S ?? 20) * 1000
@@ -41,12 +34,10 @@ const TENANT = { appId: 'hr', organizationId: 'acme' }
 
 /** @typedef {{ employee: string, manager: string }} Pair */
 
-
 /** @param {string} dataDir @returns {Promise<Pair[]>} */
 async function seedApp(dataDir) {
-  const store = await openStore({ dataDir })
-  try {
-    for (const example of ['leave-request', 'hr-constants', 'leave-bookings']) await deployExample(store, example, TENANT)
+  return withStore(dataDir, async (store) => {
+    await deployExamples(store, ['leave-request', 'hr-constants', 'leave-bookings'], TENANT)
     /** @type {Pair[]} */
     const pairs = []
     for (let i = 0; i < CLIENTS; i++) {
@@ -55,9 +46,7 @@ async function seedApp(dataDir) {
       pairs.push({ employee: employee.userId, manager: manager.userId })
     }
     return pairs
-  } finally {
-    await store.close()
-  }
+  })
 }
 
 /**
@@ -67,8 +56,7 @@ async function seedApp(dataDir) {
  * @param {number} count
  */
 async function seedInstances(dataDir, count) {
-  const store = await openStore({ dataDir })
-  try {
+  return withStore(dataDir, async (store) => {
     const contexts = store.collection(Collections.contexts)
     const [template] = await contexts.find({ processStatus: 'completed' }, { limit: 1 }).toArray()
     if (!template) throw new Error('the first run finished no lifecycle to copy')
@@ -92,40 +80,13 @@ async function seedInstances(dataDir, count) {
       if (batch.activities.length > 0) await store.collection(Collections.activities).insertMany(batch.activities)
     }
     return await contexts.countDocuments()
-  } finally {
-    await store.close()
-  }
+  })
 }
 
-/** Starts the built all-in-one; resolves once both services answer. @param {string} dataDir */
-async function startService(dataDir) {
-  const [gatewayPort, enginePort] = [await freePort(), await freePort()]
-  const child = spawn(process.execPath, [...(process.env.BENCH_CPU_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE_DIR}`] : []), join(DIST, 'services', 'all-in-one.js')], {
-    env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, LOG_LEVEL: 'warn', HOST: '127.0.0.1', GATEWAY_PORT: String(gatewayPort), ENGINE_PORT: String(enginePort) },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  })
-  const exited = new Promise((resolveExit) => child.once('exit', (code) => resolveExit(code)))
-  const gateway = `http://127.0.0.1:${gatewayPort}`
-  const engine = `http://127.0.0.1:${enginePort}`
-  const deadline = Date.now() + 120_000
-  for (;;) {
-    try {
-      if ((await fetch(`${gateway}/liveness`)).ok && (await fetch(`${engine}/liveness`)).ok) break
-    } catch {
-      // not listening yet
-    }
-    if (child.exitCode !== null) throw new Error(`the service exited (${child.exitCode}) before answering`)
-    if (Date.now() > deadline) throw new Error('the service did not answer within 120 s')
-    await new Promise((wait) => setTimeout(wait, 200))
-  }
-  return {
-    gateway,
-    engine,
-    stop: async () => {
-      child.kill('SIGTERM')
-      await exited
-    },
-  }
+/** The all-in-one, writing CPU profiles when BENCH_CPU_PROFILE_DIR asks for them. @param {string} dataDir */
+function startService(dataDir) {
+  const profileDir = process.env.BENCH_CPU_PROFILE_DIR
+  return startAllInOne({ dataDir, nodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [] })
 }
 
 /** A client of the service at `origin`; gateway answers come in the envelope, engine answers raw. @param {string} origin */
@@ -135,13 +96,10 @@ function clientFor(origin) {
     pool,
     /** @param {string} path @param {string} user @param {object} body @returns {Promise<{ status: number, body: any, ms: number, text: string }>} */
     async post(path, user, body) {
-      const started = performance.now()
-      const response = await pool.request({ method: 'POST', path, headers: { 'content-type': 'application/json', user }, body: JSON.stringify(body) })
-      const text = await response.body.text()
-      const ms = performance.now() - started
-      const parsed = JSON.parse(text)
+      const answer = await timedPost(pool, path, user, body)
+      const parsed = JSON.parse(answer.text)
       const payload = parsed && typeof parsed === 'object' && 'status' in parsed && 'data' in parsed && !('context' in parsed) ? parsed.data : parsed
-      return { status: response.statusCode, body: payload, ms, text }
+      return { ...answer, body: payload }
     },
   }
 }
@@ -176,11 +134,6 @@ async function lifecycle(client, pair) {
   const approved = await step('/action/complete', pair.manager, { ...ids, taskId: approve.taskId, actionType: 'complete', dataInstance: submitted.context.dataInstance })
   if (approved.context.processInstance.processStatus !== 'completed') throw new Error(`the lifecycle ended ${approved.context.processInstance.processStatus}`)
   return latencies
-}
-
-/** @param {number[]} sorted @param {number} p */
-function percentile(sorted, p) {
-  return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
 }
 
 /** CLIENTS loops of lifecycles for WARMUP_MS + DURATION_MS; only the time after the warm-up counts. */
@@ -233,41 +186,40 @@ function report(label, result) {
   if (result.firstError) process.stdout.write(`    first failure: ${result.firstError.message}\n`)
 }
 
-const dataDir = mkdtempSync(join(tmpdir(), 'bench-lifecycle-'))
-let service
-try {
-  process.stdout.write(`lifecycle benchmark: ${CLIENTS} clients, ${DURATION_MS / 1000} s per run after ${WARMUP_MS / 1000} s warm-up\n`)
-  const pairs = await seedApp(dataDir)
-  service = await startService(dataDir)
-  const target = await chooseTarget(service, pairs[0])
-  process.stdout.write(`  through the ${target.via} (${target.origin})\n`)
-  const fresh = await measure(target.origin, pairs)
-  report('empty store', fresh)
-  await service.stop()
-  service = undefined
-
-  const seededStarted = Date.now()
-  const total = await seedInstances(dataDir, SEEDED_INSTANCES)
-  process.stdout.write(`  stored ${SEEDED_INSTANCES} more instances (${total} in all) in ${((Date.now() - seededStarted) / 1000).toFixed(1)} s\n`)
-  service = await startService(dataDir)
-  const seededTarget = await chooseTarget(service, pairs[0])
-  const seeded = await measure(seededTarget.origin, pairs)
-  report(`${total} stored instances`, seeded)
-
-  const checks = [
-    [`≥ ${TARGET.lifecyclesPerSecond} lifecycles/s`, fresh.lifecyclesPerSecond >= TARGET.lifecyclesPerSecond],
-    [`p99 < ${TARGET.p99Ms} ms`, fresh.p99 < TARGET.p99Ms],
-    [`after ${SEEDED_INSTANCES} instances within ${TARGET.seededWithin * 100}% (lifecycles/s and p99)`,
-      seeded.lifecyclesPerSecond >= fresh.lifecyclesPerSecond * (1 - TARGET.seededWithin) && seeded.p99 <= Math.max(fresh.p99 * (1 + TARGET.seededWithin), TARGET.p99Ms)],
-    ['no failed lifecycles', fresh.errors === 0 && seeded.errors === 0],
-    ['measured through the gateway', target.via === 'gateway'],
-  ]
-  for (const [name, met] of checks) process.stdout.write(`  ${met ? 'met    ' : 'MISSED '} ${name}\n`)
-  process.exitCode = checks.every(([, met]) => met) ? 0 : 1
-} catch (error) {
-  process.stderr.write(`lifecycle benchmark failed: ${/** @type {Error} */ (error).stack}\n`)
-  process.exitCode = 1
-} finally {
-  await service?.stop()
-  rmSync(dataDir, { recursive: true, force: true })
+/** One run: the all-in-one started on `dataDir`, loaded, and stopped again. @param {string} dataDir @param {Pair[]} pairs @param {string} label */
+async function run(dataDir, pairs, label) {
+  const service = await startService(dataDir)
+  try {
+    const target = await chooseTarget(service, /** @type {Pair} */ (pairs[0]))
+    process.stdout.write(`  through the ${target.via} (${target.origin})\n`)
+    const result = await measure(target.origin, pairs)
+    report(label, result)
+    return { ...result, via: target.via }
+  } finally {
+    await service.stop()
+  }
 }
+
+await runBench(() =>
+  withTempDir('bench-lifecycle-', async (dataDir) => {
+    process.stdout.write(`lifecycle benchmark: ${CLIENTS} clients, ${DURATION_MS / 1000} s per run after ${WARMUP_MS / 1000} s warm-up\n`)
+    const pairs = await seedApp(dataDir)
+    const fresh = await run(dataDir, pairs, 'empty store')
+
+    const seededStarted = Date.now()
+    const total = await seedInstances(dataDir, SEEDED_INSTANCES)
+    process.stdout.write(`  stored ${SEEDED_INSTANCES} more instances (${total} in all) in ${((Date.now() - seededStarted) / 1000).toFixed(1)} s\n`)
+    const seeded = await run(dataDir, pairs, `${total} stored instances`)
+
+    return reportTargets([
+      [`≥ ${TARGET.lifecyclesPerSecond} lifecycles/s`, fresh.lifecyclesPerSecond >= TARGET.lifecyclesPerSecond],
+      [`p99 < ${TARGET.p99Ms} ms`, fresh.p99 < TARGET.p99Ms],
+      [
+        `after ${SEEDED_INSTANCES} instances within ${TARGET.seededWithin * 100}% (lifecycles/s and p99)`,
+        seeded.lifecyclesPerSecond >= fresh.lifecyclesPerSecond * (1 - TARGET.seededWithin) && seeded.p99 <= Math.max(fresh.p99 * (1 + TARGET.seededWithin), TARGET.p99Ms),
+      ],
+      ['no failed lifecycles', fresh.errors === 0 && seeded.errors === 0],
+      ['measured through the gateway', fresh.via === 'gateway' && seeded.via === 'gateway'],
+    ])
+  }),
+)

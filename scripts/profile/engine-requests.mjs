@@ -12,22 +12,21 @@
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
+import { importBuilt } from '../bench/support/dist.mjs'
+import { deployExamples } from '../bench/support/store.mjs'
 
-const DIST = join(resolve(dirname(fileURLToPath(import.meta.url)), '../..'), 'dist')
-const { openStore } = await import(join(DIST, 'store/open.js'))
-const { deployExample } = await import(join(DIST, 'services/testing/models.js'))
-const { createTestUser } = await import(join(DIST, 'services/testing/users.js'))
-const { buildService } = await import(join(DIST, 'services/build.js'))
-const { testConfig, silentLogger } = await import(join(DIST, 'services/testing/harness.js'))
+const { openStore } = await importBuilt('store/open.js')
+const { createTestUser } = await importBuilt('services/testing/users.js')
+const { buildService } = await importBuilt('services/build.js')
+const { testConfig, silentLogger } = await importBuilt('services/testing/harness.js')
 
 const LIFECYCLES = Number(process.argv[2] ?? 1000)
 const CONCURRENCY = Number(process.argv[3] ?? 16)
 const TENANT = { appId: 'hr', organizationId: 'acme' }
 const dataDir = mkdtempSync(join(tmpdir(), 'profile-engine-'))
 const store = await openStore({ dataDir })
-for (const example of ['leave-request', 'hr-constants', 'leave-bookings']) await deployExample(store, example, TENANT)
+await deployExamples(store, ['leave-request', 'hr-constants', 'leave-bookings'], TENANT)
 const employee = await createTestUser(store, { ...TENANT, fullName: 'Employee', swimlanes: ['employee'] })
 const manager = await createTestUser(store, { ...TENANT, fullName: 'Manager', swimlanes: ['manager'] })
 const app = await buildService('engine', { config: testConfig({ dataDir }), store, logger: silentLogger })
