@@ -18,5 +18,7 @@ t.test('the leave-request example runs end to end through the SDK against a live
   t.same(outcome.finalStatus, { tasks: [], processStatus: 'completed' }, 'the approved request finished the process')
   t.match(outcome.dataInstance, { days: 3, reason: 'Family visit', booked: true, bookedBy: outcome.manager.userId, payrollUpdated: true, teamInformed: true }, 'the flow functions ran')
   t.match(outcome.businessKey, /^LR-/)
-  t.match(steps, [/^created users/, /^deployed hr-constants/, /^deployed hr-lib/, /^deployed leave-bookings/, /^deployed leave-form/, /^deployed leave-request/, /^started LR-/, /^submitted; next: Approve leave/, /^approved by/, /^process status: completed/])
+  const users = await fetch(`${urls['workflow-gateway']!}/user/listWorkflowUsers?appId=hr&organizationId=acme`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+  t.same(((await users.json()) as { data: unknown[] }).data, [], 'the example removed the users it created')
+  t.match(steps, [/^created users/, /^deployed hr-constants/, /^deployed hr-lib/, /^deployed leave-bookings/, /^deployed leave-form/, /^deployed leave-request/, /^started LR-/, /^submitted; next: Approve leave/, /^approved by/, /^process status: completed/, /^removed users/])
 })
