@@ -8,8 +8,8 @@
  * (`/model/insertModel`: the leave-request process, its form, constants, function library and the
  * leave-bookings collection), then the employee requests three days of leave (`/context`,
  * `/action/complete`), the manager opens and approves it, and the process status shows it finished
- * (`GET /process/{processInstanceId}`); the two users are removed again at the end, however the run
- * ends, so it can run again and again. Set ADMIN_TOKEN when the gateway has one, and JWT_SECRET
+ * (`GET /process/{processInstanceId}`); run as a script, it removes the two users again at the end,
+ * however the run ends, so it can run again and again. Set ADMIN_TOKEN when the gateway has one, and JWT_SECRET
  * when it runs AUTH_MODE=jwt with that secret: the example then signs each user's bearer token
  * itself, as an identity provider would (the SDK's `token` option).
  */
@@ -37,6 +37,11 @@ export interface LeaveRequestOptions {
   tokenFor?: (userId: string) => string | Promise<string>
   /** Where the example models are read from (default: the repository's examples/). */
   modelsDir?: string
+  /**
+   * Remove the two users again at the end, however the run ends (`npm run example` does, so that
+   * nothing of a run is left behind but its instance); callers that go on with them keep them.
+   */
+  removeUsers?: boolean
   /** Told each step as it happens. */
   log?: (line: string) => void
 }
@@ -77,18 +82,19 @@ export async function runLeaveRequest(options: LeaveRequestOptions): Promise<Lea
   const createUser = (fullName: string, swimlanes: string[]) =>
     client.post('/user/createUser', { ...admin, body: { fullName: `${fullName} ${run}`, unit: { id: 'u-hr', name: 'Human resources' }, roles: ['user'], swimlanes } })
   const employee = await createUser('Eve Employee', ['employee'])
+  const removeUser = (user: Schemas['User']) => client.delete('/user/deleteUser', { ...admin, body: { id: user.userId } })
   const manager = await createUser('Max Manager', ['manager']).catch(async (error: unknown) => {
-    await client.delete('/user/deleteUser', { ...admin, body: { id: employee.userId } })
+    if (options.removeUsers) await removeUser(employee)
     throw error
   })
   log(`created users ${employee.userId} (employee) and ${manager.userId} (manager)`)
-  // The users go again however the run ends, so that nothing of a run is left behind but its
-  // instance and the deployed models (a later run deploys new versions of them).
+  if (!options.removeUsers) return runWith(client, admin, employee, manager, log, options.modelsDir)
   try {
     return await runWith(client, admin, employee, manager, log, options.modelsDir)
   } finally {
     client.selectUser(undefined)
-    for (const user of [employee, manager]) await client.delete('/user/deleteUser', { ...admin, body: { id: user.userId } })
+    await removeUser(employee)
+    await removeUser(manager)
     log(`removed users ${employee.userId} and ${manager.userId}`)
   }
 }
@@ -165,6 +171,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     baseUrl,
     ...(process.env.ADMIN_TOKEN ? { adminToken: process.env.ADMIN_TOKEN } : {}),
     ...(process.env.JWT_SECRET ? { tokenFor: hs256Tokens(process.env.JWT_SECRET) } : {}),
+    removeUsers: true,
     log: (line) => console.log(line),
   })
   console.log(JSON.stringify({ processInstanceId: outcome.processInstanceId, businessKey: outcome.businessKey, processStatus: outcome.finalStatus.processStatus }))
