@@ -21,9 +21,11 @@ export function re2Problem(pattern: RegExp): string | undefined {
  * `patternProperties` are tenants' regexes too, checked on the engine's thread when a process starts.
  */
 export const re2SchemaRegExp = Object.assign(
-  (pattern: string): { test(text: string): boolean } => {
+  (pattern: string): { test(text: string): boolean; toString(): string } => {
     const compiled = RE2JS.compile(RE2JS.translateRegExp(pattern))
-    return { test: (text) => compiled.test(text) }
+    // ajv keys its compiled patterns by `toString()`: without one of its own every pattern would be
+    // "[object Object]", and all of a compiler's schemas would share the first pattern it compiled.
+    return { test: (text) => compiled.test(text), toString: () => `/${pattern}/` }
   },
   // Only read by ajv's standalone code generation, which the service does not use.
   { code: 're2SchemaRegExp' },

@@ -1,7 +1,7 @@
 /**
  * `npm start` / `make run`: engine + gateway + one embedded (or MongoDB) store in one process. The
  * engine and the store run on the main thread; the gateway on a worker thread, so that the two
- * share the machine's cores (README "Running"). The gateway reaches the store through a remote
+ * share the machine's cores (docs/production.md, "The all-in-one"). The gateway reaches the store through a remote
  * store, the engine over HTTP as in a split deployment, and the engine's log lines through its
  * /internal/serviceLog feed.
  */

@@ -1,14 +1,15 @@
 /**
  * A leave request end to end through the SDK, against a running gateway:
  *
- *   npm run build && npm start &                      # the all-in-one on :3000
- *   node dist/scripts/examples/leave-request.js http://127.0.0.1:3000
+ *   make run                                          # the all-in-one on :3000
+ *   npm run example                                   # GATEWAY_URL, else http://127.0.0.1:3000
  *
  * It creates an employee and a manager (`/user/createUser`), deploys the HR example models
  * (`/model/insertModel`: the leave-request process, its form, constants, function library and the
  * leave-bookings collection), then the employee requests three days of leave (`/context`,
  * `/action/complete`), the manager opens and approves it, and the process status shows it finished
- * (`GET /process/{processInstanceId}`). Set ADMIN_TOKEN when the gateway has one, and JWT_SECRET
+ * (`GET /process/{processInstanceId}`); run as a script, it removes the two users again at the end,
+ * however the run ends, so it can run again and again. Set ADMIN_TOKEN when the gateway has one, and JWT_SECRET
  * when it runs AUTH_MODE=jwt with that secret: the example then signs each user's bearer token
  * itself, as an identity provider would (the SDK's `token` option).
  */
@@ -36,6 +37,11 @@ export interface LeaveRequestOptions {
   tokenFor?: (userId: string) => string | Promise<string>
   /** Where the example models are read from (default: the repository's examples/). */
   modelsDir?: string
+  /**
+   * Remove the two users again at the end, however the run ends (`npm run example` does, so that
+   * nothing of a run is left behind but its instance); callers that go on with them keep them.
+   */
+  removeUsers?: boolean
   /** Told each step as it happens. */
   log?: (line: string) => void
 }
@@ -76,11 +82,34 @@ export async function runLeaveRequest(options: LeaveRequestOptions): Promise<Lea
   const createUser = (fullName: string, swimlanes: string[]) =>
     client.post('/user/createUser', { ...admin, body: { fullName: `${fullName} ${run}`, unit: { id: 'u-hr', name: 'Human resources' }, roles: ['user'], swimlanes } })
   const employee = await createUser('Eve Employee', ['employee'])
-  const manager = await createUser('Max Manager', ['manager'])
+  const removeUser = (user: Schemas['User']) => client.delete('/user/deleteUser', { ...admin, body: { id: user.userId } })
+  const manager = await createUser('Max Manager', ['manager']).catch(async (error: unknown) => {
+    if (options.removeUsers) await removeUser(employee)
+    throw error
+  })
   log(`created users ${employee.userId} (employee) and ${manager.userId} (manager)`)
+  if (!options.removeUsers) return runWith(client, admin, employee, manager, log, options.modelsDir)
+  try {
+    return await runWith(client, admin, employee, manager, log, options.modelsDir)
+  } finally {
+    client.selectUser(undefined)
+    await removeUser(employee)
+    await removeUser(manager)
+    log(`removed users ${employee.userId} and ${manager.userId}`)
+  }
+}
+
+async function runWith(
+  client: WorkflowClient,
+  admin: { headers?: ExtraHeaders },
+  employee: Schemas['User'],
+  manager: Schemas['User'],
+  log: (line: string) => void,
+  modelsDir = examplesDir,
+): Promise<LeaveRequestOutcome> {
 
   for (const name of HR_MODELS) {
-    const model = JSON.parse(readFileSync(join(options.modelsDir ?? examplesDir, `${name}.json`), 'utf8')) as Schemas['Model']
+    const model = JSON.parse(readFileSync(join(modelsDir, `${name}.json`), 'utf8')) as Schemas['Model']
     const outcome = await client.post('/model/insertModel', { ...admin, body: { model, live: true } })
     log(`deployed ${name} (${outcome})`)
   }
@@ -132,10 +161,17 @@ export function hs256Tokens(secret: string): (userId: string) => Promise<string>
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const baseUrl = process.argv[2] ?? process.env.GATEWAY_URL ?? 'http://127.0.0.1:3000'
+  // A newcomer's first failure is a gateway that is not running: say so rather than show a stack.
+  const reachable = await fetch(new URL('/liveness', baseUrl)).then(() => true, () => false)
+  if (!reachable) {
+    console.error(`No gateway answers at ${baseUrl}: start the service with \`make run\` (or set GATEWAY_URL).`)
+    process.exit(1)
+  }
   const outcome = await runLeaveRequest({
     baseUrl,
     ...(process.env.ADMIN_TOKEN ? { adminToken: process.env.ADMIN_TOKEN } : {}),
     ...(process.env.JWT_SECRET ? { tokenFor: hs256Tokens(process.env.JWT_SECRET) } : {}),
+    removeUsers: true,
     log: (line) => console.log(line),
   })
   console.log(JSON.stringify({ processInstanceId: outcome.processInstanceId, businessKey: outcome.businessKey, processStatus: outcome.finalStatus.processStatus }))

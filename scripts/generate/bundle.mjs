@@ -14,6 +14,7 @@ import { parse } from 'yaml'
 /** Which `components` section a component file feeds, by its file name. */
 const SECTION_BY_FILE = /** @type {Record<string, string>} */ ({
   'schemas.yaml': 'schemas',
+  'models.yaml': 'schemas',
   'parameters.yaml': 'parameters',
   'responses.yaml': 'responses',
 })

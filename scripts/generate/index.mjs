@@ -9,6 +9,7 @@
  *   openapi/generated/{engine,gateway}-routes.ts     per-operation route schemas for Fastify
  *   openapi/generated/errors.ts                      the error catalogues (x-error-catalogue)
  *   openapi/generated/proxy-routes.ts                the gateway's proxy table (x-proxy)
+ *   openapi/generated/model.schema.json              the JSON Schema of a model document
  *   sdk/generated/gateway.ts                         the SDK's types (openapi-typescript) of the
  *                                                    served gateway document
  * `--check` writes nothing and exits 1 listing the files that differ (the drift test uses it).
@@ -18,6 +19,7 @@ import { dirname, join, resolve } from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
 import { fileURLToPath } from 'node:url'
 import { bundle } from './bundle.mjs'
+import { modelSchemaDocument } from './model-schema.mjs'
 import { sdkTypesModule } from './sdk.mjs'
 import { dependencyOrder, toTypeBox } from './typebox.mjs'
 
@@ -48,6 +50,7 @@ export async function generate() {
   files.set(`${OUT}/gateway-routes.ts`, routesModule(gateway, (operation) => !operation['x-proxied']))
   files.set(`${OUT}/errors.ts`, errorsModule(engine['x-error-catalogue'] ?? {}, gateway['x-error-catalogue'] ?? {}))
   files.set(`${OUT}/proxy-routes.ts`, proxyModule(proxy, engine))
+  files.set(`${OUT}/model.schema.json`, JSON.stringify(modelSchemaDocument(gateway.components.schemas), null, 2) + '\n')
   files.set('sdk/generated/gateway.ts', await sdkTypesModule(servedGateway))
   return files
 }

@@ -1107,6 +1107,12 @@ export interface components {
             organizationId?: string;
             appId?: string;
         };
+        /** call */
+        CallNode: {
+            call: components["schemas"]["FunctionId"];
+            input?: components["schemas"]["Expression"];
+            as?: components["schemas"]["WritablePath"];
+        };
         /** @description Identify the process by `processInstanceId`, or by `processId` + `businessKey` (checked by the handler, 400). */
         ChangeStepRequest: {
             processInstanceId?: string;
@@ -1142,6 +1148,13 @@ export interface components {
         /** @description `result` is absent when the constant is not found or belongs to another app. */
         ConstantResult: {
             result?: string;
+        };
+        /**
+         * constants
+         * @description Constant name -> string value.
+         */
+        ConstantsBody: {
+            [key: string]: string;
         };
         Context: {
             dataInstance: components["schemas"]["DataInstance"];
@@ -1192,9 +1205,33 @@ export interface components {
         };
         /** @description Distinguishes actions of the same actionType; for `function` actions it names the function action (MODEL.md `actions[].customType`). */
         CustomType: string;
+        /** dataCollection */
+        DataCollectionBody: {
+            name: string;
+            indexes?: {
+                keys: {
+                    [key: string]: 1 | -1;
+                };
+                unique?: boolean;
+            }[];
+        };
         /** @description The process form data; free-form. */
         DataInstance: {
             [key: string]: unknown;
+        };
+        /**
+         * data
+         * @description insert needs `doc`; update needs `filter` and `set` (and takes `upsert`); find takes `filter`; delete needs `filter`.
+         */
+        DataNode: {
+            /** @enum {string} */
+            data: "insert" | "update" | "find" | "delete";
+            collection: string;
+            doc?: components["schemas"]["Expression"];
+            filter?: components["schemas"]["Expression"];
+            set?: components["schemas"]["Expression"];
+            upsert?: components["schemas"]["Expression"];
+            as?: components["schemas"]["WritablePath"];
         };
         /** @description IDataSearchParams (without `collection`, which is the path parameter). `filter` is a MongoDB query restricted to the operators $eq $ne $gt $gte $lt $lte $in $nin $and $or $nor $not $exists $regex $elemMatch $size (400 wm3100 otherwise). */
         DataSearchParams: {
@@ -1233,6 +1270,13 @@ export interface components {
             organizationId?: string;
             appId?: string;
         };
+        /** end */
+        EndStep: {
+            /** @constant */
+            type: "end";
+            /** @enum {string} */
+            status?: "completed" | "cancelled";
+        };
         /** @description The error of a failed gateway answer, for UI display. */
         EnvelopeError: {
             /** @description Detailed message (ICustomError `message`). */
@@ -1254,6 +1298,8 @@ export interface components {
             data: string | null;
             error: components["schemas"]["EnvelopeError"];
         };
+        /** @description A JSONata expression (docs/models.md, "Expressions"). */
+        Expression: string;
         /** @description Process-context mode (`processInstanceId` given): `processId`, `taskId`, `businessKey` and the `user` header are required (checked by the handler: 400 wm4000 / 401 wm4010). Standalone mode (only `appId`): no context, no authorization. Neither `processInstanceId` nor `appId`: 400. */
         ExternalFunctionRequest: {
             processInstanceId?: string;
@@ -1272,6 +1318,11 @@ export interface components {
             additionalInfo?: components["schemas"]["AdditionalInfo"];
             organizationId?: string;
             appId?: string;
+        };
+        /** fail */
+        FailNode: {
+            fail: components["schemas"]["Expression"];
+            code?: string;
         };
         /** @description A file of a process instance (IFile). */
         File: {
@@ -1325,6 +1376,17 @@ export interface components {
              */
             fileBody: Blob;
         };
+        FlowFunction: {
+            input?: components["schemas"]["InlineJsonSchema"];
+            output?: components["schemas"]["InlineJsonSchema"];
+            steps: components["schemas"]["FlowNode"][];
+        };
+        /** @description One node of a flow function; exactly one of set, if, http, call, data, info, fail. */
+        FlowNode: components["schemas"]["SetNode"] | components["schemas"]["IfNode"] | components["schemas"]["HttpNode"] | components["schemas"]["CallNode"] | components["schemas"]["DataNode"] | components["schemas"]["InfoNode"] | components["schemas"]["FailNode"];
+        /** form */
+        FormBody: {
+            [key: string]: unknown;
+        };
         /** @description What a client needs to render the task's form. */
         FormContext: {
             task?: components["schemas"]["Task"];
@@ -1354,6 +1416,8 @@ export interface components {
             organizationId?: string;
             appId?: string;
         };
+        /** @description A function of this model (`functions`) or of a `functions` model of the same app. */
+        FunctionId: string;
         /** @description Free-form output of a flow function (its `output`). */
         FunctionOutput: {
             [key: string]: unknown;
@@ -1362,6 +1426,21 @@ export interface components {
             dataInstance?: components["schemas"]["DataInstance"];
             output: components["schemas"]["FunctionOutput"];
             infoList?: components["schemas"]["InfoList"];
+        };
+        /** function */
+        FunctionStep: {
+            /** @constant */
+            type: "function";
+            function: components["schemas"]["FunctionId"];
+            next: string;
+            /** @enum {string} */
+            onError?: "rollback" | "fail";
+        };
+        /** functions */
+        FunctionsBody: {
+            functions: {
+                [key: string]: components["schemas"]["FlowFunction"];
+            };
         };
         /** @description `version`/`modify` when the version information could be read, else `error`. */
         GatewayHealthcheck: {
@@ -1378,8 +1457,32 @@ export interface components {
             /** Format: date-time */
             time: string;
         };
+        /** http */
+        HttpNode: {
+            http: {
+                /** @description GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS (any case). */
+                method: string;
+                url: components["schemas"]["Expression"];
+                headers?: components["schemas"]["Expression"];
+                body?: components["schemas"]["Expression"];
+                timeoutMs?: number;
+            };
+            as?: components["schemas"]["WritablePath"];
+        };
+        /** if */
+        IfNode: {
+            if: components["schemas"]["Expression"];
+            /** @description Flow nodes (each one a FlowNode). */
+            then?: Record<string, never>[];
+            /** @description Flow nodes (each one a FlowNode). */
+            else?: Record<string, never>[];
+        };
         /** @description Messages appended by the function's `info` nodes, in order (non-string results are stringified). */
         InfoList: string[];
+        /** info */
+        InfoNode: {
+            info: components["schemas"]["Expression"];
+        };
         /** @description One evaluated entry of the model's `inform` list. */
         InformItem: {
             key?: string;
@@ -1388,6 +1491,8 @@ export interface components {
             header: string;
             display?: boolean;
         };
+        /** @description A JSON Schema (2020-12, strict: unknown keywords and formats are refused). */
+        InlineJsonSchema: Record<string, never>;
         /** @description Free-form input of a flow function (mapped to `input` of its store). */
         InputParams: {
             [key: string]: unknown;
@@ -1401,6 +1506,16 @@ export interface components {
         };
         IsSuccess: {
             isSuccess: boolean;
+        };
+        /** jobScheduler */
+        JobSchedulerBody: {
+            schedules: components["schemas"]["Schedule"][];
+        };
+        /** join */
+        JoinStep: {
+            /** @constant */
+            type: "join";
+            next: string;
         };
         Message: {
             message: string;
@@ -1423,10 +1538,9 @@ export interface components {
             updateDate?: string;
             modelBody: components["schemas"]["ModelBody"];
         };
-        /** @description The model content; its structure depends on the model type (MODEL.md). */
-        ModelBody: {
-            [key: string]: unknown;
-        };
+        /** @description The model content; its structure depends on the model's `type` (docs/models.md). A `form` body is any JSON object the client's form renderer understands. Checked on insert by the service's model validation (400 naming the path of the first fault), not by the request schema. */
+        ModelBody: components["schemas"]["ProcessBody"] | components["schemas"]["SettingsBody"] | components["schemas"]["ConstantsBody"] | components["schemas"]["FunctionsBody"] | components["schemas"]["DataCollectionBody"] | components["schemas"]["JobSchedulerBody"] | components["schemas"]["FormBody"];
+        ModelId: string;
         /** @enum {string} */
         ModelType: "process" | "form" | "settings" | "constants" | "functions" | "dataCollection" | "jobScheduler";
         /** @description A note of a process instance (notes are kept newest first). */
@@ -1550,6 +1664,41 @@ export interface components {
             skipToForm?: boolean;
             completed?: boolean;
         };
+        /** parallel */
+        ParallelStep: {
+            /** @constant */
+            type: "parallel";
+            branches: string[];
+            join: string;
+        };
+        /** process */
+        ProcessBody: {
+            processId?: components["schemas"]["ModelId"];
+            name?: string;
+            input?: components["schemas"]["InlineJsonSchema"];
+            businessKey?: components["schemas"]["Expression"];
+            /** @description The role pools tasks go to, by id. */
+            swimlanes?: {
+                [key: string]: components["schemas"]["ProcessSwimlane"];
+            };
+            inform?: components["schemas"]["ProcessInform"][];
+            /** @description The id of the first step. */
+            start: string;
+            steps: {
+                [key: string]: components["schemas"]["ProcessStep"];
+            };
+            /** @description Flow functions of this process, by id. */
+            functions?: {
+                [key: string]: components["schemas"]["FlowFunction"];
+            };
+            namedFunctions?: {
+                userTaskActivity?: components["schemas"]["FunctionId"];
+                getUser?: components["schemas"]["FunctionId"];
+            };
+            fileUploadFunction?: components["schemas"]["FunctionId"];
+            fileDownloadFunction?: components["schemas"]["FunctionId"];
+            fileDeleteFunction?: components["schemas"]["FunctionId"];
+        };
         /** @description IProcessInfo. */
         ProcessInfo: {
             processInstanceId: string;
@@ -1560,6 +1709,12 @@ export interface components {
             processStart: string;
             /** Format: date-time */
             lastUpdate: string;
+        };
+        ProcessInform: {
+            key?: string;
+            label?: string;
+            header: components["schemas"]["Expression"];
+            display?: boolean;
         };
         /** @description Process metadata of a context (SPEC.md fields plus DESIGN.md §6's). */
         ProcessInstance: {
@@ -1631,6 +1786,11 @@ export interface components {
             }[];
             processStatus: components["schemas"]["ProcessStatus"];
         };
+        ProcessStep: components["schemas"]["UserTaskStep"] | components["schemas"]["FunctionStep"] | components["schemas"]["SwitchStep"] | components["schemas"]["ParallelStep"] | components["schemas"]["JoinStep"] | components["schemas"]["EndStep"];
+        ProcessSwimlane: {
+            name: string;
+            description?: string;
+        };
         RetryActionRequest: {
             processInstanceId: string;
             /** @description The failed thread (from processInstance.threads). */
@@ -1650,6 +1810,23 @@ export interface components {
             organizationId?: string;
             appId?: string;
         };
+        /** @description Exactly one of `startProcess` and `runFunction`. */
+        Schedule: {
+            id: string;
+            /** @description Five fields, or six with a leading seconds field; `@daily` and the like. */
+            cron: string;
+            /** @description An IANA time zone (UTC by default). */
+            timezone?: string;
+            startProcess?: {
+                processId: components["schemas"]["ModelId"];
+                input: Record<string, never>;
+                initiatorUserId?: string;
+            };
+            runFunction?: {
+                functionId: string;
+                inputParams?: Record<string, never>;
+            };
+        };
         /** @description The session object answered by the interactive endpoints. */
         Session: {
             context: components["schemas"]["Context"];
@@ -1658,6 +1835,18 @@ export interface components {
             swimlanes?: {
                 [key: string]: components["schemas"]["SwimlaneInfo"];
             };
+        };
+        /** set */
+        SetNode: {
+            /** @description Writable path -> expression. */
+            set: {
+                [key: string]: components["schemas"]["Expression"];
+            };
+        };
+        /** settings */
+        SettingsBody: {
+            /** @description Settings files by id (`GET /settings/:file`); each any JSON value. */
+            files: Record<string, never>;
         };
         StatusOk: {
             /** @constant */
@@ -1670,6 +1859,16 @@ export interface components {
         SwimlaneInfo: {
             name: string;
             description?: string;
+        };
+        /** switch */
+        SwitchStep: {
+            /** @constant */
+            type: "switch";
+            cases: {
+                when: components["schemas"]["Expression"];
+                next: string;
+            }[];
+            default: string;
         };
         /** @description A user task of a process instance. */
         Task: {
@@ -1693,6 +1892,14 @@ export interface components {
             completedBy?: string;
             actionType?: components["schemas"]["ActionType"];
             customType?: components["schemas"]["CustomType"];
+        };
+        /** @description `complete`, `cancel` and `return` end the task and need `next`; a `function` action runs its `function` without ending the task and has no `next`. */
+        TaskActionDefinition: {
+            /** @enum {string} */
+            actionType: "complete" | "cancel" | "return" | "function";
+            customType?: string;
+            next?: string;
+            function?: components["schemas"]["FunctionId"];
         };
         TaskCommitRequest: {
             processId: string;
@@ -1787,6 +1994,21 @@ export interface components {
             /** @description Auto-injected from the session. */
             appId?: string;
         };
+        /** userTask */
+        UserTaskStep: {
+            /** @constant */
+            type: "userTask";
+            name: string;
+            swimlane: string;
+            /** @description `swimlane` (the default), `initiator`, or an expression giving a userId. */
+            assignTo?: string;
+            form?: components["schemas"]["ModelId"];
+            preForms?: components["schemas"]["ModelId"][];
+            actions: components["schemas"]["TaskActionDefinition"][];
+            taskFunctions?: components["schemas"]["FunctionId"][];
+        };
+        /** @description Where a flow function writes, under `data`, `output` or `vars` (e.g. `data.total`). */
+        WritablePath: string;
     };
     responses: {
         /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
