@@ -11,6 +11,7 @@ import docs, { loadOpenApiDocument } from '../../plugins/docs/plugin.js'
 import errors, { type GenericErrorCodes } from '../../plugins/errors/plugin.js'
 import jsonDepth from '../../plugins/json-depth/plugin.js'
 import caches from '../../plugins/cache/plugin.js'
+import clock, { type Clock } from '../../plugins/clock/plugin.js'
 import identity, { type IdentityCodes } from '../../plugins/identity/plugin.js'
 import type { LogRings } from '../../plugins/logging/ring.js'
 import store from '../../plugins/store/plugin.js'
@@ -61,10 +62,13 @@ export interface EngineAppOptions {
   store: Store
   /** The log rings of the services running in this process (`wfm` feeds /internal/serviceLog). */
   logRings: LogRings
+  /** Where every "now" of the engine comes from; the system clock when not given (tests move their own). */
+  clock?: Clock | undefined
 }
 
 export default async function engineApp(app: FastifyInstance, options: EngineAppOptions): Promise<void> {
   await app.register(store, { store: options.store })
+  await app.register(clock, { clock: options.clock })
   await app.register(errors, {
     catalogue: engineErrorCatalogue,
     codes: { validation: 'wm4000', malformedBody: 'wm4001', notFound: 'wm4004', bodyTooLarge: 'wm4013', unsupportedMediaType: 'wm4015', internal: 'wm5000' } satisfies GenericErrorCodes<EngineErrorCode>,

@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import { type Clock, systemClock } from '../../../plugins/clock/plugin.js'
 import { type Collection, isDuplicateKeyError, type Store } from '../../../plugins/store/port.js'
 import { Collections, type StoredTaskLock } from '../../shared/collections.js'
 
@@ -24,6 +25,7 @@ export class TaskLockRepository {
   constructor(
     private readonly collection: Collection<StoredTaskLock>,
     private readonly ttlSeconds: number,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   async ensureIndexes(): Promise<void> {
@@ -33,7 +35,7 @@ export class TaskLockRepository {
   }
 
   /** Takes the task's lock for the user, or renews it when the user holds it already. */
-  async acquire(taskId: string, processInstanceId: string, userId: string, now: Date = new Date()): Promise<LockOutcome> {
+  async acquire(taskId: string, processInstanceId: string, userId: string, now: Date = this.clock()): Promise<LockOutcome> {
     const expiresAt = new Date(now.getTime() + this.ttlSeconds * 1000)
     for (let attempt = 1; ; attempt++) {
       try {
@@ -54,7 +56,7 @@ export class TaskLockRepository {
   }
 
   /** The unexpired lock of the task, or null when nobody holds it. */
-  async holder(taskId: string, now: Date = new Date()): Promise<StoredTaskLock | null> {
+  async holder(taskId: string, now: Date = this.clock()): Promise<StoredTaskLock | null> {
     return this.collection.findOne({ _id: taskId, expiresAt: { $gt: now } })
   }
 
@@ -74,8 +76,8 @@ export class TaskLockRepository {
   }
 }
 
-export function taskLockRepository(store: Store, ttlSeconds: number): TaskLockRepository {
-  return new TaskLockRepository(store.collection<StoredTaskLock>(Collections.taskLocks), ttlSeconds)
+export function taskLockRepository(store: Store, ttlSeconds: number, clock: Clock = systemClock): TaskLockRepository {
+  return new TaskLockRepository(store.collection<StoredTaskLock>(Collections.taskLocks), ttlSeconds, clock)
 }
 
 export interface TaskLocksPluginOptions {
@@ -83,9 +85,9 @@ export interface TaskLocksPluginOptions {
 }
 
 async function taskLocksPlugin(fastify: FastifyInstance, options: TaskLocksPluginOptions): Promise<void> {
-  const repository = taskLockRepository(fastify.store, options.ttlSeconds)
+  const repository = taskLockRepository(fastify.store, options.ttlSeconds, fastify.clock)
   await repository.ensureIndexes()
   fastify.decorate('taskLocks', repository)
 }
 
-export default fp(taskLocksPlugin, { name: 'task-locks-repository', dependencies: ['store'] })
+export default fp(taskLocksPlugin, { name: 'task-locks-repository', dependencies: ['store', 'clock'] })
