@@ -4,6 +4,7 @@ import type { Store } from '../../../plugins/store/port.js'
 import type { StoredBatchJob } from '../../shared/collections.js'
 import { testClock } from '../../testing/clock.js'
 import { openTestStore, silentLogger } from '../../testing/harness.js'
+import { waitUntil } from '../../testing/wait.js'
 import { type BatchJobHandler, type BatchJobHandlers, PermanentJobError } from './handlers.js'
 import { batchJobRepository, MAX_TRIES } from './repository.js'
 import { BatchWorker, type BatchWorkerSettings } from './worker.js'
@@ -193,9 +194,7 @@ t.test('the poll loop picks up jobs enqueued after it started, and a stopped wor
   polling.start()
   await sleep(50)
   await enqueue(store, 3, new Date())
-  const deadline = Date.now() + 2_000
-  while (ran < 3 && Date.now() < deadline) await sleep(10)
-  t.equal(ran, 3, 'the jobs ran without a call to runDue')
+  t.equal(await waitUntil(() => ran, (count) => count >= 3, 2_000, 10), 3, 'the jobs ran without a call to runDue')
   await polling.stop()
   await enqueue(store, 1, new Date())
   await sleep(60)
