@@ -147,6 +147,7 @@ t.test('a jobScheduler model inserted through the gateway is deployed by the eng
 
   t.equal((await insert((body) => void (body.schedules = []))).status, 200)
   t.same(await waitUntil(() => schedules.find({ modelID: 'hr-nightly' }).toArray(), (found) => found.length === 0), [], 'the empty list removed the schedule')
-  const deploys = await engine.store.collection<StoredBatchJob>(Collections.batchJobs).find({ kind: 'deploy' }).toArray()
+  // The schedules are written before the deploy job is marked done: wait for the worker to finish it.
+  const deploys = await waitUntil(() => engine.store.collection<StoredBatchJob>(Collections.batchJobs).find({ kind: 'deploy' }).toArray(), (jobs) => jobs.every((job) => job.status === 'done'))
   t.same(deploys.map((job) => job.status), ['done', 'done'], 'one deploy job per live version, both done')
 })
