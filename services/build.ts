@@ -5,6 +5,7 @@
 import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Logger } from 'pino'
+import type { Clock } from '../plugins/clock/plugin.js'
 import type { Config } from '../lib/config/config.js'
 import type { LogRings } from '../plugins/logging/ring.js'
 import { closeConnectionsAsTheyFallIdle } from '../lib/server/idle-connections.js'
@@ -24,6 +25,8 @@ export interface BuildOptions {
   logRings?: LogRings
   /** Sees every route as it is registered (the contract test compares them with the document). */
   onRoute?: (route: RouteOptions) => void
+  /** The engine's clock (tests move it); the system clock when not given. */
+  clock?: Clock
 }
 
 export async function buildService(kind: ServiceKind, options: BuildOptions): Promise<FastifyInstance> {
@@ -31,8 +34,9 @@ export async function buildService(kind: ServiceKind, options: BuildOptions): Pr
   if (options.onRoute) app.addHook('onRoute', options.onRoute)
   closeConnectionsAsTheyFallIdle(app)
   discardUnreadBodies(app, { discardBytes: (request) => request.routeOptions.bodyLimit ?? BODY_LIMIT_BYTES })
-  const plugin = kind === 'engine' ? engineApp : gatewayApp
-  await app.register(fp(plugin, { name: `${kind}-app` }), { config: options.config, store: options.store, logRings: options.logRings ?? {} })
+  const appOptions = { config: options.config, store: options.store, logRings: options.logRings ?? {} }
+  if (kind === 'engine') await app.register(fp(engineApp, { name: 'engine-app' }), { ...appOptions, clock: options.clock })
+  else await app.register(fp(gatewayApp, { name: 'gateway-app' }), appOptions)
   await app.ready()
   return app
 }

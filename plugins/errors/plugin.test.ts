@@ -3,7 +3,7 @@ import t from 'tap'
 import { serverOptions } from '../../lib/server/server-options.js'
 import { silentLogger } from '../../services/testing/harness.js'
 import errors, { type ErrorsPluginOptions } from './plugin.js'
-import type { ErrorCatalogue } from './service-error.js'
+import type { ErrorCatalogue, ErrorFactory } from './service-error.js'
 
 const catalogue = {
   xx4000: { status: 400, type: 'business', category: 'error', message: 'Invalid request: %s' },
@@ -29,7 +29,9 @@ async function build(style: ErrorsPluginOptions['style'], exposeStack = false): 
     },
   }, async (request) => ({ received: request.body }))
   app.get('/notes/:id', async (request) => {
-    throw app.fail('xx3090', { args: [(request.params as { id: string }).id], parameters: { noteId: (request.params as { id: string }).id }, summary: 'Not found' })
+    // This test's own catalogue, not the services': its factory takes its own codes.
+    const fail = app.fail as ErrorFactory<string>
+    throw fail('xx3090', { args: [(request.params as { id: string }).id], parameters: { noteId: (request.params as { id: string }).id }, summary: 'Not found' })
   })
   app.get('/boom', async () => {
     throw new Error('database password is hunter2')

@@ -5,17 +5,18 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import type { ErrorCode } from '../../openapi/generated/errors.js'
 import { type CustomErrorRecord, errorEnvelope } from './envelope.js'
 import { type ErrorCatalogue, type ErrorFactory, errorFactory, isServiceError, type ServiceError } from './service-error.js'
 
-/** Catalogue codes for the failures that every service can answer. */
-export interface GenericErrorCodes {
-  validation: string
-  malformedBody: string
-  notFound: string
-  bodyTooLarge: string
-  unsupportedMediaType: string
-  internal: string
+/** Catalogue codes for the failures that every service can answer (a service checks its own: `satisfies GenericErrorCodes<EngineErrorCode>`). */
+export interface GenericErrorCodes<Code extends string = string> {
+  validation: Code
+  malformedBody: Code
+  notFound: Code
+  bodyTooLarge: Code
+  unsupportedMediaType: Code
+  internal: Code
 }
 
 export interface ErrorsPluginOptions {
@@ -29,8 +30,12 @@ export interface ErrorsPluginOptions {
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** Builds a ServiceError from the service's catalogue: `throw fastify.fail('wm3090')`. */
-    fail: ErrorFactory<string>
+    /**
+     * Builds a ServiceError from the service's catalogue: `throw fastify.fail('wm3090')`. Typed with
+     * every catalogue's codes (both services share this declaration); a service's own code narrows
+     * it to its codes, `ErrorFactory<EngineErrorCode>` or `ErrorFactory<GatewayErrorCode>`.
+     */
+    fail: ErrorFactory<ErrorCode>
     /**
      * Answers a failure as the error handler does. The router's own refusals (a malformed URL, a
      * path parameter past `maxParamLength`) happen before any route, where Fastify calls the

@@ -15,6 +15,7 @@
  */
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
+import type { ErrorCode } from '../../openapi/generated/errors.js'
 import type { AuthConfig } from '../../lib/config/config.js'
 import type { IdentityRequirement } from '../../lib/server/route.js'
 import type { Store } from '../../store/port.js'
@@ -32,15 +33,16 @@ export interface Actor {
   isSystemUser: boolean
 }
 
-export interface IdentityCodes {
+/** The catalogue codes the identity checks answer with, each service's own (`satisfies IdentityCodes<GatewayErrorCode>`). */
+export interface IdentityCodes<Code extends ErrorCode = ErrorCode> {
   /** 401: the `user` header is missing where an actor is required, or names no user (header mode); the token's user is unknown (jwt mode). */
-  unknownUser: string
+  unknownUser: Code
   /** 401: no bearer token, or one that does not verify (jwt mode). */
-  unauthenticated: string
+  unauthenticated: Code
   /** 403: the token's user may not act as the one the `user` header names, or is no admin on an admin route. */
-  forbidden: string
+  forbidden: Code
   /** 401: an admin route without the right ADMIN_TOKEN in header mode (the gateway's only). */
-  adminToken?: string
+  adminToken?: Code
 }
 
 export interface IdentityPluginOptions {

@@ -7,13 +7,14 @@
 import { Transform, type TransformCallback } from 'node:stream'
 import type { FastifyInstance, FastifyRequest, preParsingHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
+import type { ErrorCode } from '../../openapi/generated/errors.js'
 import { JsonDepthScanner } from './scanner.js'
 
 export interface JsonDepthOptions {
   /** MAX_JSON_DEPTH: the deepest nesting of arrays and objects allowed. */
   maxDepth: number
   /** Catalogue code answered (400) for a body nested deeper. */
-  code: string
+  code: ErrorCode
 }
 
 /** `application/json` and the `+json` types: the bodies Fastify parses as JSON. */

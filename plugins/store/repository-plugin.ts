@@ -1,11 +1,10 @@
 /**
- * A repository as a Fastify plugin: built from the store, its indexes ensured before the app
+ * A repository as a Fastify plugin: built from the app's store (and clock, where it needs one), its indexes ensured before the app
  * serves a request, decorated under one name. Every repository registers through this, so each
  * file says only what is its own: how the repository is built, its decorator, what it needs.
  */
-import type { FastifyPluginAsync } from 'fastify'
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
-import type { Store } from '../../store/port.js'
 
 export interface IndexedRepository {
   ensureIndexes(): Promise<void>
@@ -20,11 +19,12 @@ export interface RepositoryPluginMeta {
 
 export function repositoryPlugin<Options extends object = Record<never, never>>(
   decorator: string,
-  create: (store: Store, options: Options) => IndexedRepository,
+  /** Builds the repository from what the app is decorated with (its store, its clock…). */
+  create: (fastify: FastifyInstance, options: Options) => IndexedRepository,
   meta: RepositoryPluginMeta,
 ): FastifyPluginAsync<Options> {
   const plugin: FastifyPluginAsync<Options> = async (fastify, options) => {
-    const repository = create(fastify.store, options)
+    const repository = create(fastify, options)
     await repository.ensureIndexes()
     fastify.decorate(decorator, repository)
   }

@@ -268,24 +268,38 @@ function fastifyPath(path) {
   return path.replace(/\{([^}]+)\}/g, ':$1')
 }
 
-/** @param {Json} engine @param {Json} gateway */
+/**
+ * The catalogues, and a string-literal union of each one's codes that types the service's error
+ * factory (a misspelt code, or one of the other service, does not compile). `satisfies` ties each
+ * catalogue to its union: a code in one and not the other does not compile either.
+ * @param {Json} engine @param {Json} gateway
+ */
 function errorsModule(engine, gateway) {
+  const union = (/** @type {Json} */ catalogue) => Object.keys(catalogue).map((code) => `  | ${JSON.stringify(code)}`).join('\n')
   const entries = (/** @type {Json} */ catalogue) =>
     Object.entries(catalogue)
       .map(([code, spec]) => `  ${JSON.stringify(code)}: ${JSON.stringify({ status: spec.status, type: spec.type, category: spec.category, message: spec.message })},`)
       .join('\n')
   return [
     HEADER,
+    '/** The engine\'s error codes (openapi/engine.yaml, x-error-catalogue). */',
+    'export type EngineErrorCode =',
+    union(engine),
+    '',
+    '/** The gateway\'s error codes (openapi/gateway.yaml, x-error-catalogue). */',
+    'export type GatewayErrorCode =',
+    union(gateway),
+    '',
+    '/** Any service\'s code: what the plugins shared by both services accept. */',
+    'export type ErrorCode = EngineErrorCode | GatewayErrorCode',
+    '',
     'export const engineErrorCatalogue = {',
     entries(engine),
-    '} as const',
+    '} as const satisfies { readonly [Code in EngineErrorCode]: unknown }',
     '',
     'export const gatewayErrorCatalogue = {',
     entries(gateway),
-    '} as const',
-    '',
-    'export type EngineErrorCode = keyof typeof engineErrorCatalogue',
-    'export type GatewayErrorCode = keyof typeof gatewayErrorCatalogue',
+    '} as const satisfies { readonly [Code in GatewayErrorCode]: unknown }',
     '',
   ].join('\n')
 }

@@ -4,14 +4,15 @@
  * Fastify itself; tests register this plugin and drive it with inject or a real port.
  */
 import type { FastifyInstance } from 'fastify'
-import { engineErrorCatalogue } from '../../openapi/generated/errors.js'
+import { type EngineErrorCode, engineErrorCatalogue } from '../../openapi/generated/errors.js'
 import type { Config } from '../../lib/config/config.js'
 import correlation from '../../plugins/correlation/plugin.js'
 import docs, { loadOpenApiDocument } from '../../plugins/docs/plugin.js'
-import errors from '../../plugins/errors/plugin.js'
+import errors, { type GenericErrorCodes } from '../../plugins/errors/plugin.js'
 import jsonDepth from '../../plugins/json-depth/plugin.js'
 import caches from '../../plugins/cache/plugin.js'
-import identity from '../../plugins/identity/plugin.js'
+import clock, { type Clock } from '../../plugins/clock/plugin.js'
+import identity, { type IdentityCodes } from '../../plugins/identity/plugin.js'
 import type { LogRings } from '../../plugins/logging/ring.js'
 import store from '../../plugins/store/plugin.js'
 import type { Store } from '../../store/port.js'
@@ -61,21 +62,24 @@ export interface EngineAppOptions {
   store: Store
   /** The log rings of the services running in this process (`wfm` feeds /internal/serviceLog). */
   logRings: LogRings
+  /** Where every "now" of the engine comes from; the system clock when not given (tests move their own). */
+  clock?: Clock | undefined
 }
 
 export default async function engineApp(app: FastifyInstance, options: EngineAppOptions): Promise<void> {
   await app.register(store, { store: options.store })
+  await app.register(clock, { clock: options.clock })
   await app.register(errors, {
     catalogue: engineErrorCatalogue,
-    codes: { validation: 'wm4000', malformedBody: 'wm4001', notFound: 'wm4004', bodyTooLarge: 'wm4013', unsupportedMediaType: 'wm4015', internal: 'wm5000' },
+    codes: { validation: 'wm4000', malformedBody: 'wm4001', notFound: 'wm4004', bodyTooLarge: 'wm4013', unsupportedMediaType: 'wm4015', internal: 'wm5000' } satisfies GenericErrorCodes<EngineErrorCode>,
     style: 'record',
     exposeStack: options.config.development,
   })
   await app.register(correlation)
   await app.register(docs, { document: loadOpenApiDocument('engine') })
-  await app.register(jsonDepth, { maxDepth: options.config.maxJsonDepth, code: 'wm4002' })
+  await app.register(jsonDepth, { maxDepth: options.config.maxJsonDepth, code: 'wm4002' satisfies EngineErrorCode })
 
-  await app.register(identity, { auth: options.config.auth, codes: { unknownUser: 'wm4010', unauthenticated: 'wm4011', forbidden: 'wm4032' } })
+  await app.register(identity, { auth: options.config.auth, codes: { unknownUser: 'wm4010', unauthenticated: 'wm4011', forbidden: 'wm4032' } satisfies IdentityCodes<EngineErrorCode> })
   await app.register(caches, { target: 'wfm', types: ['app', 'service'], pollMs: options.config.cachePollMs })
   // Repositories, then the services built on them (the workflow core of issue 4).
   await app.register(models)

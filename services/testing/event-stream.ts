@@ -1,4 +1,6 @@
 /** A test client of a Server-Sent Events endpoint (the log streams): collects what arrives until closed. */
+import { waitUntil } from './wait.js'
+
 export interface OpenEventStream {
   response: Response
   /** The raw text received so far. */
@@ -27,11 +29,8 @@ export async function openEventStream(url: string, headers: Record<string, strin
     received: () => text,
     events: () => text.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)),
     async waitFor(check, limitMs = 3000) {
-      const started = Date.now()
-      while (!check(stream)) {
-        if (Date.now() - started > limitMs) throw new Error(`stream condition not met within ${limitMs} ms; received: ${text.slice(0, 2000)}`)
-        await new Promise((resolve) => setTimeout(resolve, 10))
-      }
+      const met = await waitUntil(() => check(stream), (holds) => holds, limitMs, 10)
+      if (!met) throw new Error(`stream condition not met within ${limitMs} ms; received: ${text.slice(0, 2000)}`)
     },
     close() {
       abort.abort()

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import pino, { type DestinationStream, type Logger } from 'pino'
+import type { Clock } from '../../plugins/clock/plugin.js'
 import { type Config, parseConfig } from '../../lib/config/config.js'
 import type { LogRings } from '../../plugins/logging/ring.js'
 import { openStore } from '../../store/open.js'
@@ -56,12 +57,14 @@ export interface StartOptions {
   logger?: Logger
   /** The log rings the log stream endpoints read (feed them with the logger, see ringDestination). */
   logRings?: LogRings
+  /** The engine's clock (testing/clock.ts); the system clock when not given. */
+  clock?: Clock
 }
 
 /** Builds the service as production does and listens on an ephemeral port; closed on teardown. */
 export async function startService(t: Teardown, kind: ServiceKind, options: StartOptions = {}): Promise<RunningService> {
   const store = options.store ?? (await openTestStore(t))
-  const app = await buildService(kind, { config: testConfig(options.config), store, logger: options.logger ?? silentLogger, ...(options.logRings ? { logRings: options.logRings } : {}) })
+  const app = await buildService(kind, { config: testConfig(options.config), store, logger: options.logger ?? silentLogger, ...(options.logRings ? { logRings: options.logRings } : {}), ...(options.clock ? { clock: options.clock } : {}) })
   const url = await app.listen({ port: 0, host: '127.0.0.1' })
   t.teardown(() => app.close())
   return { app, url }

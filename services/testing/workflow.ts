@@ -4,6 +4,7 @@
  * bookings) and one user per role, and a client whose every answer is checked against the
  * engine's OpenAPI document.
  */
+import type { FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
 import type { Session } from '../../openapi/generated/schemas.js'
 import type { Config } from '../../lib/config/config.js'
@@ -11,7 +12,7 @@ import type { Store } from '../../store/port.js'
 import type { ServiceKind } from '../build.js'
 import type { StoredUser } from '../../store/collections.js'
 import { ContractChecker } from './contract.js'
-import { openTestStore, startService, type Teardown } from './harness.js'
+import { openTestStore, type StartOptions, startService, type Teardown } from './harness.js'
 import { deployExample } from './models.js'
 import { bearerIdentity } from './tokens.js'
 import { createTestUser } from './users.js'
@@ -91,6 +92,7 @@ export async function createHrUsers(store: Store): Promise<HrUsers> {
 
 export interface HrEngine extends WorkflowClient {
   store: Store
+  app: FastifyInstance
   users: HrUsers
 }
 
@@ -99,12 +101,12 @@ export interface HrEngine extends WorkflowClient {
  * tokens.ts's `jwtAuthConfig()`), calls identify their `user` with a bearer token signed with the
  * test secret rather than the `user` header.
  */
-export async function startHrEngine(t: ContractTest, config: Partial<Config> = {}): Promise<HrEngine> {
+export async function startHrEngine(t: ContractTest, config: Partial<Config> = {}, options: Pick<StartOptions, 'clock'> = {}): Promise<HrEngine> {
   const store = await openTestStore(t)
   await deployHrApp(store)
   const users = await createHrUsers(store)
-  const { url } = await startService(t, 'engine', { store, config })
-  return { store, users, ...workflowClient(t, url, 'engine', config.auth?.mode === 'jwt' ? bearerIdentity() : userHeaderIdentity) }
+  const { url, app } = await startService(t, 'engine', { store, config, ...options })
+  return { store, users, app, ...workflowClient(t, url, 'engine', config.auth?.mode === 'jwt' ? bearerIdentity() : userHeaderIdentity) }
 }
 
 /** The open task a session's form context is about (fails the test's expectations when none). */

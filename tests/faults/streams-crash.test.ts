@@ -13,6 +13,7 @@ import type { StoredContext } from '../../store/collections.js'
 import { Collections } from '../../store/collections.js'
 import { type ChildService, spawnService } from '../../services/testing/child-service.js'
 import { tempDir } from '../../services/testing/harness.js'
+import { waitUntil } from '../../services/testing/wait.js'
 import { inconsistencies, REQUEST_STEP, requestCompleted } from './streams-consistency.js'
 
 const CYCLES = 5
@@ -59,8 +60,7 @@ t.test('kill -9 of the all-in-one under write load, restarted at once 5 times: e
     const workers = Array.from({ length: WORKERS }, () => writeLoad(client, acknowledged, stop))
     // Killed once this cycle has had writes acknowledged (however slow the machine), at a random moment after.
     const before = acknowledged.started.size
-    const deadline = Date.now() + 30_000
-    while (acknowledged.started.size < before + 2 && Date.now() < deadline) await sleep(20)
+    await waitUntil(() => acknowledged.started.size, (size) => size >= before + 2, 30_000, 20)
     await sleep(Math.floor(Math.random() * 400))
     const killed = service
     killed.child.kill('SIGKILL')

@@ -11,6 +11,7 @@ import type {
   SaveActionRequest,
   Session,
 } from '../../../openapi/generated/schemas.js'
+import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { Actor } from '../../../plugins/identity/plugin.js'
 import { type Authorization, mayActOnTask } from '../authorization/service.js'
@@ -44,7 +45,7 @@ export interface ActionServiceDependencies {
   authorization: Authorization
   locks: TaskLockRepository
   sessions: SessionBuilder
-  fail: ErrorFactory<string>
+  fail: ErrorFactory<EngineErrorCode>
 }
 
 function createdTasks(effects: readonly RuntimeEffect[]): Task[] {
@@ -60,7 +61,7 @@ function stateOf(stored: StoredContext): ProcessState {
  * (the headless task action too).
  */
 export async function runUserTaskActivity(
-  fail: ErrorFactory<string>,
+  fail: ErrorFactory<EngineErrorCode>,
   compiled: CompiledProcess,
   state: ProcessState,
   actionType: string,

@@ -48,4 +48,4 @@ export function activityRepository(store: Store): ActivityRepository {
   return new ActivityRepository(store.collection<StoredActivity>(Collections.activities))
 }
 
-export default repositoryPlugin('activities', (store) => activityRepository(store), { name: 'activities-repository' })
+export default repositoryPlugin('activities', ({ store }) => activityRepository(store), { name: 'activities-repository' })

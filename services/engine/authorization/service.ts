@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { Actor } from '../../../plugins/identity/plugin.js'
 import type { Filter } from '../../../store/port.js'
@@ -79,7 +80,7 @@ export function visibleInstancesFilter(principal: Principal, prefix = 'processIn
 }
 
 export class Authorization {
-  constructor(private readonly fail: ErrorFactory<string>) {}
+  constructor(private readonly fail: ErrorFactory<EngineErrorCode>) {}
 
   accessTo = accessTo
   mayActOnTask = mayActOnTask

@@ -34,6 +34,7 @@ async function batchWorkerPlugin(fastify: FastifyInstance, options: BatchWorkerP
     settings: options.settings,
     owner: workerOwner(),
     log: fastify.log.child({ component: 'batch-worker' }),
+    now: fastify.clock,
   })
   fastify.decorate('batchHandlers', handlers)
   fastify.decorate('batchWorker', worker)
@@ -46,4 +47,4 @@ async function batchWorkerPlugin(fastify: FastifyInstance, options: BatchWorkerP
   })
 }
 
-export default fp(batchWorkerPlugin, { name: 'batch-worker', dependencies: ['batch-jobs'] })
+export default fp(batchWorkerPlugin, { name: 'batch-worker', dependencies: ['batch-jobs', 'clock'] })

@@ -191,4 +191,4 @@ export function batchJobRepository(store: Store): BatchJobRepository {
   return new BatchJobRepository(store.collection<StoredBatchJob>(Collections.batchJobs))
 }
 
-export default repositoryPlugin('batchJobs', (store) => batchJobRepository(store), { name: 'batch-jobs' })
+export default repositoryPlugin('batchJobs', ({ store }) => batchJobRepository(store), { name: 'batch-jobs' })

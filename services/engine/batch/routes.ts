@@ -15,7 +15,7 @@ async function batchRoutes(fastify: FastifyInstance): Promise<void> {
       const actor = requireActor(request)
       fastify.authorization.assertMayActForOthers(actor, 'retry batch jobs')
       const tenant = { appId: actor.appId, organizationId: actor.organizationId }
-      const { requeued, message } = await retryFailedJobs(fastify.batchJobs, request.body, tenant, new Date())
+      const { requeued, message } = await retryFailedJobs(fastify.batchJobs, request.body, tenant, fastify.clock())
       if (requeued > 0) fastify.batchWorker.wake()
       request.log.info({ requeued }, message)
       return { message }

@@ -2,18 +2,14 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import type { Store } from '../../../store/port.js'
 import type { StoredBatchJob } from '../../../store/collections.js'
+import { testClock } from '../../testing/clock.js'
 import { openTestStore, silentLogger } from '../../testing/harness.js'
+import { waitUntil } from '../../testing/wait.js'
 import { type BatchJobHandler, type BatchJobHandlers, PermanentJobError } from './handlers.js'
 import { batchJobRepository, MAX_TRIES } from './repository.js'
 import { BatchWorker, type BatchWorkerSettings } from './worker.js'
 
 const T0 = new Date('2025-06-30T08:00:00.000Z')
-
-/** A clock the test moves by hand. */
-function fakeClock(start: Date = T0): { now: () => Date; advance: (ms: number) => void; set: (at: Date) => void } {
-  let current = start.getTime()
-  return { now: () => new Date(current), advance: (ms) => void (current += ms), set: (at) => void (current = at.getTime()) }
-}
 
 const SETTINGS: BatchWorkerSettings = { backoffMs: 100, pollMs: 10, leaseMs: 1_000, retentionMs: 3_600_000, concurrency: 1 }
 
@@ -67,7 +63,7 @@ t.test('two workers on one store never run the same job twice, and between them 
 t.test('a failing job retries with exponential backoff from BATCH_BACKOFF_MS and is failed at its tenth try', async (t) => {
   const store = await openTestStore(t)
   const [job] = await enqueue(store, 1)
-  const clock = fakeClock()
+  const clock = testClock(T0)
   let tries = 0
   const failing = worker(
     store,
@@ -107,7 +103,7 @@ t.test('a failure no retry can cure fails the job at once', async (t) => {
   const [job] = await enqueue(store, 1)
   const invalid = worker(store, async () => {
     throw new PermanentJobError('modelBody.schedules must be an array')
-  }, { now: fakeClock().now })
+  }, { now: testClock(T0).now })
   await invalid.runDue()
   t.match(await stored(store, job!.jobId), { status: 'failed', tryCount: 1, lastError: 'modelBody.schedules must be an array' })
 })
@@ -115,7 +111,7 @@ t.test('a failure no retry can cure fails the job at once', async (t) => {
 t.test("a crashed worker's lease lapses and the job runs again elsewhere; the crashed one cannot overwrite the outcome", async (t) => {
   const store = await openTestStore(t)
   const [job] = await enqueue(store, 1)
-  const clock = fakeClock()
+  const clock = testClock(T0)
   const repository = batchJobRepository(store)
   // Worker "crashed" claims the job and never reports back.
   const claimed = await repository.claimDue(['deploy'], 'crashed', clock.now(), SETTINGS.leaseMs)
@@ -138,7 +134,7 @@ t.test("a crashed worker's lease lapses and the job runs again elsewhere; the cr
 t.test('a job whose tenth try ended with a lapsed lease is failed without running again', async (t) => {
   const store = await openTestStore(t)
   const [job] = await enqueue(store, 1)
-  const clock = fakeClock()
+  const clock = testClock(T0)
   await store.collection('batchJobs').updateOne({ jobId: job!.jobId }, { $set: { tryCount: MAX_TRIES - 1 } })
   await batchJobRepository(store).claimDue(['deploy'], 'crashed', clock.now(), SETTINGS.leaseMs)
   clock.advance(SETTINGS.leaseMs + 1)
@@ -169,13 +165,13 @@ t.test('a handler that outlives its lease keeps the job: the worker renews the l
 t.test('jobs of a kind this engine has no handler for are left for others', async (t) => {
   const store = await openTestStore(t)
   await batchJobRepository(store).enqueue({ kind: 'scheduledRun', appId: 'hr', payload: {}, dueAt: T0 }, T0)
-  t.equal(await worker(store, async () => undefined, { now: fakeClock().now }).runDue(), 0)
+  t.equal(await worker(store, async () => undefined, { now: testClock(T0).now }).runDue(), 0)
   t.equal(await store.collection('batchJobs').countDocuments({ status: 'waiting' }), 1)
 })
 
 t.test('finished jobs are removed once the retention window has passed, and only those', async (t) => {
   const store = await openTestStore(t)
-  const clock = fakeClock()
+  const clock = testClock(T0)
   const hour = 3_600_000
   const collection = store.collection('batchJobs')
   const base = { kind: 'deploy', appId: 'hr', payload: {}, tryCount: 0, dueAt: T0, createdAt: T0, updatedAt: T0 }
@@ -198,9 +194,7 @@ t.test('the poll loop picks up jobs enqueued after it started, and a stopped wor
   polling.start()
   await sleep(50)
   await enqueue(store, 3, new Date())
-  const deadline = Date.now() + 2_000
-  while (ran < 3 && Date.now() < deadline) await sleep(10)
-  t.equal(ran, 3, 'the jobs ran without a call to runDue')
+  t.equal(await waitUntil(() => ran, (count) => count >= 3, 2_000, 10), 3, 'the jobs ran without a call to runDue')
   await polling.stop()
   await enqueue(store, 1, new Date())
   await sleep(60)

@@ -16,6 +16,7 @@ async function contextRoutes(fastify: FastifyInstance): Promise<void> {
     locks: fastify.taskLocks,
     sessions: fastify.sessions,
     fail: fastify.fail,
+    now: fastify.clock,
   })
   const typed = fastify.withTypeProvider<TypeBoxTypeProvider>()
 

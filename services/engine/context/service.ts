@@ -4,6 +4,8 @@
  * takes that task's lock when the form is opened directly (`skipToForm`), and logs a `display`.
  */
 import type { ContextRequest, Session } from '../../../openapi/generated/schemas.js'
+import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
+import type { Clock } from '../../../plugins/clock/plugin.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { Actor } from '../../../plugins/identity/plugin.js'
 import type { ActivityRepository } from '../activities/repository.js'
@@ -33,7 +35,8 @@ export interface ContextServiceDependencies {
   activities: ActivityRepository
   locks: TaskLockRepository
   sessions: SessionBuilder
-  fail: ErrorFactory<string>
+  fail: ErrorFactory<EngineErrorCode>
+  now: Clock
 }
 
 export class ContextService {
@@ -86,7 +89,7 @@ export class ContextService {
       locking,
       activities.record({
         processInstanceId,
-        timeStamp: new Date().toISOString(),
+        timeStamp: this.deps.now().toISOString(),
         type: 'display',
         userId: actor.userId,
         userName: actor.fullName,

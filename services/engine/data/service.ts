@@ -5,6 +5,7 @@
  * `$regex` patterns (400 wm4000); sort and projection name plain fields.
  */
 import type { DataSearchParams, DataSearchResult } from '../../../openapi/generated/schemas.js'
+import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { Actor } from '../../../plugins/identity/plugin.js'
 import { filterProblem, regexProblem } from '../runtime-host/data-filter.js'
@@ -15,7 +16,7 @@ export const DEFAULT_SEARCH_LIMIT = 50
 export class DataSearchService {
   constructor(
     private readonly collections: DataCollectionRepository,
-    private readonly fail: ErrorFactory<string>,
+    private readonly fail: ErrorFactory<EngineErrorCode>,
   ) {}
 
   async search(actor: Actor, name: string, params: DataSearchParams): Promise<DataSearchResult> {

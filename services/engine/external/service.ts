@@ -13,6 +13,7 @@ import type {
 } from '../../../openapi/generated/schemas.js'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import { type ErrorFactory, isServiceError } from '../../../plugins/errors/service-error.js'
 import type { CacheRegistry } from '../../../plugins/cache/registry.js'
 import { type Actor, findActor } from '../../../plugins/identity/plugin.js'
@@ -54,7 +55,7 @@ function withTask(instance: ProcessInstance, task: Task): ProcessInstance {
 }
 
 export class ExternalService {
-  private readonly fail: ErrorFactory<string>
+  private readonly fail: ErrorFactory<EngineErrorCode>
 
   constructor(private readonly deps: ExternalServiceDependencies) {
     this.fail = deps.fail

@@ -12,6 +12,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { deleteFile, downloadFile, uploadFile } from '../../../openapi/generated/engine-routes.js'
 import type { File, FileOperationRequest } from '../../../openapi/generated/schemas.js'
+import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import { requireActor } from '../../../plugins/identity/plugin.js'
 import { routeFrom } from '../../../lib/server/route.js'
@@ -29,7 +30,7 @@ const REQUIRED_TEXT_FIELDS = TEXT_FIELDS.filter((name) => REQUIRED.includes(name
 const OPTIONAL_TEXT_FIELDS = TEXT_FIELDS.filter((name) => !REQUIRED.includes(name))
 
 /** The `fields` part as UploadFields: missing ids 500 wm3071 first (SPEC.md), then 400 wm4000 naming what is wrong. */
-export function parseUploadFields(fail: ErrorFactory<string>, text: string): UploadFields {
+export function parseUploadFields(fail: ErrorFactory<EngineErrorCode>, text: string): UploadFields {
   const invalid = (reason: string, field = 'fields') => fail('wm4000', { args: [reason], parameters: { field } })
   let parsed: unknown
   try {
@@ -61,6 +62,7 @@ function textOrUndefined(value: unknown): string | undefined {
 }
 
 async function fileRoutes(fastify: FastifyInstance, options: FileRoutesOptions): Promise<void> {
+  const fail: ErrorFactory<EngineErrorCode> = fastify.fail
   const service = new FileService({
     instances: fastify.processInstances,
     models: fastify.processModels,
@@ -69,7 +71,7 @@ async function fileRoutes(fastify: FastifyInstance, options: FileRoutesOptions):
     files: fastify.store.files,
     maxUploadBytes: options.maxUploadBytes,
     log: fastify.log,
-    fail: fastify.fail,
+    fail,
   })
   const typed = fastify.withTypeProvider<TypeBoxTypeProvider>()
 
@@ -84,7 +86,7 @@ async function fileRoutes(fastify: FastifyInstance, options: FileRoutesOptions):
     try {
       for await (const part of request.parts()) {
         if (part.type === 'field') {
-          if (part.fieldname === 'fields') fields = parseUploadFields(fastify.fail, String(part.value))
+          if (part.fieldname === 'fields') fields = parseUploadFields(fail, String(part.value))
           continue
         }
         if (part.fieldname !== 'fileBody' || staged !== undefined) {
@@ -93,8 +95,8 @@ async function fileRoutes(fastify: FastifyInstance, options: FileRoutesOptions):
         }
         staged = await stagePart(request, part, fields)
       }
-      if (!fields) throw fastify.fail('wm4000', { args: ['the fields part is missing'], parameters: { field: 'fields' } })
-      if (!staged) throw fastify.fail('wm4000', { args: ['the fileBody part is missing'], parameters: { field: 'fileBody' } })
+      if (!fields) throw fail('wm4000', { args: ['the fields part is missing'], parameters: { field: 'fields' } })
+      if (!staged) throw fail('wm4000', { args: ['the fileBody part is missing'], parameters: { field: 'fileBody' } })
     } catch (error) {
       // The parser stops here: the rest of the body is read and discarded after the answer
       // (lib/server/unread-body.ts), so that the connection is not left half-read.
@@ -107,7 +109,7 @@ async function fileRoutes(fastify: FastifyInstance, options: FileRoutesOptions):
 
   async function stagePart(request: FastifyRequest, part: MultipartFile, fields: UploadFields | undefined): Promise<StagedUpload> {
     try {
-      if (!fields) throw fastify.fail('wm4000', { args: ['the fields part must come before the fileBody part'], parameters: { field: 'fields' } })
+      if (!fields) throw fail('wm4000', { args: ['the fields part must come before the fileBody part'], parameters: { field: 'fields' } })
       // The route requires the user header: identity has resolved the actor.
       return await service.stage(requireActor(request), fields, { stream: part.file, contentType: part.mimetype || 'application/octet-stream', truncated: () => part.file.truncated }, request.headers.additionalheaders)
     } catch (error) {

@@ -8,6 +8,7 @@ import type { FileUploadFields } from '../../../openapi/generated/schemas.js'
 import type { Readable } from 'node:stream'
 import type { FastifyBaseLogger } from 'fastify'
 import type { File, FileOperationRequest } from '../../../openapi/generated/schemas.js'
+import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { Actor } from '../../../plugins/identity/plugin.js'
 import type { FileStore, StoredFile } from '../../../store/port.js'
@@ -41,7 +42,7 @@ export interface StagedUpload {
 }
 
 /** The ids every file operation needs; SPEC.md answers a missing one with 500 wm3071, before anything else is checked. */
-export function requireInstanceIds(fail: ErrorFactory<string>, ids: { processInstanceId?: string | undefined; processId?: string | undefined }): void {
+export function requireInstanceIds(fail: ErrorFactory<EngineErrorCode>, ids: { processInstanceId?: string | undefined; processId?: string | undefined }): void {
   for (const field of ['processInstanceId', 'processId'] as const) {
     if (!ids[field]) throw fail('wm3071', { args: [field], parameters: { field } })
   }

@@ -3,6 +3,7 @@
  * commits, headless calls, files): the stored instance, checked against the caller's tenant (and,
  * for a user, authorization), its compiled model version and a run environment for the request.
  */
+import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { Actor } from '../../../plugins/identity/plugin.js'
 import type { StoredContext } from '../../../store/collections.js'
@@ -18,7 +19,7 @@ export interface InstanceDependencies {
   instances: ProcessInstances
   models: ProcessModels
   environments: RunEnvironments
-  fail: ErrorFactory<string>
+  fail: ErrorFactory<EngineErrorCode>
 }
 
 export interface InstanceAtHand {
@@ -68,7 +69,7 @@ export async function instanceAtHand(deps: InstanceDependencies, actor: Actor | 
 }
 
 /** The instance's task (404 wm3005), which must be open (409 wm3041). */
-export function openTaskOf(fail: ErrorFactory<string>, stored: StoredContext, taskId: string): Task {
+export function openTaskOf(fail: ErrorFactory<EngineErrorCode>, stored: StoredContext, taskId: string): Task {
   const task = stored.processInstance.tasks.find((candidate) => candidate.taskId === taskId)
   if (!task) throw fail('wm3005', { args: [taskId], parameters: { taskId, processInstanceId: stored._id } })
   if (task.status !== 'open') throw fail('wm3041', { args: [taskId], parameters: { taskId, processInstanceId: stored._id } })

@@ -99,4 +99,4 @@ export function contextRepository(store: Store): ContextRepository {
   return new ContextRepository(store)
 }
 
-export default repositoryPlugin('contexts', (store) => contextRepository(store), { name: 'contexts-repository' })
+export default repositoryPlugin('contexts', ({ store }) => contextRepository(store), { name: 'contexts-repository' })

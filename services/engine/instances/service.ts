@@ -8,6 +8,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { ActivityType, NotificationEventType } from '../../../openapi/generated/schemas.js'
+import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { StoredContext } from '../../../store/collections.js'
 import type { ActivityRepository } from '../activities/repository.js'
@@ -80,7 +81,7 @@ export class ProcessInstances {
     private readonly activities: ActivityRepository,
     private readonly notifications: Notifications,
     private readonly authorization: Authorization,
-    private readonly fail: ErrorFactory<string>,
+    private readonly fail: ErrorFactory<EngineErrorCode>,
     private readonly log: FastifyBaseLogger,
   ) {}
 

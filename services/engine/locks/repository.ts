@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify'
 import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
+import { type Clock, systemClock } from '../../../plugins/clock/plugin.js'
 import { type Collection, isDuplicateKeyError, type Store } from '../../../store/port.js'
 import { Collections, type StoredTaskLock } from '../../../store/collections.js'
 
@@ -24,6 +25,7 @@ export class TaskLockRepository {
   constructor(
     private readonly collection: Collection<StoredTaskLock>,
     private readonly ttlSeconds: number,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   async ensureIndexes(): Promise<void> {
@@ -33,7 +35,7 @@ export class TaskLockRepository {
   }
 
   /** Takes the task's lock for the user, or renews it when the user holds it already. */
-  async acquire(taskId: string, processInstanceId: string, userId: string, now: Date = new Date()): Promise<LockOutcome> {
+  async acquire(taskId: string, processInstanceId: string, userId: string, now: Date = this.clock()): Promise<LockOutcome> {
     const expiresAt = new Date(now.getTime() + this.ttlSeconds * 1000)
     for (let attempt = 1; ; attempt++) {
       try {
@@ -54,7 +56,7 @@ export class TaskLockRepository {
   }
 
   /** The unexpired lock of the task, or null when nobody holds it. */
-  async holder(taskId: string, now: Date = new Date()): Promise<StoredTaskLock | null> {
+  async holder(taskId: string, now: Date = this.clock()): Promise<StoredTaskLock | null> {
     return this.collection.findOne({ _id: taskId, expiresAt: { $gt: now } })
   }
 
@@ -74,12 +76,15 @@ export class TaskLockRepository {
   }
 }
 
-export function taskLockRepository(store: Store, ttlSeconds: number): TaskLockRepository {
-  return new TaskLockRepository(store.collection<StoredTaskLock>(Collections.taskLocks), ttlSeconds)
+export function taskLockRepository(store: Store, ttlSeconds: number, clock: Clock = systemClock): TaskLockRepository {
+  return new TaskLockRepository(store.collection<StoredTaskLock>(Collections.taskLocks), ttlSeconds, clock)
 }
 
 export interface TaskLocksPluginOptions {
   ttlSeconds: number
 }
 
-export default repositoryPlugin<TaskLocksPluginOptions>('taskLocks', (store, options) => taskLockRepository(store, options.ttlSeconds), { name: 'task-locks-repository' })
+export default repositoryPlugin<TaskLocksPluginOptions>('taskLocks', ({ store, clock }, options) => taskLockRepository(store, options.ttlSeconds, clock), {
+  name: 'task-locks-repository',
+  dependencies: ['clock'],
+})

@@ -6,6 +6,8 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
+import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import { streamEngineLog } from '../../../openapi/generated/engine-routes.js'
 import { LogStreams, ringFeed } from '../../../plugins/logging/event-stream.js'
 import type { LogRing } from '../../../plugins/logging/ring.js'
@@ -18,12 +20,13 @@ export interface EngineLogRoutesOptions {
 }
 
 async function engineLogRoutes(fastify: FastifyInstance, options: EngineLogRoutesOptions): Promise<void> {
+  const fail: ErrorFactory<EngineErrorCode> = fastify.fail
   const streams = new LogStreams()
   fastify.addHook('preClose', async () => streams.closeAll())
   fastify.withTypeProvider<TypeBoxTypeProvider>().route({
     ...routeFrom(streamEngineLog),
     handler: async (request, reply) => {
-      if (!options.ring) throw fastify.fail('wm5001')
+      if (!options.ring) throw fail('wm5001')
       streams.serve(request, reply, ringFeed(options.ring, request.headers.lplogclientid), options.heartbeatMs)
       return reply
     },

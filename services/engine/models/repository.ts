@@ -54,4 +54,4 @@ export function modelRepository(store: Store): ModelRepository {
   return new ModelRepository(store.collection<StoredModel>(Collections.models))
 }
 
-export default repositoryPlugin('models', (store) => modelRepository(store), { name: 'models-repository' })
+export default repositoryPlugin('models', ({ store }) => modelRepository(store), { name: 'models-repository' })

@@ -8,6 +8,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { CacheRegistry } from '../../../plugins/cache/registry.js'
+import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { StoredModel } from '../../../store/collections.js'
 import { compileProcess } from '../runtime/compile.js'
@@ -36,7 +37,7 @@ export class ProcessModels {
   constructor(
     private readonly repository: ModelRepository,
     private readonly caches: CacheRegistry,
-    private readonly fail: ErrorFactory<string>,
+    private readonly fail: ErrorFactory<EngineErrorCode>,
   ) {}
 
   /** The latest live version of the process, for a new instance (404 wm3002 when there is none). */

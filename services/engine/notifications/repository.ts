@@ -67,4 +67,4 @@ export function notificationRepository(store: Store): NotificationRepository {
   return new NotificationRepository(store.collection<StoredNotification>(Collections.notifications))
 }
 
-export default repositoryPlugin('notificationRecords', (store) => notificationRepository(store), { name: 'notifications-repository' })
+export default repositoryPlugin('notificationRecords', ({ store }) => notificationRepository(store), { name: 'notifications-repository' })

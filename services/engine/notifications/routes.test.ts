@@ -1,20 +1,21 @@
-import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import type { NotificationRecord } from '../../../openapi/generated/schemas.js'
 import { Collections, type StoredNotification } from '../../../store/collections.js'
+import { testClock } from '../../testing/clock.js'
 import { completeTask, HR, startHrEngine, startLeaveRequest } from '../../testing/workflow.js'
 
 t.test('GET /notifications/:appId lists what the user may see, newest change first, a page at a time', async (t) => {
-  const engine = await startHrEngine(t)
+  const clock = testClock('2026-01-05T08:00:00.000Z')
+  const engine = await startHrEngine(t, {}, { clock: clock.now })
   const { employee, colleague, manager, admin } = engine.users
   const own = []
-  // A few milliseconds between changes, so that no two share a `lastUpdate` and the order is defined.
+  // A second between changes on the engine's clock: no two share a `lastUpdate`, so the order is defined.
   for (let i = 0; i < 3; i++) {
     own.push((await startLeaveRequest(engine, employee, { days: i + 1 })).body)
-    await sleep(3)
+    clock.advance(1_000)
   }
   const colleagues = (await startLeaveRequest(engine, colleague, { days: 9 })).body
-  await sleep(3)
+  clock.advance(1_000)
   // The first request changes last, so it lists first.
   const submitted = (await completeTask(engine, employee, own[0]!)).body
 
@@ -28,7 +29,7 @@ t.test('GET /notifications/:appId lists what the user may see, newest change fir
   t.same(mine.body.map((record) => record.processInstance.processInstanceId), [ownIds[0], colleaguesId, ownIds[2], ownIds[1]], 'what the employee may see, newest change first')
   t.match(mine.body[0], { eventType: 'TaskCompleted', onUs: true, task: { stepId: 'approve' } })
   const lastUpdates = mine.body.map((record) => record.processInstance.lastUpdate ?? '')
-  t.same([...lastUpdates].sort().reverse(), lastUpdates)
+  t.same(lastUpdates, ['2026-01-05T08:00:04.000Z', '2026-01-05T08:00:03.000Z', '2026-01-05T08:00:02.000Z', '2026-01-05T08:00:01.000Z'], "each record's lastUpdate is the engine's time of its change")
 
   const managerView = await list(manager.userId)
   t.same(managerView.body.map((record) => record.processInstance.processInstanceId), [submitted.context.processInstance.processInstanceId], 'the manager sees the request waiting in his lane')

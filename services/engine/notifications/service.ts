@@ -6,6 +6,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { NotificationEventType } from '../../../openapi/generated/schemas.js'
+import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { AtomicWrite } from '../../../store/port.js'
 import type { Actor } from '../../../plugins/identity/plugin.js'
@@ -81,7 +82,7 @@ export interface NotificationPage {
 export class Notifications {
   constructor(
     private readonly repository: NotificationRepository,
-    private readonly fail: ErrorFactory<string>,
+    private readonly fail: ErrorFactory<EngineErrorCode>,
     private readonly log: FastifyBaseLogger,
   ) {}
 
@@ -142,7 +143,7 @@ export interface ResendDependencies {
   environments: RunEnvironments
   notifications: Notifications
   authorization: Authorization
-  fail: ErrorFactory<string>
+  fail: ErrorFactory<EngineErrorCode>
 }
 
 export interface ResendRequest {

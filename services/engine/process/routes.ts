@@ -5,18 +5,21 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
+import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import { getProcessStatus, startExternalProcess, startProcess } from '../../../openapi/generated/engine-routes.js'
 import type { ProcessStartRequest, ProcessStartResult } from '../../../openapi/generated/schemas.js'
 import { requireActor } from '../../../plugins/identity/plugin.js'
 import { routeFrom } from '../../../lib/server/route.js'
 
 async function processRoutes(fastify: FastifyInstance): Promise<void> {
+  const fail: ErrorFactory<EngineErrorCode> = fastify.fail
   const typed = fastify.withTypeProvider<TypeBoxTypeProvider>()
 
   async function start(request: FastifyRequest<{ Body: ProcessStartRequest }>, _reply: FastifyReply): Promise<ProcessStartResult> {
     const body = request.body
     // SPEC.md answers a missing processId with 500.
-    if (!body.processId) throw fastify.fail('wm3060', { args: ['processId'], parameters: { field: 'body.processId' } })
+    if (!body.processId) throw fail('wm3060', { args: ['processId'], parameters: { field: 'body.processId' } })
     const { stored } = await fastify.processStarter.start({
       // The route requires the user header: identity has resolved the actor.
       actor: requireActor(request),

@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import { type Actor, findActor } from '../../../plugins/identity/plugin.js'
 import type { Store } from '../../../store/port.js'
@@ -71,7 +72,7 @@ export class ProcessStarter {
     private readonly instances: ProcessInstances,
     private readonly locks: TaskLockRepository,
     private readonly authorization: Authorization,
-    private readonly fail: ErrorFactory<string>,
+    private readonly fail: ErrorFactory<EngineErrorCode>,
   ) {}
 
   async start(command: StartCommand): Promise<Started> {

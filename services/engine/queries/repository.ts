@@ -56,4 +56,4 @@ export function processQueryRepository(store: Store): ProcessQueryRepository {
   return new ProcessQueryRepository(store.collection<StoredContext>(Collections.contexts))
 }
 
-export default repositoryPlugin('processQueries', (store) => processQueryRepository(store), { name: 'process-queries-repository', dependencies: ['contexts-repository'] })
+export default repositoryPlugin('processQueries', ({ store }) => processQueryRepository(store), { name: 'process-queries-repository', dependencies: ['contexts-repository'] })

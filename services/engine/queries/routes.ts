@@ -8,7 +8,7 @@ import { routeFrom } from '../../../lib/server/route.js'
 import { QueryService } from './service.js'
 
 async function queryRoutes(fastify: FastifyInstance): Promise<void> {
-  const service = new QueryService({ queries: fastify.processQueries, activities: fastify.activities, fail: fastify.fail })
+  const service = new QueryService({ queries: fastify.processQueries, activities: fastify.activities, fail: fastify.fail, now: fastify.clock })
   const typed = fastify.withTypeProvider<TypeBoxTypeProvider>()
   // Every query requires the user header: identity has resolved the actor.
   typed.route({ ...routeFrom(queryActiveProcesses), handler: async (request) => service.activeProcesses(requireActor(request), request.body) })

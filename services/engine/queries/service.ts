@@ -12,6 +12,7 @@ import type {
   ProcessInfo,
   UpdatedBetweenQuery,
 } from '../../../openapi/generated/schemas.js'
+import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { Actor } from '../../../plugins/identity/plugin.js'
 import type { ActivityRepository } from '../activities/repository.js'
@@ -22,7 +23,7 @@ import type { InstanceSummary, ProcessQueryRepository } from './repository.js'
 export interface QueryServiceDependencies {
   queries: ProcessQueryRepository
   activities: ActivityRepository
-  fail: ErrorFactory<string>
+  fail: ErrorFactory<EngineErrorCode>
   /** The clock (`date2` defaults to now), so tests control it. */
   now?: () => Date
 }
@@ -45,7 +46,7 @@ function activeProcessInfo(summary: InstanceSummary): ActiveProcessInfo {
   return { ...processInfo(summary), tasks }
 }
 
-function parseDate(fail: ErrorFactory<string>, text: string, field: string): Date {
+function parseDate(fail: ErrorFactory<EngineErrorCode>, text: string, field: string): Date {
   const date = new Date(text)
   if (Number.isNaN(date.getTime())) throw fail('wm4000', { args: [`${field} is not a date-time: ${text}`], parameters: { field } })
   return date

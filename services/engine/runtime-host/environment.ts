@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify'
 import type { AddressInfo } from 'node:net'
 import fp from 'fastify-plugin'
 import type { Dispatcher } from 'undici'
+import type { Clock } from '../../../plugins/clock/plugin.js'
 import type { Actor } from '../../../plugins/identity/plugin.js'
 import type { Store } from '../../../store/port.js'
 import type { ProcessModels } from '../models/service.js'
@@ -64,6 +65,7 @@ export class RunEnvironments {
     private readonly outbound: { dispatcher: Dispatcher; policy: OutboundPolicy },
     private readonly pool: FunctionPool,
     configured: Pick<RunLimits, 'timeoutMs' | 'inlineBudgetMs'>,
+    private readonly clock: Clock,
   ) {
     this.limits = { ...configured, ...FLOW_LIMITS }
   }
@@ -80,7 +82,7 @@ export class RunEnvironments {
       additionalHeaders: decodeAdditionalHeaders(request.additionalHeaders),
     })
     const isolation = this.pool.forTenant(JSON.stringify([request.organizationId, request.appId]))
-    return { actor: request.actor, host, savepoints: unitOfWork, unitOfWork, limits: this.limits, isolation, now: () => new Date(), newId: randomUUID }
+    return { actor: request.actor, host, savepoints: unitOfWork, unitOfWork, limits: this.limits, isolation, now: this.clock, newId: randomUUID }
   }
 }
 
@@ -102,10 +104,10 @@ async function runEnvironmentsPlugin(fastify: FastifyInstance, options: RunEnvir
   const policy = new OutboundPolicy({ ...options.flowHttp, ownPorts })
   const dispatcher = policy.dispatcher({ maxResponseSize: MAX_OUTBOUND_RESPONSE_BYTES })
   const pool = new FunctionPool(options.flowWorkers)
-  fastify.decorate('runEnvironments', new RunEnvironments(fastify.store, fastify.processModels, { dispatcher, policy }, pool, { timeoutMs: options.flowTimeoutMs, inlineBudgetMs: options.flowInlineBudgetMs }))
+  fastify.decorate('runEnvironments', new RunEnvironments(fastify.store, fastify.processModels, { dispatcher, policy }, pool, { timeoutMs: options.flowTimeoutMs, inlineBudgetMs: options.flowInlineBudgetMs }, fastify.clock))
   fastify.addHook('onClose', async () => {
     await Promise.all([dispatcher.close(), pool.close()])
   })
 }
 
-export default fp(runEnvironmentsPlugin, { name: 'run-environments', dependencies: ['store', 'process-models'] })
+export default fp(runEnvironmentsPlugin, { name: 'run-environments', dependencies: ['store', 'process-models', 'clock'] })

@@ -3,6 +3,7 @@
  * when this runs (the runtime never mutates the state it was given, and the engine writes only
  * after it returned), so every answer here is also a rollback.
  */
+import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory, ServiceError } from '../../../plugins/errors/service-error.js'
 import { isServiceError } from '../../../plugins/errors/service-error.js'
 import { RuntimeError } from '../runtime/types.js'
@@ -21,7 +22,7 @@ function parametersOf(error: RuntimeError): Record<string, string> {
   return parameters
 }
 
-export function runtimeFailure(fail: ErrorFactory<string>, error: unknown, purpose: RuntimePurpose): ServiceError {
+export function runtimeFailure(fail: ErrorFactory<EngineErrorCode>, error: unknown, purpose: RuntimePurpose): ServiceError {
   if (isServiceError(error)) return error
   if (!(error instanceof RuntimeError)) {
     // Not the runtime's own report: a defect, whose text stays in the log (the cause), not the answer.
@@ -41,7 +42,7 @@ export function runtimeFailure(fail: ErrorFactory<string>, error: unknown, purpo
 }
 
 /** Runs a runtime call, answering its failure as the catalogue error of `purpose`. */
-export async function runtimeCall<T>(fail: ErrorFactory<string>, purpose: RuntimePurpose, call: () => Promise<T>): Promise<T> {
+export async function runtimeCall<T>(fail: ErrorFactory<EngineErrorCode>, purpose: RuntimePurpose, call: () => Promise<T>): Promise<T> {
   try {
     return await call()
   } catch (error) {

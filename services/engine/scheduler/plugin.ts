@@ -27,6 +27,7 @@ async function schedulerPlugin(fastify: FastifyInstance, options: SchedulerPlugi
     log: fastify.log.child({ component: 'scheduler' }),
     // The jobs just fired are due now: run them without waiting for the worker's next poll.
     onFired: () => fastify.batchWorker.wake(),
+    now: fastify.clock,
   })
   fastify.decorate('scheduler', scheduler)
   fastify.addHook('onReady', async () => {
@@ -37,4 +38,4 @@ async function schedulerPlugin(fastify: FastifyInstance, options: SchedulerPlugi
   })
 }
 
-export default fp(schedulerPlugin, { name: 'scheduler', dependencies: ['schedules', 'batch-jobs', 'batch-worker'] })
+export default fp(schedulerPlugin, { name: 'scheduler', dependencies: ['schedules', 'batch-jobs', 'batch-worker', 'clock'] })

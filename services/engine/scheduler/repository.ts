@@ -118,4 +118,4 @@ export function scheduleRepository(store: Store): ScheduleRepository {
   return new ScheduleRepository(store.collection<StoredSchedule>(Collections.schedules), store.collection<StoredModel>(Collections.models))
 }
 
-export default repositoryPlugin('schedules', (store) => scheduleRepository(store), { name: 'schedules' })
+export default repositoryPlugin('schedules', ({ store }) => scheduleRepository(store), { name: 'schedules' })

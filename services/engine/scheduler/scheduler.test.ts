@@ -2,6 +2,7 @@ import t from 'tap'
 import { openStore } from '../../../store/open.js'
 import type { Store } from '../../../store/port.js'
 import { Collections, type StoredBatchJob, type StoredModel, type StoredSchedule } from '../../../store/collections.js'
+import { type TestClock, testClock } from '../../testing/clock.js'
 import { openTestStore, silentLogger, tempDir } from '../../testing/harness.js'
 import type { BatchJobHandlers } from '../batch/handlers.js'
 import { batchJobRepository } from '../batch/repository.js'
@@ -11,16 +12,6 @@ import { deployHandler, Scheduler } from './service.js'
 
 const T0 = new Date('2025-06-30T08:00:00.000Z')
 const APP = { appId: 'hr', organizationId: 'acme' }
-
-interface Clock {
-  now: () => Date
-  set: (at: Date | number) => void
-}
-
-function fakeClock(start: Date = T0): Clock {
-  let current = start.getTime()
-  return { now: () => new Date(current), set: (at) => void (current = typeof at === 'number' ? at : at.getTime()) }
-}
 
 function at(offsetMs: number): Date {
   return new Date(T0.getTime() + offsetMs)
@@ -39,7 +30,7 @@ async function insertSchedulerModel(store: Store, modelID: string, schedules: un
   return job!
 }
 
-function deployWorker(store: Store, clock: Clock): BatchWorker {
+function deployWorker(store: Store, clock: TestClock): BatchWorker {
   const handlers: BatchJobHandlers = new Map([['deploy', deployHandler(scheduleRepository(store))]])
   return new BatchWorker({
     repository: batchJobRepository(store),
@@ -51,11 +42,11 @@ function deployWorker(store: Store, clock: Clock): BatchWorker {
   })
 }
 
-function scheduler(store: Store, clock: Clock): Scheduler {
+function scheduler(store: Store, clock: TestClock): Scheduler {
   return new Scheduler({ schedules: scheduleRepository(store), batchJobs: batchJobRepository(store), pollMs: 10, log: silentLogger, now: clock.now })
 }
 
-async function deploy(store: Store, clock: Clock, modelID: string, schedules: unknown[]): Promise<StoredBatchJob | null> {
+async function deploy(store: Store, clock: TestClock, modelID: string, schedules: unknown[]): Promise<StoredBatchJob | null> {
   const job = await insertSchedulerModel(store, modelID, schedules, clock.now())
   await deployWorker(store, clock).runDue()
   return batchJobRepository(store).findByJobId(job.jobId)
@@ -74,7 +65,7 @@ const NIGHTLY = { id: 'vat-check', cron: '0 6 * * *', timezone: 'UTC', runFuncti
 
 t.test('a deploy job registers the schedules of its jobScheduler model', async (t) => {
   const store = await openTestStore(t)
-  const clock = fakeClock()
+  const clock = testClock(T0)
   const job = await deploy(store, clock, 'nightly', [EVERY_2_SECONDS, NIGHTLY])
   t.match(job, { status: 'done', tryCount: 0 })
   const schedules = await storedSchedules(store, 'nightly')
@@ -90,7 +81,7 @@ t.test('a deploy job registers the schedules of its jobScheduler model', async (
 
 t.test('a later version replaces the schedules: changed ones rewritten, dropped ones removed, unchanged timing keeps lastFiredAt', async (t) => {
   const store = await openTestStore(t)
-  const clock = fakeClock()
+  const clock = testClock(T0)
   await deploy(store, clock, 'nightly', [EVERY_2_SECONDS, NIGHTLY, { ...NIGHTLY, id: 'weekly', cron: '0 7 * * 1' }])
   clock.set(at(10_000))
   await scheduler(store, clock).fireDue()
@@ -111,7 +102,7 @@ t.test('a later version replaces the schedules: changed ones rewritten, dropped 
 
 t.test('a version with an empty schedule list removes every schedule of the model, and only of that model', async (t) => {
   const store = await openTestStore(t)
-  const clock = fakeClock()
+  const clock = testClock(T0)
   await deploy(store, clock, 'nightly', [EVERY_2_SECONDS, NIGHTLY])
   await deploy(store, clock, 'other', [NIGHTLY])
   t.match(await deploy(store, clock, 'nightly', []), { status: 'done' })
@@ -124,7 +115,7 @@ t.test('a version with an empty schedule list removes every schedule of the mode
 
 t.test('an invalid schedule fails the deploy job at once and changes nothing', async (t) => {
   const store = await openTestStore(t)
-  const clock = fakeClock()
+  const clock = testClock(T0)
   await deploy(store, clock, 'nightly', [NIGHTLY])
   const cases: Array<[unknown[], RegExp]> = [
     [[{ ...NIGHTLY, cron: 'every day' }], /^modelBody\.schedules\[0\]\.cron must have five fields, or six with a leading seconds field/],
@@ -143,7 +134,7 @@ t.test('an invalid schedule fails the deploy job at once and changes nothing', a
 
 t.test('a deploy job of an older version deploys the latest live one; a draft is never deployed', async (t) => {
   const store = await openTestStore(t)
-  const clock = fakeClock()
+  const clock = testClock(T0)
   const old = await insertSchedulerModel(store, 'nightly', [NIGHTLY], clock.now())
   await insertSchedulerModel(store, 'nightly', [EVERY_2_SECONDS], clock.now())
   await store.collection<StoredModel>(Collections.models).insertOne({
@@ -157,7 +148,7 @@ t.test('a deploy job of an older version deploys the latest live one; a draft is
 
 t.test('every engine sees every tick, yet each tick fires once: two schedulers on one store', async (t) => {
   const store = await openTestStore(t)
-  const clock = fakeClock()
+  const clock = testClock(T0)
   await deploy(store, clock, 'nightly', [EVERY_2_SECONDS])
   const a = scheduler(store, clock)
   const b = scheduler(store, clock)
@@ -178,7 +169,7 @@ t.test('every engine sees every tick, yet each tick fires once: two schedulers o
 
 t.test('after downtime the missed ticks collapse into one catch-up run, then the schedule keeps its rhythm', async (t) => {
   const store = await openTestStore(t)
-  const clock = fakeClock()
+  const clock = testClock(T0)
   await deploy(store, clock, 'nightly', [EVERY_2_SECONDS, NIGHTLY])
   clock.set(at(3 * 86_400_000 + 1_000)) // three days later, between two ticks
   const engine = scheduler(store, clock)
@@ -196,7 +187,7 @@ t.test('after downtime the missed ticks collapse into one catch-up run, then the
 
 t.test('a next tick that came without a tick to fire (another engine fired it) is corrected, not fired again', async (t) => {
   const store = await openTestStore(t)
-  const clock = fakeClock()
+  const clock = testClock(T0)
   await deploy(store, clock, 'nightly', [EVERY_2_SECONDS])
   clock.set(at(2_000))
   const engine = scheduler(store, clock)
@@ -210,7 +201,7 @@ t.test('a next tick that came without a tick to fire (another engine fired it) i
 
 t.test('a cron that never fires again is deployed but never read by the scheduler', async (t) => {
   const store = await openTestStore(t)
-  const clock = fakeClock()
+  const clock = testClock(T0)
   await deploy(store, clock, 'nightly', [{ ...NIGHTLY, cron: '0 0 30 2 *' }])
   const [schedule] = await storedSchedules(store, 'nightly')
   t.notOk(schedule && 'nextTickAt' in schedule, 'no next tick (30 February)')
@@ -219,7 +210,7 @@ t.test('a cron that never fires again is deployed but never read by the schedule
 
 t.test('a schedule in a time zone fires at its local time', async (t) => {
   const store = await openTestStore(t)
-  const clock = fakeClock(new Date('2025-06-30T00:00:00.000Z'))
+  const clock = testClock('2025-06-30T00:00:00.000Z')
   await deploy(store, clock, 'nightly', [{ ...NIGHTLY, timezone: 'Europe/Berlin' }])
   const engine = scheduler(store, clock)
   clock.set(new Date('2025-06-30T03:59:59.999Z'))
@@ -230,7 +221,7 @@ t.test('a schedule in a time zone fires at its local time', async (t) => {
 
 t.test('schedules survive a restart: a new engine on the reopened store fires them', async (t) => {
   const dataDir = tempDir(t, 'workflow-restart-')
-  const clock = fakeClock()
+  const clock = testClock(T0)
   const first = await openStore({ dataDir })
   await deploy(first, clock, 'nightly', [EVERY_2_SECONDS])
   await first.close()

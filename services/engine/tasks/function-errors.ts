@@ -3,11 +3,12 @@
  * functions, getUser) into the catalogue error the endpoint answers. Nothing was stored when this
  * runs: the runtime never mutates the state it was given and the engine writes only afterwards.
  */
+import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory, ServiceError } from '../../../plugins/errors/service-error.js'
 import { isServiceError } from '../../../plugins/errors/service-error.js'
 import { RuntimeError } from '../runtime/types.js'
 
-export function functionFailure(fail: ErrorFactory<string>, error: unknown): ServiceError {
+export function functionFailure(fail: ErrorFactory<EngineErrorCode>, error: unknown): ServiceError {
   if (isServiceError(error)) return error
   if (!(error instanceof RuntimeError)) return fail('wm3055', { args: ['unexpected runtime error'], cause: error })
   const parameters: Record<string, string> = {}
@@ -24,7 +25,7 @@ export function functionFailure(fail: ErrorFactory<string>, error: unknown): Ser
 }
 
 /** Runs a function, answering its failure as functionFailure says. */
-export async function functionCall<T>(fail: ErrorFactory<string>, call: () => Promise<T>): Promise<T> {
+export async function functionCall<T>(fail: ErrorFactory<EngineErrorCode>, call: () => Promise<T>): Promise<T> {
   try {
     return await call()
   } catch (error) {

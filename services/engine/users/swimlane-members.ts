@@ -40,4 +40,4 @@ export function swimlaneMemberRepository(store: Store): SwimlaneMemberRepository
   return new SwimlaneMemberRepository(store.collection<StoredUser>(Collections.users))
 }
 
-export default repositoryPlugin('swimlaneMembers', (store) => swimlaneMemberRepository(store), { name: 'swimlane-members-repository' })
+export default repositoryPlugin('swimlaneMembers', ({ store }) => swimlaneMemberRepository(store), { name: 'swimlane-members-repository' })

@@ -5,6 +5,7 @@ import { type Envelope, startGateway } from '../../testing/gateway.js'
 import { openTestStore, startService } from '../../testing/harness.js'
 import { insertModelRequest } from '../../testing/models.js'
 import { createTestUser } from '../../testing/users.js'
+import { waitUntil } from '../../testing/wait.js'
 import { SWAGGER_CACHE_KEY } from '../app.js'
 import { ALLOWED_CACHE_TYPES } from './service.js'
 
@@ -16,15 +17,11 @@ const PROPAGATION_LIMIT_MS = 1500
 /** Resolves once `check` holds; fails the test when it still does not after `limitMs`. Answers the time taken. */
 async function eventually(t: Test, name: string, check: () => boolean | Promise<boolean>, limitMs = PROPAGATION_LIMIT_MS): Promise<number> {
   const started = Date.now()
-  while (!(await check())) {
-    if (Date.now() - started > limitMs) {
-      t.fail(`${name}: not within ${limitMs} ms`)
-      return Date.now() - started
-    }
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-  t.pass(`${name} (${Date.now() - started} ms)`)
-  return Date.now() - started
+  const held = await waitUntil(check, (holds) => holds, limitMs, 20)
+  const ms = Date.now() - started
+  if (held) t.pass(`${name} (${ms} ms)`)
+  else t.fail(`${name}: not within ${limitMs} ms`)
+  return ms
 }
 
 t.test("the table of SPEC.md: allowed combinations are recorded, every other one (and id outside service/swagger) is 400 fm3030", async (t) => {

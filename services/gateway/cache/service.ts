@@ -6,6 +6,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { type CacheTarget, recordInvalidation } from '../../../plugins/cache/invalidations.js'
+import type { GatewayErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { Store } from '../../../store/port.js'
 
@@ -26,7 +27,7 @@ export const ALLOWED_CACHE_TYPES: Readonly<Record<CacheTarget, readonly string[]
 export const KEYED_CACHE_TYPES: readonly string[] = ['service', 'swagger']
 
 export class CacheEviction {
-  constructor(private readonly store: Store, private readonly fail: ErrorFactory<string>) {}
+  constructor(private readonly store: Store, private readonly fail: ErrorFactory<GatewayErrorCode>) {}
 
   /**
    * `appOnly`: a tenant admin's eviction, limited to its app — only the `app` caches, of that app

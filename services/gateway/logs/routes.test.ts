@@ -8,6 +8,7 @@ import { ContractChecker } from '../../testing/contract.js'
 import type { Envelope } from '../../testing/gateway.js'
 import { openEventStream } from '../../testing/event-stream.js'
 import { startService } from '../../testing/harness.js'
+import { waitUntil } from '../../testing/wait.js'
 
 const SECRET = 'studio-secret-0123456789abcdef0123456789'
 const HEARTBEAT_MS = 40
@@ -100,8 +101,7 @@ t.test('200 connects and disconnects leave no listener, stream or timer behind',
     t.equal(rings.fm!.listenerCount >= 10, true, `round ${round}: the streams listen`)
     for (const stream of streams) stream.close()
   }
-  const started2 = Date.now()
-  while ((rings.fm!.listenerCount > 0 || gateway.app.logStreams.size > 0) && Date.now() - started2 < 3000) await new Promise((resolve) => setTimeout(resolve, 20))
+  await waitUntil(() => rings.fm!.listenerCount + gateway.app.logStreams.size, (open) => open === 0, 3000, 20)
   t.equal(rings.fm!.listenerCount, 0, 'no ring listener left')
   t.equal(gateway.app.logStreams.size, 0, 'no open stream (each one clears its heartbeat timer when it ends)')
   t.ok(timers() <= timersBefore + 2, `no heartbeat timers left (${timersBefore} before, ${timers()} after)`)

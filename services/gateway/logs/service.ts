@@ -5,6 +5,7 @@
  * this process, else the other process's feed at LOG_SOURCE_<FM|WFM>_URL.
  */
 import type { Config } from '../../../lib/config/config.js'
+import type { GatewayErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import { verifyStudioToken } from '../../../plugins/identity/studio-token.js'
 import { type LogFeed, LogSourceError, remoteFeed, ringFeed } from '../../../plugins/logging/event-stream.js'
@@ -29,7 +30,7 @@ export class LogStreamService {
   constructor(
     private readonly config: Pick<Config, 'deploymentEnv' | 'studioTokenSecret' | 'logSourceUrls'>,
     private readonly rings: LogRings,
-    private readonly fail: ErrorFactory<string>,
+    private readonly fail: ErrorFactory<GatewayErrorCode>,
   ) {}
 
   /** The checked request's feed; throws the documented error otherwise, before anything is streamed. */

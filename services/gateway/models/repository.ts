@@ -177,4 +177,4 @@ export class ModelRepository {
   }
 }
 
-export default repositoryPlugin('modelRepository', (store) => new ModelRepository(store), { name: 'model-repository' })
+export default repositoryPlugin('modelRepository', ({ store }) => new ModelRepository(store), { name: 'model-repository' })

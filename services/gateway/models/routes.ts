@@ -7,6 +7,8 @@ import compress from '@fastify/compress'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import type { GatewayErrorCode } from '../../../openapi/generated/errors.js'
+import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import { getModel, insertModel } from '../../../openapi/generated/gateway-routes.js'
 import { routeFrom } from '../../../lib/server/route.js'
 import { readerOf } from '../users/reader.js'
@@ -15,6 +17,7 @@ import { etagMatches } from './service.js'
 export const MODEL_CACHE_CONTROL = 'public, max-age=28800'
 
 async function modelRoutes(fastify: FastifyInstance): Promise<void> {
+  const fail: ErrorFactory<GatewayErrorCode> = fastify.fail
   fastify.withTypeProvider<TypeBoxTypeProvider>().route({
     ...routeFrom(insertModel),
     handler: async (request, reply) => {
@@ -31,7 +34,7 @@ async function modelRoutes(fastify: FastifyInstance): Promise<void> {
    */
   async function appToServe(request: FastifyRequest, askedAppId: string | undefined, modelID: string): Promise<string | null> {
     const reader = readerOf(fastify, request)
-    if (reader.kind === 'anonymous') throw fastify.fail('fm4012', { args: ['a user or the admin token is required to fetch a model'], parameters: { field: 'headers.user' } })
+    if (reader.kind === 'anonymous') throw fail('fm4012', { args: ['a user or the admin token is required to fetch a model'], parameters: { field: 'headers.user' } })
     if (reader.kind === 'user') return askedAppId === undefined || askedAppId === reader.tenant.appId ? reader.tenant.appId : null
     return askedAppId || (await fastify.modelService.appOfModel(modelID))
   }
@@ -44,7 +47,7 @@ async function modelRoutes(fastify: FastifyInstance): Promise<void> {
         const modelID = request.params.id
         const appId = await appToServe(request, request.query.appId, modelID)
         const model = appId ? await fastify.modelService.served(appId, modelID) : null
-        if (!model) throw fastify.fail('fm3027', { args: [`model ${modelID}${appId ? ` in app ${appId}` : ''}`], parameters: { field: 'params.id' } })
+        if (!model) throw fail('fm3027', { args: [`model ${modelID}${appId ? ` in app ${appId}` : ''}`], parameters: { field: 'params.id' } })
         // x-raw: the success answers are not the documented (error) schemas, so they go untyped.
         const raw: FastifyReply = reply.header('etag', model.etag).header('cache-control', MODEL_CACHE_CONTROL).header('vary', 'Accept-Encoding')
         if (etagMatches(request.headers['if-none-match'], model.etag)) return raw.code(304).send()

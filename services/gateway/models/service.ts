@@ -16,6 +16,7 @@ import fp from 'fastify-plugin'
 import type { InsertModelRequest } from '../../../openapi/generated/schemas.js'
 import { recordInvalidation } from '../../../plugins/cache/invalidations.js'
 import type { CacheRegistry, NamedCache } from '../../../plugins/cache/registry.js'
+import type { GatewayErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import { isDuplicateKeyError, type Store } from '../../../store/port.js'
 import { validateModel } from '../../../model/validation.js'
@@ -90,7 +91,7 @@ export class ModelService {
     private readonly repository: ModelRepository,
     private readonly store: Store,
     private readonly caches: CacheRegistry,
-    private readonly fail: ErrorFactory<string>,
+    private readonly fail: ErrorFactory<GatewayErrorCode>,
     private readonly log: FastifyBaseLogger,
   ) {}
 

@@ -8,6 +8,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { NotifyRequest } from '../../../openapi/generated/schemas.js'
+import type { GatewayErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { NotificationRepository } from './repository.js'
 
@@ -32,7 +33,7 @@ export function unsafeFieldName(value: unknown, path: string): string | undefine
 }
 
 export class NotificationUpserts {
-  constructor(private readonly repository: NotificationRepository, private readonly fail: ErrorFactory<string>) {}
+  constructor(private readonly repository: NotificationRepository, private readonly fail: ErrorFactory<GatewayErrorCode>) {}
 
   /** 403 when the record of `processInstanceId` exists and belongs to another tenant than `tenant`. */
   async assertRecordInTenant(processInstanceId: string | undefined, tenant: { organizationId: string; appId: string }): Promise<void> {

@@ -11,13 +11,14 @@ import httpProxy from '@fastify/http-proxy'
 import type { FastifyReplyFromHooks } from '@fastify/reply-from'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RawServerBase } from 'fastify'
 import fp from 'fastify-plugin'
+import type { GatewayErrorCode } from '../../../openapi/generated/errors.js'
 import { type Dispatcher, Pool } from 'undici'
 import { uploadBodyLimit } from '../../../lib/server/server-options.js'
 import { proxyRoutes } from '../../../openapi/generated/proxy-routes.js'
 import type { NamedCache } from '../../../plugins/cache/registry.js'
 import type { Config } from '../../../lib/config/config.js'
 import { formatTraceparent } from '../../../plugins/correlation/trace-context.js'
-import type { ServiceError } from '../../../plugins/errors/service-error.js'
+import type { ErrorFactory, ServiceError } from '../../../plugins/errors/service-error.js'
 import { envelopeBytesOfEngineAnswer, InvalidEngineAnswer, streamsUntouched } from './answer.js'
 import { meteredBody, overflowed } from './body-meter.js'
 import { clientAnswerHeaders, engineRequestHeaders } from './headers.js'
@@ -53,6 +54,7 @@ interface EngineResponse {
 type AnyReply = FastifyReply<never, RawServerBase>
 
 async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions): Promise<void> {
+  const fail: ErrorFactory<GatewayErrorCode> = fastify.fail
   const { config, endpointCache } = options
   const engine = new URL(config.engineUrl)
 
@@ -63,10 +65,10 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
 
   function failure(request: { body: unknown }, error: unknown): ServiceError {
     // The client's body went over the route's limit while it was streamed: the engine never saw all of it.
-    if (overflowed(request)) return fastify.fail('fm4013', { cause: error })
+    if (overflowed(request)) return fail('fm4013', { cause: error })
     const code = (error as { code?: unknown }).code
     const timedOut = typeof code === 'string' && TIMEOUT_CODES.has(code)
-    return fastify.fail(timedOut ? 'fm5040' : 'fm5020', { cause: error })
+    return fail(timedOut ? 'fm5040' : 'fm5020', { cause: error })
   }
 
   /** Streams a raw success through; reads anything else and answers it in the envelope. */
@@ -91,7 +93,7 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
       reply.type('application/json; charset=utf-8').send(envelope)
     } catch (error) {
       if (!(error instanceof InvalidEngineAnswer)) throw error
-      reply.send(fastify.fail('fm5021', { args: [error.message], cause: error }))
+      reply.send(fail('fm5021', { args: [error.message], cause: error }))
     }
   }
 
@@ -140,7 +142,7 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
     scope.removeAllContentTypeParsers()
     scope.addContentTypeParser('*', (request, payload, done) => {
       const body = meteredBody(request, payload)
-      if (body instanceof Error) done(fastify.fail('fm4013', { cause: body }))
+      if (body instanceof Error) done(fail('fm4013', { cause: body }))
       else done(null, body)
     })
     // One registration per method: each serves that method's routes with the shared pool; the

@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import type { GatewayErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { ModelService } from '../models/service.js'
 
@@ -34,7 +35,7 @@ export function appIdFromCompositeId(q: string): string | undefined {
 }
 
 export class SettingsService {
-  constructor(private readonly models: ModelService, private readonly fail: ErrorFactory<string>) {}
+  constructor(private readonly models: ModelService, private readonly fail: ErrorFactory<GatewayErrorCode>) {}
 
   /** The app of the page: its `appId` query parameter, else its `processId`'s app, else its `q`'s. */
   async appIdOf(referer: string | undefined): Promise<string | undefined> {

@@ -77,4 +77,4 @@ export function userRepository(store: Store): UserRepository {
   return new UserRepository(store.collection<UserDocument>(Collections.users))
 }
 
-export default repositoryPlugin('userRepository', (store) => userRepository(store), { name: 'user-repository' })
+export default repositoryPlugin('userRepository', ({ store }) => userRepository(store), { name: 'user-repository' })

@@ -5,11 +5,14 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import type { GatewayErrorCode } from '../../../openapi/generated/errors.js'
+import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import { createUser, deleteUser, getUserById, listWorkflowUsers, updateUser } from '../../../openapi/generated/gateway-routes.js'
 import { routeFrom } from '../../../lib/server/route.js'
 import { namesOtherTenant, readerOf } from './reader.js'
 
 async function userRoutes(fastify: FastifyInstance): Promise<void> {
+  const fail: ErrorFactory<GatewayErrorCode> = fastify.fail
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
   app.route({
     ...routeFrom(createUser),
@@ -23,7 +26,7 @@ async function userRoutes(fastify: FastifyInstance): Promise<void> {
     handler: async (request, reply) => {
       const tenant = fastify.adminTenantOf(request, request.body, 'body')
       if (tenant && request.body.userId !== undefined && (await fastify.users.get(request.body.userId, tenant)) === null) {
-        throw fastify.fail('fm4030', { args: ['a tenant admin updates only the users of its own tenant'], parameters: { field: 'body.userId' } })
+        throw fail('fm4030', { args: ['a tenant admin updates only the users of its own tenant'], parameters: { field: 'body.userId' } })
       }
       return reply.envelope(await fastify.users.update(tenant ? { ...request.body, ...tenant } : request.body))
     },
@@ -59,7 +62,7 @@ async function userRoutes(fastify: FastifyInstance): Promise<void> {
       const { appId, organizationId } = request.query
       if (appId === undefined || organizationId === undefined) {
         const field = appId === undefined ? 'query.appId' : 'query.organizationId'
-        throw fastify.fail('fm4000', { args: [`${field} is required without a user or the admin token`], parameters: { field } })
+        throw fail('fm4000', { args: [`${field} is required without a user or the admin token`], parameters: { field } })
       }
       return reply.envelope(await fastify.users.list({ appId, organizationId }))
     },

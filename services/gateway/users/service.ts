@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { User, UserInput } from '../../../openapi/generated/schemas.js'
+import type { GatewayErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import { isDuplicateKeyError } from '../../../store/port.js'
 import { fullNameKey, type TenantScope, type UserDocument, type UserRepository } from './repository.js'
@@ -31,7 +32,7 @@ function userRecord(user: UserDocument): User {
 }
 
 export class UserService {
-  constructor(private readonly repository: UserRepository, private readonly fail: ErrorFactory<string>) {}
+  constructor(private readonly repository: UserRepository, private readonly fail: ErrorFactory<GatewayErrorCode>) {}
 
   async create(input: UserInput): Promise<User> {
     if (input.fullName === undefined || input.fullName.trim() === '') throw this.fail('fm3001', { parameters: { field: 'body.fullName' } })
