@@ -1,6 +1,6 @@
 /**
  * The one error the model's checks and the runtime throw: a kind the engine maps to its answer
- * (services/engine/runtime-host/runtime-errors.ts), a message, and where in the model it arose.
+ * (services/engine/instances/runtime-errors.ts), a message, and where in the model it arose.
  */
 
 export type RuntimeErrorKind =

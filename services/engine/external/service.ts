@@ -22,12 +22,11 @@ import { endTask } from '../actions/service.js'
 import { type Authorization, sameTenant } from '../authorization/service.js'
 import type { ContextRepository } from '../instances/repository.js'
 import { runtimeUserOf, SYSTEM_USER } from '../runtime-host/environment.js'
-import { runtimeCall } from '../runtime-host/runtime-errors.js'
+import { runtimeCall, runtimeFailure } from '../instances/runtime-errors.js'
 import type { TaskLockRepository } from '../locks/repository.js'
 import { runStandaloneFunction } from '../runtime/compile.js'
 import type { CompiledFunction, FunctionCache } from '../runtime/flow/compile.js'
 import type { ProcessInstance, RuntimeEffect, Task } from '../runtime/types.js'
-import { functionCall, functionFailure } from '../tasks/function-errors.js'
 import { type AdditionalHeaders, type InstanceAtHand, instanceAtHand, type InstanceDependencies, openTaskOf, stateOf } from '../instances/instance-at-hand.js'
 
 export const EXTERNAL_ACTION_TYPES = ['complete', 'cancel', 'return'] as const
@@ -149,7 +148,7 @@ export class ExternalService {
     const definition = env.host.appFunction(functionId)
     if (!definition) throw this.fail('wm3054', { args: [`${functionId} in app ${appId}`], parameters: { functionId } })
     const functionCache: FunctionCache = this.deps.caches.cache<CompiledFunction>('service')
-    const result = await functionCall(this.fail, () => runStandaloneFunction(functionId, definition, body.inputParams ?? {}, env, { functionCache }))
+    const result = await runtimeCall(this.fail, 'function', () => runStandaloneFunction(functionId, definition, body.inputParams ?? {}, env, { functionCache }))
     // No instance to store them with: the run's data writes are stored now, all together, once it succeeded.
     await env.unitOfWork.applyAlone()
     return { output: result.output, ...(result.infoList.length > 0 ? { infoList: result.infoList } : {}) }
@@ -232,7 +231,7 @@ export class ExternalService {
     const taskId = body.taskId as string
     const task = stored.processInstance.tasks.find((candidate) => candidate.taskId === taskId)
     if (!task) throw this.fail('wm3005', { args: [taskId], parameters: { taskId, processInstanceId: stored._id } })
-    const result = await functionCall(this.fail, () => compiled.runFunction(functionId, { state: stateOf(stored), input: body.inputParams ?? {}, taskId }, env))
+    const result = await runtimeCall(this.fail, 'function', () => compiled.runFunction(functionId, { state: stateOf(stored), input: body.inputParams ?? {}, taskId }, env))
     const committed = await this.deps.instances.commit({
       previous: stored,
       state: { processInstance: stored.processInstance, dataInstance: { ...result.dataInstance, ...result.output } },
@@ -259,7 +258,7 @@ export class ExternalService {
     try {
       output = (await compiled.runFunction(getUser, { state: stateOf(stored), input: { targetUserId }, taskId: task.taskId }, env)).output
     } catch (error) {
-      const failure = functionFailure(this.fail, error)
+      const failure = runtimeFailure(this.fail, error, 'function')
       // A `fail` node in getUser is its way of saying there is no such user.
       throw failure.code === 'wm3053' ? notFound() : failure
     }

@@ -14,7 +14,7 @@ import type { Actor } from '../../../plugins/identity/plugin.js'
 import type { FileStore, StoredFile } from '../../../store/port.js'
 import type { ActivityRepository } from '../activities/repository.js'
 import type { FileRecord, FlowFunctionDefinition, JsonSchema } from '../runtime/types.js'
-import { functionCall } from '../tasks/function-errors.js'
+import { runtimeCall } from '../instances/runtime-errors.js'
 import { type AdditionalHeaders, type InstanceAtHand, instanceAtHand, type InstanceDependencies, stateOf } from '../instances/instance-at-hand.js'
 
 export type FileFunctionKind = 'upload' | 'download' | 'delete'
@@ -116,7 +116,7 @@ export class FileService {
   private async addToInstance(actor: Actor, atHand: InstanceAtHand, task: { taskId: string; stepId: string }, functionId: string, fields: UploadFields, kept: StoredFile, contentType: string): Promise<File> {
     const { stored, compiled, env } = atHand
     const input = { storageHandle: kept.storageHandle, fileName: fields.fileName, fileType: contentType, label: fields.label, size: kept.size }
-    const result = await functionCall(this.deps.fail, () => compiled.runFunction(functionId, { state: stateOf(stored), input, taskId: task.taskId }, env))
+    const result = await runtimeCall(this.deps.fail, 'function', () => compiled.runFunction(functionId, { state: stateOf(stored), input, taskId: task.taskId }, env))
     const output = result.output
     const record: FileRecord = {
       id: env.newId(),
@@ -146,7 +146,7 @@ export class FileService {
   async download(actor: Actor, body: FileOperationRequest, additionalHeaders: AdditionalHeaders): Promise<Download> {
     const atHand = await this.instanceOf(actor, body, additionalHeaders)
     const { record, functionId } = this.fileAndFunction(atHand, body.storageHandle, 'download')
-    await functionCall(this.deps.fail, () => atHand.compiled.runFunction(functionId, { state: stateOf(atHand.stored), input: { storageHandle: record.storageHandle }, taskId: body.taskId }, atHand.env))
+    await runtimeCall(this.deps.fail, 'function', () => atHand.compiled.runFunction(functionId, { state: stateOf(atHand.stored), input: { storageHandle: record.storageHandle }, taskId: body.taskId }, atHand.env))
     // A download changes no instance: the function's data writes are stored now, all together.
     await atHand.env.unitOfWork.applyAlone()
     const found = await this.deps.files.get(record.storageHandle)
@@ -174,7 +174,7 @@ export class FileService {
     const atHand = await this.instanceOf(actor, body, additionalHeaders)
     const { stored, compiled, env } = atHand
     const { record, functionId } = this.fileAndFunction(atHand, body.storageHandle, 'delete')
-    const result = await functionCall(this.deps.fail, () => compiled.runFunction(functionId, { state: stateOf(stored), input: { storageHandle: record.storageHandle }, taskId: body.taskId }, env))
+    const result = await runtimeCall(this.deps.fail, 'function', () => compiled.runFunction(functionId, { state: stateOf(stored), input: { storageHandle: record.storageHandle }, taskId: body.taskId }, env))
     await this.deps.instances.commit({
       previous: stored,
       state: { processInstance: { ...stored.processInstance, files: stored.processInstance.files.filter((file) => file.id !== record.id) }, dataInstance: result.dataInstance },

@@ -15,7 +15,7 @@ import { type Authorization, mayActOnTask, type Principal, sameTenant } from '..
 import { taskForForm } from '../tasks/form-task.js'
 import type { ProcessInstances } from '../instances/service.js'
 import { type RequestEnvironment, runtimeUserOf, type RunEnvironments, SYSTEM_USER } from '../runtime-host/environment.js'
-import { runtimeCall } from '../runtime-host/runtime-errors.js'
+import { runtimeCall } from '../instances/runtime-errors.js'
 import type { TaskLockRepository } from '../locks/repository.js'
 import type { ProcessModels } from '../models/service.js'
 import type { CompiledProcess, JsonObject, RuntimeUser, Task } from '../runtime/types.js'

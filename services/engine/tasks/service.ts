@@ -8,7 +8,7 @@ import type { TaskCommitRequest, TaskFunctionResult, TaskRunRequest } from '../.
 import type { Actor } from '../../../plugins/identity/plugin.js'
 import type { Authorization } from '../authorization/service.js'
 import type { ProcessModels } from '../models/service.js'
-import { functionCall } from './function-errors.js'
+import { runtimeCall } from '../instances/runtime-errors.js'
 import { type AdditionalHeaders, instanceAtHand, type InstanceDependencies, openTaskOf } from '../instances/instance-at-hand.js'
 
 export interface TaskServiceDependencies extends InstanceDependencies {
@@ -30,7 +30,7 @@ export class TaskService {
       throw fail('wm3054', { args: [`${functionId} is neither a task function of step ${task.stepId} nor a function of the app`], parameters: { functionId, taskId } })
     }
     const state = { processInstance: stored.processInstance, dataInstance: body.dataInstance ?? stored.dataInstance }
-    const result = await functionCall(fail, () => compiled.runFunction(functionId, { state, input: body.inputParams ?? {}, taskId }, env))
+    const result = await runtimeCall(fail, 'function', () => compiled.runFunction(functionId, { state, input: body.inputParams ?? {}, taskId }, env))
     const committed = await instances.commit({
       previous: stored,
       state: { processInstance: stored.processInstance, dataInstance: result.dataInstance },

@@ -10,26 +10,46 @@ import { RuntimeError } from '../runtime/types.js'
 
 /**
  * What the runtime was doing: starting or advancing a process (complete, save's userTaskActivity,
- * retry), or running a function action (`/action/function`, whose failures SPEC.md answers with 401).
+ * retry), running a function action (`/action/function`, whose failures SPEC.md answers with 401),
+ * or running a function outside an action (task functions, external execute, file functions,
+ * getUser), whose failures have codes of their own.
  */
-export type RuntimePurpose = 'advance' | 'actionFunction'
+export type RuntimePurpose = 'advance' | 'actionFunction' | 'function'
 
-function parametersOf(error: RuntimeError): Record<string, string> {
+/** The answer's parameters; function runs outside an action have always answered without `target`. */
+function parametersOf(error: RuntimeError, purpose: RuntimePurpose): Record<string, string> {
   const parameters: Record<string, string> = {}
   if (error.details.code) parameters.code = error.details.code
   if (error.details.path) parameters.path = error.details.path
-  if (error.details.target) parameters.target = error.details.target
+  if (error.details.target && purpose !== 'function') parameters.target = error.details.target
   return parameters
+}
+
+/** The code of a failure that is not the runtime's own report (a defect), by purpose. */
+const UNEXPECTED = { advance: 'wm3050', actionFunction: 'wm3052', function: 'wm3055' } as const satisfies Record<RuntimePurpose, EngineErrorCode>
+
+type FailureDetails = { args: string[]; parameters: Record<string, string>; cause: RuntimeError }
+
+/** A function run outside an action: input that fails its schema is the caller's fault, output that fails it the function's. */
+function functionRunFailure(fail: ErrorFactory<EngineErrorCode>, error: RuntimeError, details: FailureDetails): ServiceError {
+  const { target, path } = error.details
+  if (error.kind === 'business') return fail('wm3053', details)
+  if (error.kind === 'validation' && path?.endsWith('.input')) return fail('wm3056', details)
+  if (error.kind === 'notFound' && target === 'task') return fail('wm3005', details)
+  if (error.kind === 'notFound' && target === 'function' && !path) return fail('wm3054', details)
+  if (error.kind === 'conflict' && target === 'task') return fail('wm3041', details)
+  return fail('wm3055', details)
 }
 
 export function runtimeFailure(fail: ErrorFactory<EngineErrorCode>, error: unknown, purpose: RuntimePurpose): ServiceError {
   if (isServiceError(error)) return error
   if (!(error instanceof RuntimeError)) {
     // Not the runtime's own report: a defect, whose text stays in the log (the cause), not the answer.
-    return fail(purpose === 'actionFunction' ? 'wm3052' : 'wm3050', { args: ['unexpected runtime error'], cause: error })
+    return fail(UNEXPECTED[purpose], { args: ['unexpected runtime error'], cause: error })
   }
-  const details = { args: [error.message], parameters: parametersOf(error), cause: error }
+  const details = { args: [error.message], parameters: parametersOf(error, purpose), cause: error }
   const target = error.details.target
+  if (purpose === 'function') return functionRunFailure(fail, error, details)
   if (error.kind === 'notFound' && target === 'task') return fail('wm3005', details)
   if (error.kind === 'conflict' && target !== 'action') return fail('wm3041', details)
   if (purpose === 'actionFunction') {

@@ -41,3 +41,19 @@ t.test('a defect in the runtime answers 500 without its text; a catalogue error 
   await t.rejects(runtimeCall(fail, 'advance', async () => Promise.reject(new RuntimeError('business', 'no'))), { code: 'wm3053' })
   t.equal(await runtimeCall(fail, 'advance', async () => 42), 42)
 })
+
+t.test('functions outside an action: a bad input is the caller\'s 400, a missing function 404, the rest their own codes', async (t) => {
+  const cases: Array<[RuntimeError, string]> = [
+    [new RuntimeError('business', 'Not enough days', { code: 'DAYS' }), 'wm3053'],
+    [new RuntimeError('validation', 'the input of function f is invalid', { path: 'functions.f.input' }), 'wm3056'],
+    [new RuntimeError('validation', 'the output of function f is invalid', { path: 'functions.f.output' }), 'wm3055'],
+    [new RuntimeError('notFound', 'no task t9', { target: 'task' }), 'wm3005'],
+    [new RuntimeError('notFound', 'function f not found', { target: 'function' }), 'wm3054'],
+    [new RuntimeError('notFound', 'a call node names a missing function', { target: 'function', path: 'functions.f.steps[0]' }), 'wm3055'],
+    [new RuntimeError('conflict', 'task t1 is not open', { target: 'task' }), 'wm3041'],
+    [new RuntimeError('technical', 'the function ran longer than 10000 ms'), 'wm3055'],
+  ]
+  for (const [error, code] of cases) t.match(runtimeFailure(fail, error, 'function'), { code, message: new RegExp(error.message) }, `${error.kind}/${error.details.path ?? ''} → ${code}`)
+  t.same(runtimeFailure(fail, new RuntimeError('notFound', 'no task', { target: 'task', path: 'x' }), 'function').parameters, { path: 'x' }, 'answered without target, as before')
+  t.match(runtimeFailure(fail, new TypeError('boom'), 'function'), { code: 'wm3055', statusCode: 500 })
+})
