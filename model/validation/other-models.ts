@@ -1,6 +1,6 @@
 /** The model types besides process and form: settings, constants, functions, data collections, job schedulers. */
 import { Cron } from 'croner'
-import { Fault, type JsonRecord, child, expression, list, modelIdLike, onlyKeys, optionalBoolean, optionalText, record, text } from './checks.js'
+import { Fault, type JsonRecord, child, list, modelIdLike, onlyKeys, optionalBoolean, optionalText, record, text } from './checks.js'
 import { functionMap } from './flow-functions.js'
 
 /** Settings file ids (DESIGN.md §6), also the `:file` of `GET /settings/:file`. */

@@ -29,7 +29,7 @@ const failures = []
 const lines = createInterface({ input: /** @type {import('node:stream').Readable} */ (tap.stdout) })
 lines.on('line', (line) => {
   process.stdout.write(line + '\n')
-  const topLevel = /^    (not ok|ok) \d+ - (.*)$/.exec(line)
+  const topLevel = /^ {4}(not ok|ok) \d+ - (.*)$/.exec(line)
   if (topLevel) {
     const [, result, name] = topLevel
     if (/# (SKIP|TODO)\b/i.test(name)) skipped++

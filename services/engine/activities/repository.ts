@@ -2,7 +2,6 @@
  * The activity log (`activities`): one record per user-visible event of a process instance, read
  * newest first. Records are only ever added.
  */
-import type { FastifyInstance } from 'fastify'
 import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
 import { newObjectIdHex } from '../../../store/object-id.js'
 import type { AtomicWrite, Collection, Store } from '../../../store/port.js'

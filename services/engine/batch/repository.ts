@@ -6,7 +6,6 @@
  */
 import { randomUUID } from 'node:crypto'
 import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
-import type { FastifyInstance } from 'fastify'
 import type { BatchJobCounts } from '../../../openapi/generated/schemas.js'
 import { type Collection, isDuplicateKeyError, type Store } from '../../../store/port.js'
 import { type BatchJobStatus, Collections, type StoredBatchJob } from '../../../store/collections.js'

@@ -4,7 +4,6 @@
  * compare-and-set on the version, so two writers that read the same version cannot both win and no
  * update is ever lost.
  */
-import type { FastifyInstance } from 'fastify'
 import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
 import { type AtomicWrite, type Collection, isUnmatchedWriteError, type Store } from '../../../store/port.js'
 import { Collections, type StoredContext } from '../../../store/collections.js'

@@ -4,7 +4,6 @@
  * users racing for a free task cannot both get it, whatever number of engines run. Every access
  * to the `taskLocks` collection goes through here.
  */
-import type { FastifyInstance } from 'fastify'
 import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
 import { type Clock, systemClock } from '../../../plugins/clock/plugin.js'
 import { type Collection, isDuplicateKeyError, type Store } from '../../../store/port.js'

@@ -3,7 +3,6 @@
  * process models and the app's function libraries. A new instance uses the latest live version of
  * its process; a running one keeps the version it started with.
  */
-import type { FastifyInstance } from 'fastify'
 import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
 import type { Collection, Store } from '../../../store/port.js'
 import { Collections, type StoredModel } from '../../../store/collections.js'

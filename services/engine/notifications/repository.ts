@@ -3,7 +3,6 @@
  * rewritten by the engine after every change (the gateway's `POST /notify` upserts into it too).
  * Read per app, newest `processInstance.lastUpdate` first, a page at a time.
  */
-import type { FastifyInstance } from 'fastify'
 import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
 import type { AtomicWrite, Collection, Filter, Store } from '../../../store/port.js'
 import { Collections, type StoredNotification } from '../../../store/collections.js'

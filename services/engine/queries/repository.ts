@@ -4,7 +4,6 @@
  * date range by ContextRepository's `processId, appId, lastUpdate`; reads fetch only the fields the
  * answer needs.
  */
-import type { FastifyInstance } from 'fastify'
 import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
 import type { Collection, Filter, Store } from '../../../store/port.js'
 import { Collections, type StoredContext } from '../../../store/collections.js'

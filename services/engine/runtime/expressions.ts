@@ -86,7 +86,7 @@ export function compileExpression(source: string, location: string): CompiledExp
     compiled = parseExpression(source)
   } catch (error) {
     // Models are validated on insert, so this only happens for a model stored by other means.
-    throw new Error(`${location} is not a valid expression: ${failureMessage(error)}`)
+    throw new Error(`${location} is not a valid expression: ${failureMessage(error)}`, { cause: error })
   }
   compiled.assign(EVALUATE_ENTRY_HOOK as unknown as string, checkDeadlineHook)
   compiled.assign(EVALUATE_EXIT_HOOK as unknown as string, checkResultHook)

@@ -9,7 +9,7 @@
  * RunEnvironment, so tests drive it with plain objects.
  */
 
-import type { JsonObject, SwimlaneDefinition, ActionType, StepDefinition, FlowFunctionDefinition, ProcessModelBody, WorkflowModel } from '../../../model/types.js'
+import type { JsonObject, SwimlaneDefinition, StepDefinition, FlowFunctionDefinition, ProcessModelBody, WorkflowModel } from '../../../model/types.js'
 import type { ProcessStatus, Task, Thread, ProcessInstance, DataInstance, ProcessState, InformItem } from '../../../model/instance.js'
 
 export type * from '../../../model/types.js'

@@ -3,7 +3,6 @@
  * jobScheduler models the deploy job needs. Schedules live in the store, so they survive restarts
  * and every engine sees the ones any engine deployed.
  */
-import type { FastifyInstance } from 'fastify'
 import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
 import type { Collection, Store } from '../../../store/port.js'
 import { Collections, type ScheduleAction, type StoredModel, type StoredSchedule } from '../../../store/collections.js'

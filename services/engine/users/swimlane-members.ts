@@ -2,7 +2,6 @@
  * What forms need to know about the tenant's users: who works in which swimlane (the form
  * context's `swimlanes`, e.g. to pick an assignee).
  */
-import type { FastifyInstance } from 'fastify'
 import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
 import type { Collection, Store } from '../../../store/port.js'
 import { Collections, type StoredUser } from '../../../store/collections.js'

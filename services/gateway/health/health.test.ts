@@ -3,7 +3,7 @@ import Fastify from 'fastify'
 import t from 'tap'
 import envelope from '../../../plugins/errors/envelope-plugin.js'
 import { packageJsonPath } from '../../../lib/server/paths.js'
-import { serverOptions } from '../../../lib/server/server-options.js'
+import { serverOptions } from '../../server-options.js'
 import { silentLogger, startService } from '../../testing/harness.js'
 import health from './routes.js'
 

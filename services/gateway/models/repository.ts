@@ -5,7 +5,6 @@
  */
 import { createHash, randomUUID } from 'node:crypto'
 import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
-import type { FastifyInstance } from 'fastify'
 import type { Collection, Store } from '../../../store/port.js'
 import {
   Collections,

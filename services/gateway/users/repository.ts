@@ -3,7 +3,6 @@
  * by `userId`). `fullNameKey`, the case-folded full name, carries a unique index: of two concurrent
  * creates with the same name only one can be stored.
  */
-import type { FastifyInstance } from 'fastify'
 import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
 import type { Collection, Filter, Store } from '../../../store/port.js'
 import { Collections, type StoredUser } from '../../../store/collections.js'

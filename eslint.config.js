@@ -1,0 +1,26 @@
+// ESLint (flat config): typescript-eslint's recommended rules, line length, and the import
+// directions of the architecture (README "Working on it"), so a wrong-way import fails `make lint`
+// instead of waiting for a reviewer.
+import js from '@eslint/js'
+import tseslint from 'typescript-eslint'
+import globals from 'globals'
+import importDirection from './scripts/lint/import-direction.mjs'
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'openapi/generated/**', 'sdk/generated/**', '.tap/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.{ts,js,mjs}'],
+    languageOptions: { globals: globals.node },
+    rules: {
+      'max-len': ['error', { code: 140, ignoreUrls: true, ignoreRegExpLiterals: true }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+    },
+  },
+  {
+    files: ['**/*.{ts,js,mjs}'],
+    plugins: { architecture: { rules: { 'import-direction': importDirection } } },
+    rules: { 'architecture/import-direction': 'error' },
+  },
+)
