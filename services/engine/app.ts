@@ -6,15 +6,12 @@
 import type { FastifyInstance } from 'fastify'
 import { type EngineErrorCode, engineErrorCatalogue } from '../../openapi/generated/errors.js'
 import type { Config } from '../../lib/config/config.js'
-import correlation from '../../plugins/correlation/plugin.js'
-import docs, { loadOpenApiDocument } from '../../plugins/docs/plugin.js'
-import errors, { type GenericErrorCodes } from '../../plugins/errors/plugin.js'
-import jsonDepth from '../../plugins/json-depth/plugin.js'
-import caches from '../../plugins/cache/plugin.js'
-import clock, { type Clock } from '../../plugins/clock/plugin.js'
-import identity, { type IdentityCodes } from '../../plugins/identity/plugin.js'
+import { loadOpenApiDocument } from '../../plugins/docs/plugin.js'
+import type { GenericErrorCodes } from '../../plugins/errors/plugin.js'
+import type { Clock } from '../../plugins/clock/plugin.js'
+import type { IdentityCodes } from '../../plugins/identity/plugin.js'
+import serviceBase from '../../plugins/service-base/plugin.js'
 import type { LogRings } from '../../plugins/logging/ring.js'
-import store from '../../plugins/store/plugin.js'
 import type { Store } from '../../store/port.js'
 import batchWorker from './batch/plugin.js'
 import batchJobs from './batch/repository.js'
@@ -67,20 +64,30 @@ export interface EngineAppOptions {
 }
 
 export default async function engineApp(app: FastifyInstance, options: EngineAppOptions): Promise<void> {
-  await app.register(store, { store: options.store })
-  await app.register(clock, { clock: options.clock })
-  await app.register(errors, {
-    catalogue: engineErrorCatalogue,
-    codes: { validation: 'wm4000', malformedBody: 'wm4001', notFound: 'wm4004', bodyTooLarge: 'wm4013', unsupportedMediaType: 'wm4015', internal: 'wm5000' } satisfies GenericErrorCodes<EngineErrorCode>,
-    style: 'record',
-    exposeStack: options.config.development,
+  await app.register(serviceBase, {
+    store: options.store,
+    clock: options.clock,
+    errors: {
+      catalogue: engineErrorCatalogue,
+      codes: {
+        validation: 'wm4000',
+        malformedBody: 'wm4001',
+        notFound: 'wm4004',
+        bodyTooLarge: 'wm4013',
+        unsupportedMediaType: 'wm4015',
+        internal: 'wm5000',
+      } satisfies GenericErrorCodes<EngineErrorCode>,
+      style: 'record',
+      exposeStack: options.config.development,
+    },
+    jsonDepth: { maxDepth: options.config.maxJsonDepth, code: 'wm4002' satisfies EngineErrorCode },
+    docs: { document: loadOpenApiDocument('engine') },
+    caches: { target: 'wfm', types: ['app', 'service'], pollMs: options.config.cachePollMs },
+    identity: {
+      auth: options.config.auth,
+      codes: { unknownUser: 'wm4010', unauthenticated: 'wm4011', forbidden: 'wm4032' } satisfies IdentityCodes<EngineErrorCode>,
+    },
   })
-  await app.register(correlation)
-  await app.register(docs, { document: loadOpenApiDocument('engine') })
-  await app.register(jsonDepth, { maxDepth: options.config.maxJsonDepth, code: 'wm4002' satisfies EngineErrorCode })
-
-  await app.register(identity, { auth: options.config.auth, codes: { unknownUser: 'wm4010', unauthenticated: 'wm4011', forbidden: 'wm4032' } satisfies IdentityCodes<EngineErrorCode> })
-  await app.register(caches, { target: 'wfm', types: ['app', 'service'], pollMs: options.config.cachePollMs })
   // Repositories, then the services built on them (the workflow core of issue 4).
   await app.register(models)
   await app.register(contexts)

@@ -4,16 +4,12 @@
  */
 import type { FastifyInstance } from 'fastify'
 import { type GatewayErrorCode, gatewayErrorCatalogue } from '../../openapi/generated/errors.js'
-import caches from '../../plugins/cache/plugin.js'
 import type { Config } from '../../lib/config/config.js'
-import correlation from '../../plugins/correlation/plugin.js'
-import docs, { loadOpenApiDocument, type OpenApiDocument } from '../../plugins/docs/plugin.js'
-import envelope from '../../plugins/errors/envelope-plugin.js'
-import errors, { type GenericErrorCodes } from '../../plugins/errors/plugin.js'
-import jsonDepth from '../../plugins/json-depth/plugin.js'
-import identity, { type IdentityCodes } from '../../plugins/identity/plugin.js'
+import { loadOpenApiDocument, type OpenApiDocument } from '../../plugins/docs/plugin.js'
+import type { GenericErrorCodes } from '../../plugins/errors/plugin.js'
+import type { IdentityCodes } from '../../plugins/identity/plugin.js'
+import serviceBase from '../../plugins/service-base/plugin.js'
 import type { LogRings } from '../../plugins/logging/ring.js'
-import store from '../../plugins/store/plugin.js'
 import type { Store } from '../../store/port.js'
 import cacheRoutes from './cache/routes.js'
 import cacheEviction from './cache/service.js'
@@ -45,25 +41,32 @@ export interface GatewayAppOptions {
 }
 
 export default async function gatewayApp(app: FastifyInstance, options: GatewayAppOptions): Promise<void> {
-  await app.register(store, { store: options.store })
-  await app.register(errors, {
-    catalogue: gatewayErrorCatalogue,
-    codes: { validation: 'fm4000', malformedBody: 'fm4001', notFound: 'fm4004', bodyTooLarge: 'fm4013', unsupportedMediaType: 'fm4015', internal: 'fm5000' } satisfies GenericErrorCodes<GatewayErrorCode>,
-    style: 'envelope',
-    exposeStack: options.config.development,
-  })
-  await app.register(envelope)
-  await app.register(correlation)
-  await app.register(jsonDepth, { maxDepth: options.config.maxJsonDepth, code: 'fm4002' satisfies GatewayErrorCode })
   // Served from the `swagger` cache: after an eviction the document is read from disk again.
-  const openApiDocument = (): OpenApiDocument => app.caches.cache<OpenApiDocument>('swagger').getOrCreate(SWAGGER_CACHE_KEY, () => loadOpenApiDocument('gateway'))
-  await app.register(docs, { document: loadOpenApiDocument('gateway'), current: openApiDocument })
-
-  await app.register(caches, { target: 'fm', types: ['app', 'swagger', 'endpoint'], pollMs: options.config.cachePollMs })
-  await app.register(identity, {
-    auth: options.config.auth,
-    adminToken: options.config.adminToken,
-    codes: { unknownUser: 'fm4012', unauthenticated: 'fm4012', forbidden: 'fm4030', adminToken: 'fm4010' } satisfies IdentityCodes<GatewayErrorCode>,
+  const openApiDocument = (): OpenApiDocument =>
+    app.caches.cache<OpenApiDocument>('swagger').getOrCreate(SWAGGER_CACHE_KEY, () => loadOpenApiDocument('gateway'))
+  await app.register(serviceBase, {
+    store: options.store,
+    errors: {
+      catalogue: gatewayErrorCatalogue,
+      codes: {
+        validation: 'fm4000',
+        malformedBody: 'fm4001',
+        notFound: 'fm4004',
+        bodyTooLarge: 'fm4013',
+        unsupportedMediaType: 'fm4015',
+        internal: 'fm5000',
+      } satisfies GenericErrorCodes<GatewayErrorCode>,
+      style: 'envelope',
+      exposeStack: options.config.development,
+    },
+    jsonDepth: { maxDepth: options.config.maxJsonDepth, code: 'fm4002' satisfies GatewayErrorCode },
+    docs: { document: loadOpenApiDocument('gateway'), current: openApiDocument },
+    caches: { target: 'fm', types: ['app', 'swagger', 'endpoint'], pollMs: options.config.cachePollMs },
+    identity: {
+      auth: options.config.auth,
+      adminToken: options.config.adminToken,
+      codes: { unknownUser: 'fm4012', unauthenticated: 'fm4012', forbidden: 'fm4030', adminToken: 'fm4010' } satisfies IdentityCodes<GatewayErrorCode>,
+    },
   })
   await app.register(userRepository)
   await app.register(userService)
