@@ -8,7 +8,8 @@ import { MongoCollection } from './collection.js'
 
 interface Call { method: string; args: unknown[] }
 
-function recordingCollection(): { calls: Call[]; collection: MongoCollection } {
+/** A collection over a driver that records every call and answers null; `maxTimeMs` as the store sets it. */
+function recordingCollection(maxTimeMs?: number): { calls: Call[]; collection: MongoCollection } {
   const calls: Call[] = []
   const driver = new Proxy({}, {
     get: (_target, method: string) => (...args: unknown[]) => {
@@ -16,7 +17,7 @@ function recordingCollection(): { calls: Call[]; collection: MongoCollection } {
       return Promise.resolve(null)
     },
   }) as DriverCollection<Document>
-  return { calls, collection: new MongoCollection(driver) }
+  return { calls, collection: new MongoCollection(driver, maxTimeMs) }
 }
 
 const HEX_ID = /^[0-9a-f]{24}$/
@@ -52,14 +53,7 @@ t.test('findOneAndUpdate asks the driver for the document itself', async (t) => 
 })
 
 t.test('every operation that takes a filter carries maxTimeMS, so no query holds the server past the bound', async (t) => {
-  const calls: Call[] = []
-  const driver = new Proxy({}, {
-    get: (_target, method: string) => (...args: unknown[]) => {
-      calls.push({ method, args })
-      return Promise.resolve(null)
-    },
-  }) as DriverCollection<Document>
-  const collection = new MongoCollection(driver, 1234)
+  const { calls, collection } = recordingCollection(1234)
   await collection.findOne({ a: { $regex: '^x' } })
   collection.find({ a: 1 }, { limit: 5 })
   await collection.countDocuments({ a: 1 })

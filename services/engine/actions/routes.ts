@@ -6,17 +6,10 @@ import { completeAction, retryAction, runActionFunction, saveAction } from '../.
 import { requireActor } from '../../../plugins/identity/plugin.js'
 import { routeFrom } from '../../../lib/server/route.js'
 import { ActionService } from './service.js'
+import { engineDependencies } from '../dependencies.js'
 
 async function actionRoutes(fastify: FastifyInstance): Promise<void> {
-  const service = new ActionService({
-    models: fastify.processModels,
-    instances: fastify.processInstances,
-    environments: fastify.runEnvironments,
-    authorization: fastify.authorization,
-    locks: fastify.taskLocks,
-    sessions: fastify.sessions,
-    fail: fastify.fail,
-  })
+  const service = new ActionService(engineDependencies(fastify))
   const typed = fastify.withTypeProvider<TypeBoxTypeProvider>()
   // Every action route requires the user header: identity has resolved the actor.
   typed.route({ ...routeFrom(completeAction), handler: async (request) => service.complete(requireActor(request), request.body, request.headers.additionalheaders) })

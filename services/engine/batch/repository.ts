@@ -121,11 +121,7 @@ export class BatchJobRepository {
 
   /** `running` → `done`; false when the lease was lost meanwhile (the new holder decides). */
   async complete(job: ClaimedBatchJob, owner: string, now: Date): Promise<boolean> {
-    const result = await this.collection.updateOne(
-      { _id: job._id, status: 'running', leaseOwner: owner },
-      { $set: { status: 'done', updatedAt: now, finishedAt: now }, $unset: { leaseOwner: '', leaseUntil: '' } },
-    )
-    return result.matchedCount === 1
+    return this.release(job, owner, { status: 'done', updatedAt: now, finishedAt: now })
   }
 
   /** `running` → `retrying` or `failed`, `tryCount` + 1, the error kept; false when the lease was lost. */
@@ -134,18 +130,19 @@ export class BatchJobRepository {
       outcome.status === 'retrying'
         ? { status: 'retrying', dueAt: outcome.dueAt, lastError: error, lastFailureAt: now, updatedAt: now }
         : { status: 'failed', lastError: error, lastFailureAt: now, updatedAt: now, finishedAt: now }
-    const result = await this.collection.updateOne(
-      { _id: job._id, status: 'running', leaseOwner: owner },
-      { $set: set, $inc: { tryCount: 1 }, $unset: { leaseOwner: '', leaseUntil: '' } },
-    )
-    return result.matchedCount === 1
+    return this.release(job, owner, set, { tryCount: 1 })
   }
 
   /** `failed` for good without running again: a lapsed claim that was its last try. */
   async failClaimed(job: ClaimedBatchJob, owner: string, now: Date): Promise<boolean> {
+    return this.release(job, owner, { status: 'failed', updatedAt: now, finishedAt: now })
+  }
+
+  /** Ends this owner's claim with `set`; false when the lease was lost meanwhile. */
+  private async release(job: ClaimedBatchJob, owner: string, set: Partial<StoredBatchJob>, increment?: { tryCount: number }): Promise<boolean> {
     const result = await this.collection.updateOne(
       { _id: job._id, status: 'running', leaseOwner: owner },
-      { $set: { status: 'failed', updatedAt: now, finishedAt: now }, $unset: { leaseOwner: '', leaseUntil: '' } },
+      { $set: set, ...(increment ? { $inc: increment } : {}), $unset: { leaseOwner: '', leaseUntil: '' } },
     )
     return result.matchedCount === 1
   }

@@ -6,18 +6,10 @@ import { listContextActivity, openContext } from '../../../openapi/generated/eng
 import { requireActor } from '../../../plugins/identity/plugin.js'
 import { routeFrom } from '../../../lib/server/route.js'
 import { ContextService } from './service.js'
+import { engineDependencies } from '../dependencies.js'
 
 async function contextRoutes(fastify: FastifyInstance): Promise<void> {
-  const service = new ContextService({
-    models: fastify.processModels,
-    starter: fastify.processStarter,
-    instances: fastify.processInstances,
-    activities: fastify.activities,
-    locks: fastify.taskLocks,
-    sessions: fastify.sessions,
-    fail: fastify.fail,
-    now: fastify.clock,
-  })
+  const service = new ContextService(engineDependencies(fastify))
   const typed = fastify.withTypeProvider<TypeBoxTypeProvider>()
 
   typed.route({

@@ -28,6 +28,7 @@ import { runStandaloneFunction } from '../runtime/compile.js'
 import type { CompiledFunction, FunctionCache } from '../runtime/flow/compile.js'
 import type { ProcessInstance, RuntimeEffect, Task } from '../runtime/types.js'
 import { type AdditionalHeaders, type InstanceAtHand, instanceAtHand, type InstanceDependencies, openTaskOf, stateOf } from '../instances/instance-at-hand.js'
+import { engineDependencies } from '../dependencies.js'
 
 export const EXTERNAL_ACTION_TYPES = ['complete', 'cancel', 'return'] as const
 export type ExternalActionType = (typeof EXTERNAL_ACTION_TYPES)[number]
@@ -292,17 +293,7 @@ declare module 'fastify' {
 async function externalServicePlugin(fastify: FastifyInstance): Promise<void> {
   fastify.decorate(
     'externalService',
-    new ExternalService({
-      instances: fastify.processInstances,
-      models: fastify.processModels,
-      environments: fastify.runEnvironments,
-      contexts: fastify.contexts,
-      locks: fastify.taskLocks,
-      caches: fastify.caches,
-      store: fastify.store,
-      authorization: fastify.authorization,
-      fail: fastify.fail,
-    }),
+    new ExternalService(engineDependencies(fastify)),
   )
 }
 

@@ -18,6 +18,7 @@ import { requireActor } from '../../../plugins/identity/plugin.js'
 import { routeFrom } from '../../../lib/server/route.js'
 import { uploadBodyLimit, UPLOAD_FIELDS_BYTES } from '../../server-options.js'
 import { FileService, requireInstanceIds, type StagedUpload, type UploadFields } from './service.js'
+import { engineDependencies } from '../dependencies.js'
 
 export interface FileRoutesOptions {
   maxUploadBytes: number
@@ -63,16 +64,7 @@ function textOrUndefined(value: unknown): string | undefined {
 
 async function fileRoutes(fastify: FastifyInstance, options: FileRoutesOptions): Promise<void> {
   const fail: ErrorFactory<EngineErrorCode> = fastify.fail
-  const service = new FileService({
-    instances: fastify.processInstances,
-    models: fastify.processModels,
-    environments: fastify.runEnvironments,
-    activities: fastify.activities,
-    files: fastify.store.files,
-    maxUploadBytes: options.maxUploadBytes,
-    log: fastify.log,
-    fail,
-  })
+  const service = new FileService({ ...engineDependencies(fastify), files: fastify.store.files, maxUploadBytes: options.maxUploadBytes })
   const typed = fastify.withTypeProvider<TypeBoxTypeProvider>()
 
   /**

@@ -6,15 +6,10 @@ import { addNote, deleteNote, updateNote } from '../../../openapi/generated/engi
 import { requireActor } from '../../../plugins/identity/plugin.js'
 import { routeFrom } from '../../../lib/server/route.js'
 import { NoteService } from './service.js'
+import { engineDependencies } from '../dependencies.js'
 
 async function noteRoutes(fastify: FastifyInstance): Promise<void> {
-  const service = new NoteService({
-    instances: fastify.processInstances,
-    models: fastify.processModels,
-    environments: fastify.runEnvironments,
-    sessions: fastify.sessions,
-    fail: fastify.fail,
-  })
+  const service = new NoteService(engineDependencies(fastify))
   const typed = fastify.withTypeProvider<TypeBoxTypeProvider>()
   // Every note route requires the user header: identity has resolved the actor.
   typed.route({ ...routeFrom(addNote), handler: async (request) => service.add(requireActor(request), request.body, request.headers.additionalheaders) })

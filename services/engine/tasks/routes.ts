@@ -6,15 +6,10 @@ import { commitTask, runTaskFunction } from '../../../openapi/generated/engine-r
 import { requireActor } from '../../../plugins/identity/plugin.js'
 import { routeFrom } from '../../../lib/server/route.js'
 import { TaskService } from './service.js'
+import { engineDependencies } from '../dependencies.js'
 
 async function taskRoutes(fastify: FastifyInstance): Promise<void> {
-  const service = new TaskService({
-    instances: fastify.processInstances,
-    models: fastify.processModels,
-    environments: fastify.runEnvironments,
-    authorization: fastify.authorization,
-    fail: fastify.fail,
-  })
+  const service = new TaskService(engineDependencies(fastify))
   const typed = fastify.withTypeProvider<TypeBoxTypeProvider>()
   // Both routes require the user header: identity has resolved the actor.
   typed.route({

@@ -1,0 +1,28 @@
+/**
+ * The engine's repositories and services as its domain services take them, read off the app's
+ * decorators in one place. Each domain service declares the part it needs (its dependencies
+ * interface); handing it this whole set keeps the route plugins free of the same list, written
+ * out again in each.
+ */
+import type { FastifyInstance } from 'fastify'
+
+export function engineDependencies(fastify: FastifyInstance) {
+  return {
+    models: fastify.processModels,
+    instances: fastify.processInstances,
+    contexts: fastify.contexts,
+    environments: fastify.runEnvironments,
+    authorization: fastify.authorization,
+    locks: fastify.taskLocks,
+    sessions: fastify.sessions,
+    starter: fastify.processStarter,
+    activities: fastify.activities,
+    caches: fastify.caches,
+    store: fastify.store,
+    log: fastify.log,
+    fail: fastify.fail,
+    now: fastify.clock,
+  }
+}
+
+export type EngineDependencies = ReturnType<typeof engineDependencies>
