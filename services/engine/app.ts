@@ -14,12 +14,20 @@ import caches from '../../plugins/cache/plugin.js'
 import clock, { type Clock } from '../../plugins/clock/plugin.js'
 import identity, { type IdentityCodes } from '../../plugins/identity/plugin.js'
 import type { LogRings } from '../../plugins/logging/ring.js'
+import metricsPlugin from '../../plugins/metrics/plugin.js'
 import store from '../../plugins/store/plugin.js'
+import tracingPlugin from '../../plugins/tracing/plugin.js'
+import { EngineMetrics } from '../../lib/telemetry/engine-metrics.js'
+import { instrumentStore } from '../../lib/telemetry/instrumented-store.js'
+import { Tracing } from '../../lib/telemetry/tracing.js'
 import type { Store } from '../../store/port.js'
+import { getEngineMetrics } from '../../openapi/generated/engine-routes.js'
+import engineTelemetry from './telemetry/plugin.js'
 import batchWorker from './batch/plugin.js'
 import batchJobs from './batch/repository.js'
 import batchRoutes from './batch/routes.js'
-import health from './health/routes.js'
+import readiness from './health/readiness.js'
+import health, { ENGINE_SERVICE_NAME } from './health/routes.js'
 import actionRoutes from './actions/routes.js'
 import activities from './activities/repository.js'
 import authorization from './authorization/service.js'
@@ -67,7 +75,10 @@ export interface EngineAppOptions {
 }
 
 export default async function engineApp(app: FastifyInstance, options: EngineAppOptions): Promise<void> {
-  await app.register(store, { store: options.store })
+  const { telemetry } = options.config
+  const metrics = telemetry.metricsEnabled ? new EngineMetrics() : null
+  const tracing = Tracing.create(telemetry, ENGINE_SERVICE_NAME)
+  await app.register(store, { store: instrumentStore(options.store, { metrics, tracing }) })
   await app.register(clock, { clock: options.clock })
   await app.register(errors, {
     catalogue: engineErrorCatalogue,
@@ -76,6 +87,8 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
     exposeStack: options.config.development,
   })
   await app.register(correlation)
+  await app.register(tracingPlugin, { tracing })
+  await app.register(metricsPlugin, { kind: 'engine', metrics, token: telemetry.metricsToken, route: getEngineMetrics, codes: { unauthorized: 'wm4014', notFound: 'wm4004' } })
   await app.register(docs, { document: loadOpenApiDocument('engine') })
   await app.register(jsonDepth, { maxDepth: options.config.maxJsonDepth, code: 'wm4002' satisfies EngineErrorCode })
 
@@ -117,10 +130,12 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
     },
   })
   await app.register(scheduler, { pollMs: options.config.batchPollMs })
+  await app.register(engineTelemetry, { rawStore: options.store })
   await app.register(externalService)
   await app.register(scheduledRuns)
 
   await app.register(health)
+  await app.register(readiness)
   await app.register(contextRoutes)
   await app.register(actionRoutes)
   await app.register(processRoutes)
