@@ -45,7 +45,10 @@ async function tracingPlugin(fastify: FastifyInstance, options: TracingPluginOpt
     spans.set(request, { span, parent })
     request.traceContext = spanIds(span)
     reply.header('traceparent', formatTraceparent(request.traceContext))
+    // Every line logged from here on (the reply's "request completed" too) names the span; the
+    // "incoming request" line comes before any hook and carries the request id only.
     request.log = request.log.child({ trace_id: request.traceContext.traceId, span_id: request.traceContext.spanId })
+    reply.log = request.log
     runWithSpan(span, parent, done)
   })
   // The body is read from the socket's events, outside the context entered above: enter it again
