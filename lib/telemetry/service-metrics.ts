@@ -11,6 +11,13 @@ export const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0
 /** Store operations and journal commits: mostly well under a millisecond. */
 export const STORE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1]
 
+/**
+ * prom-client's default metrics include these gauges with a `_total` suffix, which Prometheus
+ * reserves for counters (`promtool check metrics` refuses them); their per-type twins
+ * (`nodejs_active_handles{type=…}`, …) stay.
+ */
+const MISNAMED_DEFAULT_GAUGES = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']
+
 /** Where a request that matched no route is counted: its URL would make labels unbounded. */
 export const UNMATCHED_ROUTE = 'unmatched'
 
@@ -20,6 +27,7 @@ export class ServiceMetrics {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry })
+    for (const name of MISNAMED_DEFAULT_GAUGES) this.registry.removeSingleMetric(name)
     this.httpDuration = new Histogram({
       name: 'http_server_request_duration_seconds',
       help: 'Duration of HTTP requests served, by route template, method and status code.',
