@@ -10,10 +10,14 @@
  * within 20% of the first. Exit code 1 when a target is missed or requests fail.
  *
  * Environment: BENCH_DURATION_S (default 20, per run), BENCH_CLIENTS (32), BENCH_SEEDED_INSTANCES
- * (100000), BENCH_CPU_PROFILE_DIR (the service writes a V8 CPU profile of each thread there).
+ * (100000; 0 skips the second run), BENCH_CPU_PROFILE_DIR (the service writes a V8 CPU profile of
+ * each thread there), BENCH_TELEMETRY (`metrics`, the default as deployed; `off`: METRICS_ENABLED=false;
+ * `tracing`: metrics and OTLP traces, exported to a local receiver that discards them) — the cost of
+ * observability is the difference between these (issue 15: metrics at most 5%).
  * Everything runs on 127.0.0.1 in a temporary data dir, removed at the end.
  */
 import { randomUUID } from 'node:crypto'
+import { createServer } from 'node:http'
 import { Pool } from 'undici'
 import { importBuilt } from './support/dist.mjs'
 import { timedPost } from './support/http.mjs'
@@ -31,6 +35,26 @@ const WARMUP_MS = 3000
 const SEEDED_INSTANCES = Number(process.env.BENCH_SEEDED_INSTANCES ?? 100_000)
 const TARGET = { lifecyclesPerSecond: 300, p99Ms: 50, seededWithin: 0.2 }
 const TENANT = { appId: 'hr', organizationId: 'acme' }
+const TELEMETRY = process.env.BENCH_TELEMETRY ?? 'metrics'
+if (!['off', 'metrics', 'tracing'].includes(TELEMETRY)) throw new Error(`BENCH_TELEMETRY must be off, metrics or tracing, got ${TELEMETRY}`)
+
+/** An OTLP receiver that reads and drops what it is sent, so tracing costs what exporting costs. */
+async function discardingReceiver() {
+  const server = createServer((request, response) => {
+    request.resume()
+    request.on('end', () => response.writeHead(200, { 'content-type': 'application/json' }).end('{}'))
+  })
+  await new Promise((listening) => server.listen(0, '127.0.0.1', () => listening(undefined)))
+  const address = /** @type {import('node:net').AddressInfo} */ (server.address())
+  return { url: `http://127.0.0.1:${address.port}`, close: () => new Promise((closed) => server.close(() => closed(undefined))) }
+}
+
+/** The service's environment for BENCH_TELEMETRY. @param {string | undefined} receiverUrl @returns {Record<string, string>} */
+function telemetryEnv(receiverUrl) {
+  if (TELEMETRY === 'off') return { METRICS_ENABLED: 'false' }
+  if (TELEMETRY === 'tracing' && receiverUrl) return { OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl }
+  return {}
+}
 
 /** @typedef {{ employee: string, manager: string }} Pair */
 
@@ -83,10 +107,13 @@ async function seedInstances(dataDir, count) {
   })
 }
 
-/** The all-in-one, writing CPU profiles when BENCH_CPU_PROFILE_DIR asks for them. @param {string} dataDir */
-function startService(dataDir) {
+/**
+ * The all-in-one with BENCH_TELEMETRY's settings, writing CPU profiles when BENCH_CPU_PROFILE_DIR asks for them.
+ * @param {string} dataDir @param {string | undefined} receiverUrl
+ */
+function startService(dataDir, receiverUrl) {
   const profileDir = process.env.BENCH_CPU_PROFILE_DIR
-  return startAllInOne({ dataDir, nodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [] })
+  return startAllInOne({ dataDir, env: telemetryEnv(receiverUrl), nodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [] })
 }
 
 /** A client of the service at `origin`; gateway answers come in the envelope, engine answers raw. @param {string} origin */
@@ -188,7 +215,8 @@ function report(label, result) {
 
 /** One run: the all-in-one started on `dataDir`, loaded, and stopped again. @param {string} dataDir @param {Pair[]} pairs @param {string} label */
 async function run(dataDir, pairs, label) {
-  const service = await startService(dataDir)
+  const receiver = TELEMETRY === 'tracing' ? await discardingReceiver() : undefined
+  const service = await startService(dataDir, receiver?.url)
   try {
     const target = await chooseTarget(service, /** @type {Pair} */ (pairs[0]))
     process.stdout.write(`  through the ${target.via} (${target.origin})\n`)
@@ -197,14 +225,23 @@ async function run(dataDir, pairs, label) {
     return { ...result, via: target.via }
   } finally {
     await service.stop()
+    await receiver?.close()
   }
 }
 
 await runBench(() =>
   withTempDir('bench-lifecycle-', async (dataDir) => {
-    process.stdout.write(`lifecycle benchmark: ${CLIENTS} clients, ${DURATION_MS / 1000} s per run after ${WARMUP_MS / 1000} s warm-up\n`)
+    process.stdout.write(`lifecycle benchmark: ${CLIENTS} clients, ${DURATION_MS / 1000} s per run after ${WARMUP_MS / 1000} s warm-up, telemetry ${TELEMETRY}\n`)
     const pairs = await seedApp(dataDir)
     const fresh = await run(dataDir, pairs, 'empty store')
+    if (SEEDED_INSTANCES === 0) {
+      return reportTargets([
+        [`≥ ${TARGET.lifecyclesPerSecond} lifecycles/s`, fresh.lifecyclesPerSecond >= TARGET.lifecyclesPerSecond],
+        [`p99 < ${TARGET.p99Ms} ms`, fresh.p99 < TARGET.p99Ms],
+        ['no failed lifecycles', fresh.errors === 0],
+        ['measured through the gateway', fresh.via === 'gateway'],
+      ])
+    }
 
     const seededStarted = Date.now()
     const total = await seedInstances(dataDir, SEEDED_INSTANCES)
