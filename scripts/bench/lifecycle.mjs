@@ -19,6 +19,7 @@
 import { randomUUID } from 'node:crypto'
 import { createServer } from 'node:http'
 import { Pool } from 'undici'
+import { cpuMsOf } from './support/cpu.mjs'
 import { importBuilt } from './support/dist.mjs'
 import { timedPost } from './support/http.mjs'
 import { reportTargets, runBench } from './support/outcome.mjs'
@@ -164,8 +165,12 @@ async function lifecycle(client, pair) {
 }
 
 /** CLIENTS loops of lifecycles for WARMUP_MS + DURATION_MS; only the time after the warm-up counts. */
-/** @param {string} origin @param {Pair[]} pairs */
-async function measure(origin, pairs) {
+/**
+ * `pid`'s CPU time is read as the measured window begins and ends: CPU per lifecycle tells what the
+ * service spends on one far more steadily than throughput on a shared host.
+ * @param {string} origin @param {Pair[]} pairs @param {number} pid
+ */
+async function measure(origin, pairs, pid) {
   const client = clientFor(origin)
   const begin = performance.now()
   const measuredFrom = begin + WARMUP_MS
@@ -176,6 +181,9 @@ async function measure(origin, pairs) {
   let errors = 0
   /** @type {Error | undefined} */
   let firstError
+  /** @type {number | undefined} */
+  let cpuAtStart
+  const startCpuClock = setTimeout(() => (cpuAtStart = cpuMsOf(pid)), WARMUP_MS)
   await Promise.all(
     pairs.map(async (pair) => {
       while (performance.now() < end) {
@@ -193,9 +201,12 @@ async function measure(origin, pairs) {
       }
     }),
   )
+  const cpuAtEnd = cpuMsOf(pid)
+  clearTimeout(startCpuClock)
   await client.pool.close()
   latencies.sort((a, b) => a - b)
   return {
+    cpuMsPerLifecycle: cpuAtStart === undefined || cpuAtEnd === undefined || lifecycles === 0 ? undefined : (cpuAtEnd - cpuAtStart) / lifecycles,
     lifecyclesPerSecond: lifecycles / (DURATION_MS / 1000),
     requests: latencies.length,
     p50: percentile(latencies, 50),
@@ -208,7 +219,8 @@ async function measure(origin, pairs) {
 /** @param {string} label @param {Awaited<ReturnType<typeof measure>>} result */
 function report(label, result) {
   process.stdout.write(
-    `  ${label}: ${result.lifecyclesPerSecond.toFixed(1)} lifecycles/s, ${result.requests} requests, p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms, ${result.errors} failed lifecycles\n`,
+    `  ${label}: ${result.lifecyclesPerSecond.toFixed(1)} lifecycles/s, ${result.requests} requests, p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms, ` +
+      `${result.cpuMsPerLifecycle === undefined ? '' : `service CPU ${result.cpuMsPerLifecycle.toFixed(2)} ms/lifecycle, `}${result.errors} failed lifecycles\n`,
   )
   if (result.firstError) process.stdout.write(`    first failure: ${result.firstError.message}\n`)
 }
@@ -220,7 +232,7 @@ async function run(dataDir, pairs, label) {
   try {
     const target = await chooseTarget(service, /** @type {Pair} */ (pairs[0]))
     process.stdout.write(`  through the ${target.via} (${target.origin})\n`)
-    const result = await measure(target.origin, pairs)
+    const result = await measure(target.origin, pairs, service.pid)
     report(label, result)
     return { ...result, via: target.via }
   } finally {
