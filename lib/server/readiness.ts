@@ -26,7 +26,10 @@ async function withinLimit(check: () => Promise<void>, timeoutMs: number): Promi
 }
 
 /** All probes run together; resolves to the names that answered, or to the reason of the first that failed. */
-export async function probeAll(probes: readonly Probe[], timeoutMs = PROBE_TIMEOUT_MS): Promise<{ ready: true; checks: Record<string, 'ok'> } | { ready: false; reason: string }> {
+export async function probeAll(
+  probes: readonly Probe[],
+  timeoutMs = PROBE_TIMEOUT_MS,
+): Promise<{ ready: true; checks: Record<string, 'ok'> } | { ready: false; reason: string }> {
   const outcomes = await Promise.allSettled(probes.map((probe) => withinLimit(probe.check, timeoutMs)))
   const checks: Record<string, 'ok'> = {}
   for (const [index, outcome] of outcomes.entries()) {

@@ -5,8 +5,24 @@
  */
 import type { Span } from '@opentelemetry/api'
 import type {
-  AtomicWrite, AtomicWriteResult, Collection, Cursor, DeleteResult, Document, FileStore, Filter, FindOneAndUpdateOptions, FindOneOptions,
-  FindOptions, IndexOptions, InsertManyResult, InsertOneResult, Store, UpdateFilter, UpdateOptions, UpdateResult,
+  AtomicWrite,
+  AtomicWriteResult,
+  Collection,
+  Cursor,
+  DeleteResult,
+  Document,
+  FileStore,
+  Filter,
+  FindOneAndUpdateOptions,
+  FindOneOptions,
+  FindOptions,
+  IndexOptions,
+  InsertManyResult,
+  InsertOneResult,
+  Store,
+  UpdateFilter,
+  UpdateOptions,
+  UpdateResult,
 } from '../../store/port.js'
 import { recordFailure, type Tracing } from './tracing.js'
 
@@ -43,7 +59,12 @@ class Probe {
 }
 
 class MeasuredCursor<T> implements Cursor<T> {
-  constructor(private readonly cursor: Cursor<T>, private readonly probe: Probe, private readonly collection: string, private readonly operation: string) {}
+  constructor(
+    private readonly cursor: Cursor<T>,
+    private readonly probe: Probe,
+    private readonly collection: string,
+    private readonly operation: string,
+  ) {}
 
   toArray(): Promise<T[]> {
     return this.probe.measure(this.collection, this.operation, () => this.cursor.toArray())
@@ -53,7 +74,10 @@ class MeasuredCursor<T> implements Cursor<T> {
 class MeasuredCollection<T extends object> implements Collection<T> {
   readonly collectionName: string
 
-  constructor(private readonly inner: Collection<T>, private readonly probe: Probe) {
+  constructor(
+    private readonly inner: Collection<T>,
+    private readonly probe: Probe,
+  ) {
     this.collectionName = inner.collectionName
   }
 
@@ -103,7 +127,10 @@ class MeasuredCollection<T extends object> implements Collection<T> {
 }
 
 class MeasuredFileStore implements FileStore {
-  constructor(private readonly inner: FileStore, private readonly probe: Probe) {}
+  constructor(
+    private readonly inner: FileStore,
+    private readonly probe: Probe,
+  ) {}
 
   put(...args: Parameters<FileStore['put']>): ReturnType<FileStore['put']> {
     return this.probe.measure(FILES, 'put', () => this.inner.put(...args))
@@ -122,7 +149,10 @@ class MeasuredStore implements Store {
   private readonly probe: Probe
   private readonly collections = new Map<string, Collection<object>>()
 
-  constructor(private readonly inner: Store, instruments: StoreInstruments) {
+  constructor(
+    private readonly inner: Store,
+    instruments: StoreInstruments,
+  ) {
     this.kind = inner.kind
     this.probe = new Probe(instruments)
     this.files = new MeasuredFileStore(inner.files, this.probe)

@@ -39,7 +39,10 @@ export class ServiceMetrics {
 
   /** `route` is the route template (`/process/:processInstanceId`), never the URL. */
   httpRequest(route: string | undefined, method: string, statusCode: number, seconds: number): void {
-    this.httpDuration.observe({ http_route: route ?? UNMATCHED_ROUTE, http_request_method: method, http_response_status_code: statusCode }, seconds)
+    this.httpDuration.observe(
+      { http_route: route ?? UNMATCHED_ROUTE, http_request_method: method, http_response_status_code: statusCode },
+      seconds,
+    )
   }
 
   get contentType(): string {

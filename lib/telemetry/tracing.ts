@@ -5,7 +5,19 @@
  * two services in one process — the all-in-one's threads, tests — still report as two; the context
  * manager (AsyncLocalStorage) is process-wide and registered once.
  */
-import { type Attributes, type Context, context, defaultTextMapGetter, defaultTextMapSetter, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api'
+import {
+  type Attributes,
+  type Context,
+  context,
+  defaultTextMapGetter,
+  defaultTextMapSetter,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Tracer,
+} from '@opentelemetry/api'
 import { W3CTraceContextPropagator } from '@opentelemetry/core'
 import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { OTLPTraceExporter as ProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto'
@@ -77,7 +89,13 @@ export class Tracing {
    * Runs an outgoing call in a client span of its own whose `traceparent` goes in `headers`, so the
    * callee continues this trace.
    */
-  async clientCall<T>(name: string, parent: Context, attributes: Attributes, headers: Record<string, string>, call: () => Promise<T>): Promise<T> {
+  async clientCall<T>(
+    name: string,
+    parent: Context,
+    attributes: Attributes,
+    headers: Record<string, string>,
+    call: () => Promise<T>,
+  ): Promise<T> {
     const span = this.tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes }, parent)
     this.inject(trace.setSpan(parent, span), headers)
     try {
@@ -92,10 +110,14 @@ export class Tracing {
 
   /** A span around one store call, child of the active context. */
   startStoreSpan(collection: string, operation: string): Span {
-    return this.tracer.startSpan(`${operation} ${collection}`, {
-      kind: SpanKind.CLIENT,
-      attributes: { 'db.collection.name': collection, 'db.operation.name': operation },
-    }, context.active())
+    return this.tracer.startSpan(
+      `${operation} ${collection}`,
+      {
+        kind: SpanKind.CLIENT,
+        attributes: { 'db.collection.name': collection, 'db.operation.name': operation },
+      },
+      context.active(),
+    )
   }
 
   /** Sends the spans still buffered (tests, shutdown). */

@@ -53,7 +53,8 @@ async function metricsPlugin(fastify: FastifyInstance, options: MetricsPluginOpt
       if (!metrics) throw fastify.fail(codes.notFound, { args: [`${request.method} ${request.url} (METRICS_ENABLED=false)`] })
       if (tokenMatches !== undefined) {
         const given = bearerToken(request)
-        if (given === undefined || !tokenMatches(given)) throw fastify.fail(codes.unauthorized, { parameters: { field: 'headers.authorization' } })
+        if (given === undefined || !tokenMatches(given))
+          throw fastify.fail(codes.unauthorized, { parameters: { field: 'headers.authorization' } })
       }
       const exposition = await metrics.exposition()
       return reply.type(metrics.contentType).send(exposition)

@@ -114,7 +114,8 @@ async function seedInstances(dataDir, count) {
  */
 function startService(dataDir, receiverUrl) {
   const profileDir = process.env.BENCH_CPU_PROFILE_DIR
-  return startAllInOne({ dataDir, env: telemetryEnv(receiverUrl), nodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [] })
+  const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []
+  return startAllInOne({ dataDir, env: telemetryEnv(receiverUrl), nodeArgs })
 }
 
 /** A client of the service at `origin`; gateway answers come in the envelope, engine answers raw. @param {string} origin */
@@ -206,7 +207,8 @@ async function measure(origin, pairs, pid) {
   await client.pool.close()
   latencies.sort((a, b) => a - b)
   return {
-    cpuMsPerLifecycle: cpuAtStart === undefined || cpuAtEnd === undefined || lifecycles === 0 ? undefined : (cpuAtEnd - cpuAtStart) / lifecycles,
+    cpuMsPerLifecycle:
+      cpuAtStart === undefined || cpuAtEnd === undefined || lifecycles === 0 ? undefined : (cpuAtEnd - cpuAtStart) / lifecycles,
     lifecyclesPerSecond: lifecycles / (DURATION_MS / 1000),
     requests: latencies.length,
     p50: percentile(latencies, 50),
@@ -219,8 +221,10 @@ async function measure(origin, pairs, pid) {
 /** @param {string} label @param {Awaited<ReturnType<typeof measure>>} result */
 function report(label, result) {
   process.stdout.write(
-    `  ${label}: ${result.lifecyclesPerSecond.toFixed(1)} lifecycles/s, ${result.requests} requests, p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms, ` +
-      `${result.cpuMsPerLifecycle === undefined ? '' : `service CPU ${result.cpuMsPerLifecycle.toFixed(2)} ms/lifecycle, `}${result.errors} failed lifecycles\n`,
+    `  ${label}: ${result.lifecyclesPerSecond.toFixed(1)} lifecycles/s, ${result.requests} requests, ` +
+      `p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms, ` +
+      `${result.cpuMsPerLifecycle === undefined ? '' : `service CPU ${result.cpuMsPerLifecycle.toFixed(2)} ms/lifecycle, `}` +
+      `${result.errors} failed lifecycles\n`,
   )
   if (result.firstError) process.stdout.write(`    first failure: ${result.firstError.message}\n`)
 }
@@ -243,7 +247,8 @@ async function run(dataDir, pairs, label) {
 
 await runBench(() =>
   withTempDir('bench-lifecycle-', async (dataDir) => {
-    process.stdout.write(`lifecycle benchmark: ${CLIENTS} clients, ${DURATION_MS / 1000} s per run after ${WARMUP_MS / 1000} s warm-up, telemetry ${TELEMETRY}\n`)
+    const setting = `${CLIENTS} clients, ${DURATION_MS / 1000} s per run after ${WARMUP_MS / 1000} s warm-up, telemetry ${TELEMETRY}`
+    process.stdout.write(`lifecycle benchmark: ${setting}\n`)
     const pairs = await seedApp(dataDir)
     const fresh = await run(dataDir, pairs, 'empty store')
     if (SEEDED_INSTANCES === 0) {

@@ -88,7 +88,13 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
   })
   await app.register(correlation)
   await app.register(tracingPlugin, { tracing })
-  await app.register(metricsPlugin, { kind: 'engine', metrics, token: telemetry.metricsToken, route: getEngineMetrics, codes: { unauthorized: 'wm4014', notFound: 'wm4004' } })
+  await app.register(metricsPlugin, {
+    kind: 'engine',
+    metrics,
+    token: telemetry.metricsToken,
+    route: getEngineMetrics,
+    codes: { unauthorized: 'wm4014', notFound: 'wm4004' },
+  })
   await app.register(docs, { document: loadOpenApiDocument('engine') })
   await app.register(jsonDepth, { maxDepth: options.config.maxJsonDepth, code: 'wm4002' satisfies EngineErrorCode })
 

@@ -66,7 +66,13 @@ export default async function gatewayApp(app: FastifyInstance, options: GatewayA
   await app.register(envelope)
   await app.register(correlation)
   await app.register(tracingPlugin, { tracing })
-  await app.register(metricsPlugin, { kind: 'gateway', metrics, token: telemetry.metricsToken, route: getGatewayMetrics, codes: { unauthorized: 'fm4014', notFound: 'fm4004' } })
+  await app.register(metricsPlugin, {
+    kind: 'gateway',
+    metrics,
+    token: telemetry.metricsToken,
+    route: getGatewayMetrics,
+    codes: { unauthorized: 'fm4014', notFound: 'fm4004' },
+  })
   await app.register(jsonDepth, { maxDepth: options.config.maxJsonDepth, code: 'fm4002' satisfies GatewayErrorCode })
   // Served from the `swagger` cache: after an eviction the document is read from disk again.
   const openApiDocument = (): OpenApiDocument => app.caches.cache<OpenApiDocument>('swagger').getOrCreate(SWAGGER_CACHE_KEY, () => loadOpenApiDocument('gateway'))

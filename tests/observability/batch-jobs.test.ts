@@ -18,10 +18,16 @@ t.test('the batch job list pages through the tenant jobs newest first, a failed 
   const base = Date.parse('2026-01-01T00:00:00.000Z')
   const ids: string[] = []
   for (let index = 0; index < 5; index++) {
-    const job = await jobs.enqueue({ kind: 'deploy', ...HR, payload: { index }, dueAt: new Date(base + index * 1000) }, new Date(base + index * 1000))
+    const job = await jobs.enqueue(
+      { kind: 'deploy', ...HR, payload: { index }, dueAt: new Date(base + index * 1000) },
+      new Date(base + index * 1000),
+    )
     ids.push(job!.jobId)
   }
-  await jobs.enqueue({ kind: 'deploy', appId: 'sales', organizationId: 'acme', payload: {}, dueAt: new Date(base) }, new Date(base + 10_000))
+  await jobs.enqueue(
+    { kind: 'deploy', appId: 'sales', organizationId: 'acme', payload: {}, dueAt: new Date(base) },
+    new Date(base + 10_000),
+  )
   // The oldest job failed for good: claimed, then its try failed with a message.
   const claimed = await jobs.claimDue(['deploy'], 'test-owner', new Date(base + 100_000), 60_000)
   t.equal(claimed?.jobId, ids[0])
@@ -37,15 +43,33 @@ t.test('the batch job list pages through the tenant jobs newest first, a failed 
     pages.push(answer.body.data.items)
     cursor = answer.body.data.nextCursor
   } while (cursor !== null)
-  t.same(pages.map((page) => page.length), [2, 2, 1])
-  t.same(pages.flat().map((job) => job.jobId), [...ids].reverse(), 'every tenant job once, newest first, none of another app')
+  t.same(
+    pages.map((page) => page.length),
+    [2, 2, 1],
+  )
+  t.same(
+    pages.flat().map((job) => job.jobId),
+    [...ids].reverse(),
+    'every tenant job once, newest first, none of another app',
+  )
 
-  const failed = await client.call<Envelope<BatchJobList>>('listBatchJobs', 'POST', '/external/batchjob/list', { user: admin, body: { ...HR, status: 'failed' } })
-  t.match(failed.body.data, { items: [{ jobId: ids[0], status: 'failed', tryCount: 1, lastError: 'the model jobScheduler-7 is not valid', nextRunAt: null }], nextCursor: null })
+  const failed = await client.call<Envelope<BatchJobList>>('listBatchJobs', 'POST', '/external/batchjob/list', {
+    user: admin,
+    body: { ...HR, status: 'failed' },
+  })
+  t.match(failed.body.data, {
+    items: [{ jobId: ids[0], status: 'failed', tryCount: 1, lastError: 'the model jobScheduler-7 is not valid', nextRunAt: null }],
+    nextCursor: null,
+  })
   const waiting = pages.flat().find((job) => job.jobId === ids[4])
   t.equal(waiting?.nextRunAt, new Date(base + 4000).toISOString(), 'a waiting job tells when it runs')
 
-  const one = await client.call<Envelope<BatchJobSummary>>('getBatchJob', 'GET', `/external/batchjob/${ids[0]}?appId=hr&organizationId=acme`, { user: admin })
+  const one = await client.call<Envelope<BatchJobSummary>>(
+    'getBatchJob',
+    'GET',
+    `/external/batchjob/${ids[0]}?appId=hr&organizationId=acme`,
+    { user: admin },
+  )
   t.equal(one.status, 200)
   t.match(one.body.data, { jobId: ids[0], kind: 'deploy', status: 'failed', lastError: 'the model jobScheduler-7 is not valid' })
 })
@@ -58,12 +82,21 @@ t.test('batch jobs of another tenant are invisible, a bad cursor is 400, and onl
   const hidden = await engine.call<{ code: string }>('getBatchJob', 'GET', `/external/batchjob/${theirs!.jobId}`, { user: admin.userId })
   t.equal(hidden.status, 404)
   t.equal(hidden.body.code, 'wm3150')
-  const listed = await engine.call<BatchJobList>('listBatchJobs', 'POST', '/external/batchjob/list', { user: admin.userId, body: { appId: 'sales', organizationId: 'acme' } })
-  t.same(listed.body, { items: [], nextCursor: null }, 'a body naming another tenant lists the caller\'s own (none)')
-  const badCursor = await engine.call<{ code: string }>('listBatchJobs', 'POST', '/external/batchjob/list', { user: admin.userId, body: { cursor: 'bm90LWEtY3Vyc29y' } })
+  const listed = await engine.call<BatchJobList>('listBatchJobs', 'POST', '/external/batchjob/list', {
+    user: admin.userId,
+    body: { appId: 'sales', organizationId: 'acme' },
+  })
+  t.same(listed.body, { items: [], nextCursor: null }, "a body naming another tenant lists the caller's own (none)")
+  const badCursor = await engine.call<{ code: string }>('listBatchJobs', 'POST', '/external/batchjob/list', {
+    user: admin.userId,
+    body: { cursor: 'bm90LWEtY3Vyc29y' },
+  })
   t.equal(badCursor.status, 400)
   t.equal(badCursor.body.code, 'wm4000')
-  const forbidden = await engine.call<{ code: string }>('listBatchJobs', 'POST', '/external/batchjob/list', { user: employee.userId, body: {} })
+  const forbidden = await engine.call<{ code: string }>('listBatchJobs', 'POST', '/external/batchjob/list', {
+    user: employee.userId,
+    body: {},
+  })
   t.equal(forbidden.status, 403)
   t.equal(forbidden.body.code, 'wm4031')
 })

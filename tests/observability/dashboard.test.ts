@@ -24,7 +24,11 @@ t.test('every metric the Grafana dashboard queries is one the gateway or the eng
   const queried = new Set(
     dashboard.panels
       .flatMap((panel) => panel.targets ?? [])
-      .flatMap((target) => [...target.expr.matchAll(/\b((?:workflow|http|process|nodejs)_[a-z_]+)\{/g)].map((match) => (match[1] as string).replace(/_(bucket|count|sum)$/, ''))),
+      .flatMap((target) =>
+        [...target.expr.matchAll(/\b((?:workflow|http|process|nodejs)_[a-z_]+)\{/g)].map((match) =>
+          (match[1] as string).replace(/_(bucket|count|sum)$/, ''),
+        ),
+      ),
   )
   t.ok(queried.size >= 12, `the dashboard queries ${queried.size} metrics`)
   for (const name of queried) t.ok(exposed.has(name), `${name} is exposed`)

@@ -24,7 +24,9 @@ export function parseExposition(text: string): Sample[] {
 
 /** The value of the one sample with this name whose labels include `labels`; undefined when none. */
 export function sampleValue(samples: readonly Sample[], name: string, labels: Record<string, string> = {}): number | undefined {
-  const found = samples.filter((sample) => sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value))
+  const found = samples.filter(
+    (sample) => sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value),
+  )
   if (found.length > 1) throw new Error(`${found.length} samples of ${name} match ${JSON.stringify(labels)}`)
   return found[0]?.value
 }

@@ -25,18 +25,34 @@ t.test('after a whole leave request the engine metrics moved by exactly the expe
   t.equal(sampleValue(after, 'workflow_process_instances_ended_total', { ...LEAVE, status: 'completed' }), 1)
   t.equal(sampleValue(after, 'workflow_process_instances_failed_total', LEAVE), undefined, 'nothing failed')
   for (const step of ['request', 'approve']) {
-    t.equal(sampleValue(after, 'workflow_tasks_completed_total', { ...LEAVE, step_id: step, action_type: 'complete' }), 1, `${step} completed once`)
+    t.equal(
+      sampleValue(after, 'workflow_tasks_completed_total', { ...LEAVE, step_id: step, action_type: 'complete' }),
+      1,
+      `${step} completed once`,
+    )
     t.equal(sampleValue(after, 'workflow_task_duration_seconds_count', { ...LEAVE, step_id: step }), 1, `${step} open time measured once`)
     t.equal(sampleValue(after, 'workflow_tasks_open', { ...LEAVE, step_id: step }), 0, `${step} no longer open`)
   }
   for (const functionId of ['bookLeave', 'updatePayroll', 'informTeam']) {
-    t.equal(sampleValue(after, 'workflow_flow_function_duration_seconds_count', { function_id: functionId, outcome: 'ok' }), 1, `${functionId} ran once`)
+    t.equal(
+      sampleValue(after, 'workflow_flow_function_duration_seconds_count', { function_id: functionId, outcome: 'ok' }),
+      1,
+      `${functionId} ran once`,
+    )
   }
   const route = (url: string) => ({ http_route: url, http_request_method: 'POST', http_response_status_code: '200' })
   t.equal(sampleValue(after, 'http_server_request_duration_seconds_count', route('/context')), 2, 'start and open form')
   t.equal(sampleValue(after, 'http_server_request_duration_seconds_count', route('/action/complete')), 2)
-  t.ok((sampleValue(after, 'workflow_store_operation_duration_seconds_count', { collection: Collections.contexts, operation: 'findOne' }) ?? 0) > 0, 'store reads measured')
-  t.ok((sampleValue(after, 'workflow_store_operation_duration_seconds_count', { collection: 'atomic', operation: 'applyAtomically' }) ?? 0) >= 3, 'each change is one atomic batch')
+  t.ok(
+    (sampleValue(after, 'workflow_store_operation_duration_seconds_count', { collection: Collections.contexts, operation: 'findOne' }) ??
+      0) > 0,
+    'store reads measured',
+  )
+  t.ok(
+    (sampleValue(after, 'workflow_store_operation_duration_seconds_count', { collection: 'atomic', operation: 'applyAtomically' }) ?? 0) >=
+      3,
+    'each change is one atomic batch',
+  )
   t.ok((sampleValue(after, 'workflow_journal_commit_duration_seconds_count') ?? 0) > 0, 'journal commits measured')
   t.ok((sampleValue(after, 'workflow_journal_batch_writes_count') ?? 0) > 0)
   t.equal(sampleValue(after, 'workflow_batch_jobs', { status: 'waiting' }), 0)
@@ -49,7 +65,11 @@ t.test('after a whole leave request the engine metrics moved by exactly the expe
   const taskIds = approved.body.context.processInstance.tasks.map((task) => task.taskId)
   const values = new Set(after.flatMap((sample) => Object.values(sample.labels)))
   for (const id of [instanceId, ...taskIds, employee.userId, manager.userId]) t.notOk(values.has(id), `no label carries the id ${id}`)
-  t.same([...labelNames(after, 'http_server_request_duration_seconds_count')].sort(), ['http_request_method', 'http_response_status_code', 'http_route'])
+  t.same([...labelNames(after, 'http_server_request_duration_seconds_count')].sort(), [
+    'http_request_method',
+    'http_response_status_code',
+    'http_route',
+  ])
 })
 
 t.test('a function that fails with a business error shows as outcome="business" and fails its instance', async (t) => {
@@ -80,15 +100,26 @@ t.test('the gateway measures its requests and the engine behind it, and counts a
   const gateway = await startService(t, 'gateway', { store: engine.store, config: { engineUrl: engine.url } })
   const started = await startLeaveRequest(engine, engine.users.employee)
   const instanceId = started.body.context.processInstance.processInstanceId
-  const status = await fetch(`${gateway.url}/process/${instanceId}?appId=hr&organizationId=acme`, { headers: { user: engine.users.employee.userId } })
+  const status = await fetch(`${gateway.url}/process/${instanceId}?appId=hr&organizationId=acme`, {
+    headers: { user: engine.users.employee.userId },
+  })
   t.equal(status.status, 200)
   let samples = await scrape(gateway.url)
   const route = { http_route: '/process/:processInstanceId' }
   t.equal(sampleValue(samples, 'workflow_proxy_upstream_duration_seconds_count', route), 1)
-  t.equal(sampleValue(samples, 'http_server_request_duration_seconds_count', { ...route, http_request_method: 'GET', http_response_status_code: '200' }), 1)
+  t.equal(
+    sampleValue(samples, 'http_server_request_duration_seconds_count', {
+      ...route,
+      http_request_method: 'GET',
+      http_response_status_code: '200',
+    }),
+    1,
+  )
 
   const orphan = await startService(t, 'gateway', { store: engine.store, config: { engineUrl: 'http://127.0.0.1:9' } })
-  const refused = await fetch(`${orphan.url}/process/${instanceId}?appId=hr&organizationId=acme`, { headers: { user: engine.users.employee.userId } })
+  const refused = await fetch(`${orphan.url}/process/${instanceId}?appId=hr&organizationId=acme`, {
+    headers: { user: engine.users.employee.userId },
+  })
   t.equal(refused.status, 502)
   samples = await scrape(orphan.url)
   t.equal(sampleValue(samples, 'workflow_proxy_upstream_errors_total', { code: 'fm5020' }), 1)

@@ -53,7 +53,11 @@ t.test('gateway readiness is 200 with its engine up and 503 fm5030 naming the en
   t.equal(ready.status, 200)
   t.same(ready.body, { status: 'success', data: { ready: true, checks: { store: 'ok', engine: 'ok' } } })
   await engine.app.close()
-  const notReady = await client.call<{ status: string; error: { code: string; message: string } }>('getGatewayReadiness', 'GET', '/readiness')
+  const notReady = await client.call<{ status: string; error: { code: string; message: string } }>(
+    'getGatewayReadiness',
+    'GET',
+    '/readiness',
+  )
   t.equal(notReady.status, 503)
   t.equal(notReady.body.error.code, 'fm5030')
   t.match(notReady.body.error.message, /engine unreachable/)

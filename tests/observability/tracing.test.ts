@@ -21,7 +21,12 @@ async function recordingServer(t: Test): Promise<{ url: string; port: number; re
     const chunks: Buffer[] = []
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
     request.on('end', () => {
-      received.push({ path: request.url ?? '', contentType: request.headers['content-type'] ?? '', body: Buffer.concat(chunks), headers: request.headers })
+      received.push({
+        path: request.url ?? '',
+        contentType: request.headers['content-type'] ?? '',
+        body: Buffer.concat(chunks),
+        headers: request.headers,
+      })
       response.writeHead(200, { 'content-type': 'application/json' }).end('{}')
     })
   })
@@ -56,7 +61,13 @@ function decodeJsonExport(body: Buffer): ExportedSpan[] {
   return decoded.resourceSpans.flatMap((resourceSpans) => {
     const service = resourceSpans.resource.attributes.find((attribute) => attribute.key === 'service.name')?.value.stringValue ?? ''
     return resourceSpans.scopeSpans.flatMap((scope) =>
-      scope.spans.map((span) => ({ service, traceId: hexId(span.traceId), spanId: hexId(span.spanId), parentSpanId: hexId(span.parentSpanId), name: span.name })),
+      scope.spans.map((span) => ({
+        service,
+        traceId: hexId(span.traceId),
+        spanId: hexId(span.spanId),
+        parentSpanId: hexId(span.parentSpanId),
+        name: span.name,
+      })),
     )
   })
 }
@@ -67,7 +78,8 @@ async function tracedServices(t: Test, protocol: OtlpProtocol) {
   const store = await openTestStore(t)
   await deployExample(store, 'hr-lib', {
     ...HR,
-    edit: (body) => Object.assign(body.functions as object, { fetch: { steps: [{ http: { method: 'GET', url: 'input.url' }, as: 'output.answer' }] } }),
+    edit: (body) =>
+      Object.assign(body.functions as object, { fetch: { steps: [{ http: { method: 'GET', url: 'input.url' }, as: 'output.answer' }] } }),
   })
   const ann = await createTestUser(store, { ...HR, fullName: 'Ann Employee', swimlanes: ['employee'] })
   const telemetry = { ...testConfig().telemetry, otlpEndpoint: receiver.url, otlpProtocol: protocol }
@@ -84,39 +96,51 @@ async function tracedServices(t: Test, protocol: OtlpProtocol) {
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736'
 const CLIENT_SPAN = '00f067aa0ba902b7'
 
-t.test('one trace from the client traceparent through gateway, engine, store calls and the function outbound http (http/json)', async (t) => {
-  const { receiver, partner, engine, gateway, ann, engineLog } = await tracedServices(t, 'http/json')
-  const client = workflowClient(t, gateway.url, 'gateway')
-  const answer = await client.call<{ status: string }>('executeExternalFunction', 'POST', '/external/function/fetch/execute', {
-    user: ann.userId,
-    body: { ...HR, inputParams: { url: `${partner.url}/orders` } },
-    headers: { traceparent: `00-${TRACE_ID}-${CLIENT_SPAN}-01` },
-  })
-  t.equal(answer.status, 200)
-  t.match(answer.headers.get('traceparent'), new RegExp(`^00-${TRACE_ID}-[0-9a-f]{16}-01$`), 'the answer names the trace')
-  await Promise.all([gateway.app.tracing!.flush(), engine.app.tracing!.flush()])
+t.test(
+  'one trace from the client traceparent through gateway, engine, store calls and the function outbound http (http/json)',
+  async (t) => {
+    const { receiver, partner, engine, gateway, ann, engineLog } = await tracedServices(t, 'http/json')
+    const client = workflowClient(t, gateway.url, 'gateway')
+    const answer = await client.call<{ status: string }>('executeExternalFunction', 'POST', '/external/function/fetch/execute', {
+      user: ann.userId,
+      body: { ...HR, inputParams: { url: `${partner.url}/orders` } },
+      headers: { traceparent: `00-${TRACE_ID}-${CLIENT_SPAN}-01` },
+    })
+    t.equal(answer.status, 200)
+    t.match(answer.headers.get('traceparent'), new RegExp(`^00-${TRACE_ID}-[0-9a-f]{16}-01$`), 'the answer names the trace')
+    await Promise.all([gateway.app.tracing!.flush(), engine.app.tracing!.flush()])
 
-  t.ok(receiver.received.every((request) => request.path === '/v1/traces' && request.contentType.startsWith('application/json')), 'OTLP/JSON posts to /v1/traces')
-  const spans = receiver.received.flatMap((request) => decodeJsonExport(request.body)).filter((span) => span.traceId === TRACE_ID)
-  const route = 'POST /external/function/:functionId/execute'
-  const gatewaySpan = spans.find((span) => span.service === 'workflow-gateway' && span.name === route)
-  const engineSpan = spans.find((span) => span.service === 'workflow-engine' && span.name === route)
-  t.ok(gatewaySpan, 'the gateway span, named by its route template')
-  t.ok(engineSpan, 'the engine span, named by its route template')
-  t.equal(gatewaySpan?.parentSpanId, CLIENT_SPAN, "the gateway continues the client's span")
-  t.equal(engineSpan?.parentSpanId, gatewaySpan?.spanId, 'the engine continues the gateway span')
-  const storeSpans = spans.filter((span) => span.service === 'workflow-engine' && /^(findOne|find|aggregate|applyAtomically) /.test(span.name))
-  t.ok(storeSpans.length > 0, 'store calls are spans of the trace')
-  const outbound = spans.find((span) => span.service === 'workflow-engine' && span.name === 'GET')
-  t.ok(outbound, 'the outbound call is a client span')
+    t.ok(
+      receiver.received.every((request) => request.path === '/v1/traces' && request.contentType.startsWith('application/json')),
+      'OTLP/JSON posts to /v1/traces',
+    )
+    const spans = receiver.received.flatMap((request) => decodeJsonExport(request.body)).filter((span) => span.traceId === TRACE_ID)
+    const route = 'POST /external/function/:functionId/execute'
+    const gatewaySpan = spans.find((span) => span.service === 'workflow-gateway' && span.name === route)
+    const engineSpan = spans.find((span) => span.service === 'workflow-engine' && span.name === route)
+    t.ok(gatewaySpan, 'the gateway span, named by its route template')
+    t.ok(engineSpan, 'the engine span, named by its route template')
+    t.equal(gatewaySpan?.parentSpanId, CLIENT_SPAN, "the gateway continues the client's span")
+    t.equal(engineSpan?.parentSpanId, gatewaySpan?.spanId, 'the engine continues the gateway span')
+    const storeSpans = spans.filter(
+      (span) => span.service === 'workflow-engine' && /^(findOne|find|aggregate|applyAtomically) /.test(span.name),
+    )
+    t.ok(storeSpans.length > 0, 'store calls are spans of the trace')
+    const outbound = spans.find((span) => span.service === 'workflow-engine' && span.name === 'GET')
+    t.ok(outbound, 'the outbound call is a client span')
 
-  const call = partner.received.find((request) => request.path === '/orders')
-  t.equal(call?.headers.traceparent, `00-${TRACE_ID}-${outbound?.spanId}-01`, 'the partner is called with the trace context of the outbound span')
+    const call = partner.received.find((request) => request.path === '/orders')
+    t.equal(
+      call?.headers.traceparent,
+      `00-${TRACE_ID}-${outbound?.spanId}-01`,
+      'the partner is called with the trace context of the outbound span',
+    )
 
-  const completed = engineLog.lines.find((line) => line.msg === 'request completed' && line.trace_id === TRACE_ID)
-  t.ok(completed, 'the engine request log line carries trace_id')
-  t.equal(completed?.span_id, engineSpan?.spanId, 'and the span_id of the request span')
-})
+    const completed = engineLog.lines.find((line) => line.msg === 'request completed' && line.trace_id === TRACE_ID)
+    t.ok(completed, 'the engine request log line carries trace_id')
+    t.equal(completed?.span_id, engineSpan?.spanId, 'and the span_id of the request span')
+  },
+)
 
 t.test('by default spans are posted as OTLP protobuf to /v1/traces, with the service names', async (t) => {
   const { receiver, engine, gateway } = await tracedServices(t, 'http/protobuf')

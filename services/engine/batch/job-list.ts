@@ -46,7 +46,12 @@ export function isTenantJob(job: StoredBatchJob, tenant: Tenant): boolean {
  * One page of the tenant's jobs, newest first. `after` is the decoded cursor (the caller refuses a
  * cursor that does not decode); one job more than asked tells whether another page follows.
  */
-export async function listJobs(repository: BatchJobRepository, tenant: Tenant, request: BatchJobListRequest, after: BatchJobPosition | undefined): Promise<BatchJobList> {
+export async function listJobs(
+  repository: BatchJobRepository,
+  tenant: Tenant,
+  request: BatchJobListRequest,
+  after: BatchJobPosition | undefined,
+): Promise<BatchJobList> {
   const limit = request.limit ?? DEFAULT_JOB_PAGE
   const jobs = await repository.page({ ...tenant, status: request.status, kind: request.kind }, limit + 1, after)
   const page = jobs.slice(0, limit)

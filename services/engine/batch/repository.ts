@@ -195,7 +195,9 @@ export class BatchJobRepository {
   /** Counts by status through the `status` indexes, one count each: cheap enough for every metrics scrape. */
   async countEachStatus(): Promise<BatchJobCounts> {
     const count = (status: BatchJobStatus): Promise<number> => this.collection.countDocuments({ status })
-    const [waiting, running, retrying, done, failed] = await Promise.all([count('waiting'), count('running'), count('retrying'), count('done'), count('failed')])
+    const [waiting, running, retrying, done, failed] = await Promise.all(
+      (['waiting', 'running', 'retrying', 'done', 'failed'] as const).map(count),
+    )
     return { waiting, running, retrying, done, failed }
   }
 

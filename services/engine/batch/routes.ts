@@ -34,7 +34,8 @@ async function batchRoutes(fastify: FastifyInstance): Promise<void> {
       fastify.authorization.assertMayActForOthers(actor, 'list batch jobs')
       const { cursor } = request.body
       const after = cursor === undefined ? undefined : decodeJobCursor(cursor)
-      if (cursor !== undefined && !after) throw fastify.fail('wm4000', { args: ['body.cursor is not a cursor this service issued'], parameters: { field: 'body.cursor' } })
+      if (cursor !== undefined && !after)
+        throw fastify.fail('wm4000', { args: ['body.cursor is not a cursor this service issued'], parameters: { field: 'body.cursor' } })
       // The acting user's tenant only, whatever the body names.
       return listJobs(fastify.batchJobs, { appId: actor.appId, organizationId: actor.organizationId }, request.body, after)
     },
@@ -53,4 +54,7 @@ async function batchRoutes(fastify: FastifyInstance): Promise<void> {
   })
 }
 
-export default fp(batchRoutes, { name: 'engine-batch-routes', dependencies: ['batch-jobs', 'batch-worker', 'authorization', 'identity', 'errors'] })
+export default fp(batchRoutes, {
+  name: 'engine-batch-routes',
+  dependencies: ['batch-jobs', 'batch-worker', 'authorization', 'identity', 'errors'],
+})

@@ -153,10 +153,8 @@ export class ProcessInstances {
 async function processInstancesPlugin(fastify: FastifyInstance): Promise<void> {
   const metrics = fastify.engineMetrics
   const onCommitted = metrics ? (change: CommittedChange) => recordCommittedChange(metrics, change) : undefined
-  fastify.decorate(
-    'processInstances',
-    new ProcessInstances(fastify.contexts, fastify.activities, fastify.notifications, fastify.authorization, fastify.fail, fastify.log, onCommitted),
-  )
+  const { contexts, activities, notifications, authorization, fail, log } = fastify
+  fastify.decorate('processInstances', new ProcessInstances(contexts, activities, notifications, authorization, fail, log, onCommitted))
 }
 
 export default fp(processInstancesPlugin, {

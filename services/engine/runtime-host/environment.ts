@@ -102,7 +102,13 @@ export class RunEnvironments {
     if (!tracing) return undefined
     const parent = tracing.active()
     return (method, url, headers, call) =>
-      tracing.clientCall(method, parent, { 'http.request.method': method, 'server.address': url.hostname, 'url.full': `${url.origin}${url.pathname}` }, headers, call)
+      tracing.clientCall(
+        method,
+        parent,
+        { 'http.request.method': method, 'server.address': url.hostname, 'url.full': `${url.origin}${url.pathname}` },
+        headers,
+        call,
+      )
   }
 }
 
@@ -126,10 +132,14 @@ async function runEnvironmentsPlugin(fastify: FastifyInstance, options: RunEnvir
   const pool = new FunctionPool(options.flowWorkers)
   const configured = { timeoutMs: options.flowTimeoutMs, inlineBudgetMs: options.flowInlineBudgetMs }
   const telemetry = { metrics: fastify.engineMetrics, tracing: fastify.tracing }
-  fastify.decorate('runEnvironments', new RunEnvironments(fastify.store, fastify.processModels, { dispatcher, policy }, pool, configured, fastify.clock, telemetry))
+  const environments = new RunEnvironments(fastify.store, fastify.processModels, { dispatcher, policy }, pool, configured, fastify.clock, telemetry)
+  fastify.decorate('runEnvironments', environments)
   fastify.addHook('onClose', async () => {
     await Promise.all([dispatcher.close(), pool.close()])
   })
 }
 
-export default fp(runEnvironmentsPlugin, { name: 'run-environments', dependencies: ['store', 'process-models', 'clock', 'metrics', 'tracing'] })
+export default fp(runEnvironmentsPlugin, {
+  name: 'run-environments',
+  dependencies: ['store', 'process-models', 'clock', 'metrics', 'tracing'],
+})

@@ -101,7 +101,13 @@ export class StoreFlowHost implements FlowHost {
     return this.scope.traceOutbound ? this.scope.traceOutbound(method, url, headers, send) : send()
   }
 
-  private async send(method: string, url: URL, headers: Record<string, string>, body: string | undefined, timeoutMs: number): Promise<HttpResponse> {
+  private async send(
+    method: string,
+    url: URL,
+    headers: Record<string, string>,
+    body: string | undefined,
+    timeoutMs: number,
+  ): Promise<HttpResponse> {
     try {
       const response = await request(url, {
         method: method as Dispatcher.HttpMethod,

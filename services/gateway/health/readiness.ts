@@ -16,7 +16,11 @@ function engineProbe(engineUrl: string, dispatcher: Agent): Probe {
   return {
     name: 'engine',
     check: async () => {
-      const answer = await request(`${engineUrl}/readiness`, { dispatcher, headersTimeout: PROBE_TIMEOUT_MS, bodyTimeout: PROBE_TIMEOUT_MS })
+      const answer = await request(`${engineUrl}/readiness`, {
+        dispatcher,
+        headersTimeout: PROBE_TIMEOUT_MS,
+        bodyTimeout: PROBE_TIMEOUT_MS,
+      })
       await answer.body.dump()
       if (answer.statusCode !== 200) throw new Error(`its readiness answered ${answer.statusCode}`)
     },

@@ -275,7 +275,12 @@ function runOutcome(error: unknown, pastLimit: boolean): FunctionRunOutcome {
   return pastLimit ? 'timeout' : 'technical'
 }
 
-async function executeWhereCheapest(fn: CompiledFunction, request: FunctionRunRequest, env: RunEnvironment, resolve: FunctionResolver): Promise<FunctionRunResult> {
+async function executeWhereCheapest(
+  fn: CompiledFunction,
+  request: FunctionRunRequest,
+  env: RunEnvironment,
+  resolve: FunctionResolver,
+): Promise<FunctionRunResult> {
   const { isolation, savepoints } = env
   if (!isolation) return executeInline(fn, request, env, resolve)
   const inPool = (poolRequest: FunctionRunRequest, host: FlowHost): Promise<FunctionRunResult> =>
