@@ -95,15 +95,14 @@ export class EngineMetrics extends ServiceMetrics {
 
   constructor() {
     super()
-    const owner = this
-    new Gauge({
+    const batchJobs: Gauge<'status'> = new Gauge({
       name: 'workflow_batch_jobs',
       help: 'Batch jobs in the store, by status (counted through the status index at each scrape).',
       labelNames: ['status'],
       registers: [this.registry],
-      async collect() {
-        const counts = (await owner.countBatchJobs?.()) ?? {}
-        for (const [status, count] of Object.entries(counts)) this.set({ status }, count)
+      collect: async () => {
+        const counts = (await this.countBatchJobs?.()) ?? {}
+        for (const [status, count] of Object.entries(counts)) batchJobs.set({ status }, count)
       },
     })
   }
