@@ -120,6 +120,11 @@ export interface Store {
   listCollections(): Promise<string[]>
   /** Flushes and releases everything (the data-dir lock included). */
   close(): Promise<void>
+  /**
+   * The embedded store only: told of every journal commit (its duration in seconds and how many
+   * writes it grouped), for the engine's metrics.
+   */
+  observeJournal?(listener: (seconds: number, writes: number) => void): void
 }
 
 /** The error both stores raise on a unique index violation (same shape as the driver's MongoServerError). */

@@ -33,6 +33,14 @@ t.test('defaults follow DESIGN.md §2 when nothing is set', async (t) => {
     flowHttp: { allowedHosts: [], forwardHeaders: [] },
     mongodbMaxTimeMs: 10000,
     maxJsonDepth: 64,
+    telemetry: {
+      metricsEnabled: true,
+      metricsToken: undefined,
+      otlpEndpoint: undefined,
+      otlpTracesEndpoint: undefined,
+      otlpProtocol: 'http/protobuf',
+      serviceName: undefined,
+    },
   })
 })
 
@@ -192,4 +200,25 @@ t.test('FLOW_WORKERS, FLOW_WORKER_MEMORY_MB and MONGODB_MAX_TIME_MS are positive
   const config = parseConfig({ FLOW_WORKERS: '3', FLOW_WORKER_MEMORY_MB: '64', MONGODB_MAX_TIME_MS: '2000' })
   t.same([config.flowWorkers, config.mongodbMaxTimeMs], [{ threads: 3, memoryMb: 64 }, 2000])
   for (const variable of ['FLOW_WORKERS', 'FLOW_WORKER_MEMORY_MB', 'MONGODB_MAX_TIME_MS']) t.throws(() => parseConfig({ [variable]: '0' }), { name: 'ConfigError', variable })
+})
+
+t.test('observability: METRICS_ENABLED, METRICS_TOKEN and the standard OpenTelemetry variables', async (t) => {
+  const config = parseConfig({
+    METRICS_ENABLED: 'false',
+    METRICS_TOKEN: 'a-scrape-token-of-some-length',
+    OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/',
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    OTEL_SERVICE_NAME: 'engine-eu-1',
+  })
+  t.same(config.telemetry, {
+    metricsEnabled: false,
+    metricsToken: 'a-scrape-token-of-some-length',
+    otlpEndpoint: 'http://collector:4318',
+    otlpTracesEndpoint: undefined,
+    otlpProtocol: 'http/json',
+    serviceName: 'engine-eu-1',
+  })
+  t.throws(() => parseConfig({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }), /OTEL_EXPORTER_OTLP_PROTOCOL must be one of http\/protobuf, http\/json/)
+  t.throws(() => parseConfig({ METRICS_TOKEN: 'short' }), /METRICS_TOKEN must be at least 16 characters/)
+  t.throws(() => parseConfig({ METRICS_ENABLED: 'yes' }), /METRICS_ENABLED must be one of true, false/)
 })

@@ -62,6 +62,26 @@ export interface Config {
   mongodbMaxTimeMs: number
   /** The deepest nesting of arrays and objects a JSON body may have (400 past it, before it is parsed). */
   maxJsonDepth: number
+  /** Observability (docs/observability.md): Prometheus metrics and OpenTelemetry traces. */
+  telemetry: TelemetryConfig
+}
+
+export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'] as const
+export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number]
+
+export interface TelemetryConfig {
+  /** METRICS_ENABLED (default true): false records nothing and `/metrics` answers 404. */
+  metricsEnabled: boolean
+  /** When set, `/metrics` needs `authorization: Bearer <METRICS_TOKEN>`. */
+  metricsToken: string | undefined
+  /** OTEL_EXPORTER_OTLP_ENDPOINT: unset, no span is made anywhere. */
+  otlpEndpoint: string | undefined
+  /** OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: the full traces URL, when it is not `<endpoint>/v1/traces`. */
+  otlpTracesEndpoint: string | undefined
+  /** OTEL_EXPORTER_OTLP_PROTOCOL (default http/protobuf). */
+  otlpProtocol: OtlpProtocol
+  /** OTEL_SERVICE_NAME overrides workflow-gateway / workflow-engine. */
+  serviceName: string | undefined
 }
 
 export const AUTH_MODES = ['header', 'jwt'] as const
@@ -263,5 +283,13 @@ export function parseConfig(env: Env, cwd: string = process.cwd()): Config {
     },
     mongodbMaxTimeMs: positiveInteger(env, 'MONGODB_MAX_TIME_MS', 10_000),
     maxJsonDepth: positiveInteger(env, 'MAX_JSON_DEPTH', 64),
+    telemetry: {
+      metricsEnabled: oneOf(env, 'METRICS_ENABLED', ['true', 'false'], 'true') === 'true',
+      metricsToken: optionalBearerSecret(env, 'METRICS_TOKEN', 16),
+      otlpEndpoint: optionalUrl(env, 'OTEL_EXPORTER_OTLP_ENDPOINT'),
+      otlpTracesEndpoint: optionalUrl(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'),
+      otlpProtocol: oneOf(env, 'OTEL_EXPORTER_OTLP_PROTOCOL', OTLP_PROTOCOLS, 'http/protobuf'),
+      serviceName: optionalText(env, 'OTEL_SERVICE_NAME'),
+    },
   }
 }

@@ -47,6 +47,9 @@ export type EngineErrorCode =
   | "wm3131"
   | "wm5000"
   | "wm5001"
+  | "wm4014"
+  | "wm5030"
+  | "wm3150"
 
 /** The gateway's error codes (openapi/gateway.yaml, x-error-catalogue). */
 export type GatewayErrorCode =
@@ -76,6 +79,8 @@ export type GatewayErrorCode =
   | "fm5021"
   | "fm5040"
   | "fm5000"
+  | "fm4014"
+  | "fm5030"
 
 /** Any service's code: what the plugins shared by both services accept. */
 export type ErrorCode = EngineErrorCode | GatewayErrorCode
@@ -126,6 +131,9 @@ export const engineErrorCatalogue = {
   "wm3131": {"status":400,"type":"business","category":"error","message":"Process instance to move not found: %s"},
   "wm5000": {"status":500,"type":"technical","category":"error","message":"Internal error"},
   "wm5001": {"status":500,"type":"technical","category":"error","message":"This engine process keeps no log lines"},
+  "wm4014": {"status":401,"type":"business","category":"error","message":"Metrics token missing or invalid"},
+  "wm5030": {"status":503,"type":"technical","category":"error","message":"Not ready: %s"},
+  "wm3150": {"status":404,"type":"business","category":"error","message":"Batch job not found: %s"},
 } as const satisfies { readonly [Code in EngineErrorCode]: unknown }
 
 export const gatewayErrorCatalogue = {
@@ -155,4 +163,6 @@ export const gatewayErrorCatalogue = {
   "fm5021": {"status":502,"type":"technical","category":"error","message":"Invalid answer from the engine: %s"},
   "fm5040": {"status":504,"type":"technical","category":"error","message":"Engine timeout"},
   "fm5000": {"status":500,"type":"technical","category":"error","message":"Internal error"},
+  "fm4014": {"status":401,"type":"business","category":"error","message":"Metrics token missing or invalid"},
+  "fm5030": {"status":503,"type":"technical","category":"error","message":"Not ready: %s"},
 } as const satisfies { readonly [Code in GatewayErrorCode]: unknown }

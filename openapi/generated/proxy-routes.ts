@@ -33,6 +33,8 @@ export const proxyRoutes = [
   { method: "POST", url: "/external/process/changeStep", engineUrl: "/external/process/changeStep", timeoutSeconds: 60, operationId: "changeProcessStep", raw: false, upload: false },
   { method: "POST", url: "/external/data/search/:collection", engineUrl: "/external/data/search/:collection", timeoutSeconds: 60, operationId: "searchDataCollection", raw: false, upload: false },
   { method: "POST", url: "/external/batchjob/retry", engineUrl: "/external/batchjob/retry", timeoutSeconds: 60, operationId: "retryFailedBatchJobs", raw: false, upload: false },
+  { method: "POST", url: "/external/batchjob/list", engineUrl: "/external/batchjob/list", timeoutSeconds: 60, operationId: "listBatchJobs", raw: false, upload: false },
+  { method: "GET", url: "/external/batchjob/:jobId", engineUrl: "/external/batchjob/:jobId", timeoutSeconds: 60, operationId: "getBatchJob", raw: false, upload: false },
   { method: "DELETE", url: "/external/locks/:userId", engineUrl: "/external/locks/:userId", timeoutSeconds: 60, operationId: "releaseUserLocks", raw: false, upload: false },
 ] as const
 

@@ -10,11 +10,16 @@
  * within 20% of the first. Exit code 1 when a target is missed or requests fail.
  *
  * Environment: BENCH_DURATION_S (default 20, per run), BENCH_CLIENTS (32), BENCH_SEEDED_INSTANCES
- * (100000), BENCH_CPU_PROFILE_DIR (the service writes a V8 CPU profile of each thread there).
+ * (100000; 0 skips the second run), BENCH_CPU_PROFILE_DIR (the service writes a V8 CPU profile of
+ * each thread there), BENCH_TELEMETRY (`metrics`, the default as deployed; `off`: METRICS_ENABLED=false;
+ * `tracing`: metrics and OTLP traces, exported to a local receiver that discards them) — the cost of
+ * observability is the difference between these (issue 15: metrics at most 5%).
  * Everything runs on 127.0.0.1 in a temporary data dir, removed at the end.
  */
 import { randomUUID } from 'node:crypto'
+import { createServer } from 'node:http'
 import { Pool } from 'undici'
+import { cpuMsOf } from './support/cpu.mjs'
 import { importBuilt } from './support/dist.mjs'
 import { timedPost } from './support/http.mjs'
 import { reportTargets, runBench } from './support/outcome.mjs'
@@ -31,6 +36,26 @@ const WARMUP_MS = 3000
 const SEEDED_INSTANCES = Number(process.env.BENCH_SEEDED_INSTANCES ?? 100_000)
 const TARGET = { lifecyclesPerSecond: 300, p99Ms: 50, seededWithin: 0.2 }
 const TENANT = { appId: 'hr', organizationId: 'acme' }
+const TELEMETRY = process.env.BENCH_TELEMETRY ?? 'metrics'
+if (!['off', 'metrics', 'tracing'].includes(TELEMETRY)) throw new Error(`BENCH_TELEMETRY must be off, metrics or tracing, got ${TELEMETRY}`)
+
+/** An OTLP receiver that reads and drops what it is sent, so tracing costs what exporting costs. */
+async function discardingReceiver() {
+  const server = createServer((request, response) => {
+    request.resume()
+    request.on('end', () => response.writeHead(200, { 'content-type': 'application/json' }).end('{}'))
+  })
+  await new Promise((listening) => server.listen(0, '127.0.0.1', () => listening(undefined)))
+  const address = /** @type {import('node:net').AddressInfo} */ (server.address())
+  return { url: `http://127.0.0.1:${address.port}`, close: () => new Promise((closed) => server.close(() => closed(undefined))) }
+}
+
+/** The service's environment for BENCH_TELEMETRY. @param {string | undefined} receiverUrl @returns {Record<string, string>} */
+function telemetryEnv(receiverUrl) {
+  if (TELEMETRY === 'off') return { METRICS_ENABLED: 'false' }
+  if (TELEMETRY === 'tracing' && receiverUrl) return { OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl }
+  return {}
+}
 
 /** @typedef {{ employee: string, manager: string }} Pair */
 
@@ -83,10 +108,14 @@ async function seedInstances(dataDir, count) {
   })
 }
 
-/** The all-in-one, writing CPU profiles when BENCH_CPU_PROFILE_DIR asks for them. @param {string} dataDir */
-function startService(dataDir) {
+/**
+ * The all-in-one with BENCH_TELEMETRY's settings, writing CPU profiles when BENCH_CPU_PROFILE_DIR asks for them.
+ * @param {string} dataDir @param {string | undefined} receiverUrl
+ */
+function startService(dataDir, receiverUrl) {
   const profileDir = process.env.BENCH_CPU_PROFILE_DIR
-  return startAllInOne({ dataDir, nodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [] })
+  const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []
+  return startAllInOne({ dataDir, env: telemetryEnv(receiverUrl), nodeArgs })
 }
 
 /** A client of the service at `origin`; gateway answers come in the envelope, engine answers raw. @param {string} origin */
@@ -137,8 +166,12 @@ async function lifecycle(client, pair) {
 }
 
 /** CLIENTS loops of lifecycles for WARMUP_MS + DURATION_MS; only the time after the warm-up counts. */
-/** @param {string} origin @param {Pair[]} pairs */
-async function measure(origin, pairs) {
+/**
+ * `pid`'s CPU time is read as the measured window begins and ends: CPU per lifecycle tells what the
+ * service spends on one far more steadily than throughput on a shared host.
+ * @param {string} origin @param {Pair[]} pairs @param {number} pid
+ */
+async function measure(origin, pairs, pid) {
   const client = clientFor(origin)
   const begin = performance.now()
   const measuredFrom = begin + WARMUP_MS
@@ -149,6 +182,9 @@ async function measure(origin, pairs) {
   let errors = 0
   /** @type {Error | undefined} */
   let firstError
+  /** @type {number | undefined} */
+  let cpuAtStart
+  const startCpuClock = setTimeout(() => (cpuAtStart = cpuMsOf(pid)), WARMUP_MS)
   await Promise.all(
     pairs.map(async (pair) => {
       while (performance.now() < end) {
@@ -166,9 +202,13 @@ async function measure(origin, pairs) {
       }
     }),
   )
+  const cpuAtEnd = cpuMsOf(pid)
+  clearTimeout(startCpuClock)
   await client.pool.close()
   latencies.sort((a, b) => a - b)
   return {
+    cpuMsPerLifecycle:
+      cpuAtStart === undefined || cpuAtEnd === undefined || lifecycles === 0 ? undefined : (cpuAtEnd - cpuAtStart) / lifecycles,
     lifecyclesPerSecond: lifecycles / (DURATION_MS / 1000),
     requests: latencies.length,
     p50: percentile(latencies, 50),
@@ -181,30 +221,44 @@ async function measure(origin, pairs) {
 /** @param {string} label @param {Awaited<ReturnType<typeof measure>>} result */
 function report(label, result) {
   process.stdout.write(
-    `  ${label}: ${result.lifecyclesPerSecond.toFixed(1)} lifecycles/s, ${result.requests} requests, p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms, ${result.errors} failed lifecycles\n`,
+    `  ${label}: ${result.lifecyclesPerSecond.toFixed(1)} lifecycles/s, ${result.requests} requests, ` +
+      `p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms, ` +
+      `${result.cpuMsPerLifecycle === undefined ? '' : `service CPU ${result.cpuMsPerLifecycle.toFixed(2)} ms/lifecycle, `}` +
+      `${result.errors} failed lifecycles\n`,
   )
   if (result.firstError) process.stdout.write(`    first failure: ${result.firstError.message}\n`)
 }
 
 /** One run: the all-in-one started on `dataDir`, loaded, and stopped again. @param {string} dataDir @param {Pair[]} pairs @param {string} label */
 async function run(dataDir, pairs, label) {
-  const service = await startService(dataDir)
+  const receiver = TELEMETRY === 'tracing' ? await discardingReceiver() : undefined
+  const service = await startService(dataDir, receiver?.url)
   try {
     const target = await chooseTarget(service, /** @type {Pair} */ (pairs[0]))
     process.stdout.write(`  through the ${target.via} (${target.origin})\n`)
-    const result = await measure(target.origin, pairs)
+    const result = await measure(target.origin, pairs, service.pid)
     report(label, result)
     return { ...result, via: target.via }
   } finally {
     await service.stop()
+    await receiver?.close()
   }
 }
 
 await runBench(() =>
   withTempDir('bench-lifecycle-', async (dataDir) => {
-    process.stdout.write(`lifecycle benchmark: ${CLIENTS} clients, ${DURATION_MS / 1000} s per run after ${WARMUP_MS / 1000} s warm-up\n`)
+    const setting = `${CLIENTS} clients, ${DURATION_MS / 1000} s per run after ${WARMUP_MS / 1000} s warm-up, telemetry ${TELEMETRY}`
+    process.stdout.write(`lifecycle benchmark: ${setting}\n`)
     const pairs = await seedApp(dataDir)
     const fresh = await run(dataDir, pairs, 'empty store')
+    if (SEEDED_INSTANCES === 0) {
+      return reportTargets([
+        [`≥ ${TARGET.lifecyclesPerSecond} lifecycles/s`, fresh.lifecyclesPerSecond >= TARGET.lifecyclesPerSecond],
+        [`p99 < ${TARGET.p99Ms} ms`, fresh.p99 < TARGET.p99Ms],
+        ['no failed lifecycles', fresh.errors === 0],
+        ['measured through the gateway', fresh.via === 'gateway'],
+      ])
+    }
 
     const seededStarted = Date.now()
     const total = await seedInstances(dataDir, SEEDED_INSTANCES)

@@ -282,6 +282,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/readiness": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Gateway readiness (the store and the engine answer)
+         * @description 200 when the gateway can serve: the store answers a read and the engine (ENGINE_URL) answers its own `/readiness` with 200, each within a few seconds. 503 fm5030 naming the reason otherwise. `/liveness` stays free of dependencies.
+         */
+        get: operations["getGatewayReadiness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Prometheus metrics of this gateway
+         * @description The Prometheus text exposition (docs/observability.md lists every metric): the default process metrics, `http_server_request_duration_seconds`, `workflow_proxy_upstream_duration_seconds` and `workflow_proxy_upstream_errors_total`. With METRICS_TOKEN set it needs `authorization: Bearer <METRICS_TOKEN>` (else 401 fm4014, in the envelope). With METRICS_ENABLED=false nothing is recorded and it answers 404 fm4004.
+         */
+        get: operations["getGatewayMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/context": {
         parameters: {
             query?: never;
@@ -989,6 +1029,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/external/batchjob/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * List the batch jobs of the tenant, newest first
+         * @description The acting user's tenant's batch jobs (`deploy`, `scheduledRun`), newest first, `limit` at a time (default 50); `nextCursor` (null on the last page) gives the next page. `lastError` holds the message of the last failed try. Role `admin` or a system user only (403 wm4031). A cursor the engine did not issue is 400 wm4000.
+         */
+        post: operations["listBatchJobs"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/external/batchjob/{jobId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One batch job of the tenant
+         * @description The job as `/external/batchjob/list` gives it. A job of another tenant, or none, is 404 wm3150. Role `admin` or a system user only (403 wm4031).
+         */
+        get: operations["getBatchJob"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/external/locks/{userId}": {
         parameters: {
             query?: never;
@@ -1097,6 +1177,43 @@ export interface components {
         AvailableAction: {
             actionType: components["schemas"]["ActionType"];
             customType?: components["schemas"]["CustomType"];
+        };
+        BatchJobList: {
+            items: components["schemas"]["BatchJobSummary"][];
+            /** @description Pass as `cursor` for the next page; null on the last one. */
+            nextCursor: string | null;
+        };
+        BatchJobListRequest: {
+            /** @enum {string} */
+            status?: "waiting" | "running" | "retrying" | "done" | "failed";
+            /** @enum {string} */
+            kind?: "deploy" | "scheduledRun";
+            /** @default 50 */
+            limit?: number;
+            /** @description The `nextCursor` of the previous page; absent for the first page. */
+            cursor?: string;
+            organizationId?: string;
+            appId?: string;
+        };
+        BatchJobSummary: {
+            jobId: string;
+            /** @enum {string} */
+            kind: "deploy" | "scheduledRun";
+            /** @enum {string} */
+            status: "waiting" | "running" | "retrying" | "done" | "failed";
+            /** @description Failed tries so far. */
+            tryCount: number;
+            /**
+             * Format: date-time
+             * @description When a `waiting` or `retrying` job runs next; null for the others.
+             */
+            nextRunAt: string | null;
+            /** @description The message of the last failed try; null when no try failed. */
+            lastError: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
         };
         BatchRetryRequest: {
             /**
@@ -1791,6 +1908,20 @@ export interface components {
             name: string;
             description?: string;
         };
+        /** @description The service can serve; `checks` names each dependency that answered. */
+        Readiness: {
+            /** @enum {boolean} */
+            ready: true;
+            checks: {
+                /** @enum {string} */
+                store: "ok";
+                /**
+                 * @description The gateway's engine (ENGINE_URL) answered its own readiness.
+                 * @enum {string}
+                 */
+                engine?: "ok";
+            };
+        };
         RetryActionRequest: {
             processInstanceId: string;
             /** @description The failed thread (from processInstance.threads). */
@@ -2050,6 +2181,7 @@ export interface components {
         FunctionIdPath: string;
         /** @description An ETag from an earlier fetch; when it equals the current one the answer is 304 without a body. */
         IfNoneMatch: string;
+        JobIdPath: string;
         /** @description `fm` (gateway) or `wfm` (engine). Checked by the handler (400 fm3040 for another value), so that the catalogue's "unknown service" answers its own code. */
         LogServicePath: string;
         /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
@@ -2625,6 +2757,53 @@ export interface operations {
                     };
                 };
             };
+        };
+    };
+    getGatewayReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ready. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "success";
+                        data: components["schemas"]["Readiness"];
+                    };
+                };
+            };
+            503: components["responses"]["GatewayError"];
+        };
+    };
+    getGatewayMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The exposition. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            401: components["responses"]["GatewayError"];
+            404: components["responses"]["GatewayError"];
         };
     };
     openContext: {
@@ -4149,6 +4328,98 @@ export interface operations {
             403: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
+            500: components["responses"]["GatewayError"];
+            502: components["responses"]["GatewayError"];
+            504: components["responses"]["GatewayError"];
+        };
+    };
+    listBatchJobs: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
+                /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
+                lplogclientid?: components["parameters"]["LpLogClientId"];
+                /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
+                additionalheaders?: components["parameters"]["AdditionalHeaders"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "status": "failed",
+                 *       "limit": 20
+                 *     }
+                 */
+                "application/json": components["schemas"]["BatchJobListRequest"];
+            };
+        };
+        responses: {
+            /** @description One page of jobs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "success";
+                        data: components["schemas"]["BatchJobList"];
+                    };
+                };
+            };
+            400: components["responses"]["GatewayError"];
+            401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
+            413: components["responses"]["GatewayError"];
+            415: components["responses"]["GatewayError"];
+            500: components["responses"]["GatewayError"];
+            502: components["responses"]["GatewayError"];
+            504: components["responses"]["GatewayError"];
+        };
+    };
+    getBatchJob: {
+        parameters: {
+            query?: {
+                /** @description Tenant scope, auto-injected by the client library (on GET and DELETE as a query parameter). */
+                organizationId?: components["parameters"]["OrganizationIdQuery"];
+                /** @description Application scope, auto-injected by the client library (on GET and DELETE as a query parameter). */
+                appId?: components["parameters"]["AppIdQuery"];
+            };
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
+                /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
+                lplogclientid?: components["parameters"]["LpLogClientId"];
+            };
+            path: {
+                jobId: components["parameters"]["JobIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "success";
+                        data: components["schemas"]["BatchJobSummary"];
+                    };
+                };
+            };
+            400: components["responses"]["GatewayError"];
+            401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
+            404: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
             504: components["responses"]["GatewayError"];

@@ -12,11 +12,17 @@ import type { Clock } from '../../plugins/clock/plugin.js'
 import type { IdentityCodes } from '../../plugins/identity/plugin.js'
 import serviceBase from '../../plugins/service-base/plugin.js'
 import type { LogRings } from '../../plugins/logging/ring.js'
+import { EngineMetrics } from '../../lib/telemetry/engine-metrics.js'
+import { instrumentStore } from '../../lib/telemetry/instrumented-store.js'
+import { Tracing } from '../../lib/telemetry/tracing.js'
 import type { Store } from '../../store/port.js'
+import { getEngineMetrics } from '../../openapi/generated/engine-routes.js'
+import engineTelemetry from './telemetry/plugin.js'
 import batchWorker from './batch/plugin.js'
 import batchJobs from './batch/repository.js'
 import batchRoutes from './batch/routes.js'
-import health from './health/routes.js'
+import readiness from './health/readiness.js'
+import health, { ENGINE_SERVICE_NAME } from './health/routes.js'
 import actionRoutes from './actions/routes.js'
 import activities from './activities/repository.js'
 import authorization from './authorization/service.js'
@@ -64,9 +70,14 @@ export interface EngineAppOptions {
 }
 
 export default async function engineApp(app: FastifyInstance, options: EngineAppOptions): Promise<void> {
+  const { telemetry } = options.config
+  const metrics = telemetry.metricsEnabled ? new EngineMetrics() : null
+  const tracing = Tracing.create(telemetry, ENGINE_SERVICE_NAME)
   await app.register(serviceBase, {
-    store: options.store,
+    store: instrumentStore(options.store, { metrics, tracing }),
     clock: options.clock,
+    tracing: { tracing },
+    metrics: { kind: 'engine', metrics, token: telemetry.metricsToken, route: getEngineMetrics, codes: { unauthorized: 'wm4014', notFound: 'wm4004' } },
     errors: {
       catalogue: engineErrorCatalogue,
       codes: {
@@ -124,10 +135,12 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
     },
   })
   await app.register(scheduler, { pollMs: options.config.batchPollMs })
+  await app.register(engineTelemetry, { rawStore: options.store })
   await app.register(externalService)
   await app.register(scheduledRuns)
 
   await app.register(health)
+  await app.register(readiness)
   await app.register(contextRoutes)
   await app.register(actionRoutes)
   await app.register(processRoutes)

@@ -10,10 +10,15 @@ import type { GenericErrorCodes } from '../../plugins/errors/plugin.js'
 import type { IdentityCodes } from '../../plugins/identity/plugin.js'
 import serviceBase from '../../plugins/service-base/plugin.js'
 import type { LogRings } from '../../plugins/logging/ring.js'
+import { GatewayMetrics } from '../../lib/telemetry/gateway-metrics.js'
+import { instrumentStore } from '../../lib/telemetry/instrumented-store.js'
+import { Tracing } from '../../lib/telemetry/tracing.js'
 import type { Store } from '../../store/port.js'
+import { getGatewayMetrics } from '../../openapi/generated/gateway-routes.js'
 import cacheRoutes from './cache/routes.js'
 import cacheEviction from './cache/service.js'
-import health from './health/routes.js'
+import readiness from './health/readiness.js'
+import health, { GATEWAY_SERVICE_NAME } from './health/routes.js'
 import logRoutes from './logs/routes.js'
 import modelRepository from './models/repository.js'
 import modelRoutes from './models/routes.js'
@@ -41,11 +46,17 @@ export interface GatewayAppOptions {
 }
 
 export default async function gatewayApp(app: FastifyInstance, options: GatewayAppOptions): Promise<void> {
+  const { telemetry } = options.config
+  const metrics = telemetry.metricsEnabled ? new GatewayMetrics() : null
+  const tracing = Tracing.create(telemetry, GATEWAY_SERVICE_NAME)
   // Served from the `swagger` cache: after an eviction the document is read from disk again.
   const openApiDocument = (): OpenApiDocument =>
     app.caches.cache<OpenApiDocument>('swagger').getOrCreate(SWAGGER_CACHE_KEY, () => loadOpenApiDocument('gateway'))
   await app.register(serviceBase, {
-    store: options.store,
+    // The gateway's store calls are traced, not measured: store metrics are the engine's.
+    store: instrumentStore(options.store, { tracing }),
+    tracing: { tracing },
+    metrics: { kind: 'gateway', metrics, token: telemetry.metricsToken, route: getGatewayMetrics, codes: { unauthorized: 'fm4014', notFound: 'fm4004' } },
     errors: {
       catalogue: gatewayErrorCatalogue,
       codes: {
@@ -78,11 +89,12 @@ export default async function gatewayApp(app: FastifyInstance, options: GatewayA
   await app.register(cacheEviction)
 
   await app.register(health)
+  await app.register(readiness, { engine: { url: options.config.engineUrl, socketPath: options.config.engineSocket } })
   await app.register(userRoutes)
   await app.register(modelRoutes)
   await app.register(notifyRoutes)
   await app.register(settingsRoutes)
   await app.register(cacheRoutes)
   await app.register(logRoutes, { config: options.config, rings: options.logRings })
-  await app.register(proxy, { config: options.config, endpointCache: app.caches.cache<ProxyRouteTable>('endpoint') })
+  await app.register(proxy, { config: options.config, endpointCache: app.caches.cache<ProxyRouteTable>('endpoint'), metrics })
 }

@@ -39,8 +39,13 @@ interface PendingWrite {
   reject: (error: Error) => void
 }
 
+/** Told of every batch SQLite committed: how long the commit took and how many writes it held. */
+export type JournalCommitListener = (seconds: number, writes: number) => void
+
 export class JournalWriter {
   private readonly worker: Worker
+  private commitListener: JournalCommitListener | undefined
+  private sentAt = 0
   private queued: PendingWrite[] = []
   private inFlight: PendingWrite[] | null = null
   private sendScheduled = false
@@ -80,6 +85,11 @@ export class JournalWriter {
     })
   }
 
+  /** One listener (the engine's metrics); measuring costs nothing until it is set. */
+  onCommit(listener: JournalCommitListener): void {
+    this.commitListener = listener
+  }
+
   /** Waits for every write to be durable, then stops the thread. */
   async close(): Promise<void> {
     if (this.inFlight || this.sendScheduled) await new Promise<void>((resolve) => (this.drained = resolve))
@@ -99,6 +109,7 @@ export class JournalWriter {
     this.inFlight = batch
     const ops = batch.length === 1 ? (batch[0] as PendingWrite).ops : batch.flatMap((write) => write.ops)
     this.worker.ref()
+    if (this.commitListener) this.sentAt = performance.now()
     this.worker.postMessage({ kind: 'batch', seq: ++this.seq, ops } satisfies JournalRequest)
   }
 
@@ -109,6 +120,7 @@ export class JournalWriter {
       this.undoPending(new JournalWriteError(reply.error.message, reply.error.code))
     } else {
       this.inFlight = null
+      this.commitListener?.((performance.now() - this.sentAt) / 1000, batch.length)
       for (const write of batch) write.resolve()
     }
     if (this.queued.length > 0) this.send()

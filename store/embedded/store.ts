@@ -14,7 +14,7 @@ import { DocumentTable } from './document-table.js'
 import { ErrorCodes, StoreServerError } from './errors.js'
 import { DirFileStore } from './file-store.js'
 import { JournalFile, type JournalOp } from './journal.js'
-import { JournalWriter } from './journal-writer.js'
+import { type JournalCommitListener, JournalWriter } from './journal-writer.js'
 
 export const DATABASE_FILE = 'store.sqlite'
 export const FILES_DIR = 'files'
@@ -75,6 +75,10 @@ export class EmbeddedStore implements Store {
       // Read once; the journal thread opens its own connection for the writes.
       saved?.close()
     }
+  }
+
+  observeJournal(listener: JournalCommitListener): void {
+    this.journal.onCommit(listener)
   }
 
   collection<T extends object = Document>(name: string): Collection<T> {

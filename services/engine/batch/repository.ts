@@ -37,6 +37,19 @@ export interface NewBatchJob {
 /** Where a failed try leaves the job: due again later, or `failed` for good. */
 export type FailureOutcome = { status: 'retrying'; dueAt: Date } | { status: 'failed' }
 
+export interface BatchJobPageFilter {
+  appId: string
+  organizationId: string
+  status?: BatchJobStatus | undefined
+  kind?: BatchJobKind | undefined
+}
+
+/** Where a page of jobs ended (the last job's creation time and id). */
+export interface BatchJobPosition {
+  createdAt: Date
+  jobId: string
+}
+
 export interface RetryScope {
   appId?: string
   organizationId?: string
@@ -51,6 +64,7 @@ export class BatchJobRepository {
     await this.collection.createIndex({ status: 1, leaseUntil: 1 }, { name: 'engine_batch_lease' })
     await this.collection.createIndex({ status: 1, finishedAt: 1 }, { name: 'engine_batch_finished' })
     await this.collection.createIndex({ status: 1, lastFailureAt: 1 }, { name: 'engine_batch_failures' })
+    await this.collection.createIndex({ appId: 1, organizationId: 1, createdAt: -1, jobId: -1 }, { name: 'engine_batch_tenant_list' })
     await this.collection.createIndex(
       { scheduleKey: 1 },
       { name: 'engine_batch_schedule_tick', unique: true, partialFilterExpression: { scheduleKey: { $exists: true } } },
@@ -172,6 +186,27 @@ export class BatchJobRepository {
       if (typeof group._id === 'string' && (BATCH_JOB_STATUSES as readonly string[]).includes(group._id)) counts[group._id as BatchJobStatus] = group.count
     }
     return counts
+  }
+
+  /** Counts by status through the `status` indexes, one count each: cheap enough for every metrics scrape. */
+  async countEachStatus(): Promise<BatchJobCounts> {
+    const count = (status: BatchJobStatus): Promise<number> => this.collection.countDocuments({ status })
+    const [waiting, running, retrying, done, failed] = await Promise.all(
+      (['waiting', 'running', 'retrying', 'done', 'failed'] as const).map(count),
+    )
+    return { waiting, running, retrying, done, failed }
+  }
+
+  /**
+   * The tenant's jobs, newest first (then by job id), from after `after` on; `limit` at most.
+   * The `engine_batch_tenant_list` index serves it.
+   */
+  async page(filter: BatchJobPageFilter, limit: number, after: BatchJobPosition | undefined): Promise<StoredBatchJob[]> {
+    const query: Record<string, unknown> = { appId: filter.appId, organizationId: filter.organizationId }
+    if (filter.status !== undefined) query.status = filter.status
+    if (filter.kind !== undefined) query.kind = filter.kind
+    if (after) query.$or = [{ createdAt: { $lt: after.createdAt } }, { createdAt: after.createdAt, jobId: { $lt: after.jobId } }]
+    return this.collection.find(query, { sort: { createdAt: -1, jobId: -1 }, limit }).toArray()
   }
 
   async findByJobId(jobId: string): Promise<StoredBatchJob | null> {

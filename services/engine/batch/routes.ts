@@ -1,14 +1,20 @@
-/** `POST /external/batchjob/retry`: requeues the recently failed batch jobs. */
+/**
+ * `POST /external/batchjob/retry` (requeues the recently failed batch jobs), `POST
+ * /external/batchjob/list` and `GET /external/batchjob/:jobId` (the tenant's jobs, for operators).
+ * All three act on the whole tenant's jobs: role `admin` or a system user only.
+ */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { retryFailedBatchJobs } from '../../../openapi/generated/engine-routes.js'
+import { getBatchJob, listBatchJobs, retryFailedBatchJobs } from '../../../openapi/generated/engine-routes.js'
 import { requireActor } from '../../../plugins/identity/plugin.js'
 import { routeFrom } from '../../../lib/server/route.js'
+import { decodeJobCursor, isTenantJob, jobSummary, listJobs } from './job-list.js'
 import { retryFailedJobs } from './service.js'
 
 async function batchRoutes(fastify: FastifyInstance): Promise<void> {
-  fastify.withTypeProvider<TypeBoxTypeProvider>().route({
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
+  app.route({
     ...routeFrom(retryFailedBatchJobs),
     handler: async (request) => {
       // The route requires the user header; requeueing the tenant's jobs is acting for others.
@@ -21,6 +27,34 @@ async function batchRoutes(fastify: FastifyInstance): Promise<void> {
       return { message }
     },
   })
+  app.route({
+    ...routeFrom(listBatchJobs),
+    handler: async (request) => {
+      const actor = requireActor(request)
+      fastify.authorization.assertMayActForOthers(actor, 'list batch jobs')
+      const { cursor } = request.body
+      const after = cursor === undefined ? undefined : decodeJobCursor(cursor)
+      if (cursor !== undefined && !after)
+        throw fastify.fail('wm4000', { args: ['body.cursor is not a cursor this service issued'], parameters: { field: 'body.cursor' } })
+      // The acting user's tenant only, whatever the body names.
+      return listJobs(fastify.batchJobs, { appId: actor.appId, organizationId: actor.organizationId }, request.body, after)
+    },
+  })
+  app.route({
+    ...routeFrom(getBatchJob),
+    handler: async (request) => {
+      const actor = requireActor(request)
+      fastify.authorization.assertMayActForOthers(actor, 'read batch jobs')
+      const { jobId } = request.params
+      const job = await fastify.batchJobs.findByJobId(jobId)
+      // Another tenant's job is as absent as one that never was.
+      if (!job || !isTenantJob(job, actor)) throw fastify.fail('wm3150', { args: [jobId], parameters: { jobId } })
+      return jobSummary(job)
+    },
+  })
 }
 
-export default fp(batchRoutes, { name: 'engine-batch-routes', dependencies: ['batch-jobs', 'batch-worker', 'authorization', 'identity', 'errors'] })
+export default fp(batchRoutes, {
+  name: 'engine-batch-routes',
+  dependencies: ['batch-jobs', 'batch-worker', 'authorization', 'identity', 'errors'],
+})

@@ -16,6 +16,7 @@ import type { Authorization, Principal } from '../authorization/service.js'
 import { eventTypeAfter, type Notifications } from '../notifications/service.js'
 import type { RequestEnvironment } from '../runtime-host/environment.js'
 import type { CompiledProcess, ProcessState, RuntimeEffect } from '../runtime/types.js'
+import { type CommittedChange, recordCommittedChange } from '../telemetry/workflow-events.js'
 import type { ContextRepository } from './repository.js'
 
 declare module 'fastify' {
@@ -83,6 +84,8 @@ export class ProcessInstances {
     private readonly authorization: Authorization,
     private readonly fail: ErrorFactory<EngineErrorCode>,
     private readonly log: FastifyBaseLogger,
+    /** Told of every stored change (the engine's metrics); absent, nothing is counted. */
+    private readonly onCommitted?: (change: CommittedChange) => void,
   ) {}
 
   /** The stored instance, or null. */
@@ -142,18 +145,19 @@ export class ProcessInstances {
       stored = await this.contexts.insert(state, alongside)
     }
     await change.alongside?.(stored)
+    this.onCommitted?.({ started: change.previous === undefined, processId: state.processInstance.processId, effects: change.effects })
     return stored
   }
 }
 
 async function processInstancesPlugin(fastify: FastifyInstance): Promise<void> {
-  fastify.decorate(
-    'processInstances',
-    new ProcessInstances(fastify.contexts, fastify.activities, fastify.notifications, fastify.authorization, fastify.fail, fastify.log),
-  )
+  const metrics = fastify.engineMetrics
+  const onCommitted = metrics ? (change: CommittedChange) => recordCommittedChange(metrics, change) : undefined
+  const { contexts, activities, notifications, authorization, fail, log } = fastify
+  fastify.decorate('processInstances', new ProcessInstances(contexts, activities, notifications, authorization, fail, log, onCommitted))
 }
 
 export default fp(processInstancesPlugin, {
   name: 'process-instances',
-  dependencies: ['contexts-repository', 'activities-repository', 'notifications-service', 'authorization', 'errors'],
+  dependencies: ['contexts-repository', 'activities-repository', 'notifications-service', 'authorization', 'errors', 'metrics'],
 })

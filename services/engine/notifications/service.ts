@@ -3,6 +3,7 @@
  * the event that caused it, the model's `inform` list evaluated on the new state, and the newest
  * open task while one is open. Listing shows a user only the records of instances they may see.
  */
+import { decodeCursor as decodePosition, encodeCursor as encodePosition } from '../../../lib/paging/cursor.js'
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { NotificationEventType } from '../../../openapi/generated/schemas.js'
@@ -59,18 +60,13 @@ export function notificationRecord(state: ProcessState, eventType: NotificationE
 }
 
 export function encodeCursor(position: NotificationPosition): string {
-  return Buffer.from(JSON.stringify([position.lastUpdate, position.processInstanceId])).toString('base64url')
+  return encodePosition([position.lastUpdate, position.processInstanceId])
 }
 
 /** The position a cursor names, or undefined when it is not one this service issued. */
 export function decodeCursor(cursor: string): NotificationPosition | undefined {
-  try {
-    const decoded: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'))
-    if (!Array.isArray(decoded) || decoded.length !== 2 || !decoded.every((part) => typeof part === 'string')) return undefined
-    return { lastUpdate: decoded[0] as string, processInstanceId: decoded[1] as string }
-  } catch {
-    return undefined
-  }
+  const parts = decodePosition(cursor, 2)
+  return parts && { lastUpdate: parts[0] as string, processInstanceId: parts[1] as string }
 }
 
 export interface NotificationPage {

@@ -9,12 +9,14 @@ import fp from 'fastify-plugin'
 import type { Dispatcher } from 'undici'
 import type { Clock } from '../../../plugins/clock/plugin.js'
 import type { Actor } from '../../../plugins/identity/plugin.js'
+import type { EngineMetrics } from '../../../lib/telemetry/engine-metrics.js'
+import type { Tracing } from '../../../lib/telemetry/tracing.js'
 import type { Store } from '../../../store/port.js'
 import type { ProcessModels } from '../models/service.js'
 import type { RunEnvironment, RunLimits, RuntimeUser } from '../runtime/types.js'
 import { decodeAdditionalHeaders } from './additional-headers.js'
 import { FunctionPool, type FunctionPoolOptions } from '../isolation/pool.js'
-import { StoreFlowHost } from './host.js'
+import { type OutboundTracer, StoreFlowHost } from './host.js'
 import { OutboundPolicy } from './outbound-policy.js'
 import { UnitOfWork } from './unit-of-work.js'
 
@@ -66,6 +68,7 @@ export class RunEnvironments {
     private readonly pool: FunctionPool,
     configured: Pick<RunLimits, 'timeoutMs' | 'inlineBudgetMs'>,
     private readonly clock: Clock,
+    private readonly telemetry: { metrics: EngineMetrics | null; tracing: Tracing | null } = { metrics: null, tracing: null },
   ) {
     this.limits = { ...configured, ...FLOW_LIMITS }
   }
@@ -80,9 +83,32 @@ export class RunEnvironments {
       organizationId: request.organizationId,
       appFunctions: await this.processModels.appFunctions(request.appId),
       additionalHeaders: decodeAdditionalHeaders(request.additionalHeaders),
+      traceOutbound: this.outboundTracer(),
     })
     const isolation = this.pool.forTenant(JSON.stringify([request.organizationId, request.appId]))
-    return { actor: request.actor, host, savepoints: unitOfWork, unitOfWork, limits: this.limits, isolation, now: this.clock, newId: randomUUID }
+    const { metrics } = this.telemetry
+    return {
+      actor: request.actor, host, savepoints: unitOfWork, unitOfWork, limits: this.limits, isolation, now: this.clock, newId: randomUUID,
+      ...(metrics ? { observer: metrics } : {}),
+    }
+  }
+
+  /**
+   * Outbound calls join the trace of the request that built the environment: its context is taken
+   * now, as calls made for a function in the worker pool are answered outside the request's context.
+   */
+  private outboundTracer(): OutboundTracer | undefined {
+    const { tracing } = this.telemetry
+    if (!tracing) return undefined
+    const parent = tracing.active()
+    return (method, url, headers, call) =>
+      tracing.clientCall(
+        method,
+        parent,
+        { 'http.request.method': method, 'server.address': url.hostname, 'url.full': `${url.origin}${url.pathname}` },
+        headers,
+        call,
+      )
   }
 }
 
@@ -104,10 +130,16 @@ async function runEnvironmentsPlugin(fastify: FastifyInstance, options: RunEnvir
   const policy = new OutboundPolicy({ ...options.flowHttp, ownPorts })
   const dispatcher = policy.dispatcher({ maxResponseSize: MAX_OUTBOUND_RESPONSE_BYTES })
   const pool = new FunctionPool(options.flowWorkers)
-  fastify.decorate('runEnvironments', new RunEnvironments(fastify.store, fastify.processModels, { dispatcher, policy }, pool, { timeoutMs: options.flowTimeoutMs, inlineBudgetMs: options.flowInlineBudgetMs }, fastify.clock))
+  const configured = { timeoutMs: options.flowTimeoutMs, inlineBudgetMs: options.flowInlineBudgetMs }
+  const telemetry = { metrics: fastify.engineMetrics, tracing: fastify.tracing }
+  const environments = new RunEnvironments(fastify.store, fastify.processModels, { dispatcher, policy }, pool, configured, fastify.clock, telemetry)
+  fastify.decorate('runEnvironments', environments)
   fastify.addHook('onClose', async () => {
     await Promise.all([dispatcher.close(), pool.close()])
   })
 }
 
-export default fp(runEnvironmentsPlugin, { name: 'run-environments', dependencies: ['store', 'process-models', 'clock'] })
+export default fp(runEnvironmentsPlugin, {
+  name: 'run-environments',
+  dependencies: ['store', 'process-models', 'clock', 'metrics', 'tracing'],
+})

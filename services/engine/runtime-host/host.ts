@@ -36,7 +36,14 @@ export interface FlowHostScope {
   additionalHeaders: Record<string, string>
   /** The request's pending data writes. */
   unitOfWork: UnitOfWork
+  /**
+   * With tracing: runs an outbound call in a span of the request's trace and adds its `traceparent`
+   * to the headers. Absent, calls go out as they are.
+   */
+  traceOutbound?: OutboundTracer | undefined
 }
+
+export type OutboundTracer = <T>(method: string, url: URL, headers: Record<string, string>, call: () => Promise<T>) => Promise<T>
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false
@@ -90,21 +97,32 @@ export class StoreFlowHost implements FlowHost {
       }
     }
     const method = outbound.method.toUpperCase()
+    const send = (): Promise<HttpResponse> => this.send(method, url, headers, body, outbound.timeoutMs)
+    return this.scope.traceOutbound ? this.scope.traceOutbound(method, url, headers, send) : send()
+  }
+
+  private async send(
+    method: string,
+    url: URL,
+    headers: Record<string, string>,
+    body: string | undefined,
+    timeoutMs: number,
+  ): Promise<HttpResponse> {
     try {
       const response = await request(url, {
         method: method as Dispatcher.HttpMethod,
         headers,
         body,
         dispatcher: this.scope.dispatcher,
-        headersTimeout: outbound.timeoutMs,
-        bodyTimeout: outbound.timeoutMs,
-        signal: AbortSignal.timeout(outbound.timeoutMs),
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+        signal: AbortSignal.timeout(timeoutMs),
       })
       const text = await response.body.text()
       const responseHeaders = headerRecord(response.headers)
       return { status: response.statusCode, headers: responseHeaders, body: parseBody(text, responseHeaders['content-type']) }
     } catch (error) {
-      const reason = error instanceof Error && error.name === 'TimeoutError' ? `no answer within ${outbound.timeoutMs} ms` : (error as Error).message
+      const reason = error instanceof Error && error.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : (error as Error).message
       throw technical(`HTTP ${method} ${url.origin}${url.pathname} failed: ${reason}`)
     }
   }

@@ -131,6 +131,14 @@ export interface FunctionIsolation {
   run(run: IsolatedRun, env: RunEnvironment, resolve: (functionId: string) => Promise<FlowFunctionDefinition | undefined>): Promise<FunctionRunResult>
 }
 
+/** How a top-level flow-function run ended: `business` a `fail` node or invalid input, `timeout` its time limit. */
+export type FunctionRunOutcome = 'ok' | 'business' | 'technical' | 'timeout'
+
+/** Told how each flow-function run the engine asked for went (its metrics); nested `call`s are part of their caller. */
+export interface RunObserver {
+  functionRan(functionId: string, outcome: FunctionRunOutcome, seconds: number): void
+}
+
 export interface RunEnvironment {
   actor: RuntimeUser
   host: FlowHost
@@ -143,6 +151,8 @@ export interface RunEnvironment {
   now(): Date
   /** Id generator (UUIDs in production), so tests get stable ids. */
   newId(): string
+  /** Absent, nothing is measured. */
+  observer?: RunObserver
 }
 
 // ---------------------------------------------------------------- effects (what the engine persists or announces)

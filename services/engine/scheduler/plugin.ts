@@ -26,7 +26,10 @@ async function schedulerPlugin(fastify: FastifyInstance, options: SchedulerPlugi
     pollMs: options.pollMs,
     log: fastify.log.child({ component: 'scheduler' }),
     // The jobs just fired are due now: run them without waiting for the worker's next poll.
-    onFired: () => fastify.batchWorker.wake(),
+    onFired: (fired) => {
+      fastify.engineMetrics?.schedulesFired(fired.length)
+      fastify.batchWorker.wake()
+    },
     now: fastify.clock,
   })
   fastify.decorate('scheduler', scheduler)
@@ -38,4 +41,4 @@ async function schedulerPlugin(fastify: FastifyInstance, options: SchedulerPlugi
   })
 }
 
-export default fp(schedulerPlugin, { name: 'scheduler', dependencies: ['schedules', 'batch-jobs', 'batch-worker', 'clock'] })
+export default fp(schedulerPlugin, { name: 'scheduler', dependencies: ['schedules', 'batch-jobs', 'batch-worker', 'clock', 'metrics'] })

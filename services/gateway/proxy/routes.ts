@@ -17,6 +17,7 @@ import { uploadBodyLimit } from '../../server-options.js'
 import { proxyRoutes } from '../../../openapi/generated/proxy-routes.js'
 import type { NamedCache } from '../../../plugins/cache/registry.js'
 import type { Config } from '../../../lib/config/config.js'
+import type { GatewayMetrics } from '../../../lib/telemetry/gateway-metrics.js'
 import { formatTraceparent } from '../../../plugins/correlation/trace-context.js'
 import type { ErrorFactory, ServiceError } from '../../../plugins/errors/service-error.js'
 import { envelopeBytesOfEngineAnswer, InvalidEngineAnswer, streamsUntouched } from './answer.js'
@@ -40,6 +41,15 @@ export interface ProxyPluginOptions {
   config: Pick<Config, 'engineUrl' | 'engineSocket' | 'proxyTimeoutScale' | 'development' | 'maxUploadBytes'>
   /** The gateway's `endpoint` cache (DESIGN.md §6): it holds the route table, so an eviction rebuilds it. */
   endpointCache: NamedCache<ProxyRouteTable>
+  /** Upstream durations and failures are recorded here; null, nothing is measured. */
+  metrics?: GatewayMetrics | null
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** `performance.now()` when the request was forwarded to the engine (0 when metrics are off). */
+    forwardedAt: number
+  }
 }
 
 /**
@@ -56,6 +66,8 @@ type AnyReply = FastifyReply<never, RawServerBase>
 async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions): Promise<void> {
   const fail: ErrorFactory<GatewayErrorCode> = fastify.fail
   const { config, endpointCache } = options
+  const metrics = options.metrics ?? null
+  fastify.decorateRequest('forwardedAt', 0)
   const engine = new URL(config.engineUrl)
 
   // With ENGINE_SOCKET the pool connects to the engine's Unix socket; ENGINE_URL still gives the
@@ -68,7 +80,13 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
     if (overflowed(request)) return fail('fm4013', { cause: error })
     const code = (error as { code?: unknown }).code
     const timedOut = typeof code === 'string' && TIMEOUT_CODES.has(code)
-    return fail(timedOut ? 'fm5040' : 'fm5020', { cause: error })
+    return upstreamFailure(timedOut ? 'fm5040' : 'fm5020', error)
+  }
+
+  /** A failure of the engine itself (not of the client's body), counted by the code answered. */
+  function upstreamFailure(code: 'fm5020' | 'fm5021' | 'fm5040', cause: unknown, args?: unknown[]): ServiceError {
+    metrics?.upstreamFailed(code)
+    return fail(code, { cause, ...(args ? { args } : {}) })
   }
 
   /** Streams a raw success through; reads anything else and answers it in the envelope. */
@@ -93,7 +111,7 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
       reply.type('application/json; charset=utf-8').send(envelope)
     } catch (error) {
       if (!(error instanceof InvalidEngineAnswer)) throw error
-      reply.send(fail('fm5021', { args: [error.message], cause: error }))
+      reply.send(upstreamFailure('fm5021', error, [error.message]))
     }
   }
 
@@ -112,8 +130,10 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
     ...forwarding,
     timeout: timeoutMs,
     // An unexpected failure while answering goes to the error handler (500 fm5000), never unhandled.
-    onResponse: (_request, reply, response) =>
-      void answer(reply as AnyReply, response as unknown as EngineResponse, raw).catch((error: unknown) => reply.send(error)),
+    onResponse: (request, reply, response) => {
+      if (metrics) metrics.upstreamAnswered(request.routeOptions.url ?? '', (performance.now() - request.forwardedAt) / 1000)
+      void answer(reply as AnyReply, response as unknown as EngineResponse, raw).catch((error: unknown) => reply.send(error))
+    },
   })
   const tableOptions = { timeoutScale: config.proxyTimeoutScale, enginePathPrefix: engine.pathname.replace(/\/+$/, ''), replyOptions }
   const routeTable = (): ProxyRouteTable => endpointCache.getOrCreate(ROUTE_TABLE_KEY, () => buildRouteTable(proxyRoutes, tableOptions))
@@ -127,6 +147,7 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
     const method = request.method === 'HEAD' ? 'GET' : request.method
     const target = routeTable().get(routeKey(method, request.routeOptions.url ?? ''))
     if (!target) throw new Error(`${method} ${request.routeOptions.url} is registered as a proxy route but not in the route table`)
+    if (metrics) request.forwardedAt = performance.now()
     reply.from(target.enginePath(request.params as Record<string, string | undefined>), target.replyOptions)
   }
 

@@ -13,6 +13,7 @@ import { assignAtPath, type AssignmentPath, type WritableRoot } from '../../../.
 import {
   type FlowHost,
   type FunctionRunRequest,
+  type FunctionRunOutcome,
   type FunctionRunResult,
   type JsonObject,
   type ProcessInstance,
@@ -253,6 +254,33 @@ async function invoke(fn: CompiledFunction, input: unknown, shared: SharedContex
  * it has left and the answers of the outbound calls it already made (http-replay.ts).
  */
 export async function executeFunction(fn: CompiledFunction, request: FunctionRunRequest, env: RunEnvironment, resolve: FunctionResolver): Promise<FunctionRunResult> {
+  const { observer } = env
+  if (!observer) return executeWhereCheapest(fn, request, env, resolve)
+  const startedAt = performance.now()
+  const seconds = (): number => (performance.now() - startedAt) / 1000
+  try {
+    const result = await executeWhereCheapest(fn, request, env, resolve)
+    observer.functionRan(fn.functionId, 'ok', seconds())
+    return result
+  } catch (error) {
+    const limitMs = env.limits.timeoutMs - (request.spentMs ?? 0)
+    observer.functionRan(fn.functionId, runOutcome(error, performance.now() - startedAt >= limitMs), seconds())
+    throw error
+  }
+}
+
+/** A failure that came once the time limit had passed is the limit's doing, whatever its message. */
+function runOutcome(error: unknown, pastLimit: boolean): FunctionRunOutcome {
+  if (error instanceof RuntimeError && (error.kind === 'business' || error.kind === 'validation')) return 'business'
+  return pastLimit ? 'timeout' : 'technical'
+}
+
+async function executeWhereCheapest(
+  fn: CompiledFunction,
+  request: FunctionRunRequest,
+  env: RunEnvironment,
+  resolve: FunctionResolver,
+): Promise<FunctionRunResult> {
   const { isolation, savepoints } = env
   if (!isolation) return executeInline(fn, request, env, resolve)
   const inPool = (poolRequest: FunctionRunRequest, host: FlowHost): Promise<FunctionRunResult> =>

@@ -1,0 +1,165 @@
+/**
+ * The engine's workflow metrics. Label values are bounded: process, step and function ids come from
+ * deployed models, statuses and outcomes from fixed lists; never instance, task or user ids.
+ */
+import { Counter, Gauge, Histogram } from 'prom-client'
+import { DURATION_BUCKETS, STORE_BUCKETS, ServiceMetrics } from './service-metrics.js'
+
+/** How a flow-function run ended: `business` a `fail` node, `technical` any other failure, `timeout` its time limit. */
+export type FunctionOutcome = 'ok' | 'business' | 'technical' | 'timeout'
+
+/** Open tasks counted per process and step, as the store holds them (a resync replaces them all). */
+export interface OpenTaskCount {
+  processId: string
+  stepId: string
+  count: number
+}
+
+/** User tasks stay open from minutes to weeks. */
+const TASK_BUCKETS = [1, 10, 60, 300, 900, 3600, 4 * 3600, 86_400, 3 * 86_400, 7 * 86_400, 30 * 86_400]
+
+/** Journal batches group the writes that arrive while one commits: from one to hundreds. */
+const BATCH_SIZE_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
+
+export class EngineMetrics extends ServiceMetrics {
+  private readonly started = new Counter({
+    name: 'workflow_process_instances_started_total',
+    help: 'Process instances started.',
+    labelNames: ['process_id'],
+    registers: [this.registry],
+  })
+  private readonly ended = new Counter({
+    name: 'workflow_process_instances_ended_total',
+    help: 'Process instances that ended, by how (completed, cancelled).',
+    labelNames: ['process_id', 'status'],
+    registers: [this.registry],
+  })
+  private readonly failed = new Counter({
+    name: 'workflow_process_instances_failed_total',
+    help: 'Process instance threads that failed at a step (onError "fail").',
+    labelNames: ['process_id'],
+    registers: [this.registry],
+  })
+  private readonly tasksCompleted = new Counter({
+    name: 'workflow_tasks_completed_total',
+    help: 'User tasks ended by an action, by process, step and action type.',
+    labelNames: ['process_id', 'step_id', 'action_type'],
+    registers: [this.registry],
+  })
+  private readonly taskDuration = new Histogram({
+    name: 'workflow_task_duration_seconds',
+    help: 'Time user tasks stayed open, from creation until an action ended them.',
+    labelNames: ['process_id', 'step_id'],
+    buckets: TASK_BUCKETS,
+    registers: [this.registry],
+  })
+  private readonly tasksOpen = new Gauge({
+    name: 'workflow_tasks_open',
+    help: 'Open user tasks, by process and step (a count kept up to date, resynchronised from the store now and then).',
+    labelNames: ['process_id', 'step_id'],
+    registers: [this.registry],
+  })
+  private readonly functionDuration = new Histogram({
+    name: 'workflow_flow_function_duration_seconds',
+    help: 'Flow-function runs, by function id and outcome (ok, business, technical, timeout).',
+    labelNames: ['function_id', 'outcome'],
+    buckets: DURATION_BUCKETS,
+    registers: [this.registry],
+  })
+  private readonly scheduleFirings = new Counter({
+    name: 'workflow_schedule_firings_total',
+    help: 'Schedule ticks this engine fired (each one queues a scheduledRun batch job).',
+    registers: [this.registry],
+  })
+  private readonly storeDuration = new Histogram({
+    name: 'workflow_store_operation_duration_seconds',
+    help: 'Store calls, by collection and operation.',
+    labelNames: ['collection', 'operation'],
+    buckets: STORE_BUCKETS,
+    registers: [this.registry],
+  })
+  private readonly journalCommitDuration = new Histogram({
+    name: 'workflow_journal_commit_duration_seconds',
+    help: 'Embedded store: time from handing a batch to the journal thread until SQLite committed it.',
+    buckets: STORE_BUCKETS,
+    registers: [this.registry],
+  })
+  private readonly journalBatchWrites = new Histogram({
+    name: 'workflow_journal_batch_writes',
+    help: 'Embedded store: writes grouped into one journal commit.',
+    buckets: BATCH_SIZE_BUCKETS,
+    registers: [this.registry],
+  })
+
+  private countBatchJobs: (() => Promise<Record<string, number>>) | undefined
+
+  constructor() {
+    super()
+    const batchJobs: Gauge<'status'> = new Gauge({
+      name: 'workflow_batch_jobs',
+      help: 'Batch jobs in the store, by status (counted through the status index at each scrape).',
+      labelNames: ['status'],
+      registers: [this.registry],
+      collect: async () => {
+        const counts = (await this.countBatchJobs?.()) ?? {}
+        for (const [status, count] of Object.entries(counts)) batchJobs.set({ status }, count)
+      },
+    })
+  }
+
+  /** Where the batch-job gauge reads its counts at each scrape: through an index, never a scan. */
+  readBatchJobCountsWith(count: () => Promise<Record<string, number>>): void {
+    this.countBatchJobs = count
+  }
+
+  instanceStarted(processId: string): void {
+    this.started.inc({ process_id: processId })
+  }
+
+  instanceEnded(processId: string, status: 'completed' | 'cancelled'): void {
+    this.ended.inc({ process_id: processId, status })
+  }
+
+  instanceFailed(processId: string): void {
+    this.failed.inc({ process_id: processId })
+  }
+
+  taskOpened(processId: string, stepId: string): void {
+    this.tasksOpen.inc({ process_id: processId, step_id: stepId })
+  }
+
+  /** An action ended the task: counted, its open time measured, the open count lowered. */
+  taskCompleted(processId: string, stepId: string, actionType: string, openSeconds: number): void {
+    this.tasksCompleted.inc({ process_id: processId, step_id: stepId, action_type: actionType })
+    if (openSeconds >= 0) this.taskDuration.observe({ process_id: processId, step_id: stepId }, openSeconds)
+    this.tasksOpen.dec({ process_id: processId, step_id: stepId })
+  }
+
+  /** Cancelled with its process or by a step change: no longer open, not completed. */
+  taskCancelled(processId: string, stepId: string): void {
+    this.tasksOpen.dec({ process_id: processId, step_id: stepId })
+  }
+
+  /** Replaces the open-task counts by the store's (at start, then now and then). */
+  resetOpenTasks(counts: readonly OpenTaskCount[]): void {
+    this.tasksOpen.reset()
+    for (const { processId, stepId, count } of counts) this.tasksOpen.set({ process_id: processId, step_id: stepId }, count)
+  }
+
+  functionRan(functionId: string, outcome: FunctionOutcome, seconds: number): void {
+    this.functionDuration.observe({ function_id: functionId, outcome }, seconds)
+  }
+
+  schedulesFired(count: number): void {
+    this.scheduleFirings.inc(count)
+  }
+
+  storeOperation(collection: string, operation: string, seconds: number): void {
+    this.storeDuration.observe({ collection, operation }, seconds)
+  }
+
+  journalCommitted(seconds: number, writes: number): void {
+    this.journalCommitDuration.observe(seconds)
+    this.journalBatchWrites.observe(writes)
+  }
+}

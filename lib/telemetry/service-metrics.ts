@@ -1,0 +1,55 @@
+/**
+ * The Prometheus registry of one service (gateway or engine): the default process metrics and
+ * `http_server_request_duration_seconds`. Each app has a registry of its own, so two services in one
+ * process (the all-in-one, tests) expose what is theirs on their own port.
+ */
+import { collectDefaultMetrics, Histogram, Registry } from 'prom-client'
+
+/** Request and call durations: a fast service answers in milliseconds, a slow route in seconds. */
+export const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
+
+/** Store operations and journal commits: mostly well under a millisecond. */
+export const STORE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1]
+
+/**
+ * prom-client's default metrics include these gauges with a `_total` suffix, which Prometheus
+ * reserves for counters (`promtool check metrics` refuses them); their per-type twins
+ * (`nodejs_active_handles{type=…}`, …) stay.
+ */
+const MISNAMED_DEFAULT_GAUGES = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']
+
+/** Where a request that matched no route is counted: its URL would make labels unbounded. */
+export const UNMATCHED_ROUTE = 'unmatched'
+
+export class ServiceMetrics {
+  readonly registry = new Registry()
+  private readonly httpDuration: Histogram<'http_route' | 'http_request_method' | 'http_response_status_code'>
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry })
+    for (const name of MISNAMED_DEFAULT_GAUGES) this.registry.removeSingleMetric(name)
+    this.httpDuration = new Histogram({
+      name: 'http_server_request_duration_seconds',
+      help: 'Duration of HTTP requests served, by route template, method and status code.',
+      labelNames: ['http_route', 'http_request_method', 'http_response_status_code'],
+      buckets: DURATION_BUCKETS,
+      registers: [this.registry],
+    })
+  }
+
+  /** `route` is the route template (`/process/:processInstanceId`), never the URL. */
+  httpRequest(route: string | undefined, method: string, statusCode: number, seconds: number): void {
+    this.httpDuration.observe(
+      { http_route: route ?? UNMATCHED_ROUTE, http_request_method: method, http_response_status_code: statusCode },
+      seconds,
+    )
+  }
+
+  get contentType(): string {
+    return this.registry.contentType
+  }
+
+  exposition(): Promise<string> {
+    return this.registry.metrics()
+  }
+}
