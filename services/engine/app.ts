@@ -45,8 +45,11 @@ import constants from './constants/repository.js'
 import constantRoutes from './constants/routes.js'
 import dataCollections from './data/repository.js'
 import dataRoutes from './data/routes.js'
+import escalations from './escalations/service.js'
 import externalRoutes from './external/routes.js'
 import externalService from './external/service.js'
+import migrationRoutes from './migration/routes.js'
+import migrations from './migration/service.js'
 import fileRoutes from './files/routes.js'
 import noteRoutes from './notes/routes.js'
 import processQueries from './queries/repository.js'
@@ -119,6 +122,8 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
   await app.register(scheduler, { pollMs: options.config.batchPollMs })
   await app.register(externalService)
   await app.register(scheduledRuns)
+  await app.register(escalations)
+  await app.register(migrations)
 
   await app.register(health)
   await app.register(contextRoutes)
@@ -130,6 +135,7 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
   await app.register(noteRoutes)
   await app.register(taskRoutes)
   await app.register(externalRoutes)
+  await app.register(migrationRoutes)
   await app.register(queryRoutes)
   await app.register(constantRoutes)
   await app.register(dataRoutes)
