@@ -18,8 +18,8 @@ export interface IsoDuration {
 // Date part, then an optional time part that must name at least one unit; only the last unit may be fractional.
 const DURATION = /^P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:[.,]\d{1,9})?)S)?)?$/
 
-/** A duration of a hundred years or more is a typo, not a deadline. */
-const MAX_MS = 100 * 366 * 86_400_000
+/** A duration of a hundred years or more is a typo, not a deadline (the epoch plus a century). */
+const MAX_MS = Date.UTC(2070, 0, 1)
 
 /** The duration `text` names, or null when it is not an ISO-8601 duration this engine accepts. */
 export function parseIsoDuration(text: string): IsoDuration | null {
@@ -31,7 +31,7 @@ export function parseIsoDuration(text: string): IsoDuration | null {
   const number = (index: number): number => Number((match[index] ?? '0').replace(',', '.'))
   const duration = { years: number(1), months: number(2), weeks: number(3), days: number(4), hours: number(5), minutes: number(6), seconds: number(7) }
   const roughMs = addDuration(new Date(0), duration).getTime()
-  return Number.isFinite(roughMs) && roughMs <= MAX_MS ? duration : null
+  return Number.isFinite(roughMs) && roughMs < MAX_MS ? duration : null
 }
 
 /** `date` plus the duration (calendar years and months in UTC, then fixed weeks, days and time). */
