@@ -12,12 +12,33 @@ t.test('ISO-8601 durations of every unit are read and added to a date', async (t
   t.equal(afterDuration(T0, 'P3D').toISOString(), '2026-02-03T10:00:00.000Z')
   t.equal(afterDuration(T0, 'P2W').toISOString(), '2026-02-14T10:00:00.000Z')
   t.equal(afterDuration(T0, 'P1DT12H').toISOString(), '2026-02-01T22:00:00.000Z')
-  t.equal(afterDuration(new Date('2026-01-15T00:00:00Z'), 'P1Y2M').toISOString(), '2027-03-15T00:00:00.000Z', 'years and months are calendar units')
+  t.equal(
+    afterDuration(new Date('2026-01-15T00:00:00Z'), 'P1Y2M').toISOString(),
+    '2027-03-15T00:00:00.000Z',
+    'years and months are calendar units',
+  )
   t.same(parseIsoDuration('P1Y2M3W4DT5H6M7S'), { years: 1, months: 2, weeks: 3, days: 4, hours: 5, minutes: 6, seconds: 7 })
 })
 
 t.test('what is not an ISO-8601 duration, or names no time, or a century or more, is refused', async (t) => {
-  for (const text of ['', 'P', 'PT', '3D', 'P3', 'PT2', 'P1.5D', 'P-1D', 'p3d', 'P3D ', 'PT1H2S3M', 'P1S', 'PT1D', 'P3DT', 'P100Y', 'P99999999999999999999D']) {
+  for (const text of [
+    '',
+    'P',
+    'PT',
+    '3D',
+    'P3',
+    'PT2',
+    'P1.5D',
+    'P-1D',
+    'p3d',
+    'P3D ',
+    'PT1H2S3M',
+    'P1S',
+    'PT1D',
+    'P3DT',
+    'P100Y',
+    'P99999999999999999999D',
+  ]) {
     t.equal(parseIsoDuration(text), null, JSON.stringify(text))
   }
   t.throws(() => afterDuration(T0, 'soon'), /not an ISO-8601 duration: soon/)

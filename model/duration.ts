@@ -29,7 +29,15 @@ export function parseIsoDuration(text: string): IsoDuration | null {
   if (match.slice(1).every((part) => part === undefined)) return null
   if (text.includes('T') && match.slice(5).every((part) => part === undefined)) return null
   const number = (index: number): number => Number((match[index] ?? '0').replace(',', '.'))
-  const duration = { years: number(1), months: number(2), weeks: number(3), days: number(4), hours: number(5), minutes: number(6), seconds: number(7) }
+  const duration = {
+    years: number(1),
+    months: number(2),
+    weeks: number(3),
+    days: number(4),
+    hours: number(5),
+    minutes: number(6),
+    seconds: number(7),
+  }
   const roughMs = addDuration(new Date(0), duration).getTime()
   return Number.isFinite(roughMs) && roughMs < MAX_MS ? duration : null
 }
@@ -38,7 +46,8 @@ export function parseIsoDuration(text: string): IsoDuration | null {
 export function addDuration(date: Date, duration: IsoDuration): Date {
   const result = new Date(date.getTime())
   if (duration.years !== 0 || duration.months !== 0) result.setUTCMonth(result.getUTCMonth() + duration.years * 12 + duration.months)
-  const fixedMs = (((duration.weeks * 7 + duration.days) * 24 + duration.hours) * 60 + duration.minutes) * 60_000 + Math.round(duration.seconds * 1000)
+  const fixedMs =
+    (((duration.weeks * 7 + duration.days) * 24 + duration.hours) * 60 + duration.minutes) * 60_000 + Math.round(duration.seconds * 1000)
   return new Date(result.getTime() + fixedMs)
 }
 

@@ -8,6 +8,13 @@ const STEP_TYPES: ReadonlyArray<StepDefinition['type']> = ['userTask', 'function
 const ACTION_TYPES: readonly ActionType[] = ['complete', 'cancel', 'return', 'function']
 const ESCALATION_KINDS: readonly EscalationKind[] = ['notify', 'assignToSwimlane', 'assignToUser', 'action']
 const ESCALATION_ACTION_TYPES: ReadonlyArray<Exclude<ActionType, 'function'>> = ['complete', 'cancel', 'return']
+/** The fields besides `after`, `do` and `note` that each kind of escalation uses. */
+const ESCALATION_FIELDS: Record<EscalationKind, readonly string[]> = {
+  notify: [],
+  assignToSwimlane: ['swimlane'],
+  assignToUser: ['userId'],
+  action: ['actionType'],
+}
 
 interface ProcessIndex {
   steps: JsonRecord
@@ -27,12 +34,16 @@ function functionIdList(value: unknown, path: string, index: ProcessIndex): void
 
 function isoDuration(value: unknown, path: string): void {
   const duration = text(value, path)
-  if (!parseIsoDuration(duration)) throw new Fault(path, `must be an ISO-8601 duration such as P3D or PT2S, shorter than a century (got "${duration}")`)
+  if (!parseIsoDuration(duration)) {
+    throw new Fault(path, `must be an ISO-8601 duration such as P3D or PT2S, shorter than a century (got "${duration}")`)
+  }
 }
 
 /** `dueIn` or `dueDate` (not both), and the escalations: each with what its `do` needs and nothing it does not. */
 function deadlines(step: JsonRecord, path: string, index: ProcessIndex): void {
-  if (step.dueIn !== undefined && step.dueDate !== undefined) throw new Fault(child(path, 'dueDate'), 'is not allowed with dueIn (give one of them)')
+  if (step.dueIn !== undefined && step.dueDate !== undefined) {
+    throw new Fault(child(path, 'dueDate'), 'is not allowed with dueIn (give one of them)')
+  }
   if (step.dueIn !== undefined) isoDuration(step.dueIn, child(path, 'dueIn'))
   if (step.dueDate !== undefined) modelExpression(step.dueDate, child(path, 'dueDate'))
   if (step.escalations === undefined) return
@@ -44,30 +55,41 @@ function deadlines(step: JsonRecord, path: string, index: ProcessIndex): void {
     isoDuration(escalation.after, child(escalationPath, 'after'))
     const kind = oneOf(escalation.do, child(escalationPath, 'do'), ESCALATION_KINDS)
     optionalText(escalation.note, child(escalationPath, 'note'))
-    const needs: Record<EscalationKind, string[]> = { notify: [], assignToSwimlane: ['swimlane'], assignToUser: ['userId'], action: ['actionType'] }
     for (const field of ['swimlane', 'userId', 'actionType']) {
-      if (escalation[field] !== undefined && !needs[kind].includes(field)) throw new Fault(child(escalationPath, field), `is not allowed with do "${kind}"`)
+      if (escalation[field] !== undefined && !ESCALATION_FIELDS[kind].includes(field)) {
+        throw new Fault(child(escalationPath, field), `is not allowed with do "${kind}"`)
+      }
     }
     if (kind === 'assignToSwimlane') {
       const swimlane = text(escalation.swimlane, child(escalationPath, 'swimlane'))
-      if (!index.swimlanes.has(swimlane)) throw new Fault(child(escalationPath, 'swimlane'), `names swimlane "${swimlane}", which is not defined in modelBody.swimlanes`)
+      if (!index.swimlanes.has(swimlane)) {
+        throw new Fault(child(escalationPath, 'swimlane'), `names swimlane "${swimlane}", which is not defined in modelBody.swimlanes`)
+      }
     }
     if (kind === 'assignToUser') {
-      if (escalation.userId === undefined) throw new Fault(child(escalationPath, 'userId'), 'is required for do "assignToUser" (an expression giving the userId)')
+      if (escalation.userId === undefined) {
+        throw new Fault(child(escalationPath, 'userId'), 'is required for do "assignToUser" (an expression giving the userId)')
+      }
       modelExpression(escalation.userId, child(escalationPath, 'userId'))
     }
     if (kind === 'action') {
-      const actionType = escalation.actionType === undefined ? 'complete' : oneOf(escalation.actionType, child(escalationPath, 'actionType'), ESCALATION_ACTION_TYPES)
+      const actionTypePath = child(escalationPath, 'actionType')
+      const actionType = escalation.actionType === undefined
+        ? 'complete'
+        : oneOf(escalation.actionType, actionTypePath, ESCALATION_ACTION_TYPES)
       const actions = step.actions as JsonRecord[]
       if (!actions.some((action) => action.actionType === actionType)) {
-        throw new Fault(escalation.actionType === undefined ? escalationPath : child(escalationPath, 'actionType'), `takes action "${actionType}", which the step does not have`)
+        const where = escalation.actionType === undefined ? escalationPath : actionTypePath
+        throw new Fault(where, `takes action "${actionType}", which the step does not have`)
       }
     }
   })
 }
 
 function userTask(step: JsonRecord, path: string, index: ProcessIndex): void {
-  onlyKeys(step, path, ['type', 'name', 'swimlane', 'assignTo', 'form', 'preForms', 'actions', 'taskFunctions', 'dueIn', 'dueDate', 'escalations'])
+  onlyKeys(step, path, [
+    'type', 'name', 'swimlane', 'assignTo', 'form', 'preForms', 'actions', 'taskFunctions', 'dueIn', 'dueDate', 'escalations',
+  ])
   text(step.name, child(path, 'name'))
   const swimlane = text(step.swimlane, child(path, 'swimlane'))
   if (!index.swimlanes.has(swimlane)) throw new Fault(child(path, 'swimlane'), `names swimlane "${swimlane}", which is not defined in modelBody.swimlanes`)

@@ -5,14 +5,31 @@ import type { Envelope } from '../../services/testing/gateway.js'
 import { HR, startDueStack, type DueStack } from './support.js'
 
 function migrate(stack: DueStack, user: StoredUser, body: Record<string, unknown>) {
-  return stack.client.call<Envelope<MigrateResult>>('migrateProcessInstances', 'POST', '/external/process/migrate', { user: user.userId, body: { ...HR, processId: 'leave-request', ...body } })
+  return stack.client.call<Envelope<MigrateResult>>('migrateProcessInstances', 'POST', '/external/process/migrate', {
+    user: user.userId,
+    body: { ...HR, processId: 'leave-request', ...body },
+  })
 }
 
-async function act(stack: DueStack, user: StoredUser, session: Session, actionType: 'complete' | 'cancel', taskId = session.formContext.task!.taskId): Promise<Session> {
+async function act(
+  stack: DueStack,
+  user: StoredUser,
+  session: Session,
+  actionType: 'complete' | 'cancel',
+  taskId = session.formContext.task!.taskId,
+): Promise<Session> {
   const instance = session.context.processInstance
   const answer = await stack.client.call<Envelope<Session>>('completeAction', 'POST', '/action/complete', {
     user: user.userId,
-    body: { ...HR, processId: 'leave-request', processInstanceId: instance.processInstanceId, businessKey: instance.businessKey, taskId, actionType, dataInstance: session.context.dataInstance },
+    body: {
+      ...HR,
+      processId: 'leave-request',
+      processInstanceId: instance.processInstanceId,
+      businessKey: instance.businessKey,
+      taskId,
+      actionType,
+      dataInstance: session.context.dataInstance,
+    },
   })
   if (answer.status !== 200) throw new Error(`${actionType} failed: ${JSON.stringify(answer.body)}`)
   return answer.body.data
@@ -35,52 +52,77 @@ function automateApproval(body: Record<string, any>): void {
   body.steps.hrReview.actions[0].next = 'archive'
 }
 
-t.test('migration moves the unended instances whose waiting steps exist with the same type in the new version, each with a migrated activity; the others are reported', async (t) => {
-  const stack = await startDueStack(t)
-  const { employee, admin, system } = stack.users
-  const atRequest = await stack.startLeave(employee)
-  const atApprove = await stack.startLeave(employee)
-  await act(stack, employee, atApprove, 'complete')
-  const cancelled = await stack.startLeave(employee)
-  await act(stack, employee, cancelled, 'cancel')
-  const id = (session: Session) => session.context.processInstance.processInstanceId
-  t.equal((await stack.insertLeaveRequest(renameRequest)).status, 200)
-  t.equal((await stack.insertLeaveRequest(automateApproval)).status, 200)
-  const before = JSON.stringify(await Promise.all([atRequest, atApprove, cancelled].map((session) => stack.context(id(session)))))
+t.test(
+  'migration moves unended instances whose waiting steps exist with their type in the new version; the others are reported',
+  async (t) => {
+    const stack = await startDueStack(t)
+    const { employee, admin, system } = stack.users
+    const atRequest = await stack.startLeave(employee)
+    const atApprove = await stack.startLeave(employee)
+    await act(stack, employee, atApprove, 'complete')
+    const cancelled = await stack.startLeave(employee)
+    await act(stack, employee, cancelled, 'cancel')
+    const id = (session: Session) => session.context.processInstance.processInstanceId
+    t.equal((await stack.insertLeaveRequest(renameRequest)).status, 200)
+    t.equal((await stack.insertLeaveRequest(automateApproval)).status, 200)
+    const before = JSON.stringify(await Promise.all([atRequest, atApprove, cancelled].map((session) => stack.context(id(session)))))
 
-  const dry = await migrate(stack, admin, { fromVersion: 1, toVersion: 3, dryRun: true })
-  t.equal(dry.status, 200)
-  t.same(dry.body.data, {
-    migrated: 1,
-    skipped: [{ processInstanceId: id(atApprove), reason: 'step "approve" is a userTask step, in version 3 a function step' }],
-  }, 'a waiting step of another type in the new version keeps the instance where it is')
-  const dryWithoutMapping = await migrate(stack, admin, { fromVersion: 1, toVersion: 2, dryRun: true })
-  t.same(dryWithoutMapping.body.data, {
-    migrated: 1,
-    skipped: [{ processInstanceId: id(atRequest), reason: 'step "request" does not exist in version 2' }],
-  }, 'a waiting step the new version does not have keeps the instance where it is')
-  t.equal(JSON.stringify(await Promise.all([atRequest, atApprove, cancelled].map((session) => stack.context(id(session))))), before, 'dry runs change nothing')
-  t.same(await stack.activities(id(atRequest), 'migrated'), [])
+    const dry = await migrate(stack, admin, { fromVersion: 1, toVersion: 3, dryRun: true })
+    t.equal(dry.status, 200)
+    t.same(
+      dry.body.data,
+      {
+        migrated: 1,
+        skipped: [{ processInstanceId: id(atApprove), reason: 'step "approve" is a userTask step, in version 3 a function step' }],
+      },
+      'a waiting step of another type in the new version keeps the instance where it is',
+    )
+    const dryWithoutMapping = await migrate(stack, admin, { fromVersion: 1, toVersion: 2, dryRun: true })
+    t.same(
+      dryWithoutMapping.body.data,
+      {
+        migrated: 1,
+        skipped: [{ processInstanceId: id(atRequest), reason: 'step "request" does not exist in version 2' }],
+      },
+      'a waiting step the new version does not have keeps the instance where it is',
+    )
+    t.equal(
+      JSON.stringify(await Promise.all([atRequest, atApprove, cancelled].map((session) => stack.context(id(session))))),
+      before,
+      'dry runs change nothing',
+    )
+    t.same(await stack.activities(id(atRequest), 'migrated'), [])
 
-  const real = await migrate(stack, system, { fromVersion: 1, toVersion: 2, stepMapping: { request: 'submit' } })
-  t.equal(real.status, 200)
-  t.same(real.body.data, { migrated: 2, skipped: [] }, 'a system user migrates both unended instances; the cancelled one is not counted')
-  const moved = await stack.context(id(atRequest))
-  t.equal(moved.processInstance.modelVersion, 2)
-  t.match(moved.processInstance.tasks, [{ stepId: 'submit', status: 'open' }], 'the open task is at the mapped step')
-  t.match(moved.processInstance.threads, [{ stepId: 'submit', status: 'waiting' }])
-  t.match(await stack.activities(id(atRequest), 'migrated'), [{ userId: system.userId, details: { fromVersion: 1, toVersion: 2, stepMapping: { request: 'submit' } } }])
-  t.equal((await stack.notification(id(atRequest)))?.eventType, 'Migrated', 'a Migrated notification')
-  t.equal((await stack.context(id(cancelled))).processInstance.modelVersion, 1, 'the ended instance stays on its version')
+    const real = await migrate(stack, system, { fromVersion: 1, toVersion: 2, stepMapping: { request: 'submit' } })
+    t.equal(real.status, 200)
+    t.same(real.body.data, { migrated: 2, skipped: [] }, 'a system user migrates both unended instances; the cancelled one is not counted')
+    const moved = await stack.context(id(atRequest))
+    t.equal(moved.processInstance.modelVersion, 2)
+    t.match(moved.processInstance.tasks, [{ stepId: 'submit', status: 'open' }], 'the open task is at the mapped step')
+    t.match(moved.processInstance.threads, [{ stepId: 'submit', status: 'waiting' }])
+    t.match(await stack.activities(id(atRequest), 'migrated'), [
+      { userId: system.userId, details: { fromVersion: 1, toVersion: 2, stepMapping: { request: 'submit' } } },
+    ])
+    t.equal((await stack.notification(id(atRequest)))?.eventType, 'Migrated', 'a Migrated notification')
+    t.equal((await stack.context(id(cancelled))).processInstance.modelVersion, 1, 'the ended instance stays on its version')
 
-  await act(stack, employee, { ...atRequest, formContext: { ...atRequest.formContext, task: { ...atRequest.formContext.task!, taskId: moved.processInstance.tasks[0]!.taskId } } }, 'complete')
-  const approval = (await stack.context(id(atRequest))).processInstance.tasks.find((task) => task.status === 'open')
-  t.match(approval, { stepId: 'approve', name: 'Approve leave (v2)' }, 'the migrated instance follows version 2')
+    await act(
+      stack,
+      employee,
+      {
+        ...atRequest,
+        formContext: { ...atRequest.formContext, task: { ...atRequest.formContext.task!, taskId: moved.processInstance.tasks[0]!.taskId } },
+      },
+      'complete',
+    )
+    const approval = (await stack.context(id(atRequest))).processInstance.tasks.find((task) => task.status === 'open')
+    t.match(approval, { stepId: 'approve', name: 'Approve leave (v2)' }, 'the migrated instance follows version 2')
 
-  const again = await migrate(stack, admin, { fromVersion: 1, toVersion: 2 })
-  t.same(again.body.data, { migrated: 0, skipped: [] }, 'nothing is left on version 1')
-  t.same((await stack.activities(id(atApprove), 'migrated')).length, 1)
-})
+    const again = await migrate(stack, admin, { fromVersion: 1, toVersion: 2 })
+    t.same(again.body.data, { migrated: 0, skipped: [] }, 'nothing is left on version 1')
+    t.same((await stack.activities(id(atApprove), 'migrated')).length, 1)
+  },
+)
 
 t.test('migration is for admins and system users, between two existing different versions with a mapping of existing steps', async (t) => {
   const stack = await startDueStack(t)
@@ -103,5 +145,9 @@ t.test('migration is for admins and system users, between two existing different
     t.equal(answer.status, status, `${user.fullName} ${JSON.stringify(body)}`)
     t.equal(answer.body.error?.code, code)
   }
-  t.equal(JSON.stringify(await stack.context(session.context.processInstance.processInstanceId)), before, 'no refused request changed anything')
+  t.equal(
+    JSON.stringify(await stack.context(session.context.processInstance.processInstanceId)),
+    before,
+    'no refused request changed anything',
+  )
 })

@@ -7,14 +7,25 @@ import { HR, startDueStack, type DueStack } from './support.js'
 const HOUR = 3_600_000
 
 function overdue(stack: DueStack, user: StoredUser, body: Record<string, unknown> = {}) {
-  return stack.client.call<Envelope<OverdueTask[]>>('queryOverdueTasks', 'POST', '/query/overdueTasks', { user: user.userId, body: { ...HR, ...body } })
+  return stack.client.call<Envelope<OverdueTask[]>>('queryOverdueTasks', 'POST', '/query/overdueTasks', {
+    user: user.userId,
+    body: { ...HR, ...body },
+  })
 }
 
 async function complete(stack: DueStack, user: StoredUser, session: Session): Promise<void> {
   const instance = session.context.processInstance
   const answer = await stack.client.call('completeAction', 'POST', '/action/complete', {
     user: user.userId,
-    body: { ...HR, processId: 'leave-request', processInstanceId: instance.processInstanceId, businessKey: instance.businessKey, taskId: session.formContext.task!.taskId, actionType: 'complete', dataInstance: session.context.dataInstance },
+    body: {
+      ...HR,
+      processId: 'leave-request',
+      processInstanceId: instance.processInstanceId,
+      businessKey: instance.businessKey,
+      taskId: session.formContext.task!.taskId,
+      actionType: 'complete',
+      dataInstance: session.context.dataInstance,
+    },
   })
   if (answer.status !== 200) throw new Error(`complete failed: ${JSON.stringify(answer.body)}`)
 }
@@ -47,19 +58,45 @@ t.test('overdue tasks are the open tasks past their due date that the user may s
 
   stack.clock.set('2026-03-02T11:40:00.000Z')
   answer = await overdue(stack, admin)
-  t.same(ids(answer.body.data), [
-    [idOf(third), 'approve'],
-    [idOf(fourth), 'approve'],
-    [idOf(first), 'request'],
-    [idOf(second), 'request'],
-  ], 'an admin sees every overdue open task of the tenant, the oldest due first; the completed requests are not among them')
-  t.match(answer.body.data[2], { businessKey: first.context.processInstance.businessKey, processId: 'leave-request', name: 'Request leave', dueDate: '2026-03-02T10:30:00.000Z', userId: employee.userId, swimlane: 'employee' })
+  t.same(
+    ids(answer.body.data),
+    [
+      [idOf(third), 'approve'],
+      [idOf(fourth), 'approve'],
+      [idOf(first), 'request'],
+      [idOf(second), 'request'],
+    ],
+    'an admin sees every overdue open task of the tenant, the oldest due first; the completed requests are not among them',
+  )
+  t.match(answer.body.data[2], {
+    businessKey: first.context.processInstance.businessKey,
+    processId: 'leave-request',
+    name: 'Request leave',
+    dueDate: '2026-03-02T10:30:00.000Z',
+    userId: employee.userId,
+    swimlane: 'employee',
+  })
   t.match(answer.body.data[0], { name: 'Approve leave', dueDate: '2026-03-02T10:15:00.000Z', swimlane: 'manager' })
   t.notOk('userId' in answer.body.data[0]!, 'a pool task has no userId')
 
-  t.same(ids((await overdue(stack, employee)).body.data).length, 4, 'the employee initiated three and sees the fourth as a member of its open task\'s swimlane')
-  t.same(ids((await overdue(stack, colleague)).body.data), [[idOf(first), 'request'], [idOf(second), 'request']], 'the colleague sees the instances with an open task in the employee swimlane, not those waiting for a manager')
-  t.same((await overdue(stack, manager)).body.data.map((task) => task.stepId), ['approve', 'approve'], 'a manager sees the approvals in their swimlane\'s pool')
+  t.same(
+    ids((await overdue(stack, employee)).body.data).length,
+    4,
+    "the employee initiated three and sees the fourth as a member of its open task's swimlane",
+  )
+  t.same(
+    ids((await overdue(stack, colleague)).body.data),
+    [
+      [idOf(first), 'request'],
+      [idOf(second), 'request'],
+    ],
+    'the colleague sees the instances with an open task in the employee swimlane, not those waiting for a manager',
+  )
+  t.same(
+    (await overdue(stack, manager)).body.data.map((task) => task.stepId),
+    ['approve', 'approve'],
+    "a manager sees the approvals in their swimlane's pool",
+  )
   t.same((await overdue(stack, outsider)).body.data, [], 'a user without a part in any instance sees none')
   t.same((await overdue(stack, stranger)).body.data, [], 'a user of another app sees none')
   t.same((await overdue(stack, admin, { appId: 'sales' })).body.data, [], 'a request naming another app covers nothing')
@@ -67,12 +104,23 @@ t.test('overdue tasks are the open tasks past their due date that the user may s
   t.equal((await overdue(stack, admin, { processId: 'leave-request' })).body.data.length, 4)
 
   await complete(stack, employee, first)
-  t.same(ids((await overdue(stack, admin)).body.data), [[idOf(third), 'approve'], [idOf(fourth), 'approve'], [idOf(second), 'request']], 'the completed request left the list; its approval is due only at 12:25')
+  t.same(
+    ids((await overdue(stack, admin)).body.data),
+    [
+      [idOf(third), 'approve'],
+      [idOf(fourth), 'approve'],
+      [idOf(second), 'request'],
+    ],
+    'the completed request left the list; its approval is due only at 12:25',
+  )
 })
 
 t.test('the overdue-tasks query refuses a malformed body and an unknown user', async (t) => {
   const stack = await startDueStack(t)
-  const bad = await stack.client.call('queryOverdueTasks', 'POST', '/query/overdueTasks', { user: stack.users.admin.userId, body: { processId: { $ne: '' } } })
+  const bad = await stack.client.call('queryOverdueTasks', 'POST', '/query/overdueTasks', {
+    user: stack.users.admin.userId,
+    body: { processId: { $ne: '' } },
+  })
   t.equal(bad.status, 400)
   const anonymous = await stack.client.call('queryOverdueTasks', 'POST', '/query/overdueTasks', { user: 'nobody', body: {} })
   t.equal(anonymous.status, 401)

@@ -5,7 +5,14 @@
  */
 import type { Test } from 'tap'
 import type { Session } from '../../openapi/generated/schemas.js'
-import { Collections, type StoredActivity, type StoredBatchJob, type StoredContext, type StoredNotification, type StoredUser } from '../../store/collections.js'
+import {
+  Collections,
+  type StoredActivity,
+  type StoredBatchJob,
+  type StoredContext,
+  type StoredNotification,
+  type StoredUser,
+} from '../../store/collections.js'
 import type { Store } from '../../store/port.js'
 import { openTestStore, startService } from '../../services/testing/harness.js'
 import { type TestClock, testClock } from '../../services/testing/clock.js'
@@ -13,7 +20,15 @@ import type { Envelope } from '../../services/testing/gateway.js'
 import { insertModelRequest } from '../../services/testing/models.js'
 import { createTestUser } from '../../services/testing/users.js'
 import { waitUntil } from '../../services/testing/wait.js'
-import { type Answer, createHrUsers, deployHrApp, HR, type HrUsers, type WorkflowClient, workflowClient } from '../../services/testing/workflow.js'
+import {
+  type Answer,
+  createHrUsers,
+  deployHrApp,
+  HR,
+  type HrUsers,
+  type WorkflowClient,
+  workflowClient,
+} from '../../services/testing/workflow.js'
 
 export { HR }
 
@@ -42,7 +57,10 @@ export interface DueStack {
 export async function startDueStack(t: Test, options: { engines?: number } = {}): Promise<DueStack> {
   const store = await openTestStore(t)
   await deployHrApp(store)
-  const users = { ...(await createHrUsers(store)), system: await createTestUser(store, { ...HR, fullName: 'Ivy Integration', isSystemUser: true }) }
+  const users = {
+    ...(await createHrUsers(store)),
+    system: await createTestUser(store, { ...HR, fullName: 'Ivy Integration', isSystemUser: true }),
+  }
   const clock = testClock(T0)
   const engines = []
   for (let index = 0; index < (options.engines ?? 1); index++) {
@@ -57,9 +75,15 @@ export async function startDueStack(t: Test, options: { engines?: number } = {})
     users,
     client,
     engineUrls: engines.map((engine) => engine.url),
-    insertLeaveRequest: (edit) => client.call<Envelope<string>>('insertModel', 'POST', '/model/insertModel', { body: insertModelRequest('leave-request', { ...HR, edit }) }),
+    insertLeaveRequest: (edit) =>
+      client.call<Envelope<string>>('insertModel', 'POST', '/model/insertModel', {
+        body: insertModelRequest('leave-request', { ...HR, edit }),
+      }),
     async startLeave(user, days = 3) {
-      const answer = await client.call<Envelope<Session>>('openContext', 'POST', '/context', { user: user.userId, body: { ...HR, processId: 'leave-request', input: { days, reason: 'Trip' } } })
+      const answer = await client.call<Envelope<Session>>('openContext', 'POST', '/context', {
+        user: user.userId,
+        body: { ...HR, processId: 'leave-request', input: { days, reason: 'Trip' } },
+      })
       if (answer.status !== 200) throw new Error(`the leave request did not start: ${JSON.stringify(answer.body)}`)
       return answer.body.data
     },
@@ -69,14 +93,21 @@ export async function startDueStack(t: Test, options: { engines?: number } = {})
       return stored
     },
     async activities(processInstanceId, type) {
-      const all = await store.collection<StoredActivity>(Collections.activities).find({ processInstanceId }, { sort: { timeStamp: 1 } }).toArray()
+      const all = await store
+        .collection<StoredActivity>(Collections.activities)
+        .find({ processInstanceId }, { sort: { timeStamp: 1 } })
+        .toArray()
       return type === undefined ? all : all.filter((activity) => activity.type === type)
     },
-    notification: (processInstanceId) => store.collection<StoredNotification>(Collections.notifications).findOne({ _id: processInstanceId }),
+    notification: (processInstanceId) =>
+      store.collection<StoredNotification>(Collections.notifications).findOne({ _id: processInstanceId }),
     escalationJobs: (processInstanceId) =>
       store
         .collection<StoredBatchJob>(Collections.batchJobs)
-        .find({ kind: 'escalation', ...(processInstanceId === undefined ? {} : { 'payload.processInstanceId': processInstanceId }) }, { sort: { dueAt: 1 } })
+        .find(
+          { kind: 'escalation', ...(processInstanceId === undefined ? {} : { 'payload.processInstanceId': processInstanceId }) },
+          { sort: { dueAt: 1 } },
+        )
         .toArray(),
     async advanceUntil(ms, read, done) {
       clock.advance(ms)

@@ -123,7 +123,12 @@ export async function endTask<Alongside = undefined>(
     actor,
     event: ending.event ?? 'TaskCompleted',
     activities: [
-      { type: actionType, taskId: task.taskId, stepId: task.stepId, details: { ...ending.details, ...(customType ? { customType } : {}), ...(note ? { activityDescription: note } : {}) } },
+      {
+        type: actionType,
+        taskId: task.taskId,
+        stepId: task.stepId,
+        details: { ...ending.details, ...(customType ? { customType } : {}), ...(note ? { activityDescription: note } : {}) },
+      },
       ...(ending.activities ?? []),
     ],
     // The task has ended: a lock someone still held on it means nothing any more.

@@ -6,7 +6,14 @@
  */
 import type { FastifyBaseLogger } from 'fastify'
 import { PollLoop } from './poll-loop.js'
-import { type BatchJobHandlers, type BatchJobKind, type ClaimedBatchJob, errorMessage, isPermanentFailure, JobDeferral } from './handlers.js'
+import {
+  type BatchJobHandlers,
+  type BatchJobKind,
+  type ClaimedBatchJob,
+  errorMessage,
+  isPermanentFailure,
+  JobDeferral,
+} from './handlers.js'
 import { type BatchJobRepository, type FailureOutcome, MAX_TRIES } from './repository.js'
 
 export interface BatchWorkerSettings {
@@ -156,7 +163,8 @@ export class BatchWorker {
         return
       }
       if (failure.error instanceof JobDeferral) {
-        if (await repository.defer(job, owner, failure.error.until, this.now())) jobLog.debug({ until: failure.error.until }, `batch job deferred: ${failure.error.message}`)
+        const { until, message } = failure.error
+        if (await repository.defer(job, owner, until, this.now())) jobLog.debug({ until }, `batch job deferred: ${message}`)
         else jobLog.warn('batch job deferred after its lease was taken over')
         return
       }

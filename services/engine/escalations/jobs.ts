@@ -27,7 +27,12 @@ export function escalationPayloadOf(payload: Record<string, unknown>): Escalatio
 }
 
 /** The batch-job inserts for the escalations of the tasks `effects` created. */
-export function escalationJobWrites(instance: ProcessInstance, effects: readonly RuntimeEffect[], compiled: Pick<CompiledProcess, 'step'>, now: Date): AtomicWrite[] {
+export function escalationJobWrites(
+  instance: ProcessInstance,
+  effects: readonly RuntimeEffect[],
+  compiled: Pick<CompiledProcess, 'step'>,
+  now: Date,
+): AtomicWrite[] {
   const writes: AtomicWrite[] = []
   for (const effect of effects) {
     if (effect.kind !== 'taskCreated') continue
@@ -35,7 +40,12 @@ export function escalationJobWrites(instance: ProcessInstance, effects: readonly
     const step = compiled.step(task.stepId)
     if (step?.type !== 'userTask' || !step.escalations) continue
     step.escalations.forEach((escalation, position) => {
-      const payload: EscalationPayload = { processInstanceId: instance.processInstanceId, taskId: task.taskId, stepId: task.stepId, position }
+      const payload: EscalationPayload = {
+        processInstanceId: instance.processInstanceId,
+        taskId: task.taskId,
+        stepId: task.stepId,
+        position,
+      }
       const job = newBatchJob(
         {
           kind: 'escalation',

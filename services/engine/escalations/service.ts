@@ -53,7 +53,10 @@ export class EscalationService {
 
   async run(payloadFields: Record<string, unknown>, now: Date): Promise<EscalationOutcome> {
     const payload = escalationPayloadOf(payloadFields)
-    if (!payload) throw new PermanentJobError(`an escalation job needs processInstanceId, taskId, stepId and position: ${JSON.stringify(payloadFields)}`)
+    if (!payload)
+      throw new PermanentJobError(
+        `an escalation job needs processInstanceId, taskId, stepId and position: ${JSON.stringify(payloadFields)}`,
+      )
     const { instances, models, environments, fail } = this.deps
     const stored = await instances.find(payload.processInstanceId)
     const task = stored?.processInstance.tasks.find((candidate) => candidate.taskId === payload.taskId)
@@ -68,20 +71,45 @@ export class EscalationService {
     if (!escalation) return 'noSuchEscalation'
     const env = await environments.create({ actor: SYSTEM_USER, appId: stored.appId, organizationId: stored.organizationId })
     const actor = systemActor(stored)
-    const activity: ActivityEntry = { type: 'escalated', taskId: task.taskId, stepId: task.stepId, details: escalationDetails(escalation, payload.position) }
+    const activity: ActivityEntry = {
+      type: 'escalated',
+      taskId: task.taskId,
+      stepId: task.stepId,
+      details: escalationDetails(escalation, payload.position),
+    }
     try {
       if (escalation.do === 'action') {
         // The same path as a user's action: the model's action, userTaskActivity, the lock released, the process advanced.
-        await endTask(this.deps, { stored, task, compiled, env, actor, actionType: escalation.actionType ?? 'complete', details: { escalation: payload.position }, event: 'Escalated', activities: [activity] })
+        await endTask(this.deps, {
+          stored,
+          task,
+          compiled,
+          env,
+          actor,
+          actionType: escalation.actionType ?? 'complete',
+          details: { escalation: payload.position },
+          event: 'Escalated',
+          activities: [activity],
+        })
       } else {
         const transition = await runtimeCall(fail, 'advance', () => compiled.escalate(stateOf(stored), task.taskId, payload.position, env))
         const assignee = transition.state.processInstance.tasks.find((candidate) => candidate.taskId === task.taskId)?.userId
         if (escalation.do === 'assignToUser' && assignee !== undefined) activity.details = { ...activity.details, targetUserId: assignee }
-        await instances.commit({ previous: stored, state: transition.state, effects: transition.effects, compiled, env, actor, event: 'Escalated', activities: [activity] })
+        await instances.commit({
+          previous: stored,
+          state: transition.state,
+          effects: transition.effects,
+          compiled,
+          env,
+          actor,
+          event: 'Escalated',
+          activities: [activity],
+        })
       }
     } catch (error) {
       // Someone changed the instance meanwhile: a plain failure, so the worker tries again on the new state.
-      if (isServiceError(error) && error.code === 'wm3042') throw new Error(`process instance ${stored._id} changed while escalating; trying again`, { cause: error })
+      if (isServiceError(error) && error.code === 'wm3042')
+        throw new Error(`process instance ${stored._id} changed while escalating; trying again`, { cause: error })
       throw error
     }
     return 'escalated'

@@ -19,7 +19,9 @@ declare module 'fastify' {
 /** The earliest due date of the instance's open tasks, null when none has one. */
 export function nextDueAt(tasks: ProcessState['processInstance']['tasks']): Date | null {
   let earliest: string | undefined
-  for (const task of tasks) if (task.status === 'open' && task.dueDate !== undefined && (earliest === undefined || task.dueDate < earliest)) earliest = task.dueDate
+  for (const task of tasks) {
+    if (task.status === 'open' && task.dueDate !== undefined && (earliest === undefined || task.dueDate < earliest)) earliest = task.dueDate
+  }
   return earliest === undefined ? null : new Date(earliest)
 }
 
@@ -71,7 +73,13 @@ export class ContextRepository {
 
   /** The instances of a process in one tenant that run on model `version` and have not ended, oldest first. */
   async unendedOnVersion(tenant: { appId: string; organizationId: string }, processId: string, version: number): Promise<StoredContext[]> {
-    const filter = { processId, appId: tenant.appId, organizationId: tenant.organizationId, processStatus: { $nin: ['completed', 'cancelled'] }, 'processInstance.modelVersion': version }
+    const filter = {
+      processId,
+      appId: tenant.appId,
+      organizationId: tenant.organizationId,
+      processStatus: { $nin: ['completed', 'cancelled'] },
+      'processInstance.modelVersion': version,
+    }
     return this.collection.find(filter, { sort: { _id: 1 } }).toArray()
   }
 

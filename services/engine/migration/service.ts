@@ -51,7 +51,12 @@ export class MigrationService {
     this.checkMapping(mapping, from, to)
 
     const result: MigrateResult = { migrated: 0, skipped: [] }
-    const env = await environments.create({ actor: runtimeUserOf(actor), appId: actor.appId, organizationId: actor.organizationId, additionalHeaders })
+    const env = await environments.create({
+      actor: runtimeUserOf(actor),
+      appId: actor.appId,
+      organizationId: actor.organizationId,
+      additionalHeaders,
+    })
     for (const stored of await contexts.unendedOnVersion(actor, body.processId, body.fromVersion)) {
       const plan = planMigration(stored.processInstance, from.model.modelBody.steps, to.model.modelBody.steps, body.toVersion, mapping)
       if ('reason' in plan) {
@@ -68,7 +73,16 @@ export class MigrationService {
             env,
             actor,
             event: 'Migrated',
-            activities: [{ type: 'migrated', details: { fromVersion: body.fromVersion, toVersion: body.toVersion, ...(body.stepMapping ? { stepMapping: body.stepMapping } : {}) } }],
+            activities: [
+              {
+                type: 'migrated',
+                details: {
+                  fromVersion: body.fromVersion,
+                  toVersion: body.toVersion,
+                  ...(body.stepMapping ? { stepMapping: body.stepMapping } : {}),
+                },
+              },
+            ],
           })
         } catch (error) {
           if (!isServiceError(error) || error.code !== 'wm3042') throw error
@@ -84,7 +98,10 @@ export class MigrationService {
   /** A live version of the process in the user's app (404 wm3002; a request naming another app finds none). */
   private async version(actor: Actor, body: MigrateRequest, version: number): Promise<CompiledProcess> {
     if (body.appId !== undefined && body.appId !== actor.appId) {
-      throw this.deps.fail('wm3002', { args: [`${body.processId} version ${version} in app ${body.appId}`], parameters: { processId: body.processId, appId: body.appId } })
+      throw this.deps.fail('wm3002', {
+        args: [`${body.processId} version ${version} in app ${body.appId}`],
+        parameters: { processId: body.processId, appId: body.appId },
+      })
     }
     return this.deps.models.ofInstance({ appId: actor.appId, processId: body.processId, modelVersion: version })
   }
@@ -93,8 +110,16 @@ export class MigrationService {
   private checkMapping(mapping: StepMapping, from: CompiledProcess, to: CompiledProcess): void {
     for (const [oldStep, newStep] of Object.entries(mapping)) {
       const field = `body.stepMapping.${oldStep}`
-      if (!from.step(oldStep)) throw this.deps.fail('wm3132', { args: [`stepMapping names step "${oldStep}", which version ${from.model.version} does not have`], parameters: { field } })
-      if (!to.step(newStep)) throw this.deps.fail('wm3132', { args: [`stepMapping maps "${oldStep}" to step "${newStep}", which version ${to.model.version} does not have`], parameters: { field } })
+      if (!from.step(oldStep))
+        throw this.deps.fail('wm3132', {
+          args: [`stepMapping names step "${oldStep}", which version ${from.model.version} does not have`],
+          parameters: { field },
+        })
+      if (!to.step(newStep))
+        throw this.deps.fail('wm3132', {
+          args: [`stepMapping maps "${oldStep}" to step "${newStep}", which version ${to.model.version} does not have`],
+          parameters: { field },
+        })
     }
   }
 }

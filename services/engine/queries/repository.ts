@@ -21,7 +21,9 @@ export type InstanceSummary = Pick<StoredContext, '_id' | 'processId' | 'busines
 }
 
 /** What the overdue tasks are read from. */
-export type OverdueSummary = Pick<StoredContext, '_id' | 'processId' | 'businessKey'> & { processInstance: Pick<StoredContext['processInstance'], 'tasks'> }
+export type OverdueSummary = Pick<StoredContext, '_id' | 'processId' | 'businessKey'> & {
+  processInstance: Pick<StoredContext['processInstance'], 'tasks'>
+}
 
 const SUMMARY_FIELDS = { _id: 1, processId: 1, businessKey: 1, processStatus: 1, lastUpdate: 1, 'processInstance.processStart': 1 } as const
 
@@ -55,7 +57,8 @@ export class ProcessQueryRepository {
    */
   async overdue(appId: string, processId: string | undefined, now: Date, visible: Filter): Promise<OverdueSummary[]> {
     const filter = { appId, nextDueAt: { $lte: now }, ...(processId === undefined ? {} : { processId }), ...visible }
-    return (await this.collection.find(filter, { sort: { nextDueAt: 1 }, projection: { _id: 1, processId: 1, businessKey: 1, 'processInstance.tasks': 1 } }).toArray()) as OverdueSummary[]
+    const projection = { _id: 1, processId: 1, businessKey: 1, 'processInstance.tasks': 1 } as const
+    return (await this.collection.find(filter, { sort: { nextDueAt: 1 }, projection }).toArray()) as OverdueSummary[]
   }
 
   /** The given instances of the process among those `visible` selects. */

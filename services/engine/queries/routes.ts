@@ -1,8 +1,16 @@
-/** `POST /query/activeProcessIds`, `/query/processIdsUpdatedBetween`, `/query/overdueTasks` and `/query/processInstanceContextAndActivity`. */
+/**
+ * `POST /query/activeProcessIds`, `/query/processIdsUpdatedBetween`, `/query/overdueTasks` and
+ * `/query/processInstanceContextAndActivity`.
+ */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { queryActiveProcesses, queryOverdueTasks, queryProcessesUpdatedBetween, queryProcessInstanceContextAndActivity } from '../../../openapi/generated/engine-routes.js'
+import {
+  queryActiveProcesses,
+  queryOverdueTasks,
+  queryProcessesUpdatedBetween,
+  queryProcessInstanceContextAndActivity,
+} from '../../../openapi/generated/engine-routes.js'
 import { requireActor } from '../../../plugins/identity/plugin.js'
 import { routeFrom } from '../../../lib/server/route.js'
 import { QueryService } from './service.js'

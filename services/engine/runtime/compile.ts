@@ -66,11 +66,14 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
   for (const [stepId, step] of Object.entries(body.steps)) {
     if (step.type === 'switch') caseConditions.set(stepId, step.cases.map((entry, index) => compileExpression(entry.when, `steps.${stepId}.cases[${index}].when`)))
     if (step.type !== 'userTask') continue
-    if (step.assignTo !== undefined && !NOT_EXPRESSIONS.has(step.assignTo)) assignees.set(stepId, compileExpression(step.assignTo, `steps.${stepId}.assignTo`))
+    if (step.assignTo !== undefined && !NOT_EXPRESSIONS.has(step.assignTo)) {
+      assignees.set(stepId, compileExpression(step.assignTo, `steps.${stepId}.assignTo`))
+    }
     if (step.dueDate !== undefined) dueDates.set(stepId, compileExpression(step.dueDate, `steps.${stepId}.dueDate`))
     const escalationUsers = new Map<number, CompiledExpression>()
     ;(step.escalations ?? []).forEach((escalation, position) => {
-      if (escalation.userId !== undefined) escalationUsers.set(position, compileExpression(escalation.userId, `steps.${stepId}.escalations[${position}].userId`))
+      if (escalation.userId === undefined) return
+      escalationUsers.set(position, compileExpression(escalation.userId, `steps.${stepId}.escalations[${position}].userId`))
     })
     if (escalationUsers.size > 0) escalationAssignees.set(stepId, escalationUsers)
   }

@@ -237,7 +237,9 @@ export class Interpreter {
   async escalate(working: Working, task: Task, position: number, env: RunEnvironment): Promise<void> {
     const step = this.userTaskStep(task.stepId)
     const escalation = step.escalations?.[position]
-    if (!escalation || escalation.do === 'action') throw technical(`steps.${task.stepId}.escalations[${position}] is not an escalation that keeps the task open`)
+    if (!escalation || escalation.do === 'action') {
+      throw technical(`steps.${task.stepId}.escalations[${position}] is not an escalation that keeps the task open`)
+    }
     if (escalation.do === 'assignToSwimlane' && escalation.swimlane !== undefined) {
       delete task.userId
       delete task.userName
@@ -247,7 +249,9 @@ export class Interpreter {
       const expression = this.model.escalationAssignees.get(task.stepId)?.get(position)
       const userId = expression ? await expression.evaluate(this.store(working, env), expressionScope(env)) : undefined
       const location = `steps.${task.stepId}.escalations[${position}].userId`
-      if (typeof userId !== 'string' || userId === '') throw technical(`${location} must give a userId, not ${JSON.stringify(userId ?? null)}`)
+      if (typeof userId !== 'string' || userId === '') {
+        throw technical(`${location} must give a userId, not ${JSON.stringify(userId ?? null)}`)
+      }
       task.userName = await this.nameOf(userId, location, working, env)
       task.userId = userId
       // As with any assignment, the assignee keeps seeing the process (SPEC.md contributorUsers).

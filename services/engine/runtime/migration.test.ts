@@ -12,9 +12,16 @@ const steps = purchase.modelBody.steps
 async function inApprovals(): Promise<ProcessInstance> {
   const compiled = compileProcess(purchase)
   const host = fakeHost({ users: [buyer] })
-  const started = await compiled.start({ input: { item: 'Desk', amount: 300 }, processInstanceId: 'pi-1', appId: 'hr', organizationId: 'acme', initiator: buyer }, fakeEnvironment(buyer, host))
+  const started = await compiled.start(
+    { input: { item: 'Desk', amount: 300 }, processInstanceId: 'pi-1', appId: 'hr', organizationId: 'acme', initiator: buyer },
+    fakeEnvironment(buyer, host),
+  )
   const submit = started.state.processInstance.tasks[0]!
-  const submitted = await compiled.act(started.state, { taskId: submit.taskId, actionType: 'complete' }, fakeEnvironment(buyer, host, {}, { next: 50 }))
+  const submitted = await compiled.act(
+    started.state,
+    { taskId: submit.taskId, actionType: 'complete' },
+    fakeEnvironment(buyer, host, {}, { next: 50 }),
+  )
   return submitted.state.processInstance
 }
 
@@ -24,7 +31,7 @@ function variant(edit: (steps: Record<string, StepDefinition>) => void): Record<
   return copy
 }
 
-t.test('an instance in a parallel section waits at its branches\' user tasks and at the join', async (t) => {
+t.test("an instance in a parallel section waits at its branches' user tasks and at the join", async (t) => {
   t.same(stepsWaitedAt(await inApprovals()).sort(), ['finance', 'joined', 'legal'])
 })
 
@@ -45,7 +52,13 @@ t.test('a migration renames the steps of open tasks, unfinished threads and the 
     ['legal', 'waiting', 'merged'],
     ['merged', 'waiting', undefined],
   ])
-  t.same(plan.instance.tasks.filter((task) => task.status === 'open').map((task) => task.stepId).sort(), ['finance', 'legal'])
+  t.same(
+    plan.instance.tasks
+      .filter((task) => task.status === 'open')
+      .map((task) => task.stepId)
+      .sort(),
+    ['finance', 'legal'],
+  )
   t.equal(plan.instance.tasks.find((task) => task.status === 'completed')?.stepId, 'submit', 'ended tasks keep their step')
   t.equal(instance.modelVersion, 1, 'the instance given is not changed')
 })
@@ -56,5 +69,7 @@ t.test('a migration is refused when a waited-at step changes type, and says whic
     next.legal = { type: 'function', function: 'vatOf', next: 'joined' }
   })
   t.same(planMigration(instance, steps, target, 3, {}), { reason: 'step "legal" is a userTask step, in version 3 a function step' })
-  t.same(planMigration(instance, steps, steps, 3, { legal: 'order' }), { reason: 'step "legal" (mapped to "order") is a userTask step, in version 3 a function step' })
+  t.same(planMigration(instance, steps, steps, 3, { legal: 'order' }), {
+    reason: 'step "legal" (mapped to "order") is a userTask step, in version 3 a function step',
+  })
 })

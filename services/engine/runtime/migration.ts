@@ -37,7 +37,8 @@ export function planMigration(
     const before = Object.hasOwn(from, stepId) ? from[stepId] : undefined
     const after = Object.hasOwn(to, target) ? to[target] : undefined
     if (!after) return { reason: `step "${stepId}"${via} does not exist in version ${toVersion}` }
-    if (before && before.type !== after.type) return { reason: `step "${stepId}"${via} is a ${before.type} step, in version ${toVersion} a ${after.type} step` }
+    if (before && before.type !== after.type)
+      return { reason: `step "${stepId}"${via} is a ${before.type} step, in version ${toVersion} a ${after.type} step` }
   }
   return {
     instance: {
@@ -45,7 +46,9 @@ export function planMigration(
       modelVersion: toVersion,
       tasks: instance.tasks.map((task) => (task.status === 'open' ? { ...task, stepId: mapped(task.stepId) } : task)),
       threads: instance.threads.map((thread) =>
-        thread.status === 'done' ? thread : { ...thread, stepId: mapped(thread.stepId), ...(thread.join === undefined ? {} : { join: mapped(thread.join) }) },
+        thread.status === 'done'
+          ? thread
+          : { ...thread, stepId: mapped(thread.stepId), ...(thread.join === undefined ? {} : { join: mapped(thread.join) }) },
       ),
     },
   }
