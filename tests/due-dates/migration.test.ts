@@ -2,6 +2,7 @@ import t from 'tap'
 import type { MigrateResult, Session } from '../../openapi/generated/schemas.js'
 import type { StoredUser } from '../../store/collections.js'
 import type { Envelope } from '../../services/testing/gateway.js'
+import { insertModelRequest } from '../../services/testing/models.js'
 import { HR, startDueStack, type DueStack } from './support.js'
 
 function migrate(stack: DueStack, user: StoredUser, body: Record<string, unknown>) {
@@ -151,3 +152,76 @@ t.test('migration is for admins and system users, between two existing different
     'no refused request changed anything',
   )
 })
+
+t.test(
+  'an instance waiting in a parallel section migrates with its join renamed, and its branches then join on the new version',
+  async (t) => {
+    const stack = await startDueStack(t)
+    const { employee, finance, legal, admin } = stack.users
+    const started = await stack.client.call<Envelope<Session>>('openContext', 'POST', '/context', {
+      user: employee.userId,
+      body: { ...HR, processId: 'purchase', input: { item: 'Desk', amount: 300 } },
+    })
+    t.equal(started.status, 200)
+    const session = started.body.data
+    const purchaseId = session.context.processInstance.processInstanceId
+    const submitted = await stack.client.call<Envelope<Session>>('completeAction', 'POST', '/action/complete', {
+      user: employee.userId,
+      body: {
+        ...HR,
+        processId: 'purchase',
+        processInstanceId: purchaseId,
+        businessKey: session.context.processInstance.businessKey,
+        taskId: session.formContext.task!.taskId,
+        actionType: 'complete',
+        dataInstance: session.context.dataInstance,
+      },
+    })
+    t.equal(submitted.status, 200)
+    const inserted = await stack.client.call<Envelope<string>>('insertModel', 'POST', '/model/insertModel', {
+      body: insertModelRequest('purchase', {
+        ...HR,
+        edit: (body: Record<string, any>) => {
+          body.steps.merged = body.steps.joined
+          delete body.steps.joined
+          body.steps.approvals.join = 'merged'
+          body.steps.finance.actions[0].next = 'merged'
+          body.steps.legal.actions[0].next = 'merged'
+        },
+      }),
+    })
+    t.equal(inserted.status, 200)
+    const migrateAs = (body: Record<string, unknown>) =>
+      stack.client.call<Envelope<MigrateResult>>('migrateProcessInstances', 'POST', '/external/process/migrate', {
+        user: admin.userId,
+        body: { ...HR, processId: 'purchase', fromVersion: 1, toVersion: 2, ...body },
+      })
+    t.same((await migrateAs({})).body.data, {
+      migrated: 0,
+      skipped: [{ processInstanceId: purchaseId, reason: 'step "joined" does not exist in version 2' }],
+    })
+    t.same((await migrateAs({ stepMapping: { joined: 'merged' } })).body.data, { migrated: 1, skipped: [] })
+    const moved = await stack.context(purchaseId)
+    t.same(moved.processInstance.threads.map((thread) => [thread.stepId, thread.join ?? null]).sort(), [
+      ['finance', 'merged'],
+      ['legal', 'merged'],
+      ['merged', null],
+    ])
+    for (const [user, stepId] of [
+      [finance, 'finance'],
+      [legal, 'legal'],
+    ] as const) {
+      const task = (await stack.context(purchaseId)).processInstance.tasks.find(
+        (candidate) => candidate.stepId === stepId && candidate.status === 'open',
+      )!
+      const answer = await stack.client.call('runExternalTaskAction', 'POST', `/external/task/${task.taskId}/action/complete`, {
+        user: user.userId,
+        body: { ...HR, processInstanceId: purchaseId },
+      })
+      t.equal(answer.status, 200, `${stepId} approved`)
+    }
+    const done = await stack.context(purchaseId)
+    t.equal(done.processStatus, 'completed', 'both branches joined at the renamed join and the process ran to its end on version 2')
+    t.equal(done.processInstance.modelVersion, 2)
+  },
+)
