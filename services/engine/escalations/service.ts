@@ -53,10 +53,9 @@ export class EscalationService {
 
   async run(payloadFields: Record<string, unknown>, now: Date): Promise<EscalationOutcome> {
     const payload = escalationPayloadOf(payloadFields)
-    if (!payload)
-      throw new PermanentJobError(
-        `an escalation job needs processInstanceId, taskId, stepId and position: ${JSON.stringify(payloadFields)}`,
-      )
+    if (!payload) {
+      throw new PermanentJobError(`an escalation job needs processInstanceId, taskId, stepId, position: ${JSON.stringify(payloadFields)}`)
+    }
     const { instances, models, environments, fail } = this.deps
     const stored = await instances.find(payload.processInstanceId)
     const task = stored?.processInstance.tasks.find((candidate) => candidate.taskId === payload.taskId)
