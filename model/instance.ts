@@ -22,6 +22,10 @@ export interface Task {
   form?: string
   preForms?: string[]
   createdAt: string
+  /** When the task is due (the step's `dueIn` or `dueDate`); absent when it has none. */
+  dueDate?: string
+  /** The positions (in the step's `escalations`) of the escalations that ran on the task. */
+  escalated?: number[]
   completedAt?: string
   completedBy?: string
   actionType?: ActionType

@@ -39,6 +39,28 @@ export interface UserTaskStep {
   preForms?: string[]
   actions: ActionDefinition[]
   taskFunctions?: string[]
+  /** An ISO-8601 duration (`P3D`): the task is due that long after it is created. Not with `dueDate`. */
+  dueIn?: string
+  /** An expression giving the task's due date-time, evaluated when it is created. Not with `dueIn`. */
+  dueDate?: string
+  /** What happens to the task when it stays open too long, each once, in the order given. */
+  escalations?: EscalationDefinition[]
+}
+
+export type EscalationKind = 'notify' | 'assignToSwimlane' | 'assignToUser' | 'action'
+
+/**
+ * One escalation of a user task: `after` (an ISO-8601 duration from the task's creation) it sends
+ * an `Escalated` notification, moves the task to `swimlane`'s pool, assigns it to the user the
+ * `userId` expression gives, or ends it with `actionType` (default `complete`) as the system.
+ */
+export interface EscalationDefinition {
+  after: string
+  do: EscalationKind
+  swimlane?: string
+  userId?: string
+  actionType?: Exclude<ActionType, 'function'>
+  note?: string
 }
 
 export interface FunctionStep {

@@ -113,6 +113,21 @@ const variants: Variant[] = [
   { name: 'unknown named function', model: 'leave-request', edit: (body) => void (body.namedFunctions.onStart = 'logActivity'), path: 'modelBody.namedFunctions.onStart', message: /not a known field/ },
   { name: 'file function', model: 'leave-request', edit: (body) => void (body.fileDownloadFunction = 'serve'), path: 'modelBody.fileDownloadFunction', message: /names function "serve"/ },
   { name: 'call of an unknown function', model: 'leave-request', edit: (body) => void body.functions.informTeam.steps.push({ call: 'notifyAll', as: 'vars.result' }), path: 'modelBody.functions.informTeam.steps[1].call', message: /names function "notifyAll"/ },
+  // process: due dates and escalations of user tasks
+  { name: 'dueIn not a duration', model: 'leave-request', edit: (body) => void (body.steps.approve.dueIn = '3 days'), path: 'modelBody.steps.approve.dueIn', message: /must be an ISO-8601 duration such as P3D/ },
+  { name: 'dueIn and dueDate together', model: 'leave-request', edit: (body) => Object.assign(body.steps.approve, { dueIn: 'P3D', dueDate: 'data.until' }), path: 'modelBody.steps.approve.dueDate', message: /not allowed with dueIn/ },
+  { name: 'dueDate not an expression', model: 'leave-request', edit: (body) => void (body.steps.approve.dueDate = 'data.(('), path: 'modelBody.steps.approve.dueDate', message: /is not a valid expression/ },
+  { name: 'dueDate with a range (engine thread)', model: 'leave-request', edit: (body) => void (body.steps.approve.dueDate = '$string($count([1..10000000]))'), path: 'modelBody.steps.approve.dueDate', message: /may not use a range/ },
+  { name: 'escalations empty', model: 'leave-request', edit: (body) => void (body.steps.approve.escalations = []), path: 'modelBody.steps.approve.escalations', message: /at least 1 item/ },
+  { name: 'escalation after not a duration', model: 'leave-request', edit: (body) => void (body.steps.approve.escalations = [{ after: 'PT', do: 'notify' }]), path: 'modelBody.steps.approve.escalations[0].after', message: /ISO-8601 duration/ },
+  { name: 'escalation of an unknown kind', model: 'leave-request', edit: (body) => void (body.steps.approve.escalations = [{ after: 'P1D', do: 'email' }]), path: 'modelBody.steps.approve.escalations[0].do', message: /must be one of notify, assignToSwimlane, assignToUser, action/ },
+  { name: 'escalation to an unknown swimlane', model: 'leave-request', edit: (body) => void (body.steps.approve.escalations = [{ after: 'P1D', do: 'assignToSwimlane', swimlane: 'board' }]), path: 'modelBody.steps.approve.escalations[0].swimlane', message: /names swimlane "board"/ },
+  { name: 'escalation to a user without userId', model: 'leave-request', edit: (body) => void (body.steps.approve.escalations = [{ after: 'P1D', do: 'assignToUser' }]), path: 'modelBody.steps.approve.escalations[0].userId', message: /is required for do "assignToUser"/ },
+  { name: 'escalation userId not an expression', model: 'leave-request', edit: (body) => void (body.steps.approve.escalations = [{ after: 'P1D', do: 'assignToUser', userId: '"a" &' }]), path: 'modelBody.steps.approve.escalations[0].userId', message: /is not a valid expression/ },
+  { name: 'escalation action the step does not have', model: 'leave-request', edit: (body) => void (body.steps.hrReview.escalations = [{ after: 'P1D', do: 'action', actionType: 'return' }]), path: 'modelBody.steps.hrReview.escalations[0].actionType', message: /takes action "return", which the step does not have/ },
+  { name: 'escalation action of type function', model: 'leave-request', edit: (body) => void (body.steps.request.escalations = [{ after: 'P1D', do: 'action', actionType: 'function' }]), path: 'modelBody.steps.request.escalations[0].actionType', message: /must be one of complete, cancel, return/ },
+  { name: 'escalation field its kind does not use', model: 'leave-request', edit: (body) => void (body.steps.approve.escalations = [{ after: 'P1D', do: 'notify', swimlane: 'hr' }]), path: 'modelBody.steps.approve.escalations[0].swimlane', message: /is not allowed with do "notify"/ },
+  { name: 'escalation unknown field', model: 'leave-request', edit: (body) => void (body.steps.approve.escalations = [{ after: 'P1D', do: 'notify', when: 'true' }]), path: 'modelBody.steps.approve.escalations[0].when', message: /is not a known field/ },
   // process: file function schemas
   { name: 'upload input without storageHandle', model: 'leave-request', edit: (body) => void delete body.functions.acceptFile.input.properties.storageHandle, path: 'modelBody.functions.acceptFile.input', message: /must declare "storageHandle"/ },
   { name: 'upload input without fileName', model: 'leave-request', edit: (body) => void delete body.functions.acceptFile.input.properties.fileName, path: 'modelBody.functions.acceptFile.input', message: /must declare "fileName"/ },
@@ -193,4 +208,19 @@ t.test('a data update node as MODEL.md gives it (its own set, filter and upsert)
   t.equal(validateModel(model, appFunctions), null)
   body.functions.informTeam.steps.push({ data: 'find', collection: 'Leave bookings', set: '{}' })
   t.match(validateModel(model, appFunctions), { path: 'modelBody.functions.informTeam.steps[2].set', message: /not used by a find/ }, 'a set on another data operation is still refused')
+})
+
+t.test('user tasks with a dueIn or dueDate and an escalation of every kind are valid', async (t) => {
+  const model = example('leave-request')
+  const body = model.modelBody as Body
+  body.steps.approve.dueIn = 'P3D'
+  body.steps.approve.escalations = [
+    { after: 'P1D', do: 'notify', note: 'Reminder' },
+    { after: 'P2D', do: 'assignToSwimlane', swimlane: 'hr' },
+    { after: 'P3D', do: 'assignToUser', userId: 'process.initiator' },
+    { after: 'P4D', do: 'action' },
+    { after: 'P5D', do: 'action', actionType: 'return' },
+  ]
+  body.steps.hrReview.dueDate = "$fromMillis($toMillis(process.processStart) + 86400000)"
+  t.equal(validateModel(model, appFunctions), null)
 })

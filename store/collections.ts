@@ -78,11 +78,14 @@ export type BatchJobStatus = 'waiting' | 'running' | 'retrying' | 'done' | 'fail
 export interface StoredBatchJob {
   _id?: string
   jobId: string
-  kind: 'deploy' | 'scheduledRun'
+  kind: 'deploy' | 'scheduledRun' | 'escalation'
   status: BatchJobStatus
   appId: string
   organizationId?: string
-  /** deploy: the jobScheduler model id and version to deploy. scheduledRun: the schedule fired. */
+  /**
+   * deploy: the jobScheduler model id and version to deploy. scheduledRun: the schedule fired.
+   * escalation: the instance, task, model version and position of the escalation (EscalationPayload).
+   */
   payload: Record<string, unknown>
   tryCount: number
   dueAt: Date
@@ -173,6 +176,8 @@ export interface StoredContext {
   /** `processInstance.lastUpdate` as a Date, for range queries and sorting. */
   lastUpdate: Date
   initiator: string
+  /** The earliest `dueDate` of the open tasks, null when none has one (the overdue-tasks query's index). */
+  nextDueAt?: Date | null
 }
 
 /** A task lock (DESIGN.md §5): held by `userId` until `expiresAt` (LOCK_TTL_SECONDS after it was taken or renewed). */

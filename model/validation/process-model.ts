@@ -1,10 +1,20 @@
 /** Process models: steps, swimlanes, references between them, parallel branches and file functions. */
-import type { ActionType, StepDefinition } from '../types.js'
+import type { ActionType, EscalationKind, StepDefinition } from '../types.js'
+import { parseIsoDuration } from '../duration.js'
 import { Fault, type JsonRecord, child, jsonSchema, list, modelExpression, modelIdLike, oneOf, onlyKeys, optionalBoolean, optionalText, record, schemaDeclares, text } from './checks.js'
 import { FunctionScope, functionMap } from './flow-functions.js'
 
 const STEP_TYPES: ReadonlyArray<StepDefinition['type']> = ['userTask', 'function', 'switch', 'parallel', 'join', 'end']
 const ACTION_TYPES: readonly ActionType[] = ['complete', 'cancel', 'return', 'function']
+const ESCALATION_KINDS: readonly EscalationKind[] = ['notify', 'assignToSwimlane', 'assignToUser', 'action']
+const ESCALATION_ACTION_TYPES: ReadonlyArray<Exclude<ActionType, 'function'>> = ['complete', 'cancel', 'return']
+/** The fields besides `after`, `do` and `note` that each kind of escalation uses. */
+const ESCALATION_FIELDS: Record<EscalationKind, readonly string[]> = {
+  notify: [],
+  assignToSwimlane: ['swimlane'],
+  assignToUser: ['userId'],
+  action: ['actionType'],
+}
 
 interface ProcessIndex {
   steps: JsonRecord
@@ -22,8 +32,64 @@ function functionIdList(value: unknown, path: string, index: ProcessIndex): void
   list(value, path).forEach((functionId, position) => index.functions.reference(functionId, child(path, position)))
 }
 
+function isoDuration(value: unknown, path: string): void {
+  const duration = text(value, path)
+  if (!parseIsoDuration(duration)) {
+    throw new Fault(path, `must be an ISO-8601 duration such as P3D or PT2S, shorter than a century (got "${duration}")`)
+  }
+}
+
+/** `dueIn` or `dueDate` (not both), and the escalations: each with what its `do` needs and nothing it does not. */
+function deadlines(step: JsonRecord, path: string, index: ProcessIndex): void {
+  if (step.dueIn !== undefined && step.dueDate !== undefined) {
+    throw new Fault(child(path, 'dueDate'), 'is not allowed with dueIn (give one of them)')
+  }
+  if (step.dueIn !== undefined) isoDuration(step.dueIn, child(path, 'dueIn'))
+  if (step.dueDate !== undefined) modelExpression(step.dueDate, child(path, 'dueDate'))
+  if (step.escalations === undefined) return
+  const escalationsPath = child(path, 'escalations')
+  list(step.escalations, escalationsPath, 1).forEach((value, position) => {
+    const escalationPath = child(escalationsPath, position)
+    const escalation = record(value, escalationPath)
+    onlyKeys(escalation, escalationPath, ['after', 'do', 'swimlane', 'userId', 'actionType', 'note'])
+    isoDuration(escalation.after, child(escalationPath, 'after'))
+    const kind = oneOf(escalation.do, child(escalationPath, 'do'), ESCALATION_KINDS)
+    optionalText(escalation.note, child(escalationPath, 'note'))
+    for (const field of ['swimlane', 'userId', 'actionType']) {
+      if (escalation[field] !== undefined && !ESCALATION_FIELDS[kind].includes(field)) {
+        throw new Fault(child(escalationPath, field), `is not allowed with do "${kind}"`)
+      }
+    }
+    if (kind === 'assignToSwimlane') {
+      const swimlane = text(escalation.swimlane, child(escalationPath, 'swimlane'))
+      if (!index.swimlanes.has(swimlane)) {
+        throw new Fault(child(escalationPath, 'swimlane'), `names swimlane "${swimlane}", which is not defined in modelBody.swimlanes`)
+      }
+    }
+    if (kind === 'assignToUser') {
+      if (escalation.userId === undefined) {
+        throw new Fault(child(escalationPath, 'userId'), 'is required for do "assignToUser" (an expression giving the userId)')
+      }
+      modelExpression(escalation.userId, child(escalationPath, 'userId'))
+    }
+    if (kind === 'action') {
+      const actionTypePath = child(escalationPath, 'actionType')
+      const actionType = escalation.actionType === undefined
+        ? 'complete'
+        : oneOf(escalation.actionType, actionTypePath, ESCALATION_ACTION_TYPES)
+      const actions = step.actions as JsonRecord[]
+      if (!actions.some((action) => action.actionType === actionType)) {
+        const where = escalation.actionType === undefined ? escalationPath : actionTypePath
+        throw new Fault(where, `takes action "${actionType}", which the step does not have`)
+      }
+    }
+  })
+}
+
 function userTask(step: JsonRecord, path: string, index: ProcessIndex): void {
-  onlyKeys(step, path, ['type', 'name', 'swimlane', 'assignTo', 'form', 'preForms', 'actions', 'taskFunctions'])
+  onlyKeys(step, path, [
+    'type', 'name', 'swimlane', 'assignTo', 'form', 'preForms', 'actions', 'taskFunctions', 'dueIn', 'dueDate', 'escalations',
+  ])
   text(step.name, child(path, 'name'))
   const swimlane = text(step.swimlane, child(path, 'swimlane'))
   if (!index.swimlanes.has(swimlane)) throw new Fault(child(path, 'swimlane'), `names swimlane "${swimlane}", which is not defined in modelBody.swimlanes`)
@@ -52,6 +118,7 @@ function userTask(step: JsonRecord, path: string, index: ProcessIndex): void {
     if (action.function !== undefined) index.functions.reference(action.function, child(actionPath, 'function'))
   })
   if (step.taskFunctions !== undefined) functionIdList(step.taskFunctions, child(path, 'taskFunctions'), index)
+  deadlines(step, path, index)
 }
 
 function processStep(value: unknown, path: string, index: ProcessIndex): void {

@@ -45,6 +45,7 @@ export type EngineErrorCode =
   | "wm3121"
   | "wm3130"
   | "wm3131"
+  | "wm3132"
   | "wm5000"
   | "wm5001"
   | "wm4014"
@@ -129,6 +130,7 @@ export const engineErrorCatalogue = {
   "wm3121": {"status":400,"type":"business","category":"error","message":"Swimlane not defined in the process model: %s"},
   "wm3130": {"status":404,"type":"business","category":"error","message":"Step not found: %s"},
   "wm3131": {"status":400,"type":"business","category":"error","message":"Process instance to move not found: %s"},
+  "wm3132": {"status":400,"type":"business","category":"error","message":"Invalid migration: %s"},
   "wm5000": {"status":500,"type":"technical","category":"error","message":"Internal error"},
   "wm5001": {"status":500,"type":"technical","category":"error","message":"This engine process keeps no log lines"},
   "wm4014": {"status":401,"type":"business","category":"error","message":"Metrics token missing or invalid"},

@@ -813,6 +813,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/query/overdueTasks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Open tasks past their due date
+         * @description The open tasks whose `dueDate` (a user task's `dueIn` or `dueDate` in the model) has passed, of the instances of the user's tenant the user may see (as `/query/activeProcessIds`: initiator, contributor, assignee or swimlane member of an open task, or role `admin`), optionally of one process; oldest due first. A request naming another app gets `[]`.
+         */
+        post: operations["queryOverdueTasks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/getConstantValue": {
         parameters: {
             query?: never;
@@ -989,6 +1009,35 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/external/process/migrate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move running instances to another model version
+         * @description The instances of `processId` in the user's tenant that run on `fromVersion` and have not
+         *     ended move to `toVersion` when every step they wait at (open tasks, unfinished threads, the
+         *     joins their branches wait at), renamed through `stepMapping`, exists in `toVersion` with the
+         *     same step type; the others are listed in `skipped` with the reason. Each instance is its own
+         *     commit (a `migrated` activity and a `Migrated` notification with it); one changed
+         *     concurrently is skipped. A migrated instance runs on `toVersion` from then on. `dryRun`
+         *     answers the same report and changes nothing. Role `admin` of the tenant or a system user
+         *     only (403 wm4031). Either version missing from the app's live models: 404 wm3002;
+         *     `fromVersion` equal to `toVersion`, or a `stepMapping` naming a step that neither version
+         *     has: 400 wm3132.
+         */
+        post: operations["migrateProcessInstances"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/external/data/search/{collection}": {
         parameters: {
             query?: never;
@@ -1143,7 +1192,7 @@ export interface components {
          * @description The kind of an activity record.
          * @enum {string}
          */
-        ActivityType: "start" | "display" | "save" | "complete" | "cancel" | "return" | "function" | "taskFunction" | "fileUpload" | "fileDownload" | "fileDelete" | "noteAdded" | "noteUpdated" | "noteDeleted" | "assign" | "assignToSwimlane" | "retry" | "changeStep";
+        ActivityType: "start" | "display" | "save" | "complete" | "cancel" | "return" | "function" | "taskFunction" | "fileUpload" | "fileDownload" | "fileDelete" | "noteAdded" | "noteUpdated" | "noteDeleted" | "assign" | "assignToSwimlane" | "retry" | "changeStep" | "escalated" | "migrated";
         /** @description Free-form extra information of a request. When `activityDescription` is set on `/action/complete`, a note with that text is created. */
         AdditionalInfo: {
             activityDescription?: string;
@@ -1187,18 +1236,16 @@ export interface components {
             /** @enum {string} */
             status?: "waiting" | "running" | "retrying" | "done" | "failed";
             /** @enum {string} */
-            kind?: "deploy" | "scheduledRun";
+            kind?: "deploy" | "scheduledRun" | "escalation";
             /** @default 50 */
             limit?: number;
             /** @description The `nextCursor` of the previous page; absent for the first page. */
             cursor?: string;
-            organizationId?: string;
-            appId?: string;
         };
         BatchJobSummary: {
             jobId: string;
             /** @enum {string} */
-            kind: "deploy" | "scheduledRun";
+            kind: "deploy" | "scheduledRun" | "escalation";
             /** @enum {string} */
             status: "waiting" | "running" | "retrying" | "done" | "failed";
             /** @description Failed tries so far. */
@@ -1415,6 +1462,23 @@ export interface components {
             data: string | null;
             error: components["schemas"]["EnvelopeError"];
         };
+        /** @description `notify` sends an `Escalated` notification; `assignToSwimlane` moves the task to `swimlane`'s pool; `assignToUser` assigns it to the user the `userId` expression gives; `action` ends it with `actionType` (default `complete`, an action the step has) as the system. Each records an `escalated` activity and an `Escalated` notification. */
+        EscalationDefinition: {
+            after: components["schemas"]["IsoDuration"];
+            /** @enum {string} */
+            do: "notify" | "assignToSwimlane" | "assignToUser" | "action";
+            /** @description A swimlane of the model (`assignToSwimlane` only). */
+            swimlane?: string;
+            /** @description An expression giving the userId (`assignToUser` only). */
+            userId?: string;
+            /**
+             * @description `action` only; default `complete`.
+             * @enum {string}
+             */
+            actionType?: "complete" | "cancel" | "return";
+            /** @description Recorded with the escalation's activity. */
+            note?: string;
+        } & (unknown & unknown & unknown & unknown);
         /** @description A JSONata expression (docs/models.md, "Expressions"). */
         Expression: string;
         /** @description Process-context mode (`processInstanceId` given): `processId`, `taskId`, `businessKey` and the `user` header are required (checked by the handler: 400 wm4000 / 401 wm4010). Standalone mode (only `appId`): no context, no authorization. Neither `processInstanceId` nor `appId`: 400. */
@@ -1624,6 +1688,8 @@ export interface components {
         IsSuccess: {
             isSuccess: boolean;
         };
+        /** @description An ISO-8601 duration such as `P3D`, `PT2S`, `P1DT12H` or `P2W` (less than a century). */
+        IsoDuration: string;
         /** jobScheduler */
         JobSchedulerBody: {
             schedules: components["schemas"]["Schedule"][];
@@ -1636,6 +1702,27 @@ export interface components {
         };
         Message: {
             message: string;
+        };
+        MigrateRequest: {
+            processId: string;
+            fromVersion: number;
+            toVersion: number;
+            /** @description `{ <step of fromVersion>: <step of toVersion> }` for steps renamed between the versions. */
+            stepMapping?: {
+                [key: string]: string;
+            };
+            /** @description Answer the report without changing anything. */
+            dryRun?: boolean;
+            organizationId?: string;
+            appId?: string;
+        };
+        MigrateResult: {
+            /** @description How many instances moved (with `dryRun`, would move). */
+            migrated: number;
+            skipped: {
+                processInstanceId: string;
+                reason: string;
+            }[];
         };
         /** @description A workflow model (IModelForWorkflow). `version` and `updateDate` are set by the server (a value sent on insert is ignored); `appId`/`organizationId` default to the request's injected tenant. */
         Model: {
@@ -1707,10 +1794,10 @@ export interface components {
             appId?: string;
         };
         /**
-         * @description `Created` (process started), `Updated` (save, function action, note added, commit), `TaskCompleted` (a completion that does not finish the process, external actions too), `Finished` (the process reached an end), `Assigned` (assignToUser, assignToSwimlane), `Failed` (a thread failed).
+         * @description `Created` (process started), `Updated` (save, function action, note added, commit), `TaskCompleted` (a completion that does not finish the process, external actions too), `Finished` (the process reached an end), `Assigned` (assignToUser, assignToSwimlane), `Failed` (a thread failed), `Escalated` (an escalation of a user task ran), `Migrated` (the instance moved to another model version).
          * @enum {string}
          */
-        NotificationEventType: "Created" | "Updated" | "TaskCompleted" | "Finished" | "Assigned" | "Failed";
+        NotificationEventType: "Created" | "Updated" | "TaskCompleted" | "Finished" | "Assigned" | "Failed" | "Escalated" | "Migrated";
         /** @description A partial notification record for `POST /notify`: only the given fields are applied. `processInstance.processInstanceId` is checked by the handler (400 wm3019), not the schema. */
         NotificationInput: {
             eventType?: components["schemas"]["NotificationEventType"];
@@ -1780,6 +1867,26 @@ export interface components {
             processInstanceId?: string;
             skipToForm?: boolean;
             completed?: boolean;
+        };
+        /** @description An open task past its due date. */
+        OverdueTask: {
+            processInstanceId: string;
+            businessKey: string;
+            processId: string;
+            taskId: string;
+            stepId: string;
+            name: string;
+            /** Format: date-time */
+            dueDate: string;
+            /** @description Assignee; absent when the task is in its swimlane's pool. */
+            userId?: string;
+            swimlane?: string;
+        };
+        OverdueTasksQuery: {
+            /** @description Only the tasks of this process; all processes when absent. */
+            processId?: string;
+            organizationId?: string;
+            appId?: string;
         };
         /** parallel */
         ParallelStep: {
@@ -2017,6 +2124,13 @@ export interface components {
             userName?: string | null;
             /** Format: date-time */
             createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the task is due (the step's `dueIn` or `dueDate`); absent when it has none.
+             */
+            dueDate?: string;
+            /** @description Positions (in the step's `escalations`) of the escalations that ran on the task. */
+            escalated?: number[];
             /** Format: date-time */
             completedAt?: string;
             /** @description userId of the user who ended the task. */
@@ -2137,6 +2251,12 @@ export interface components {
             preForms?: components["schemas"]["ModelId"][];
             actions: components["schemas"]["TaskActionDefinition"][];
             taskFunctions?: components["schemas"]["FunctionId"][];
+            /** @description The task is due this long after it is created (not with `dueDate`). */
+            dueIn?: components["schemas"]["IsoDuration"];
+            /** @description An expression giving the task's due date-time (an ISO date-time string or epoch milliseconds), evaluated when the task is created (not with `dueIn`). */
+            dueDate?: string;
+            /** @description What happens when the task stays open too long; each runs once, `after` its creation. */
+            escalations?: components["schemas"]["EscalationDefinition"][];
         };
         /** @description Where a flow function writes, under `data`, `output` or `vars` (e.g. `data.total`). */
         WritablePath: string;
@@ -3851,6 +3971,49 @@ export interface operations {
             504: components["responses"]["GatewayError"];
         };
     };
+    queryOverdueTasks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
+                /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
+                lplogclientid?: components["parameters"]["LpLogClientId"];
+                /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
+                additionalheaders?: components["parameters"]["AdditionalHeaders"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OverdueTasksQuery"];
+            };
+        };
+        responses: {
+            /** @description The overdue open tasks, oldest `dueDate` first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "success";
+                        data: components["schemas"]["OverdueTask"][];
+                    };
+                };
+            };
+            400: components["responses"]["GatewayError"];
+            401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
+            413: components["responses"]["GatewayError"];
+            415: components["responses"]["GatewayError"];
+            500: components["responses"]["GatewayError"];
+            502: components["responses"]["GatewayError"];
+            504: components["responses"]["GatewayError"];
+        };
+    };
     getConstantValue: {
         parameters: {
             query?: never;
@@ -4217,6 +4380,50 @@ export interface operations {
             403: components["responses"]["GatewayError"];
             404: components["responses"]["GatewayError"];
             409: components["responses"]["GatewayError"];
+            413: components["responses"]["GatewayError"];
+            415: components["responses"]["GatewayError"];
+            500: components["responses"]["GatewayError"];
+            502: components["responses"]["GatewayError"];
+            504: components["responses"]["GatewayError"];
+        };
+    };
+    migrateProcessInstances: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
+                /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
+                lplogclientid?: components["parameters"]["LpLogClientId"];
+                /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
+                additionalheaders?: components["parameters"]["AdditionalHeaders"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MigrateRequest"];
+            };
+        };
+        responses: {
+            /** @description How many instances moved, and which did not and why. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "success";
+                        data: components["schemas"]["MigrateResult"];
+                    };
+                };
+            };
+            400: components["responses"]["GatewayError"];
+            401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
+            404: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];

@@ -48,8 +48,11 @@ import constants from './constants/repository.js'
 import constantRoutes from './constants/routes.js'
 import dataCollections from './data/repository.js'
 import dataRoutes from './data/routes.js'
+import escalations from './escalations/service.js'
 import externalRoutes from './external/routes.js'
 import externalService from './external/service.js'
+import migrationRoutes from './migration/routes.js'
+import migrations from './migration/service.js'
 import fileRoutes from './files/routes.js'
 import noteRoutes from './notes/routes.js'
 import processQueries from './queries/repository.js'
@@ -138,6 +141,8 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
   await app.register(engineTelemetry, { rawStore: options.store })
   await app.register(externalService)
   await app.register(scheduledRuns)
+  await app.register(escalations)
+  await app.register(migrations)
 
   await app.register(health)
   await app.register(readiness)
@@ -150,6 +155,7 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
   await app.register(noteRoutes)
   await app.register(taskRoutes)
   await app.register(externalRoutes)
+  await app.register(migrationRoutes)
   await app.register(queryRoutes)
   await app.register(constantRoutes)
   await app.register(dataRoutes)

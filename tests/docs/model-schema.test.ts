@@ -63,6 +63,11 @@ const BROKEN: Array<[what: string, model: Json]> = [
   ['a settings file id with a slash', broken('hr-settings.json', (model) => ((model.modelBody.files as Json)['a/b'] = {}))],
   ['a data collection index direction of 2', broken('leave-bookings.json', (model) => (model.modelBody.indexes = [{ keys: { userId: 2 } }]))],
   ['a constant that is not a string', broken('hr-constants.json', (model) => (model.modelBody.maxDays = 30))],
+  ['a dueIn that is not an ISO-8601 duration', broken('leave-request.json', (model) => (steps(model).approve!.dueIn = '3 days'))],
+  ['a user task with both dueIn and dueDate', broken('leave-request.json', (model) => Object.assign(steps(model).approve!, { dueIn: 'P3D', dueDate: 'data.until' }))],
+  ['an escalation of an unknown kind', broken('leave-request.json', (model) => (steps(model).approve!.escalations = [{ after: 'P1D', do: 'email' }]))],
+  ['an assignToSwimlane escalation without its swimlane', broken('leave-request.json', (model) => (steps(model).approve!.escalations = [{ after: 'P1D', do: 'assignToSwimlane' }]))],
+  ['a notify escalation with a userId', broken('leave-request.json', (model) => (steps(model).approve!.escalations = [{ after: 'P1D', do: 'notify', userId: 'process.initiator' }]))],
   ['a model id with a space', broken('leave-form.json', (model) => (model.modelID = 'leave form'))],
   ['an unknown model type', broken('leave-form.json', (model) => (model.type = 'report'))],
 ]
@@ -72,4 +77,21 @@ t.test('broken variants of the examples are refused by the published schema and 
     t.notOk(validate(model), `the schema refuses ${what}`)
     t.not(validateModel(model as { modelID: unknown; type: unknown; modelBody: unknown }, appFunctions), null, `validateModel refuses ${what}`)
   }
+})
+
+t.test('a user task with a due date and escalations of every kind validates against the published schema', async (t) => {
+  const model = broken('leave-request.json', (model) => {
+    Object.assign(steps(model).approve!, {
+      dueIn: 'P1DT12H',
+      escalations: [
+        { after: 'PT30M', do: 'notify', note: 'Reminder' },
+        { after: 'P1D', do: 'assignToSwimlane', swimlane: 'hr' },
+        { after: 'P2D', do: 'assignToUser', userId: 'process.initiator' },
+        { after: 'P3D', do: 'action', actionType: 'return' },
+      ],
+    })
+    steps(model).hrReview!.dueDate = "'2026-12-31T17:00:00Z'"
+  })
+  t.ok(validate(model), JSON.stringify(validate.errors))
+  t.equal(validateModel(model as { modelID: unknown; type: unknown; modelBody: unknown }, appFunctions), null)
 })

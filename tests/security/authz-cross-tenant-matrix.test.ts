@@ -21,7 +21,15 @@ const gateway = new ContractChecker('gateway')
 const document = gateway.document as unknown as { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, Schema> } }
 
 /** Reads that answer only the caller's tenant: a 200 is allowed when it carries nothing of A. */
-const CALLER_SCOPED_READS = new Set(['listNotifications', 'queryActiveProcesses', 'queryProcessesUpdatedBetween', 'queryProcessInstanceContextAndActivity', 'getConstantValue', 'retryFailedBatchJobs'])
+const CALLER_SCOPED_READS = new Set([
+  'listNotifications',
+  'queryActiveProcesses',
+  'queryProcessesUpdatedBetween',
+  'queryProcessInstanceContextAndActivity',
+  'queryOverdueTasks',
+  'getConstantValue',
+  'retryFailedBatchJobs',
+])
 /** SPEC.md answers an instance that cannot be found to move with 400 (wm3131). */
 const NOT_FOUND_AS_400: Record<string, string> = { changeProcessStep: 'wm3131' }
 
@@ -76,6 +84,8 @@ function tenantAValues(resources: TenantAResources, tenant: { appId: string; org
     date2: '2100-01-01T00:00:00.000Z',
     filter: {},
     nHours: 48,
+    fromVersion: 1,
+    toVersion: 2,
   }
 }
 

@@ -7,6 +7,7 @@
 import type {
   CompleteActionRequest,
   FunctionActionRequest,
+  NotificationEventType,
   RetryActionRequest,
   SaveActionRequest,
   Session,
@@ -18,7 +19,7 @@ import { type Authorization, mayActOnTask } from '../authorization/service.js'
 import type { SessionBuilder } from '../context/session.js'
 import { taskForForm } from '../tasks/form-task.js'
 import { newNote, withNote } from '../instances/notes.js'
-import type { ProcessInstances } from '../instances/service.js'
+import type { ActivityEntry, ProcessInstances } from '../instances/service.js'
 import { type RequestEnvironment, runtimeUserOf, type RunEnvironments } from '../runtime-host/environment.js'
 import { runtimeCall } from '../instances/runtime-errors.js'
 import type { TaskLockRepository } from '../locks/repository.js'
@@ -90,6 +91,10 @@ export interface TaskEnding {
   note?: string | undefined
   /** Details of the activity record beyond the customType. */
   details?: Record<string, unknown>
+  /** The notification event of the change (default `TaskCompleted`; an escalation's `Escalated`). */
+  event?: NotificationEventType
+  /** Activity records to store with the action's own (an escalation's `escalated`). */
+  activities?: ActivityEntry[]
 }
 
 /**
@@ -116,8 +121,16 @@ export async function endTask<Alongside = undefined>(
     compiled,
     env,
     actor,
-    event: 'TaskCompleted',
-    activities: [{ type: actionType, taskId: task.taskId, stepId: task.stepId, details: { ...ending.details, ...(customType ? { customType } : {}), ...(note ? { activityDescription: note } : {}) } }],
+    event: ending.event ?? 'TaskCompleted',
+    activities: [
+      {
+        type: actionType,
+        taskId: task.taskId,
+        stepId: task.stepId,
+        details: { ...ending.details, ...(customType ? { customType } : {}), ...(note ? { activityDescription: note } : {}) },
+      },
+      ...(ending.activities ?? []),
+    ],
     // The task has ended: a lock someone still held on it means nothing any more.
     alongside: async (stored) => {
       ;[, alongsideResult] = await Promise.all([deps.locks.releaseTask(task.taskId), alongside?.(stored, transition.effects)])

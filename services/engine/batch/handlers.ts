@@ -34,6 +34,17 @@ export class PermanentJobError extends Error {
   }
 }
 
+/**
+ * Not a failure: the job cannot run yet and waits until `until` (an escalation of a suspended
+ * instance). The try is not counted, so a job may wait any number of times.
+ */
+export class JobDeferral extends Error {
+  constructor(readonly until: Date, reason: string) {
+    super(reason)
+    this.name = 'JobDeferral'
+  }
+}
+
 /** True for failures that would fail the same way on every retry. */
 export function isPermanentFailure(error: unknown): boolean {
   if (error instanceof PermanentJobError) return true

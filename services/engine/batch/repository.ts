@@ -55,6 +55,28 @@ export interface RetryScope {
   organizationId?: string
 }
 
+/**
+ * A new `waiting` job as stored: `enqueue` inserts it alone, a process change may insert it in its
+ * own atomic commit (the escalations of the tasks it creates).
+ */
+export function newBatchJob(job: NewBatchJob, now: Date): StoredBatchJob {
+  const jobId = randomUUID()
+  return {
+    _id: jobId,
+    jobId,
+    kind: job.kind,
+    status: 'waiting',
+    appId: job.appId,
+    ...(job.organizationId === undefined ? {} : { organizationId: job.organizationId }),
+    payload: job.payload,
+    tryCount: 0,
+    dueAt: job.dueAt,
+    createdAt: now,
+    updatedAt: now,
+    ...(job.scheduleKey === undefined ? {} : { scheduleKey: job.scheduleKey }),
+  }
+}
+
 export class BatchJobRepository {
   constructor(private readonly collection: Collection<StoredBatchJob>) {}
 
@@ -73,21 +95,7 @@ export class BatchJobRepository {
 
   /** Inserts a `waiting` job. With a `scheduleKey` another engine may have inserted first: then null. */
   async enqueue(job: NewBatchJob, now: Date): Promise<StoredBatchJob | null> {
-    const jobId = randomUUID()
-    const stored: StoredBatchJob = {
-      _id: jobId,
-      jobId,
-      kind: job.kind,
-      status: 'waiting',
-      appId: job.appId,
-      ...(job.organizationId === undefined ? {} : { organizationId: job.organizationId }),
-      payload: job.payload,
-      tryCount: 0,
-      dueAt: job.dueAt,
-      createdAt: now,
-      updatedAt: now,
-      ...(job.scheduleKey === undefined ? {} : { scheduleKey: job.scheduleKey }),
-    }
+    const stored = newBatchJob(job, now)
     try {
       await this.collection.insertOne({ ...stored })
       return stored
@@ -145,6 +153,18 @@ export class BatchJobRepository {
         ? { status: 'retrying', dueAt: outcome.dueAt, lastError: error, lastFailureAt: now, updatedAt: now }
         : { status: 'failed', lastError: error, lastFailureAt: now, updatedAt: now, finishedAt: now }
     return this.release(job, owner, set, { tryCount: 1 })
+  }
+
+  /**
+   * `running` → `waiting` until `dueAt`, the try not counted: the handler found the job cannot run
+   * yet (an escalation of a suspended instance); false when the lease was lost.
+   */
+  async defer(job: ClaimedBatchJob, owner: string, dueAt: Date, now: Date): Promise<boolean> {
+    const result = await this.collection.updateOne(
+      { _id: job._id, status: 'running', leaseOwner: owner },
+      { $set: { status: 'waiting', dueAt, updatedAt: now }, $unset: { leaseOwner: '', leaseUntil: '' } },
+    )
+    return result.matchedCount === 1
   }
 
   /** `failed` for good without running again: a lapsed claim that was its last try. */

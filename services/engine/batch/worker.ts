@@ -6,7 +6,14 @@
  */
 import type { FastifyBaseLogger } from 'fastify'
 import { PollLoop } from './poll-loop.js'
-import { type BatchJobHandlers, type BatchJobKind, type ClaimedBatchJob, errorMessage, isPermanentFailure } from './handlers.js'
+import {
+  type BatchJobHandlers,
+  type BatchJobKind,
+  type ClaimedBatchJob,
+  errorMessage,
+  isPermanentFailure,
+  JobDeferral,
+} from './handlers.js'
 import { type BatchJobRepository, type FailureOutcome, MAX_TRIES } from './repository.js'
 
 export interface BatchWorkerSettings {
@@ -153,6 +160,12 @@ export class BatchWorker {
       if (!failure) {
         if (await repository.complete(job, owner, this.now())) jobLog.debug('batch job done')
         else jobLog.warn('batch job finished after its lease was taken over')
+        return
+      }
+      if (failure.error instanceof JobDeferral) {
+        const { until, message } = failure.error
+        if (await repository.defer(job, owner, until, this.now())) jobLog.debug({ until }, `batch job deferred: ${message}`)
+        else jobLog.warn('batch job deferred after its lease was taken over')
         return
       }
       const outcome = failureOutcome(job, isPermanentFailure(failure.error), this.now(), settings.backoffMs)

@@ -15,6 +15,15 @@ declare module 'fastify' {
   }
 }
 
+/** The earliest due date of the instance's open tasks, null when none has one. */
+export function nextDueAt(tasks: ProcessState['processInstance']['tasks']): Date | null {
+  let earliest: string | undefined
+  for (const task of tasks) {
+    if (task.status === 'open' && task.dueDate !== undefined && (earliest === undefined || task.dueDate < earliest)) earliest = task.dueDate
+  }
+  return earliest === undefined ? null : new Date(earliest)
+}
+
 /** The document fields derived from the state (everything but `_id` and `version`). */
 function derivedFields(state: ProcessState): Omit<StoredContext, '_id' | 'version'> {
   const { processInstance, dataInstance } = state
@@ -28,6 +37,7 @@ function derivedFields(state: ProcessState): Omit<StoredContext, '_id' | 'versio
     processStatus: processInstance.processStatus,
     lastUpdate: new Date(processInstance.lastUpdate),
     initiator: processInstance.initiator,
+    nextDueAt: nextDueAt(processInstance.tasks),
   }
 }
 
@@ -48,6 +58,8 @@ export class ContextRepository {
     await this.collection.createIndex({ processId: 1, processStatus: 1, appId: 1 })
     await this.collection.createIndex({ processId: 1, appId: 1, lastUpdate: -1 })
     await this.collection.createIndex({ appId: 1, lastUpdate: -1 })
+    // The overdue-tasks query: the instances of an app with an open task due by now.
+    await this.collection.createIndex({ appId: 1, nextDueAt: 1 }, { name: 'engine_overdue_tasks' })
   }
 
   async find(processInstanceId: string): Promise<StoredContext | null> {
@@ -56,6 +68,18 @@ export class ContextRepository {
 
   async findByBusinessKey(appId: string, processId: string, businessKey: string): Promise<StoredContext | null> {
     return this.collection.findOne({ businessKey, processId, appId }, { sort: { lastUpdate: -1 } })
+  }
+
+  /** The instances of a process in one tenant that run on model `version` and have not ended, oldest first. */
+  async unendedOnVersion(tenant: { appId: string; organizationId: string }, processId: string, version: number): Promise<StoredContext[]> {
+    const filter = {
+      processId,
+      appId: tenant.appId,
+      organizationId: tenant.organizationId,
+      processStatus: { $nin: ['completed', 'cancelled'] },
+      'processInstance.modelVersion': version,
+    }
+    return this.collection.find(filter, { sort: { _id: 1 } }).toArray()
   }
 
   /**

@@ -18,6 +18,7 @@ import type { RequestEnvironment } from '../runtime-host/environment.js'
 import type { CompiledProcess, ProcessState, RuntimeEffect } from '../runtime/types.js'
 import { type CommittedChange, recordCommittedChange } from '../telemetry/workflow-events.js'
 import type { ContextRepository } from './repository.js'
+import { escalationJobWrites } from '../escalations/jobs.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -132,7 +133,9 @@ export class ProcessInstances {
       })),
     )
     const notificationWrites = await this.notifications.writesFor(state, eventTypeAfter(change.event, change.effects), change.compiled, change.env)
-    const alongside = [...change.env.unitOfWork.writes(), ...activityWrites, ...notificationWrites]
+    // The escalations of the tasks the change creates fall due as batch jobs, stored with it or not at all.
+    const escalationWrites = escalationJobWrites(state.processInstance, change.effects, change.compiled, now)
+    const alongside = [...change.env.unitOfWork.writes(), ...activityWrites, ...notificationWrites, ...escalationWrites]
     let stored: StoredContext
     if (change.previous) {
       const written = await this.contexts.compareAndSet(change.previous, state, alongside)

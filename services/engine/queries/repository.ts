@@ -19,6 +19,11 @@ export type InstanceSummary = Pick<StoredContext, '_id' | 'processId' | 'busines
   processInstance: Pick<StoredContext['processInstance'], 'processStart' | 'tasks'>
 }
 
+/** What the overdue tasks are read from. */
+export type OverdueSummary = Pick<StoredContext, '_id' | 'processId' | 'businessKey'> & {
+  processInstance: Pick<StoredContext['processInstance'], 'tasks'>
+}
+
 const SUMMARY_FIELDS = { _id: 1, processId: 1, businessKey: 1, processStatus: 1, lastUpdate: 1, 'processInstance.processStart': 1 } as const
 
 export class ProcessQueryRepository {
@@ -43,6 +48,16 @@ export class ProcessQueryRepository {
   async updatedBetween(appId: string, processId: string, from: Date, to: Date, visible: Filter): Promise<InstanceSummary[]> {
     const filter = { processId, appId, lastUpdate: { $gte: from, $lte: to }, ...visible }
     return (await this.collection.find(filter, { sort: { lastUpdate: -1 }, projection: SUMMARY_FIELDS }).toArray()) as InstanceSummary[]
+  }
+
+  /**
+   * Instances of the app (of the process, when given) with an open task due by `now`, among those
+   * `visible` selects: read from ContextRepository's `appId, nextDueAt` index.
+   */
+  async overdue(appId: string, processId: string | undefined, now: Date, visible: Filter): Promise<OverdueSummary[]> {
+    const filter = { appId, nextDueAt: { $lte: now }, ...(processId === undefined ? {} : { processId }), ...visible }
+    const projection = { _id: 1, processId: 1, businessKey: 1, 'processInstance.tasks': 1 } as const
+    return (await this.collection.find(filter, { sort: { nextDueAt: 1 }, projection }).toArray()) as OverdueSummary[]
   }
 
   /** The given instances of the process among those `visible` selects. */

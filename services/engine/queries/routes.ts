@@ -1,8 +1,16 @@
-/** `POST /query/activeProcessIds`, `/query/processIdsUpdatedBetween` and `/query/processInstanceContextAndActivity`. */
+/**
+ * `POST /query/activeProcessIds`, `/query/processIdsUpdatedBetween`, `/query/overdueTasks` and
+ * `/query/processInstanceContextAndActivity`.
+ */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { queryActiveProcesses, queryProcessesUpdatedBetween, queryProcessInstanceContextAndActivity } from '../../../openapi/generated/engine-routes.js'
+import {
+  queryActiveProcesses,
+  queryOverdueTasks,
+  queryProcessesUpdatedBetween,
+  queryProcessInstanceContextAndActivity,
+} from '../../../openapi/generated/engine-routes.js'
 import { requireActor } from '../../../plugins/identity/plugin.js'
 import { routeFrom } from '../../../lib/server/route.js'
 import { QueryService } from './service.js'
@@ -13,6 +21,7 @@ async function queryRoutes(fastify: FastifyInstance): Promise<void> {
   // Every query requires the user header: identity has resolved the actor.
   typed.route({ ...routeFrom(queryActiveProcesses), handler: async (request) => service.activeProcesses(requireActor(request), request.body) })
   typed.route({ ...routeFrom(queryProcessesUpdatedBetween), handler: async (request) => service.updatedBetween(requireActor(request), request.body) })
+  typed.route({ ...routeFrom(queryOverdueTasks), handler: async (request) => service.overdueTasks(requireActor(request), request.body) })
   typed.route({ ...routeFrom(queryProcessInstanceContextAndActivity), handler: async (request) => service.contextAndActivity(requireActor(request), request.body) })
 }
 

@@ -9,6 +9,8 @@ import type {
   ActiveProcessInfo,
   ContextAndActivity,
   ContextAndActivityQuery,
+  OverdueTask,
+  OverdueTasksQuery,
   ProcessInfo,
   UpdatedBetweenQuery,
 } from '../../../openapi/generated/schemas.js'
@@ -18,7 +20,7 @@ import type { Actor } from '../../../plugins/identity/plugin.js'
 import type { ActivityRepository } from '../activities/repository.js'
 import { visibleInstancesFilter } from '../authorization/service.js'
 import { contractInstance } from '../context/session.js'
-import type { InstanceSummary, ProcessQueryRepository } from './repository.js'
+import type { InstanceSummary, OverdueSummary, ProcessQueryRepository } from './repository.js'
 
 export interface QueryServiceDependencies {
   queries: ProcessQueryRepository
@@ -46,6 +48,23 @@ function activeProcessInfo(summary: InstanceSummary): ActiveProcessInfo {
   return { ...processInfo(summary), tasks }
 }
 
+/** The open tasks of an instance whose due date is at or before `now`. */
+function overdueTasksOf(summary: OverdueSummary, now: string): OverdueTask[] {
+  return summary.processInstance.tasks
+    .filter((task) => task.status === 'open' && task.dueDate !== undefined && task.dueDate <= now)
+    .map(({ taskId, stepId, name, dueDate, userId, swimlane }) => ({
+      processInstanceId: summary._id,
+      businessKey: summary.businessKey,
+      processId: summary.processId,
+      taskId,
+      stepId,
+      name,
+      dueDate: dueDate as string,
+      ...(userId ? { userId } : {}),
+      swimlane,
+    }))
+}
+
 function parseDate(fail: ErrorFactory<EngineErrorCode>, text: string, field: string): Date {
   const date = new Date(text)
   if (Number.isNaN(date.getTime())) throw fail('wm4000', { args: [`${field} is not a date-time: ${text}`], parameters: { field } })
@@ -70,6 +89,16 @@ export class QueryService {
     if (from > to) throw this.deps.fail('wm4000', { args: [`body.date1 (${body.date1}) is after body.date2 (${to.toISOString()})`], parameters: { field: 'body.date1' } })
     if (!this.inScope(actor, body.appId)) return []
     return (await this.deps.queries.updatedBetween(actor.appId, body.processId, from, to, visibleInstancesFilter(actor))).map(processInfo)
+  }
+
+  /** The open tasks past their due date of the instances the user may see, oldest due first. */
+  async overdueTasks(actor: Actor, body: OverdueTasksQuery): Promise<OverdueTask[]> {
+    if (!this.inScope(actor, body.appId)) return []
+    const now = this.now()
+    const instances = await this.deps.queries.overdue(actor.appId, body.processId, now, visibleInstancesFilter(actor))
+    const tasks = instances.flatMap((summary) => overdueTasksOf(summary, now.toISOString()))
+    // Due dates are ISO strings of one format (UTC, milliseconds): they sort as text.
+    return tasks.sort((a, b) => (a.dueDate < b.dueDate ? -1 : a.dueDate > b.dueDate ? 1 : 0))
   }
 
   /** One entry per requested instance, in request order; `context` null for one not found, not visible or of another key. */

@@ -61,16 +61,26 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
 
   const caseConditions = new Map<string, CompiledExpression[]>()
   const assignees = new Map<string, CompiledExpression>()
+  const dueDates = new Map<string, CompiledExpression>()
+  const escalationAssignees = new Map<string, Map<number, CompiledExpression>>()
   for (const [stepId, step] of Object.entries(body.steps)) {
     if (step.type === 'switch') caseConditions.set(stepId, step.cases.map((entry, index) => compileExpression(entry.when, `steps.${stepId}.cases[${index}].when`)))
-    if (step.type === 'userTask' && step.assignTo !== undefined && !NOT_EXPRESSIONS.has(step.assignTo)) {
+    if (step.type !== 'userTask') continue
+    if (step.assignTo !== undefined && !NOT_EXPRESSIONS.has(step.assignTo)) {
       assignees.set(stepId, compileExpression(step.assignTo, `steps.${stepId}.assignTo`))
     }
+    if (step.dueDate !== undefined) dueDates.set(stepId, compileExpression(step.dueDate, `steps.${stepId}.dueDate`))
+    const escalationUsers = new Map<number, CompiledExpression>()
+    ;(step.escalations ?? []).forEach((escalation, position) => {
+      if (escalation.userId === undefined) return
+      escalationUsers.set(position, compileExpression(escalation.userId, `steps.${stepId}.escalations[${position}].userId`))
+    })
+    if (escalationUsers.size > 0) escalationAssignees.set(stepId, escalationUsers)
   }
   const businessKey = body.businessKey === undefined ? undefined : compileExpression(body.businessKey, 'businessKey')
   const inform = (body.inform ?? []).map((item, index) => ({ item, header: compileExpression(item.header, `inform[${index}].header`) }))
   const checkInput = compileSchema(body.input)
-  const interpreter = new Interpreter({ steps: body.steps, caseConditions, assignees, resolveFunction })
+  const interpreter = new Interpreter({ steps: body.steps, caseConditions, assignees, dueDates, escalationAssignees, resolveFunction })
 
   const processId = body.processId ?? model.modelID
   const processName = body.name ?? model.name ?? processId
@@ -174,6 +184,12 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
     },
 
     runFunction,
+
+    async escalate(state: ProcessState, taskId: string, position: number, env: RunEnvironment): Promise<Transition> {
+      const working = new Working(state)
+      await interpreter.escalate(working, openTask(working.instance, taskId), position, env)
+      return working.transition(env)
+    },
 
     async retry(state: ProcessState, threadId: string, env: RunEnvironment): Promise<Transition> {
       const working = new Working(state)

@@ -6,6 +6,7 @@
 import { deepCopy } from '../../../lib/deep-copy.js'
 import { performance } from 'node:perf_hooks'
 import { oversizedResult } from '../../../model/expression-cost.js'
+import { afterDuration } from '../../../model/duration.js'
 import type { CompiledExpression, EvaluationScope, ExpressionStore } from './expressions.js'
 import { executeFunction, processView } from './flow/execute.js'
 import type { CompiledFunction } from './flow/compile.js'
@@ -33,6 +34,10 @@ export interface ExecutableModel {
   readonly caseConditions: ReadonlyMap<string, readonly CompiledExpression[]>
   /** Compiled `assignTo` expressions, by step id ('initiator' and 'swimlane' are not expressions). */
   readonly assignees: ReadonlyMap<string, CompiledExpression>
+  /** Compiled `dueDate` expressions of user tasks, by step id. */
+  readonly dueDates: ReadonlyMap<string, CompiledExpression>
+  /** Compiled `userId` expressions of `assignToUser` escalations, by step id and escalation position. */
+  readonly escalationAssignees: ReadonlyMap<string, ReadonlyMap<number, CompiledExpression>>
   resolveFunction(functionId: string, env: RunEnvironment): CompiledFunction | undefined
 }
 
@@ -224,6 +229,37 @@ export class Interpreter {
     }
   }
 
+  /**
+   * Applies escalation `position` of an open task's step that does not end it (notify, assign to a
+   * swimlane's pool, assign to a user) and marks it as run on the task. `action` escalations end
+   * the task through the engine's action path instead.
+   */
+  async escalate(working: Working, task: Task, position: number, env: RunEnvironment): Promise<void> {
+    const step = this.userTaskStep(task.stepId)
+    const escalation = step.escalations?.[position]
+    if (!escalation || escalation.do === 'action') {
+      throw technical(`steps.${task.stepId}.escalations[${position}] is not an escalation that keeps the task open`)
+    }
+    if (escalation.do === 'assignToSwimlane' && escalation.swimlane !== undefined) {
+      delete task.userId
+      delete task.userName
+      task.swimlane = escalation.swimlane
+    }
+    if (escalation.do === 'assignToUser') {
+      const expression = this.model.escalationAssignees.get(task.stepId)?.get(position)
+      const userId = expression ? await expression.evaluate(this.store(working, env), expressionScope(env)) : undefined
+      const location = `steps.${task.stepId}.escalations[${position}].userId`
+      if (typeof userId !== 'string' || userId === '') {
+        throw technical(`${location} must give a userId, not ${JSON.stringify(userId ?? null)}`)
+      }
+      task.userName = await this.nameOf(userId, location, working, env)
+      task.userId = userId
+      // As with any assignment, the assignee keeps seeing the process (SPEC.md contributorUsers).
+      if (!working.instance.contributorUsers.includes(userId)) working.instance.contributorUsers.push(userId)
+    }
+    task.escalated = [...(task.escalated ?? []), position]
+  }
+
   private store(working: Working, env: RunEnvironment): ExpressionStore {
     return { input: {}, data: working.data, process: processView(working.instance), user: env.actor }
   }
@@ -249,12 +285,25 @@ export class Interpreter {
       threadId: thread.threadId,
       swimlane: step.swimlane,
       createdAt: env.now().toISOString(),
+      ...(await this.dueDateOf(thread.stepId, step, working, env)),
       ...(step.form === undefined ? {} : { form: step.form }),
       ...(step.preForms === undefined ? {} : { preForms: [...step.preForms] }),
       ...(await this.assigneeOf(thread.stepId, step, working, env)),
     }
     working.instance.tasks.push(task)
     working.effects.push({ kind: 'taskCreated', task: { ...task } })
+  }
+
+  /** The task's due date: `dueIn` after now, or what the `dueDate` expression gives (a date-time). */
+  private async dueDateOf(stepId: string, step: UserTaskStep, working: Working, env: RunEnvironment): Promise<{ dueDate?: string }> {
+    if (step.dueIn !== undefined) return { dueDate: afterDuration(env.now(), step.dueIn).toISOString() }
+    const expression = this.model.dueDates.get(stepId)
+    if (!expression) return {}
+    const value = await expression.evaluate(this.store(working, env), expressionScope(env))
+    if (value === undefined || value === null || value === '') return {}
+    const date = typeof value === 'string' || typeof value === 'number' ? new Date(value) : new Date(Number.NaN)
+    if (Number.isNaN(date.getTime())) throw technical(`steps.${stepId}.dueDate must give a date-time, not ${JSON.stringify(value)}`)
+    return { dueDate: date.toISOString() }
   }
 
   private async assigneeOf(stepId: string, step: UserTaskStep, working: Working, env: RunEnvironment): Promise<{ userId?: string; userName?: string }> {
@@ -269,15 +318,16 @@ export class Interpreter {
       if (typeof value !== 'string') throw technical(`steps.${stepId}.assignTo must give a userId, not ${JSON.stringify(value)}`)
       userId = value
     }
-    return { userId, userName: await this.nameOf(userId, stepId, working, env) }
+    return { userId, userName: await this.nameOf(userId, `steps.${stepId}.assignTo`, working, env) }
   }
 
-  private async nameOf(userId: string, stepId: string, working: Working, env: RunEnvironment): Promise<string> {
+  /** `location`: where in the model the user was named (`steps.approve.assignTo`), for the error. */
+  private async nameOf(userId: string, location: string, working: Working, env: RunEnvironment): Promise<string> {
     if (env.actor.userId === userId) return env.actor.fullName
     const known = working.nameKnownFor(userId)
     if (known !== undefined) return known
     const user = await env.host.findUser(userId)
-    if (!user) throw technical(`steps.${stepId}.assignTo names user ${userId}, who does not exist`)
+    if (!user) throw technical(`${location} names user ${userId}, who does not exist`)
     return user.fullName
   }
 }

@@ -236,6 +236,11 @@ export interface CompiledProcess {
   runActionFunction(state: ProcessState, request: ActionFunctionRequest, env: RunEnvironment): Promise<Transition & { output: JsonObject }>
   /** Any function by id: the process's own first, then the app's (host.appFunction). */
   runFunction(functionId: string, request: FunctionRequest, env: RunEnvironment): Promise<FunctionRunResult>
+  /**
+   * Runs escalation `position` of an open task's step that keeps the task open (notify,
+   * assignToSwimlane, assignToUser) and records it in the task's `escalated`.
+   */
+  escalate(state: ProcessState, taskId: string, position: number, env: RunEnvironment): Promise<Transition>
   /** Re-runs a failed thread's step and continues. */
   retry(state: ProcessState, threadId: string, env: RunEnvironment): Promise<Transition>
   /** Forces the process to a step: open tasks cancelled, threads reset, then runs until it waits. */

@@ -1,0 +1,118 @@
+/**
+ * Test support for due dates, escalations, overdue tasks and migration: the HR example app over one
+ * embedded store, one or more engines on the test's clock (batch poll every 20 ms), a gateway in
+ * front of the first, and a client whose answers are checked against the gateway's document.
+ */
+import type { Test } from 'tap'
+import type { Session } from '../../openapi/generated/schemas.js'
+import {
+  Collections,
+  type StoredActivity,
+  type StoredBatchJob,
+  type StoredContext,
+  type StoredNotification,
+  type StoredUser,
+} from '../../store/collections.js'
+import type { Store } from '../../store/port.js'
+import { openTestStore, startService } from '../../services/testing/harness.js'
+import { type TestClock, testClock } from '../../services/testing/clock.js'
+import type { Envelope } from '../../services/testing/gateway.js'
+import { insertModelRequest } from '../../services/testing/models.js'
+import { createTestUser } from '../../services/testing/users.js'
+import { waitUntil } from '../../services/testing/wait.js'
+import {
+  type Answer,
+  createHrUsers,
+  deployHrApp,
+  HR,
+  type HrUsers,
+  type WorkflowClient,
+  workflowClient,
+} from '../../services/testing/workflow.js'
+
+export { HR }
+
+/** Half past eight on a Monday: the engines' clock starts here and the tests move it. */
+export const T0 = '2026-03-02T08:30:00.000Z'
+
+export interface DueStack {
+  store: Store
+  clock: TestClock
+  users: HrUsers & { system: StoredUser }
+  /** Through the gateway. */
+  client: WorkflowClient
+  engineUrls: string[]
+  /** Inserts a live version of the leave request through the gateway, its body changed by `edit`. */
+  insertLeaveRequest(edit: (body: Record<string, any>) => void): Promise<Answer<Envelope<string>>>
+  /** Starts a leave request as `user` through the gateway; answers its session. */
+  startLeave(user: StoredUser, days?: number): Promise<Session>
+  context(processInstanceId: string): Promise<StoredContext>
+  activities(processInstanceId: string, type?: string): Promise<StoredActivity[]>
+  notification(processInstanceId: string): Promise<StoredNotification | null>
+  escalationJobs(processInstanceId?: string): Promise<StoredBatchJob[]>
+  /** Moves the clock and waits until `done` holds of what `read` gives (the engines poll on their own). */
+  advanceUntil<T>(ms: number, read: () => Promise<T>, done: (value: T) => boolean): Promise<T>
+}
+
+export async function startDueStack(t: Test, options: { engines?: number } = {}): Promise<DueStack> {
+  const store = await openTestStore(t)
+  await deployHrApp(store)
+  const users = {
+    ...(await createHrUsers(store)),
+    system: await createTestUser(store, { ...HR, fullName: 'Ivy Integration', isSystemUser: true }),
+  }
+  const clock = testClock(T0)
+  const engines = []
+  for (let index = 0; index < (options.engines ?? 1); index++) {
+    engines.push(await startService(t, 'engine', { store, clock: clock.now, config: { batchPollMs: 20, batchBackoffMs: 20 } }))
+  }
+  const gateway = await startService(t, 'gateway', { store, config: { engineUrl: engines[0]!.url } })
+  const client = workflowClient(t, gateway.url, 'gateway')
+
+  const stack: DueStack = {
+    store,
+    clock,
+    users,
+    client,
+    engineUrls: engines.map((engine) => engine.url),
+    insertLeaveRequest: (edit) =>
+      client.call<Envelope<string>>('insertModel', 'POST', '/model/insertModel', {
+        body: insertModelRequest('leave-request', { ...HR, edit }),
+      }),
+    async startLeave(user, days = 3) {
+      const answer = await client.call<Envelope<Session>>('openContext', 'POST', '/context', {
+        user: user.userId,
+        body: { ...HR, processId: 'leave-request', input: { days, reason: 'Trip' } },
+      })
+      if (answer.status !== 200) throw new Error(`the leave request did not start: ${JSON.stringify(answer.body)}`)
+      return answer.body.data
+    },
+    async context(processInstanceId) {
+      const stored = await store.collection<StoredContext>(Collections.contexts).findOne({ _id: processInstanceId })
+      if (!stored) throw new Error(`no instance ${processInstanceId}`)
+      return stored
+    },
+    async activities(processInstanceId, type) {
+      const all = await store
+        .collection<StoredActivity>(Collections.activities)
+        .find({ processInstanceId }, { sort: { timeStamp: 1 } })
+        .toArray()
+      return type === undefined ? all : all.filter((activity) => activity.type === type)
+    },
+    notification: (processInstanceId) =>
+      store.collection<StoredNotification>(Collections.notifications).findOne({ _id: processInstanceId }),
+    escalationJobs: (processInstanceId) =>
+      store
+        .collection<StoredBatchJob>(Collections.batchJobs)
+        .find(
+          { kind: 'escalation', ...(processInstanceId === undefined ? {} : { 'payload.processInstanceId': processInstanceId }) },
+          { sort: { dueAt: 1 } },
+        )
+        .toArray(),
+    async advanceUntil(ms, read, done) {
+      clock.advance(ms)
+      return waitUntil(read, done, 10_000)
+    },
+  }
+  return stack
+}
