@@ -31,6 +31,7 @@ t.test('defaults follow DESIGN.md §2 when nothing is set', async (t) => {
     flowInlineBudgetMs: 20,
     flowWorkers: { threads: 4, memoryMb: 128 },
     flowHttp: { allowedHosts: [], forwardHeaders: [] },
+    webhooks: { allowedHosts: [], timeoutMs: 10000, backoffMs: 1000 },
     mongodbMaxTimeMs: 10000,
     maxJsonDepth: 64,
   })
@@ -192,4 +193,13 @@ t.test('FLOW_WORKERS, FLOW_WORKER_MEMORY_MB and MONGODB_MAX_TIME_MS are positive
   const config = parseConfig({ FLOW_WORKERS: '3', FLOW_WORKER_MEMORY_MB: '64', MONGODB_MAX_TIME_MS: '2000' })
   t.same([config.flowWorkers, config.mongodbMaxTimeMs], [{ threads: 3, memoryMb: 64 }, 2000])
   for (const variable of ['FLOW_WORKERS', 'FLOW_WORKER_MEMORY_MB', 'MONGODB_MAX_TIME_MS']) t.throws(() => parseConfig({ [variable]: '0' }), { name: 'ConfigError', variable })
+})
+
+t.test('WEBHOOK_ALLOWED_HOSTS takes the syntax of FLOW_HTTP_ALLOWED_HOSTS; WEBHOOK_TIMEOUT_MS and WEBHOOK_BACKOFF_MS default to 10000 and 1000', async (t) => {
+  t.same(parseConfig({}).webhooks, { allowedHosts: [], timeoutMs: 10_000, backoffMs: 1_000 })
+  const config = parseConfig({ WEBHOOK_ALLOWED_HOSTS: '127.0.0.1, *.hooks.internal:8443', WEBHOOK_TIMEOUT_MS: '2500', WEBHOOK_BACKOFF_MS: '50' })
+  t.same(config.webhooks, { allowedHosts: ['127.0.0.1', '*.hooks.internal:8443'], timeoutMs: 2_500, backoffMs: 50 })
+  t.throws(() => parseConfig({ WEBHOOK_ALLOWED_HOSTS: 'http://hooks.example' }), { name: 'ConfigError', variable: 'WEBHOOK_ALLOWED_HOSTS' })
+  t.throws(() => parseConfig({ WEBHOOK_TIMEOUT_MS: '0' }), { name: 'ConfigError', variable: 'WEBHOOK_TIMEOUT_MS' })
+  t.throws(() => parseConfig({ WEBHOOK_BACKOFF_MS: 'soon' }), { name: 'ConfigError', variable: 'WEBHOOK_BACKOFF_MS' })
 })

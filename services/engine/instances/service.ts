@@ -1,8 +1,8 @@
 /**
  * Loading and changing process instances. Every change goes through `commit`: the new state is
  * written (an insert, or a compare-and-set on the version the change was computed from) in one
- * atomic batch with the request's data writes (its unit of work), its activity records and the
- * instance's notification record. A request that fails before the write, loses the compare-and-set
+ * atomic batch with the request's data writes (its unit of work), its activity records, the
+ * instance's notification record and the webhook deliveries of its event (the outbox). A request that fails before the write, loses the compare-and-set
  * or dies mid-commit leaves the stored state exactly as it was.
  */
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
@@ -15,6 +15,7 @@ import type { ActivityRepository } from '../activities/repository.js'
 import type { Authorization, Principal } from '../authorization/service.js'
 import { eventTypeAfter, type Notifications } from '../notifications/service.js'
 import type { RequestEnvironment } from '../runtime-host/environment.js'
+import type { WebhookOutbox } from '../webhooks/outbox.js'
 import type { CompiledProcess, ProcessState, RuntimeEffect } from '../runtime/types.js'
 import type { ContextRepository } from './repository.js'
 
@@ -80,6 +81,7 @@ export class ProcessInstances {
     private readonly contexts: ContextRepository,
     private readonly activities: ActivityRepository,
     private readonly notifications: Notifications,
+    private readonly webhooks: WebhookOutbox,
     private readonly authorization: Authorization,
     private readonly fail: ErrorFactory<EngineErrorCode>,
     private readonly log: FastifyBaseLogger,
@@ -111,8 +113,8 @@ export class ProcessInstances {
   /**
    * Stores the change (409 wm3042 when the instance changed since it was read) in one atomic batch
    * with everything that describes it: the data writes of the request's flow functions, its
-   * activity records and the instance's notification record. A crash or a lost compare-and-set
-   * leaves none of them, a stored change all of them.
+   * activity records, the instance's notification record and the webhook deliveries of its event.
+   * A crash or a lost compare-and-set leaves none of them, a stored change all of them.
    */
   async commit(change: Change): Promise<StoredContext> {
     const now = change.env.now()
@@ -128,8 +130,11 @@ export class ProcessInstances {
         ...activity,
       })),
     )
-    const notificationWrites = await this.notifications.writesFor(state, eventTypeAfter(change.event, change.effects), change.compiled, change.env)
-    const alongside = [...change.env.unitOfWork.writes(), ...activityWrites, ...notificationWrites]
+    const eventType = eventTypeAfter(change.event, change.effects)
+    const notificationWrites = await this.notifications.writesFor(state, eventType, change.compiled, change.env)
+    const version = change.previous ? change.previous.version + 1 : 1
+    const deliveryWrites = await this.webhooks.writesFor({ state, eventType, version, at: now })
+    const alongside = [...change.env.unitOfWork.writes(), ...activityWrites, ...notificationWrites, ...deliveryWrites]
     let stored: StoredContext
     if (change.previous) {
       const written = await this.contexts.compareAndSet(change.previous, state, alongside)
@@ -141,6 +146,7 @@ export class ProcessInstances {
     } else {
       stored = await this.contexts.insert(state, alongside)
     }
+    if (deliveryWrites.length > 0) this.webhooks.stored()
     await change.alongside?.(stored)
     return stored
   }
@@ -149,11 +155,11 @@ export class ProcessInstances {
 async function processInstancesPlugin(fastify: FastifyInstance): Promise<void> {
   fastify.decorate(
     'processInstances',
-    new ProcessInstances(fastify.contexts, fastify.activities, fastify.notifications, fastify.authorization, fastify.fail, fastify.log),
+    new ProcessInstances(fastify.contexts, fastify.activities, fastify.notifications, fastify.webhookOutbox, fastify.authorization, fastify.fail, fastify.log),
   )
 }
 
 export default fp(processInstancesPlugin, {
   name: 'process-instances',
-  dependencies: ['contexts-repository', 'activities-repository', 'notifications-service', 'authorization', 'errors'],
+  dependencies: ['contexts-repository', 'activities-repository', 'notifications-service', 'webhook-outbox', 'authorization', 'errors'],
 })
