@@ -28,12 +28,14 @@ export interface OutboxChange {
   at: Date
 }
 
-/** The JSON body a receiver gets, fixed when the change is stored. */
-export function webhookBody(deliveryId: string, change: OutboxChange): string {
+/**
+ * The JSON body a receiver gets, fixed when the change is stored, for each delivery id: the change
+ * is serialized once and each body only puts its delivery id in front.
+ */
+export function webhookBodies(change: OutboxChange): (deliveryId: string) => string {
   const { processInstance } = change.state
   const task = newestOpenTask(processInstance.tasks)
-  return JSON.stringify({
-    deliveryId,
+  const rest = JSON.stringify({
     eventType: change.eventType,
     occurredAt: change.at.toISOString(),
     organizationId: processInstance.organizationId,
@@ -42,6 +44,7 @@ export function webhookBody(deliveryId: string, change: OutboxChange): string {
     processInstance,
     ...(task ? { task } : {}),
   })
+  return (deliveryId) => `{"deliveryId":${JSON.stringify(deliveryId)},${rest.slice(1)}`
 }
 
 export function orderKeyOf(subscriptionId: string, processInstanceId: string): string {
@@ -76,7 +79,9 @@ export class WebhookOutbox {
   /** The delivery records of a change, as writes for its atomic batch (none without a matching subscription). */
   async writesFor(change: OutboxChange): Promise<AtomicWrite[]> {
     const subscribers = await this.subscribersOf(change)
+    if (subscribers.length === 0) return []
     const { processInstance } = change.state
+    const bodyOf = webhookBodies(change)
     return subscribers.map((subscription) => {
       const deliveryId = this.newId()
       const delivery: StoredWebhookDelivery = {
@@ -89,7 +94,7 @@ export class WebhookOutbox {
         eventType: change.eventType,
         orderKey: orderKeyOf(subscription._id, processInstance.processInstanceId),
         sequence: change.version,
-        body: webhookBody(deliveryId, change),
+        body: bodyOf(deliveryId),
         status: 'pending',
         tries: 0,
         dueAt: change.at,

@@ -96,6 +96,13 @@ export class DeliveryWorker {
     if (released > 0) log.warn({ released }, 'webhook deliveries whose engine stopped mid-try are due again')
     const leaseUntil = new Date(now.getTime() + Math.max(settings.leaseMs, 2 * settings.timeoutMs))
     const running = new Set<Promise<void>>()
+    // One lookup per subscription and pass, however many of its deliveries the pass tries.
+    const subscriptions = new Map<string, Promise<StoredWebhookSubscription | null>>()
+    const subscriptionOf = (id: string): Promise<StoredWebhookSubscription | null> => {
+      let found = subscriptions.get(id)
+      if (!found) subscriptions.set(id, (found = this.options.subscriptions.find(id)))
+      return found
+    }
     let tried = 0
     for (const candidate of await deliveries.due(now, CANDIDATES_PER_PASS)) {
       if (this.stopping) break
@@ -103,7 +110,7 @@ export class DeliveryWorker {
       const claimed = await deliveries.claim(candidate, owner, now, leaseUntil)
       if (!claimed) continue
       tried++
-      const attempt: Promise<void> = this.attempt(claimed).finally(() => running.delete(attempt))
+      const attempt: Promise<void> = this.attempt(claimed, subscriptionOf).finally(() => running.delete(attempt))
       running.add(attempt)
       if (running.size >= settings.concurrency) await Promise.race(running)
     }
@@ -112,16 +119,16 @@ export class DeliveryWorker {
   }
 
   /** One try and its outcome; a failure to record it leaves the claim to lapse and the try to be made again. */
-  private async attempt(delivery: StoredWebhookDelivery): Promise<void> {
-    const { deliveries, subscriptions, sender, settings, owner, log } = this.options
+  private async attempt(delivery: StoredWebhookDelivery, subscriptionOf: (id: string) => Promise<StoredWebhookSubscription | null>): Promise<void> {
+    const { deliveries, sender, settings, owner, log } = this.options
     const deliveryLog = log.child({ deliveryId: delivery._id, subscriptionId: delivery.subscriptionId, eventType: delivery.eventType, tries: delivery.tries })
     try {
-      const subscription = await subscriptions.find(delivery.subscriptionId)
+      const subscription = await subscriptionOf(delivery.subscriptionId)
       const result: TryResult = subscription
         ? await sender.send(subscription, delivery, this.options.now())
         : { delivered: false, error: 'the subscription was deleted' }
       const outcome: TryOutcome = subscription ? outcomeOf(result, delivery.tries, this.options.now(), settings.backoffMs) : { status: 'failed', error: 'the subscription was deleted' }
-      if (!(await deliveries.record(delivery, owner, outcome, this.options.now()))) deliveryLog.warn('a webhook delivery was taken over before its outcome was recorded')
+      if (!(await deliveries.record(delivery, owner, outcome, this.options.now()))) deliveryLog.warn('a webhook delivery was taken over or deleted before its outcome was recorded')
       else if (outcome.status === 'failed') deliveryLog.error(`webhook delivery failed for good: ${outcome.error}`)
       else if (outcome.status === 'pending') deliveryLog.warn({ dueAt: outcome.dueAt }, `webhook delivery failed, will retry: ${outcome.error}`)
     } catch (error) {
