@@ -28,13 +28,15 @@ import { deployExamples, withStore, withTempDir } from './support/store.mjs'
 
 const { createTestUser } = await importBuilt('services/testing/users.js')
 const { Collections } = await importBuilt('store/collections.js')
+const { NotificationEventType } = await importBuilt('openapi/generated/schemas.js')
 
 const DELIVERIES = Number(process.env.BENCH_WEBHOOK_DELIVERIES ?? 5000)
 const COMPLETIONS = Number(process.env.BENCH_WEBHOOK_COMPLETIONS ?? 150)
 const ROUNDS = Number(process.env.BENCH_WEBHOOK_ROUNDS ?? 2)
 const EVENTS_PER_INSTANCE = 10
 const TENANT = { appId: 'hr', organizationId: 'acme' }
-const ALL_EVENTS = ['Created', 'Updated', 'TaskCompleted', 'Finished', 'Assigned', 'Failed']
+/** Every event type of the contract. @type {string[]} */
+const ALL_EVENTS = NotificationEventType.anyOf.map((/** @type {{ const: string }} */ literal) => literal.const)
 const ENV = { WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', BATCH_POLL_MS: '100' }
 
 /** A receiver that answers 204 at once and counts what arrives, with the time of each arrival. */

@@ -1114,7 +1114,32 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    workflowEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A notification event delivered to a subscription's URL
+         * @description At least once, in order per instance and subscription. Verify `x-workflow-signature`
+         *     (`sha256=<hex HMAC-SHA256 of "<x-workflow-timestamp>.<raw body>">` with the subscription's
+         *     secret; the SDK's `verifyWebhook`), refuse old timestamps, and drop repeats by
+         *     `x-workflow-delivery`. A 2xx answer within WEBHOOK_TIMEOUT_MS delivers it; anything else is
+         *     retried after WEBHOOK_BACKOFF_MS × 2^(tries−1), the tenth failure being final.
+         */
+        post: operations["receiveWorkflowEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /**
@@ -4604,6 +4629,44 @@ export interface operations {
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
             504: components["responses"]["GatewayError"];
+        };
+    };
+    receiveWorkflowEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event type. */
+                "x-workflow-event": string;
+                /** @description The delivery id: the same on every try. */
+                "x-workflow-delivery": string;
+                /** @description Unix seconds of this try (signed). */
+                "x-workflow-timestamp": string;
+                /** @description `sha256=<hex>`. */
+                "x-workflow-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookPayload"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer delivers the event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A receiver refusing the signature (or answering anything but 2xx) fails the try: it is made again later, and the tenth failure is final. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }

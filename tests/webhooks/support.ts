@@ -7,7 +7,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Test } from 'tap'
 import type { Config } from '../../lib/config/config.js'
-import type { CreatedSubscription, NotificationEventType } from '../../openapi/generated/schemas.js'
+import { type CreatedSubscription, NotificationEventType } from '../../openapi/generated/schemas.js'
 import { type Envelope } from '../../services/testing/gateway.js'
 import { startService } from '../../services/testing/harness.js'
 import { HR, type HrEngine, startHrEngine, type WorkflowClient, workflowClient } from '../../services/testing/workflow.js'
@@ -77,7 +77,8 @@ export async function startWebhookStack(t: Test, config: Partial<Config> = {}): 
   return { engine, gateway: workflowClient(t, url, 'gateway') }
 }
 
-export const ALL_EVENTS: NotificationEventType[] = ['Created', 'Updated', 'TaskCompleted', 'Finished', 'Assigned', 'Failed']
+/** Every event type there is (read from the contract, so types added later are subscribed to as well). */
+export const ALL_EVENTS: NotificationEventType[] = NotificationEventType.anyOf.map((literal) => literal.const)
 
 export async function subscribe(gateway: WorkflowClient, url: string, body: Record<string, unknown> = {}): Promise<CreatedSubscription> {
   const answer = await gateway.call<Envelope<CreatedSubscription>>('createSubscription', 'POST', '/subscription/create', { body: { url, events: ALL_EVENTS, ...HR, ...body } })
