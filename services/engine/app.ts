@@ -127,6 +127,7 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
     pollMs: options.config.batchPollMs,
     leaseMs: options.config.batchLeaseMs,
     concurrency: BATCH_CONCURRENCY,
+    retentionMs: options.config.batchRetentionHours * 3_600_000,
     gatewayPort: options.config.gatewayPort,
   })
   await app.register(externalService)

@@ -23,6 +23,7 @@ export interface WebhookWorkerPluginOptions {
   pollMs: number
   leaseMs: number
   concurrency: number
+  retentionMs: number
   /** The gateway's port when known: never a destination either. */
   gatewayPort: number
 }
@@ -34,7 +35,7 @@ async function webhookWorkerPlugin(fastify: FastifyInstance, options: WebhookWor
     deliveries: fastify.webhookDeliveries,
     subscriptions: { find: (subscriptionId) => fastify.webhookOutbox.findSubscription(subscriptionId) },
     sender: new WebhookSender({ dispatcher, timeoutMs: options.timeoutMs }),
-    settings: { backoffMs: options.backoffMs, timeoutMs: options.timeoutMs, pollMs: options.pollMs, leaseMs: options.leaseMs, concurrency: options.concurrency },
+    settings: { backoffMs: options.backoffMs, timeoutMs: options.timeoutMs, pollMs: options.pollMs, leaseMs: options.leaseMs, concurrency: options.concurrency, retentionMs: options.retentionMs },
     owner: workerOwner(),
     log: fastify.log.child({ component: 'webhook-worker' }),
     now: fastify.clock,

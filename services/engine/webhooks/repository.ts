@@ -29,6 +29,7 @@ export class DeliveryRepository {
     await this.collection.createIndex({ orderKey: 1, sequence: 1 }, { name: 'engine_webhook_order' })
     await this.collection.createIndex({ status: 1, leaseUntil: 1 }, { name: 'engine_webhook_lease' })
     await this.collection.createIndex({ subscriptionId: 1, createdAt: -1 }, { name: 'engine_webhook_subscription' })
+    await this.collection.createIndex({ status: 1, createdAt: 1 }, { name: 'engine_webhook_settled' })
   }
 
   /** `pending` deliveries due at `now`, longest due first; at most `limit`. */
@@ -85,6 +86,12 @@ export class DeliveryRepository {
       { $set: set, $unset: unset, $inc: { tries: 1 } },
     )
     return result.matchedCount === 1
+  }
+
+  /** Removes the settled (`delivered`, `failed`) deliveries created before `before`; resolves with how many. */
+  async removeSettledBefore(before: Date): Promise<number> {
+    const result = await this.collection.deleteMany({ status: { $in: ['delivered', 'failed'] }, createdAt: { $lt: before } })
+    return result.deletedCount
   }
 
   async find(deliveryId: string): Promise<StoredWebhookDelivery | null> {

@@ -9,7 +9,7 @@ import type { TryResult } from './sender.js'
 import { DeliveryWorker, type DeliveryWorkerSettings } from './worker.js'
 
 const T0 = new Date('2025-07-01T10:00:00.000Z')
-const SETTINGS: DeliveryWorkerSettings = { backoffMs: 100, timeoutMs: 1_000, pollMs: 10, leaseMs: 1_000, concurrency: 4 }
+const SETTINGS: DeliveryWorkerSettings = { backoffMs: 100, timeoutMs: 1_000, pollMs: 10, leaseMs: 1_000, concurrency: 4, retentionMs: 3_600_000 }
 const SUBSCRIPTION: StoredWebhookSubscription = {
   _id: 'sub-1', organizationId: 'acme', appId: 'hr', url: 'http://127.0.0.1:1/hooks', events: ['Created'], processIds: [], secret: 's'.repeat(32), createdAt: T0,
 }
@@ -128,4 +128,19 @@ t.test('a try whose engine stopped is made again once its claim lapses; a delete
   t.same(sent, ['d-1'])
   t.match(await stored(store, 'd-1'), { status: 'delivered', tries: 1, lastStatusCode: 200 })
   t.equal(await deliveries.record(claimed!, 'engine-that-died', { status: 'failed', error: 'late' }, clock.now()), false, 'the dead engine can no longer record an outcome')
+})
+
+t.test('settled deliveries are removed once past the retention window; pending ones are kept', async (t) => {
+  const store = await openTestStore(t)
+  const clock = testClock(T0)
+  const old = new Date(T0.getTime() - 2 * 3_600_000)
+  await store.collection(Collections.webhookDeliveries).insertMany([
+    { ...delivery('old-delivered', 'pi-1', 1, old), status: 'delivered' },
+    { ...delivery('old-failed', 'pi-2', 1, old), status: 'failed' },
+    { ...delivery('old-pending', 'pi-3', 1, old) },
+    { ...delivery('recent-delivered', 'pi-4', 1), status: 'delivered' },
+  ])
+  t.equal(await worker(store, () => ({ delivered: true, statusCode: 200 }), clock.now).removeExpired(), 2)
+  const left = await store.collection<StoredWebhookDelivery>(Collections.webhookDeliveries).find({}, { sort: { _id: 1 } }).toArray()
+  t.same(left.map((entry) => entry._id), ['old-pending', 'recent-delivered'])
 })

@@ -22,6 +22,8 @@ export interface DeliveryWorkerSettings {
   leaseMs: number
   /** Tries one engine has under way at the same time. */
   concurrency: number
+  /** Settled deliveries older than this are removed (BATCH_RETENTION_HOURS, like finished batch jobs). */
+  retentionMs: number
 }
 
 export interface SubscriptionLookup {
@@ -42,6 +44,8 @@ export interface DeliveryWorkerOptions {
 /** Due deliveries one pass looks at. */
 const CANDIDATES_PER_PASS = 200
 const STOP_GRACE_MS = 5_000
+/** How often settled deliveries past the retention window are looked for. */
+const RETENTION_SWEEP_MS = 60_000
 
 /** Where a try leaves its delivery (`tries` is the count before it). */
 export function outcomeOf(result: TryResult, tries: number, now: Date, backoffMs: number): TryOutcome {
@@ -56,9 +60,10 @@ export class DeliveryWorker {
   private stopping = false
   /** Set by wake(): a change stored deliveries while a pass ran, so another pass follows. */
   private woken = false
+  private lastSweep = 0
 
   constructor(private readonly options: DeliveryWorkerOptions) {
-    this.loop = new PollLoop(options.settings.pollMs, () => this.runDue().then(() => undefined), (error) => options.log.error({ err: error }, 'webhook delivery poll failed'))
+    this.loop = new PollLoop(options.settings.pollMs, () => this.pollOnce(), (error) => options.log.error({ err: error }, 'webhook delivery poll failed'))
   }
 
   start(): void {
@@ -75,6 +80,19 @@ export class DeliveryWorker {
   async stop(): Promise<void> {
     this.stopping = true
     await this.loop.stop(STOP_GRACE_MS)
+  }
+
+  /** Removes the settled deliveries past the retention window; resolves with how many. */
+  async removeExpired(): Promise<number> {
+    return this.options.deliveries.removeSettledBefore(new Date(this.options.now().getTime() - this.options.settings.retentionMs))
+  }
+
+  private async pollOnce(): Promise<void> {
+    await this.runDue()
+    if (Date.now() - this.lastSweep < RETENTION_SWEEP_MS) return
+    this.lastSweep = Date.now()
+    const removed = await this.removeExpired()
+    if (removed > 0) this.options.log.info({ removed }, 'removed settled webhook deliveries past the retention window')
   }
 
   /** Runs passes until one finds nothing to try; resolves with how many tries were made. */
