@@ -17,7 +17,12 @@ function headers(overrides: Record<string, string> = {}): Record<string, string>
 }
 
 t.test('a request signed with the secret over "<timestamp>.<raw body>" verifies, from Node headers or fetch Headers', async (t) => {
-  t.same(verifyWebhook(SECRET, headers(), BODY, { now: () => NOW }), { valid: true, deliveryId: 'd-1', eventType: 'Created', timestamp: NOW_SECONDS })
+  t.same(verifyWebhook(SECRET, headers(), BODY, { now: () => NOW }), {
+    valid: true,
+    deliveryId: 'd-1',
+    eventType: 'Created',
+    timestamp: NOW_SECONDS,
+  })
   t.match(verifyWebhook(SECRET, new Headers(headers()), Buffer.from(BODY), { now: () => NOW }), { valid: true, deliveryId: 'd-1' })
   t.match(webhookSignature(SECRET, NOW_SECONDS, BODY), /^sha256=[0-9a-f]{64}$/)
 })
@@ -26,7 +31,11 @@ t.test('another secret, a changed body, a moved timestamp or a malformed signatu
   const at = { now: () => NOW }
   t.match(verifyWebhook('another-secret-of-thirty-two-characters!!', headers(), BODY, at), { valid: false, reason: /does not match/ })
   t.match(verifyWebhook(SECRET, headers(), BODY.replace('Created', 'Finished'), at), { valid: false, reason: /does not match/ })
-  t.match(verifyWebhook(SECRET, headers({ 'x-workflow-timestamp': String(NOW_SECONDS - 1) }), BODY, at), { valid: false, reason: /does not match/ }, 'the timestamp is signed')
+  t.match(
+    verifyWebhook(SECRET, headers({ 'x-workflow-timestamp': String(NOW_SECONDS - 1) }), BODY, at),
+    { valid: false, reason: /does not match/ },
+    'the timestamp is signed',
+  )
   t.match(verifyWebhook(SECRET, headers({ 'x-workflow-signature': 'sha256=abc' }), BODY, at), { valid: false, reason: /does not match/ })
   t.match(verifyWebhook(SECRET, headers({ 'x-workflow-signature': 'md5=abc' }), BODY, at), { valid: false })
   t.match(verifyWebhook(SECRET, headers({ 'x-workflow-timestamp': 'yesterday' }), BODY, at), { valid: false })

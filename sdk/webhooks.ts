@@ -24,8 +24,7 @@ export interface VerifyOptions {
 }
 
 export type WebhookVerification =
-  | { valid: true; deliveryId: string; eventType: string; timestamp: number }
-  | { valid: false; reason: string }
+  { valid: true; deliveryId: string; eventType: string; timestamp: number } | { valid: false; reason: string }
 
 export const DEFAULT_TOLERANCE_SECONDS = 300
 
@@ -36,13 +35,19 @@ function header(headers: WebhookHeaders, name: string): string | undefined {
 }
 
 /** Checks a webhook request's signature and timestamp against the subscription's secret. */
-export function verifyWebhook(secret: string, headers: WebhookHeaders, rawBody: string | Uint8Array, options: VerifyOptions = {}): WebhookVerification {
+export function verifyWebhook(
+  secret: string,
+  headers: WebhookHeaders,
+  rawBody: string | Uint8Array,
+  options: VerifyOptions = {},
+): WebhookVerification {
   const signature = header(headers, WEBHOOK_HEADERS.signature)
   const timestampText = header(headers, WEBHOOK_HEADERS.timestamp)
   const deliveryId = header(headers, WEBHOOK_HEADERS.delivery)
   const eventType = header(headers, WEBHOOK_HEADERS.event)
   if (!signature?.startsWith(SIGNATURE_PREFIX)) return { valid: false, reason: `${WEBHOOK_HEADERS.signature} is missing or not sha256=…` }
-  if (timestampText === undefined || !/^\d{1,12}$/.test(timestampText)) return { valid: false, reason: `${WEBHOOK_HEADERS.timestamp} is missing or not Unix seconds` }
+  if (timestampText === undefined || !/^\d{1,12}$/.test(timestampText))
+    return { valid: false, reason: `${WEBHOOK_HEADERS.timestamp} is missing or not Unix seconds` }
   if (!deliveryId || !eventType) return { valid: false, reason: `${WEBHOOK_HEADERS.delivery} and ${WEBHOOK_HEADERS.event} are required` }
   const timestamp = Number(timestampText)
   const now = Math.floor((options.now?.() ?? new Date()).getTime() / 1000)

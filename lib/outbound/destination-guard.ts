@@ -44,7 +44,11 @@ function parseRule(entry: string): HostRule {
   const rest = wildcard ? entry.slice(1) : entry
   const match = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(rest)
   const host = (match?.[1] ?? rest).replace(/^\[|\]$/g, '')
-  return { host: isIP(host) ? ipaddr.process(host).toString() : host, wildcard, port: match?.[2] === undefined ? undefined : Number(match[2]) }
+  return {
+    host: isIP(host) ? ipaddr.process(host).toString() : host,
+    wildcard,
+    port: match?.[2] === undefined ? undefined : Number(match[2]),
+  }
 }
 
 export function defaultPort(protocol: string): number {
@@ -83,7 +87,9 @@ export class DestinationGuard {
   /** Is the host (a URL's hostname, IPv6 without brackets) on port listed in the allow-list? */
   isAllowedHost(hostname: string, port: number): boolean {
     const host = isIP(hostname) ? canonical(hostname).toString() : hostname.toLowerCase().replace(/\.$/, '')
-    return this.rules.some((rule) => (rule.port === undefined || rule.port === port) && (rule.wildcard ? host.endsWith(rule.host) : host === rule.host))
+    return this.rules.some(
+      (rule) => (rule.port === undefined || rule.port === port) && (rule.wildcard ? host.endsWith(rule.host) : host === rule.host),
+    )
   }
 
   /** Why connecting to `address`:`port` for `hostname` is refused, or undefined when it may go ahead. */

@@ -54,12 +54,25 @@ async function instantReceiver() {
   })
   await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)))
   const { port } = /** @type {import('node:net').AddressInfo} */ (server.address())
-  return { url: `http://127.0.0.1:${port}/hooks`, arrivals, ids, close: () => new Promise((resolve) => server.close(() => resolve(undefined))) }
+  return {
+    url: `http://127.0.0.1:${port}/hooks`,
+    arrivals,
+    ids,
+    close: () => new Promise((resolve) => server.close(() => resolve(undefined))),
+  }
 }
 
 /** @param {any} store @param {string} url */
 async function insertSubscription(store, url) {
-  const subscription = { _id: randomUUID(), ...TENANT, url, events: ALL_EVENTS, processIds: [], secret: randomUUID() + randomUUID(), createdAt: new Date() }
+  const subscription = {
+    _id: randomUUID(),
+    ...TENANT,
+    url,
+    events: ALL_EVENTS,
+    processIds: [],
+    secret: randomUUID() + randomUUID(),
+    createdAt: new Date(),
+  }
   await store.collection(Collections.webhookSubscriptions).insertOne(subscription)
   return subscription
 }
@@ -72,16 +85,32 @@ async function deliveriesPerSecond() {
       await withStore(dataDir, async (store) => {
         const subscription = await insertSubscription(store, receiver.url)
         const now = new Date()
-        const body = JSON.stringify({ eventType: 'Updated', processInstance: { processInstanceId: 'x', tasks: [], threads: [] }, padding: 'x'.repeat(1500) })
+        const body = JSON.stringify({
+          eventType: 'Updated',
+          processInstance: { processInstanceId: 'x', tasks: [], threads: [] },
+          padding: 'x'.repeat(1500),
+        })
         const docs = []
         for (let i = 0; i < DELIVERIES; i++) {
           const processInstanceId = `pi-${Math.floor(i / EVENTS_PER_INSTANCE)}`
           docs.push({
-            _id: randomUUID(), subscriptionId: subscription._id, ...TENANT, processId: 'leave-request', processInstanceId, eventType: 'Updated',
-            orderKey: `${subscription._id} ${processInstanceId}`, sequence: (i % EVENTS_PER_INSTANCE) + 1, body, status: 'pending', tries: 0, dueAt: now, createdAt: now,
+            _id: randomUUID(),
+            subscriptionId: subscription._id,
+            ...TENANT,
+            processId: 'leave-request',
+            processInstanceId,
+            eventType: 'Updated',
+            orderKey: `${subscription._id} ${processInstanceId}`,
+            sequence: (i % EVENTS_PER_INSTANCE) + 1,
+            body,
+            status: 'pending',
+            tries: 0,
+            dueAt: now,
+            createdAt: now,
           })
         }
-        for (let offset = 0; offset < docs.length; offset += 2000) await store.collection(Collections.webhookDeliveries).insertMany(docs.slice(offset, offset + 2000))
+        for (let offset = 0; offset < docs.length; offset += 2000)
+          await store.collection(Collections.webhookDeliveries).insertMany(docs.slice(offset, offset + 2000))
       })
       const service = await startAllInOne({ dataDir, env: ENV })
       try {
@@ -93,7 +122,10 @@ async function deliveriesPerSecond() {
       const first = receiver.arrivals[0] ?? 0
       const last = receiver.arrivals[receiver.arrivals.length - 1] ?? 0
       const perSecond = receiver.arrivals.length > 1 ? (receiver.arrivals.length - 1) / ((last - first) / 1000) : 0
-      process.stdout.write(`  ${receiver.ids.size} of ${DELIVERIES} deliveries arrived (${receiver.arrivals.length} requests), ${perSecond.toFixed(0)} deliveries/s from the first to the last\n`)
+      process.stdout.write(
+        `  ${receiver.ids.size} of ${DELIVERIES} deliveries arrived (${receiver.arrivals.length} requests), ` +
+          `${perSecond.toFixed(0)} deliveries/s from the first to the last\n`,
+      )
       return { arrived: receiver.ids.size, perSecond }
     })
   } finally {
@@ -122,7 +154,12 @@ async function completionLatency() {
         const admin = new Pool(service.gateway, { connections: 1 })
         const subscribe = async () => {
           for (let i = 0; i < 10; i++) {
-            const answer = await admin.request({ method: 'POST', path: '/subscription/create', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url: receiver.url, events: ALL_EVENTS, ...TENANT }) })
+            const answer = await admin.request({
+              method: 'POST',
+              path: '/subscription/create',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify({ url: receiver.url, events: ALL_EVENTS, ...TENANT }),
+            })
             const created = /** @type {any} */ (await answer.body.json())
             if (answer.statusCode !== 200) throw new Error(`subscribing answered ${answer.statusCode}: ${JSON.stringify(created)}`)
             subscriptions.push(created.data.subscriptionId)
@@ -130,7 +167,12 @@ async function completionLatency() {
         }
         const unsubscribe = async () => {
           for (const id of subscriptions) {
-            const answer = await admin.request({ method: 'DELETE', path: `/subscription/delete?organizationId=acme&appId=hr`, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id }) })
+            const answer = await admin.request({
+              method: 'DELETE',
+              path: `/subscription/delete?organizationId=acme&appId=hr`,
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify({ id }),
+            })
             await answer.body.dump()
           }
           subscriptions = []
@@ -138,12 +180,21 @@ async function completionLatency() {
         /** @param {number[]} into */
         const completions = async (into) => {
           for (let i = 0; i < COMPLETIONS; i++) {
-            const started = await timedPost(pool, '/context', users.employee, { ...TENANT, processId: 'leave-request', input: { days: 3, reason: 'Benchmark' } })
+            const started = await timedPost(pool, '/context', users.employee, {
+              ...TENANT,
+              processId: 'leave-request',
+              input: { days: 3, reason: 'Benchmark' },
+            })
             const session = JSON.parse(started.text).data
             const instance = session.context.processInstance
             const submit = await timedPost(pool, '/action/complete', users.employee, {
-              ...TENANT, processId: 'leave-request', processInstanceId: instance.processInstanceId, businessKey: instance.businessKey,
-              taskId: session.formContext.task.taskId, actionType: 'complete', dataInstance: { days: 3, reason: 'Benchmark' },
+              ...TENANT,
+              processId: 'leave-request',
+              processInstanceId: instance.processInstanceId,
+              businessKey: instance.businessKey,
+              taskId: session.formContext.task.taskId,
+              actionType: 'complete',
+              dataInstance: { days: 3, reason: 'Benchmark' },
             })
             if (submit.status !== 200) failed++
             else into.push(submit.ms)
@@ -168,9 +219,17 @@ async function completionLatency() {
       }
       const none = summary(/** @type {number[]} */ (samples.none))
       const ten = summary(/** @type {number[]} */ (samples.ten))
-      process.stdout.write(`  completion without subscriptions: p50 ${none.p50.toFixed(2)} ms, p99 ${none.p99.toFixed(2)} ms (${samples.none?.length} completions)\n`)
-      process.stdout.write(`  completion with 10 subscriptions: p50 ${ten.p50.toFixed(2)} ms, p99 ${ten.p99.toFixed(2)} ms (${samples.ten?.length} completions, ${receiver.ids.size} deliveries received meanwhile)\n`)
-      process.stdout.write(`  added by 10 subscriptions: p50 ${(ten.p50 - none.p50).toFixed(2)} ms, p99 ${(ten.p99 - none.p99).toFixed(2)} ms\n`)
+      process.stdout.write(
+        `  completion without subscriptions: p50 ${none.p50.toFixed(2)} ms, p99 ${none.p99.toFixed(2)} ms ` +
+          `(${samples.none?.length} completions)\n`,
+      )
+      process.stdout.write(
+        `  completion with 10 subscriptions: p50 ${ten.p50.toFixed(2)} ms, p99 ${ten.p99.toFixed(2)} ms ` +
+          `(${samples.ten?.length} completions, ${receiver.ids.size} deliveries received meanwhile)\n`,
+      )
+      process.stdout.write(
+        `  added by 10 subscriptions: p50 ${(ten.p50 - none.p50).toFixed(2)} ms, p99 ${(ten.p99 - none.p99).toFixed(2)} ms\n`,
+      )
       return { failed }
     })
   } finally {

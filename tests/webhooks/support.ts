@@ -15,7 +15,13 @@ import { HR, type HrEngine, startHrEngine, type WorkflowClient, workflowClient }
 export interface Received {
   headers: IncomingHttpHeaders
   rawBody: string
-  body: { deliveryId: string; eventType: string; processInstance: { processInstanceId: string; processId: string }; organizationId: string; appId: string }
+  body: {
+    deliveryId: string
+    eventType: string
+    processInstance: { processInstanceId: string; processId: string }
+    organizationId: string
+    appId: string
+  }
 }
 
 export type Answering = (request: Received, count: number) => number
@@ -57,7 +63,17 @@ export async function startReceiver(t: Pick<Test, 'teardown'>, answering: Answer
   }
   await listen()
   t.teardown(close)
-  return { get url() { return `http://127.0.0.1:${port}/hooks` }, get port() { return port }, received, close, open: listen }
+  return {
+    get url() {
+      return `http://127.0.0.1:${port}/hooks`
+    },
+    get port() {
+      return port
+    },
+    received,
+    close,
+    open: listen,
+  }
 }
 
 /** Small settings: a failed try is retried after 40, 80, 160… ms; the worker polls every 50 ms. */
@@ -81,7 +97,9 @@ export async function startWebhookStack(t: Test, config: Partial<Config> = {}): 
 export const ALL_EVENTS: NotificationEventType[] = NotificationEventType.anyOf.map((literal) => literal.const)
 
 export async function subscribe(gateway: WorkflowClient, url: string, body: Record<string, unknown> = {}): Promise<CreatedSubscription> {
-  const answer = await gateway.call<Envelope<CreatedSubscription>>('createSubscription', 'POST', '/subscription/create', { body: { url, events: ALL_EVENTS, ...HR, ...body } })
+  const answer = await gateway.call<Envelope<CreatedSubscription>>('createSubscription', 'POST', '/subscription/create', {
+    body: { url, events: ALL_EVENTS, ...HR, ...body },
+  })
   if (answer.status !== 200) throw new Error(`subscribing failed: ${answer.status} ${JSON.stringify(answer.body)}`)
   return answer.body.data
 }

@@ -2,8 +2,9 @@
  * Loading and changing process instances. Every change goes through `commit`: the new state is
  * written (an insert, or a compare-and-set on the version the change was computed from) in one
  * atomic batch with the request's data writes (its unit of work), its activity records, the
- * instance's notification record and the webhook deliveries of its event (the outbox). A request that fails before the write, loses the compare-and-set
- * or dies mid-commit leaves the stored state exactly as it was.
+ * instance's notification record and the webhook deliveries of its event (the outbox). A request
+ * that fails before the write, loses the compare-and-set or dies mid-commit leaves the stored state
+ * exactly as it was.
  */
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
@@ -155,7 +156,15 @@ export class ProcessInstances {
 async function processInstancesPlugin(fastify: FastifyInstance): Promise<void> {
   fastify.decorate(
     'processInstances',
-    new ProcessInstances(fastify.contexts, fastify.activities, fastify.notifications, fastify.webhookOutbox, fastify.authorization, fastify.fail, fastify.log),
+    new ProcessInstances(
+      fastify.contexts,
+      fastify.activities,
+      fastify.notifications,
+      fastify.webhookOutbox,
+      fastify.authorization,
+      fastify.fail,
+      fastify.log,
+    ),
   )
 }
 

@@ -68,7 +68,10 @@ export class WebhookOutbox {
   async subscribersOf(change: Pick<OutboxChange, 'state' | 'eventType'>): Promise<StoredWebhookSubscription[]> {
     const { organizationId, appId, processId } = change.state.processInstance
     return this.subscriptions
-      .find({ organizationId, appId, events: change.eventType, $or: [{ processIds: { $size: 0 } }, { processIds: processId }] }, { sort: { createdAt: 1 } })
+      .find(
+        { organizationId, appId, events: change.eventType, $or: [{ processIds: { $size: 0 } }, { processIds: processId }] },
+        { sort: { createdAt: 1 } },
+      )
       .toArray()
   }
 

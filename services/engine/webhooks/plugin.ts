@@ -29,13 +29,24 @@ export interface WebhookWorkerPluginOptions {
 }
 
 async function webhookWorkerPlugin(fastify: FastifyInstance, options: WebhookWorkerPluginOptions): Promise<void> {
-  const guard = new DestinationGuard({ allowedHosts: options.allowedHosts, ownPorts: () => listeningPorts(fastify.server, options.gatewayPort), allowListName: 'WEBHOOK_ALLOWED_HOSTS' })
+  const guard = new DestinationGuard({
+    allowedHosts: options.allowedHosts,
+    ownPorts: () => listeningPorts(fastify.server, options.gatewayPort),
+    allowListName: 'WEBHOOK_ALLOWED_HOSTS',
+  })
   const dispatcher = guard.dispatcher()
   const worker = new DeliveryWorker({
     deliveries: fastify.webhookDeliveries,
     subscriptions: { find: (subscriptionId) => fastify.webhookOutbox.findSubscription(subscriptionId) },
     sender: new WebhookSender({ dispatcher, timeoutMs: options.timeoutMs }),
-    settings: { backoffMs: options.backoffMs, timeoutMs: options.timeoutMs, pollMs: options.pollMs, leaseMs: options.leaseMs, concurrency: options.concurrency, retentionMs: options.retentionMs },
+    settings: {
+      backoffMs: options.backoffMs,
+      timeoutMs: options.timeoutMs,
+      pollMs: options.pollMs,
+      leaseMs: options.leaseMs,
+      concurrency: options.concurrency,
+      retentionMs: options.retentionMs,
+    },
     owner: workerOwner(),
     log: fastify.log.child({ component: 'webhook-worker' }),
     now: fastify.clock,

@@ -65,7 +65,10 @@ export class DeliveryRepository {
   async releaseLapsed(now: Date): Promise<number> {
     const result = await this.collection.updateMany(
       { status: 'delivering', leaseUntil: { $lt: now } },
-      { $set: { status: 'pending', dueAt: now, lastError: 'the engine trying it stopped before the outcome was known' }, $unset: { leaseOwner: '', leaseUntil: '' } },
+      {
+        $set: { status: 'pending', dueAt: now, lastError: 'the engine trying it stopped before the outcome was known' },
+        $unset: { leaseOwner: '', leaseUntil: '' },
+      },
     )
     return result.modifiedCount
   }

@@ -24,7 +24,11 @@ function reasonOf(error: unknown, timeoutMs: number): string {
   if (error instanceof OutboundRefused) return `refused: ${error.message}`
   const cause = (error as { cause?: unknown }).cause
   if (cause instanceof OutboundRefused) return `refused: ${cause.message}`
-  if (error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.BodyTimeoutError || (error as { name?: string }).name === 'TimeoutError') {
+  if (
+    error instanceof undiciErrors.HeadersTimeoutError ||
+    error instanceof undiciErrors.BodyTimeoutError ||
+    (error as { name?: string }).name === 'TimeoutError'
+  ) {
     return `no answer within WEBHOOK_TIMEOUT_MS (${timeoutMs} ms)`
   }
   const code = (error as { code?: unknown }).code ?? (cause as { code?: unknown } | undefined)?.code
@@ -36,7 +40,11 @@ export class WebhookSender {
   constructor(private readonly options: SenderOptions) {}
 
   /** The headers of a try at `now` (the timestamp is signed along with the body). */
-  headersFor(subscription: Pick<StoredWebhookSubscription, 'secret'>, delivery: Pick<StoredWebhookDelivery, '_id' | 'eventType' | 'body'>, now: Date): Record<string, string> {
+  headersFor(
+    subscription: Pick<StoredWebhookSubscription, 'secret'>,
+    delivery: Pick<StoredWebhookDelivery, '_id' | 'eventType' | 'body'>,
+    now: Date,
+  ): Record<string, string> {
     const timestamp = String(Math.floor(now.getTime() / 1000))
     return {
       'content-type': 'application/json',
@@ -48,7 +56,11 @@ export class WebhookSender {
     }
   }
 
-  async send(subscription: Pick<StoredWebhookSubscription, 'url' | 'secret'>, delivery: StoredWebhookDelivery, now: Date): Promise<TryResult> {
+  async send(
+    subscription: Pick<StoredWebhookSubscription, 'url' | 'secret'>,
+    delivery: StoredWebhookDelivery,
+    now: Date,
+  ): Promise<TryResult> {
     const { timeoutMs, dispatcher } = this.options
     try {
       const answer = await request(subscription.url, {

@@ -52,7 +52,12 @@ export function outcomeOf(result: TryResult, tries: number, now: Date, backoffMs
   if (result.delivered) return { status: 'delivered', statusCode: result.statusCode }
   const made = tries + 1
   if (made >= MAX_TRIES) return { status: 'failed', statusCode: result.statusCode, error: result.error }
-  return { status: 'pending', dueAt: new Date(now.getTime() + backoffDelay(made, backoffMs)), statusCode: result.statusCode, error: result.error }
+  return {
+    status: 'pending',
+    dueAt: new Date(now.getTime() + backoffDelay(made, backoffMs)),
+    statusCode: result.statusCode,
+    error: result.error,
+  }
 }
 
 export class DeliveryWorker {
@@ -63,7 +68,11 @@ export class DeliveryWorker {
   private lastSweep = 0
 
   constructor(private readonly options: DeliveryWorkerOptions) {
-    this.loop = new PollLoop(options.settings.pollMs, () => this.pollOnce(), (error) => options.log.error({ err: error }, 'webhook delivery poll failed'))
+    this.loop = new PollLoop(
+      options.settings.pollMs,
+      () => this.pollOnce(),
+      (error) => options.log.error({ err: error }, 'webhook delivery poll failed'),
+    )
   }
 
   start(): void {
@@ -137,18 +146,30 @@ export class DeliveryWorker {
   }
 
   /** One try and its outcome; a failure to record it leaves the claim to lapse and the try to be made again. */
-  private async attempt(delivery: StoredWebhookDelivery, subscriptionOf: (id: string) => Promise<StoredWebhookSubscription | null>): Promise<void> {
+  private async attempt(
+    delivery: StoredWebhookDelivery,
+    subscriptionOf: (id: string) => Promise<StoredWebhookSubscription | null>,
+  ): Promise<void> {
     const { deliveries, sender, settings, owner, log } = this.options
-    const deliveryLog = log.child({ deliveryId: delivery._id, subscriptionId: delivery.subscriptionId, eventType: delivery.eventType, tries: delivery.tries })
+    const deliveryLog = log.child({
+      deliveryId: delivery._id,
+      subscriptionId: delivery.subscriptionId,
+      eventType: delivery.eventType,
+      tries: delivery.tries,
+    })
     try {
       const subscription = await subscriptionOf(delivery.subscriptionId)
       const result: TryResult = subscription
         ? await sender.send(subscription, delivery, this.options.now())
         : { delivered: false, error: 'the subscription was deleted' }
-      const outcome: TryOutcome = subscription ? outcomeOf(result, delivery.tries, this.options.now(), settings.backoffMs) : { status: 'failed', error: 'the subscription was deleted' }
-      if (!(await deliveries.record(delivery, owner, outcome, this.options.now()))) deliveryLog.warn('a webhook delivery was taken over or deleted before its outcome was recorded')
+      const outcome: TryOutcome = subscription
+        ? outcomeOf(result, delivery.tries, this.options.now(), settings.backoffMs)
+        : { status: 'failed', error: 'the subscription was deleted' }
+      if (!(await deliveries.record(delivery, owner, outcome, this.options.now())))
+        deliveryLog.warn('a webhook delivery was taken over or deleted before its outcome was recorded')
       else if (outcome.status === 'failed') deliveryLog.error(`webhook delivery failed for good: ${outcome.error}`)
-      else if (outcome.status === 'pending') deliveryLog.warn({ dueAt: outcome.dueAt }, `webhook delivery failed, will retry: ${outcome.error}`)
+      else if (outcome.status === 'pending')
+        deliveryLog.warn({ dueAt: outcome.dueAt }, `webhook delivery failed, will retry: ${outcome.error}`)
     } catch (error) {
       deliveryLog.error({ err: error }, 'could not record the outcome of a webhook delivery; it is tried again once its claim lapses')
     }

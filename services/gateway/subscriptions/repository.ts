@@ -68,10 +68,20 @@ export class SubscriptionRepository {
   }
 
   /** The subscription's deliveries (in `status` when given), newest first, after `after`; at most `limit`. */
-  async deliveryPage(subscriptionId: string, status: WebhookDeliveryStatus | undefined, limit: number, after?: DeliveryPosition): Promise<StoredWebhookDelivery[]> {
+  async deliveryPage(
+    subscriptionId: string,
+    status: WebhookDeliveryStatus | undefined,
+    limit: number,
+    after?: DeliveryPosition,
+  ): Promise<StoredWebhookDelivery[]> {
     const filter: Filter = { subscriptionId, ...(status === undefined ? {} : { status }) }
     const query = after
-      ? { $and: [filter, { $or: [{ createdAt: { $lt: after.createdAt } }, { createdAt: after.createdAt, _id: { $lt: after.deliveryId } }] }] }
+      ? {
+          $and: [
+            filter,
+            { $or: [{ createdAt: { $lt: after.createdAt } }, { createdAt: after.createdAt, _id: { $lt: after.deliveryId } }] },
+          ],
+        }
       : filter
     return this.deliveries.find(query, { sort: { createdAt: -1, _id: -1 }, limit, projection: { body: 0 } }).toArray()
   }

@@ -30,14 +30,19 @@ async function subscriptionRoutes(fastify: FastifyInstance): Promise<void> {
     ...routeFrom(listSubscriptions),
     handler: async (request, reply) => {
       const { organizationId, appId } = request.query
-      return reply.envelope(await fastify.subscriptions.list(fastify.adminTenantOf(request, request.query, 'query') ?? { organizationId, appId }))
+      return reply.envelope(
+        await fastify.subscriptions.list(fastify.adminTenantOf(request, request.query, 'query') ?? { organizationId, appId }),
+      )
     },
   })
   app.route({
     ...routeFrom(deleteSubscription),
     handler: async (request, reply) => {
       // The tenant travels as query parameters on DELETE; a JSON body may carry it too (DESIGN.md §4).
-      const named = { organizationId: request.query.organizationId ?? request.body.organizationId, appId: request.query.appId ?? request.body.appId }
+      const named = {
+        organizationId: request.query.organizationId ?? request.body.organizationId,
+        appId: request.query.appId ?? request.body.appId,
+      }
       await fastify.subscriptions.delete(request.body.id, fastify.adminTenantOf(request, named, 'query') ?? named)
       return reply.envelope({ message: 'Subscription deleted' })
     },
@@ -47,7 +52,9 @@ async function subscriptionRoutes(fastify: FastifyInstance): Promise<void> {
     handler: async (request, reply) => {
       const { status, limit, cursor, organizationId, appId } = request.query
       const tenant = fastify.adminTenantOf(request, request.query, 'query') ?? { organizationId, appId }
-      return reply.envelope(await fastify.subscriptions.deliveries(request.params.id, tenant, { status, limit: limit ?? DEFAULT_DELIVERY_PAGE, cursor }))
+      return reply.envelope(
+        await fastify.subscriptions.deliveries(request.params.id, tenant, { status, limit: limit ?? DEFAULT_DELIVERY_PAGE, cursor }),
+      )
     },
   })
   app.route({

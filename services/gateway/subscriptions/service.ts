@@ -7,7 +7,14 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import type { CreatedSubscription, SubscriptionInput, SubscriptionSummary, WebhookDelivery, WebhookDeliveryPage, WebhookDeliveryStatus } from '../../../openapi/generated/schemas.js'
+import type {
+  CreatedSubscription,
+  SubscriptionInput,
+  SubscriptionSummary,
+  WebhookDelivery,
+  WebhookDeliveryPage,
+  WebhookDeliveryStatus,
+} from '../../../openapi/generated/schemas.js'
 import type { GatewayErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import { DestinationGuard, listeningPorts } from '../../../lib/outbound/destination-guard.js'
@@ -109,12 +116,21 @@ export class Subscriptions {
 
   async deliveries(subscriptionId: string, tenant: TenantFilter, query: DeliveryQuery): Promise<WebhookDeliveryPage> {
     const after = query.cursor === undefined ? undefined : decodeDeliveryCursor(query.cursor)
-    if (query.cursor !== undefined && !after) throw this.fail('fm4000', { args: ['querystring.cursor is not a cursor this service issued'], parameters: { field: 'querystring.cursor' } })
+    if (query.cursor !== undefined && !after)
+      throw this.fail('fm4000', {
+        args: ['querystring.cursor is not a cursor this service issued'],
+        parameters: { field: 'querystring.cursor' },
+      })
     await this.existing(subscriptionId, tenant)
     const found = await this.repository.deliveryPage(subscriptionId, query.status, query.limit + 1, after)
     const page = found.slice(0, query.limit)
     const last = page[page.length - 1]
-    return { items: page.map(deliveryOf), ...(found.length > query.limit && last ? { nextCursor: encodeDeliveryCursor({ createdAt: last.createdAt, deliveryId: last._id }) } : {}) }
+    return {
+      items: page.map(deliveryOf),
+      ...(found.length > query.limit && last
+        ? { nextCursor: encodeDeliveryCursor({ createdAt: last.createdAt, deliveryId: last._id }) }
+        : {}),
+    }
   }
 
   /** Queues the delivery again (404 fm3051 / fm3052 when unknown, 409 fm3053 while it is being tried). */
@@ -145,7 +161,11 @@ export interface SubscriptionServiceOptions {
 }
 
 async function subscriptionServicePlugin(fastify: FastifyInstance, options: SubscriptionServiceOptions): Promise<void> {
-  const guard = new DestinationGuard({ allowedHosts: options.allowedHosts, ownPorts: () => listeningPorts(fastify.server, options.enginePort), allowListName: 'WEBHOOK_ALLOWED_HOSTS' })
+  const guard = new DestinationGuard({
+    allowedHosts: options.allowedHosts,
+    ownPorts: () => listeningPorts(fastify.server, options.enginePort),
+    allowListName: 'WEBHOOK_ALLOWED_HOSTS',
+  })
   fastify.decorate('subscriptions', new Subscriptions(fastify.subscriptionRepository, guard, fastify.fail))
 }
 
