@@ -3,7 +3,7 @@
  * service writes, the other reads (models, users, constants, data collections, batch jobs, cache
  * invalidations), so the names and shapes live here once.
  */
-import type { ActivityType, NotificationEventType } from '../openapi/generated/schemas.js'
+import type { ActivityType, NotificationEventType, WebhookDeliveryStatus } from '../openapi/generated/schemas.js'
 import type { DataInstance, InformItem, ProcessInstance, ProcessStatus, Task } from '../model/instance.js'
 import type { WorkflowModel } from '../model/types.js'
 
@@ -24,6 +24,10 @@ export const Collections = {
   schedules: 'schedules',
   /** Named counters (StoredCounter): `cacheInvalidations` numbers the invalidation records. */
   counters: 'counters',
+  /** Webhook subscriptions (StoredWebhookSubscription): the gateway writes them, the engine reads them. */
+  webhookSubscriptions: 'webhookSubscriptions',
+  /** The webhook outbox (StoredWebhookDelivery): written by the engine with the change, sent by its delivery worker. */
+  webhookDeliveries: 'webhookDeliveries',
 } as const
 
 /**
@@ -219,4 +223,51 @@ export interface StoredNotification {
   /** true while a user task is open; `task` is then the newest open task. */
   onUs: boolean
   task?: Task
+}
+
+/** A webhook subscription of one tenant (docs/webhooks.md); `_id` is the subscriptionId. */
+export interface StoredWebhookSubscription {
+  _id: string
+  organizationId: string
+  appId: string
+  url: string
+  events: NotificationEventType[]
+  /** Empty: every process of the app. */
+  processIds: string[]
+  /** The HMAC-SHA256 key deliveries are signed with. */
+  secret: string
+  createdAt: Date
+}
+
+/**
+ * One event to deliver to one subscription: the outbox record, inserted in the same atomic batch as
+ * the change that caused it, so a crash can delay a delivery but never lose it. `_id` is the
+ * deliveryId, sent on every try.
+ */
+export interface StoredWebhookDelivery {
+  _id: string
+  subscriptionId: string
+  organizationId: string
+  appId: string
+  processId: string
+  processInstanceId: string
+  eventType: NotificationEventType
+  /** `<subscriptionId> <processInstanceId>`: the deliveries that go out one after another. */
+  orderKey: string
+  /** The instance version the change wrote: the order of the deliveries of one orderKey. */
+  sequence: number
+  /** The JSON body, fixed at the change, so every try sends the same bytes. */
+  body: string
+  status: WebhookDeliveryStatus
+  /** Tries made so far. */
+  tries: number
+  /** When it may be tried next (`pending` only). */
+  dueAt: Date
+  createdAt: Date
+  deliveredAt?: Date
+  lastStatusCode?: number
+  lastError?: string
+  /** While `delivering`: the engine trying it, and until when its claim holds. */
+  leaseOwner?: string
+  leaseUntil?: Date
 }

@@ -31,6 +31,7 @@ t.test('defaults follow DESIGN.md §2 when nothing is set', async (t) => {
     flowInlineBudgetMs: 20,
     flowWorkers: { threads: 4, memoryMb: 128 },
     flowHttp: { allowedHosts: [], forwardHeaders: [] },
+    webhooks: { allowedHosts: [], timeoutMs: 10000, backoffMs: 1000 },
     mongodbMaxTimeMs: 10000,
     maxJsonDepth: 64,
     telemetry: {
@@ -221,4 +222,13 @@ t.test('observability: METRICS_ENABLED, METRICS_TOKEN and the standard OpenTelem
   t.throws(() => parseConfig({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }), /OTEL_EXPORTER_OTLP_PROTOCOL must be one of http\/protobuf, http\/json/)
   t.throws(() => parseConfig({ METRICS_TOKEN: 'short' }), /METRICS_TOKEN must be at least 16 characters/)
   t.throws(() => parseConfig({ METRICS_ENABLED: 'yes' }), /METRICS_ENABLED must be one of true, false/)
+})
+
+t.test('WEBHOOK_ALLOWED_HOSTS takes the syntax of FLOW_HTTP_ALLOWED_HOSTS; WEBHOOK_TIMEOUT_MS and WEBHOOK_BACKOFF_MS default to 10000 and 1000', async (t) => {
+  t.same(parseConfig({}).webhooks, { allowedHosts: [], timeoutMs: 10_000, backoffMs: 1_000 })
+  const config = parseConfig({ WEBHOOK_ALLOWED_HOSTS: '127.0.0.1, *.hooks.internal:8443', WEBHOOK_TIMEOUT_MS: '2500', WEBHOOK_BACKOFF_MS: '50' })
+  t.same(config.webhooks, { allowedHosts: ['127.0.0.1', '*.hooks.internal:8443'], timeoutMs: 2_500, backoffMs: 50 })
+  t.throws(() => parseConfig({ WEBHOOK_ALLOWED_HOSTS: 'http://hooks.example' }), { name: 'ConfigError', variable: 'WEBHOOK_ALLOWED_HOSTS' })
+  t.throws(() => parseConfig({ WEBHOOK_TIMEOUT_MS: '0' }), { name: 'ConfigError', variable: 'WEBHOOK_TIMEOUT_MS' })
+  t.throws(() => parseConfig({ WEBHOOK_BACKOFF_MS: 'soon' }), { name: 'ConfigError', variable: 'WEBHOOK_BACKOFF_MS' })
 })

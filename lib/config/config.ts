@@ -58,6 +58,12 @@ export interface Config {
   flowWorkers: { threads: number; memoryMb: number }
   /** Hosts `http` nodes may reach although private (`*.` subdomains, optional `:port`), and context headers they may forward. */
   flowHttp: { allowedHosts: string[]; forwardHeaders: string[] }
+  /**
+   * Webhook deliveries (docs/webhooks.md): hosts they may reach although private (the syntax of
+   * FLOW_HTTP_ALLOWED_HOSTS), how long a receiver may take to answer, and the first retry delay
+   * (each further try doubles it).
+   */
+  webhooks: { allowedHosts: string[]; timeoutMs: number; backoffMs: number }
   /** `maxTimeMS` of every MongoDB query, so no filter holds the database longer. */
   mongodbMaxTimeMs: number
   /** The deepest nesting of arrays and objects a JSON body may have (400 past it, before it is parsed). */
@@ -280,6 +286,11 @@ export function parseConfig(env: Env, cwd: string = process.cwd()): Config {
     flowHttp: {
       allowedHosts: list(env, 'FLOW_HTTP_ALLOWED_HOSTS', ALLOWED_HOST, 'host names or IPs (optionally *. and :port)'),
       forwardHeaders: list(env, 'FLOW_HTTP_FORWARD_HEADERS', HEADER_NAME, 'header names'),
+    },
+    webhooks: {
+      allowedHosts: list(env, 'WEBHOOK_ALLOWED_HOSTS', ALLOWED_HOST, 'host names or IPs (optionally *. and :port)'),
+      timeoutMs: positiveInteger(env, 'WEBHOOK_TIMEOUT_MS', 10_000),
+      backoffMs: positiveInteger(env, 'WEBHOOK_BACKOFF_MS', 1_000),
     },
     mongodbMaxTimeMs: positiveInteger(env, 'MONGODB_MAX_TIME_MS', 10_000),
     maxJsonDepth: positiveInteger(env, 'MAX_JSON_DEPTH', 64),

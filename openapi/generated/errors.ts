@@ -76,6 +76,10 @@ export type GatewayErrorCode =
   | "fm3040"
   | "fm3041"
   | "fm3042"
+  | "fm3050"
+  | "fm3051"
+  | "fm3052"
+  | "fm3053"
   | "fm5020"
   | "fm5021"
   | "fm5040"
@@ -161,6 +165,10 @@ export const gatewayErrorCatalogue = {
   "fm3040": {"status":400,"type":"business","category":"error","message":"Invalid log stream request: %s"},
   "fm3041": {"status":500,"type":"technical","category":"error","message":"Missing deployment environment configuration: %s"},
   "fm3042": {"status":502,"type":"technical","category":"error","message":"Log source unavailable: %s"},
+  "fm3050": {"status":400,"type":"business","category":"error","message":"Webhook URL refused: %s"},
+  "fm3051": {"status":404,"type":"business","category":"error","message":"Subscription not found: %s"},
+  "fm3052": {"status":404,"type":"business","category":"error","message":"Delivery not found: %s"},
+  "fm3053": {"status":409,"type":"business","category":"error","message":"Delivery %s is being tried right now"},
   "fm5020": {"status":502,"type":"technical","category":"error","message":"Engine unreachable"},
   "fm5021": {"status":502,"type":"technical","category":"error","message":"Invalid answer from the engine: %s"},
   "fm5040": {"status":504,"type":"technical","category":"error","message":"Engine timeout"},

@@ -171,6 +171,110 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/subscription/create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Subscribe a URL to the tenant's notification events
+         * @description Every notification event of an instance of the tenant whose type is in `events` (and whose
+         *     process is in `processIds`, when given) is delivered to `url` at least once, signed with the
+         *     subscription's secret, retried with backoff (docs/webhooks.md). `url` must be http or https
+         *     and reach a public address, or a host listed in WEBHOOK_ALLOWED_HOSTS: else 400 fm3050,
+         *     and nothing is stored. The secret (generated when not given) is shown in this answer only.
+         */
+        post: operations["createSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/subscription/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the tenant's subscriptions
+         * @description The subscriptions of the tenant named by `organizationId` and `appId` (a tenant admin's own), oldest first, without secrets.
+         */
+        get: operations["listSubscriptions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/subscription/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a subscription
+         * @description Removes the subscription and its deliveries, sent or not (404 fm3051 when the tenant has no such subscription).
+         */
+        delete: operations["deleteSubscription"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/subscription/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The deliveries of a subscription
+         * @description Newest first, `limit` at a time (404 fm3051 when the tenant has no such subscription).
+         */
+        get: operations["listSubscriptionDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/subscription/{id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Queue a delivery again
+         * @description The delivery goes back to `pending` with its tries at 0 and is sent again with the same `x-workflow-delivery` (404 fm3051 for an unknown subscription, fm3052 for a delivery it does not have; 409 fm3053 while a try is under way).
+         */
+        post: operations["redeliverWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/settings/{file}": {
         parameters: {
             query?: never;
@@ -1139,7 +1243,32 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    workflowEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A notification event delivered to a subscription's URL
+         * @description At least once, in order per instance and subscription. Verify `x-workflow-signature`
+         *     (`sha256=<hex HMAC-SHA256 of "<x-workflow-timestamp>.<raw body>">` with the subscription's
+         *     secret; the SDK's `verifyWebhook`), refuse old timestamps, and drop repeats by
+         *     `x-workflow-delivery`. A 2xx answer within WEBHOOK_TIMEOUT_MS delivers it; anything else is
+         *     retried after WEBHOOK_BACKOFF_MS × 2^(tries−1), the tenth failure being final.
+         */
+        post: operations["receiveWorkflowEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /**
@@ -1367,6 +1496,10 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /** @description The subscription just created, with its `secret` (shown in this answer only). */
+        CreatedSubscription: components["schemas"]["SubscriptionSummary"] & {
+            secret: string;
+        };
         /** @description Distinguishes actions of the same actionType; for `function` actions it names the function action (MODEL.md `actions[].customType`). */
         CustomType: string;
         /** dataCollection */
@@ -1427,6 +1560,12 @@ export interface components {
             total: number;
             skip: number;
             limit: number;
+        };
+        DeleteSubscriptionRequest: {
+            /** @description The `subscriptionId`. */
+            id: string;
+            organizationId?: string;
+            appId?: string;
         };
         DeleteUserRequest: {
             /** @description The `userId` of the user to delete. */
@@ -2029,6 +2168,11 @@ export interface components {
                 engine?: "ok";
             };
         };
+        RedeliverRequest: {
+            deliveryId: string;
+            organizationId?: string;
+            appId?: string;
+        };
         RetryActionRequest: {
             processInstanceId: string;
             /** @description The failed thread (from processInstance.threads). */
@@ -2089,6 +2233,29 @@ export interface components {
         StatusOk: {
             /** @constant */
             status: "OK";
+        };
+        /** @description Body of `POST /subscription/create`. `url` must be http or https and reach a public address, or a host listed in WEBHOOK_ALLOWED_HOSTS (checked now, and again on the resolved address at every delivery). Without `secret` a random one of 43 characters is generated. */
+        SubscriptionInput: {
+            url: string;
+            /** @description The notification event types delivered to this subscription. */
+            events: components["schemas"]["NotificationEventType"][];
+            /** @description Only events of instances of these processes; every process when absent or empty. */
+            processIds?: string[];
+            /** @description The HMAC-SHA256 key of the signatures; at least 32 characters. */
+            secret?: string;
+            organizationId: string;
+            appId: string;
+        };
+        /** @description A subscription as listed (its secret is shown only when it is created). */
+        SubscriptionSummary: {
+            subscriptionId: string;
+            url: string;
+            events: components["schemas"]["NotificationEventType"][];
+            processIds: string[];
+            organizationId: string;
+            appId: string;
+            /** Format: date-time */
+            createdAt: string;
         };
         /** @description Answer of `POST /task/{taskId}/commit`. */
         Success: {
@@ -2258,6 +2425,44 @@ export interface components {
             /** @description What happens when the task stays open too long; each runs once, `after` its creation. */
             escalations?: components["schemas"]["EscalationDefinition"][];
         };
+        WebhookDelivery: {
+            /** @description Sent in `x-workflow-delivery`, the same on every try. */
+            deliveryId: string;
+            eventType: components["schemas"]["NotificationEventType"];
+            processInstanceId: string;
+            status: components["schemas"]["WebhookDeliveryStatus"];
+            tries: number;
+            /** @description The receiver's status code on the last try; null before one or when none came. */
+            lastStatusCode: number | null;
+            lastError: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description When a receiver took it (ISO date-time); null until then. */
+            deliveredAt: string | null;
+        };
+        WebhookDeliveryPage: {
+            /** @description Newest first. */
+            items: components["schemas"]["WebhookDelivery"][];
+            /** @description Present when more deliveries follow; pass it as `cursor` to get them. */
+            nextCursor?: string;
+        };
+        /**
+         * @description `pending` (waiting for its first try, or for a retry after a failed one), `delivering` (a try is under way), `delivered` (a receiver answered 2xx), `failed` (the tenth try failed).
+         * @enum {string}
+         */
+        WebhookDeliveryStatus: "pending" | "delivering" | "delivered" | "failed";
+        /** @description The JSON body a receiver gets (docs/webhooks.md). Signed with the subscription's secret: `x-workflow-signature: sha256=<hex HMAC-SHA256 of "<x-workflow-timestamp>.<raw body>">`. */
+        WebhookPayload: {
+            deliveryId: string;
+            eventType: components["schemas"]["NotificationEventType"];
+            /** Format: date-time */
+            occurredAt: string;
+            organizationId: string;
+            appId: string;
+            processId: string;
+            processInstance: components["schemas"]["ProcessInstance"];
+            task?: components["schemas"]["Task"];
+        };
         /** @description Where a flow function writes, under `data`, `output` or `vars` (e.g. `data.total`). */
         WritablePath: string;
     };
@@ -2288,6 +2493,8 @@ export interface components {
         AppIdPath: string;
         /** @description Application scope, auto-injected by the client library (on GET and DELETE as a query parameter). */
         AppIdQuery: string;
+        /** @description The application (auto-injected by the client library); a tenant admin's must be its own. */
+        AppIdRequiredQuery: string;
         /** @description Scopes the invalidation to one cache key; valid only for cacheType `service` and `swagger` (else 400 fm3030). Omitted = every entry of the type. */
         CacheIdQuery: string;
         /** @description Which service's caches (`fm` gateway, `wfm` engine, `all` both). */
@@ -2296,6 +2503,8 @@ export interface components {
         CacheTypePath: "app" | "all" | "swagger" | "endpoint" | "service";
         /** @description The human-readable collection name (a `dataCollection` model's `modelBody.name`), URL-encoded. */
         CollectionPath: string;
+        /** @description Only the deliveries in this status. */
+        DeliveryStatusQuery: components["schemas"]["WebhookDeliveryStatus"];
         /** @description `complete`, `cancel` or `return`. Checked by the handler (400 wm3110 for any other value or an action the task does not offer), so that SPEC.md's "invalid actionType" answers its own code. */
         ExternalActionTypePath: string;
         FunctionIdPath: string;
@@ -2312,6 +2521,8 @@ export interface components {
         OptionalUser: string;
         /** @description Tenant scope, auto-injected by the client library (on GET and DELETE as a query parameter). */
         OrganizationIdQuery: string;
+        /** @description The tenant (auto-injected by the client library); a tenant admin's must be its own. */
+        OrganizationIdRequiredQuery: string;
         /** @description The `x-next-cursor` of the previous page; absent for the first page. Opaque; a value the service did not issue is 400. */
         PageCursor: string;
         /** @description At most this many records in one answer. */
@@ -2323,6 +2534,8 @@ export interface components {
         SettingsFilePath: string;
         /** @description HS256 JWT signed with STUDIO_TOKEN_SECRET whose `sub` equals `lplogclientid`. Required by the log stream, checked by its handler (missing or invalid → 401 fm4011) rather than by the schema. */
         StudioToken: string;
+        /** @description The `subscriptionId`. */
+        SubscriptionIdPath: string;
         TaskIdPath: string;
         /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
         User: string;
@@ -2717,6 +2930,225 @@ export interface operations {
             400: components["responses"]["GatewayError"];
             401: components["responses"]["GatewayError"];
             403: components["responses"]["GatewayError"];
+            413: components["responses"]["GatewayError"];
+            415: components["responses"]["GatewayError"];
+            500: components["responses"]["GatewayError"];
+        };
+    };
+    createSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
+                lplogclientid?: components["parameters"]["LpLogClientId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.example.org/workflow",
+                 *       "events": [
+                 *         "Created",
+                 *         "TaskCompleted",
+                 *         "Finished"
+                 *       ],
+                 *       "processIds": [
+                 *         "leave-request"
+                 *       ],
+                 *       "organizationId": "acme",
+                 *       "appId": "hr"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SubscriptionInput"];
+            };
+        };
+        responses: {
+            /** @description The subscription, with its secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "success";
+                        data: components["schemas"]["CreatedSubscription"];
+                    };
+                };
+            };
+            400: components["responses"]["GatewayError"];
+            401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
+            413: components["responses"]["GatewayError"];
+            415: components["responses"]["GatewayError"];
+            500: components["responses"]["GatewayError"];
+        };
+    };
+    listSubscriptions: {
+        parameters: {
+            query: {
+                /** @description The tenant (auto-injected by the client library); a tenant admin's must be its own. */
+                organizationId: components["parameters"]["OrganizationIdRequiredQuery"];
+                /** @description The application (auto-injected by the client library); a tenant admin's must be its own. */
+                appId: components["parameters"]["AppIdRequiredQuery"];
+            };
+            header?: {
+                /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
+                lplogclientid?: components["parameters"]["LpLogClientId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscriptions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "success";
+                        data: components["schemas"]["SubscriptionSummary"][];
+                    };
+                };
+            };
+            400: components["responses"]["GatewayError"];
+            401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
+            500: components["responses"]["GatewayError"];
+        };
+    };
+    deleteSubscription: {
+        parameters: {
+            query?: {
+                /** @description Tenant scope, auto-injected by the client library (on GET and DELETE as a query parameter). */
+                organizationId?: components["parameters"]["OrganizationIdQuery"];
+                /** @description Application scope, auto-injected by the client library (on GET and DELETE as a query parameter). */
+                appId?: components["parameters"]["AppIdQuery"];
+            };
+            header?: {
+                /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
+                lplogclientid?: components["parameters"]["LpLogClientId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeleteSubscriptionRequest"];
+            };
+        };
+        responses: {
+            /** @description `{ message: "Subscription deleted" }`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "success";
+                        data: components["schemas"]["Message"];
+                    };
+                };
+            };
+            400: components["responses"]["GatewayError"];
+            401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
+            404: components["responses"]["GatewayError"];
+            413: components["responses"]["GatewayError"];
+            415: components["responses"]["GatewayError"];
+            500: components["responses"]["GatewayError"];
+        };
+    };
+    listSubscriptionDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Only the deliveries in this status. */
+                status?: components["parameters"]["DeliveryStatusQuery"];
+                /** @description At most this many records in one answer. */
+                limit?: components["parameters"]["PageLimit"];
+                /** @description The `x-next-cursor` of the previous page; absent for the first page. Opaque; a value the service did not issue is 400. */
+                cursor?: components["parameters"]["PageCursor"];
+                /** @description Tenant scope, auto-injected by the client library (on GET and DELETE as a query parameter). */
+                organizationId?: components["parameters"]["OrganizationIdQuery"];
+                /** @description Application scope, auto-injected by the client library (on GET and DELETE as a query parameter). */
+                appId?: components["parameters"]["AppIdQuery"];
+            };
+            header?: {
+                /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
+                lplogclientid?: components["parameters"]["LpLogClientId"];
+            };
+            path: {
+                /** @description The `subscriptionId`. */
+                id: components["parameters"]["SubscriptionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "success";
+                        data: components["schemas"]["WebhookDeliveryPage"];
+                    };
+                };
+            };
+            400: components["responses"]["GatewayError"];
+            401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
+            404: components["responses"]["GatewayError"];
+            500: components["responses"]["GatewayError"];
+        };
+    };
+    redeliverWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
+                lplogclientid?: components["parameters"]["LpLogClientId"];
+            };
+            path: {
+                /** @description The `subscriptionId`. */
+                id: components["parameters"]["SubscriptionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RedeliverRequest"];
+            };
+        };
+        responses: {
+            /** @description `{ message: "Delivery queued" }`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "success";
+                        data: components["schemas"]["Message"];
+                    };
+                };
+            };
+            400: components["responses"]["GatewayError"];
+            401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
+            404: components["responses"]["GatewayError"];
+            409: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
@@ -4675,6 +5107,44 @@ export interface operations {
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
             504: components["responses"]["GatewayError"];
+        };
+    };
+    receiveWorkflowEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event type. */
+                "x-workflow-event": string;
+                /** @description The delivery id: the same on every try. */
+                "x-workflow-delivery": string;
+                /** @description Unix seconds of this try (signed). */
+                "x-workflow-timestamp": string;
+                /** @description `sha256=<hex>`. */
+                "x-workflow-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookPayload"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer delivers the event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A receiver refusing the signature (or answering anything but 2xx) fails the try: it is made again later, and the tenth failure is final. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }

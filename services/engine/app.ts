@@ -58,6 +58,9 @@ import noteRoutes from './notes/routes.js'
 import processQueries from './queries/repository.js'
 import queryRoutes from './queries/routes.js'
 import taskRoutes from './tasks/routes.js'
+import webhookDeliveries from './webhooks/repository.js'
+import webhookOutbox from './webhooks/outbox.js'
+import webhookWorker from './webhooks/plugin.js'
 
 /** Batch jobs one engine runs at the same time; more engines run more. */
 const BATCH_CONCURRENCY = 4
@@ -112,6 +115,8 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
   await app.register(processModels)
   await app.register(authorization)
   await app.register(notifications)
+  await app.register(webhookOutbox)
+  await app.register(webhookDeliveries)
   await app.register(runEnvironments, {
     flowTimeoutMs: options.config.flowTimeoutMs,
     flowInlineBudgetMs: options.config.flowInlineBudgetMs,
@@ -138,6 +143,14 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
     },
   })
   await app.register(scheduler, { pollMs: options.config.batchPollMs })
+  await app.register(webhookWorker, {
+    ...options.config.webhooks,
+    pollMs: options.config.batchPollMs,
+    leaseMs: options.config.batchLeaseMs,
+    concurrency: BATCH_CONCURRENCY,
+    retentionMs: options.config.batchRetentionHours * 3_600_000,
+    gatewayPort: options.config.gatewayPort,
+  })
   await app.register(engineTelemetry, { rawStore: options.store })
   await app.register(externalService)
   await app.register(scheduledRuns)

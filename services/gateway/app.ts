@@ -30,6 +30,9 @@ import type { ProxyRouteTable } from './proxy/route-table.js'
 import proxy from './proxy/routes.js'
 import settingsRoutes from './settings/routes.js'
 import settingsService from './settings/service.js'
+import subscriptionRepository from './subscriptions/repository.js'
+import subscriptionRoutes from './subscriptions/routes.js'
+import subscriptionService from './subscriptions/service.js'
 import userRepository from './users/repository.js'
 import userRoutes from './users/routes.js'
 import userService from './users/service.js'
@@ -87,6 +90,8 @@ export default async function gatewayApp(app: FastifyInstance, options: GatewayA
   await app.register(notificationUpserts)
   await app.register(settingsService)
   await app.register(cacheEviction)
+  await app.register(subscriptionRepository)
+  await app.register(subscriptionService, { allowedHosts: options.config.webhooks.allowedHosts, enginePort: options.config.enginePort })
 
   await app.register(health)
   await app.register(readiness, { engine: { url: options.config.engineUrl, socketPath: options.config.engineSocket } })
@@ -95,6 +100,7 @@ export default async function gatewayApp(app: FastifyInstance, options: GatewayA
   await app.register(notifyRoutes)
   await app.register(settingsRoutes)
   await app.register(cacheRoutes)
+  await app.register(subscriptionRoutes)
   await app.register(logRoutes, { config: options.config, rings: options.logRings })
   await app.register(proxy, { config: options.config, endpointCache: app.caches.cache<ProxyRouteTable>('endpoint'), metrics })
 }

@@ -1,9 +1,10 @@
 /**
  * Loading and changing process instances. Every change goes through `commit`: the new state is
  * written (an insert, or a compare-and-set on the version the change was computed from) in one
- * atomic batch with the request's data writes (its unit of work), its activity records and the
- * instance's notification record. A request that fails before the write, loses the compare-and-set
- * or dies mid-commit leaves the stored state exactly as it was.
+ * atomic batch with the request's data writes (its unit of work), its activity records, the
+ * instance's notification record and the webhook deliveries of its event (the outbox). A request
+ * that fails before the write, loses the compare-and-set or dies mid-commit leaves the stored state
+ * exactly as it was.
  */
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
@@ -15,6 +16,7 @@ import type { ActivityRepository } from '../activities/repository.js'
 import type { Authorization, Principal } from '../authorization/service.js'
 import { eventTypeAfter, type Notifications } from '../notifications/service.js'
 import type { RequestEnvironment } from '../runtime-host/environment.js'
+import type { WebhookOutbox } from '../webhooks/outbox.js'
 import type { CompiledProcess, ProcessState, RuntimeEffect } from '../runtime/types.js'
 import { type CommittedChange, recordCommittedChange } from '../telemetry/workflow-events.js'
 import type { ContextRepository } from './repository.js'
@@ -82,6 +84,7 @@ export class ProcessInstances {
     private readonly contexts: ContextRepository,
     private readonly activities: ActivityRepository,
     private readonly notifications: Notifications,
+    private readonly webhooks: WebhookOutbox,
     private readonly authorization: Authorization,
     private readonly fail: ErrorFactory<EngineErrorCode>,
     private readonly log: FastifyBaseLogger,
@@ -115,8 +118,8 @@ export class ProcessInstances {
   /**
    * Stores the change (409 wm3042 when the instance changed since it was read) in one atomic batch
    * with everything that describes it: the data writes of the request's flow functions, its
-   * activity records and the instance's notification record. A crash or a lost compare-and-set
-   * leaves none of them, a stored change all of them.
+   * activity records, the instance's notification record and the webhook deliveries of its event.
+   * A crash or a lost compare-and-set leaves none of them, a stored change all of them.
    */
   async commit(change: Change): Promise<StoredContext> {
     const now = change.env.now()
@@ -132,10 +135,13 @@ export class ProcessInstances {
         ...activity,
       })),
     )
-    const notificationWrites = await this.notifications.writesFor(state, eventTypeAfter(change.event, change.effects), change.compiled, change.env)
+    const eventType = eventTypeAfter(change.event, change.effects)
+    const notificationWrites = await this.notifications.writesFor(state, eventType, change.compiled, change.env)
     // The escalations of the tasks the change creates fall due as batch jobs, stored with it or not at all.
     const escalationWrites = escalationJobWrites(state.processInstance, change.effects, change.compiled, now)
-    const alongside = [...change.env.unitOfWork.writes(), ...activityWrites, ...notificationWrites, ...escalationWrites]
+    const version = change.previous ? change.previous.version + 1 : 1
+    const deliveryWrites = await this.webhooks.writesFor({ state, eventType, version, at: now })
+    const alongside = [...change.env.unitOfWork.writes(), ...activityWrites, ...notificationWrites, ...escalationWrites, ...deliveryWrites]
     let stored: StoredContext
     if (change.previous) {
       const written = await this.contexts.compareAndSet(change.previous, state, alongside)
@@ -147,6 +153,7 @@ export class ProcessInstances {
     } else {
       stored = await this.contexts.insert(state, alongside)
     }
+    if (deliveryWrites.length > 0) this.webhooks.stored()
     await change.alongside?.(stored)
     this.onCommitted?.({ started: change.previous === undefined, processId: state.processInstance.processId, effects: change.effects })
     return stored
@@ -156,11 +163,11 @@ export class ProcessInstances {
 async function processInstancesPlugin(fastify: FastifyInstance): Promise<void> {
   const metrics = fastify.engineMetrics
   const onCommitted = metrics ? (change: CommittedChange) => recordCommittedChange(metrics, change) : undefined
-  const { contexts, activities, notifications, authorization, fail, log } = fastify
-  fastify.decorate('processInstances', new ProcessInstances(contexts, activities, notifications, authorization, fail, log, onCommitted))
+  const { contexts, activities, notifications, webhookOutbox, authorization, fail, log } = fastify
+  fastify.decorate('processInstances', new ProcessInstances(contexts, activities, notifications, webhookOutbox, authorization, fail, log, onCommitted))
 }
 
 export default fp(processInstancesPlugin, {
   name: 'process-instances',
-  dependencies: ['contexts-repository', 'activities-repository', 'notifications-service', 'authorization', 'errors', 'metrics'],
+  dependencies: ['contexts-repository', 'activities-repository', 'notifications-service', 'webhook-outbox', 'authorization', 'errors', 'metrics'],
 })

@@ -4,10 +4,10 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
-import type { AddressInfo } from 'node:net'
 import fp from 'fastify-plugin'
 import type { Dispatcher } from 'undici'
 import type { Clock } from '../../../plugins/clock/plugin.js'
+import { listeningPorts } from '../../../lib/outbound/destination-guard.js'
 import type { Actor } from '../../../plugins/identity/plugin.js'
 import type { EngineMetrics } from '../../../lib/telemetry/engine-metrics.js'
 import type { Tracing } from '../../../lib/telemetry/tracing.js'
@@ -122,11 +122,7 @@ export interface RunEnvironmentsPluginOptions {
 }
 
 async function runEnvironmentsPlugin(fastify: FastifyInstance, options: RunEnvironmentsPluginOptions): Promise<void> {
-  const ownPorts = (): number[] => {
-    const address = fastify.server.address() as AddressInfo | string | null
-    const ports = typeof address === 'object' && address !== null ? [address.port] : []
-    return options.gatewayPort ? [...ports, options.gatewayPort] : ports
-  }
+  const ownPorts = (): number[] => listeningPorts(fastify.server, options.gatewayPort ?? 0)
   const policy = new OutboundPolicy({ ...options.flowHttp, ownPorts })
   const dispatcher = policy.dispatcher({ maxResponseSize: MAX_OUTBOUND_RESPONSE_BYTES })
   const pool = new FunctionPool(options.flowWorkers)

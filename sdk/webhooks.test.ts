@@ -1,0 +1,52 @@
+import t from 'tap'
+import { verifyWebhook, webhookSignature } from './webhooks.js'
+
+const SECRET = 'a-secret-of-at-least-thirty-two-characters'
+const BODY = '{"deliveryId":"d-1","eventType":"Created"}'
+const NOW = new Date('2025-07-01T10:00:00.000Z')
+const NOW_SECONDS = NOW.getTime() / 1000
+
+function headers(overrides: Record<string, string> = {}): Record<string, string> {
+  return {
+    'x-workflow-event': 'Created',
+    'x-workflow-delivery': 'd-1',
+    'x-workflow-timestamp': String(NOW_SECONDS),
+    'x-workflow-signature': webhookSignature(SECRET, NOW_SECONDS, BODY),
+    ...overrides,
+  }
+}
+
+t.test('a request signed with the secret over "<timestamp>.<raw body>" verifies, from Node headers or fetch Headers', async (t) => {
+  t.same(verifyWebhook(SECRET, headers(), BODY, { now: () => NOW }), {
+    valid: true,
+    deliveryId: 'd-1',
+    eventType: 'Created',
+    timestamp: NOW_SECONDS,
+  })
+  t.match(verifyWebhook(SECRET, new Headers(headers()), Buffer.from(BODY), { now: () => NOW }), { valid: true, deliveryId: 'd-1' })
+  t.match(webhookSignature(SECRET, NOW_SECONDS, BODY), /^sha256=[0-9a-f]{64}$/)
+})
+
+t.test('another secret, a changed body, a moved timestamp or a malformed signature is refused', async (t) => {
+  const at = { now: () => NOW }
+  t.match(verifyWebhook('another-secret-of-thirty-two-characters!!', headers(), BODY, at), { valid: false, reason: /does not match/ })
+  t.match(verifyWebhook(SECRET, headers(), BODY.replace('Created', 'Finished'), at), { valid: false, reason: /does not match/ })
+  t.match(
+    verifyWebhook(SECRET, headers({ 'x-workflow-timestamp': String(NOW_SECONDS - 1) }), BODY, at),
+    { valid: false, reason: /does not match/ },
+    'the timestamp is signed',
+  )
+  t.match(verifyWebhook(SECRET, headers({ 'x-workflow-signature': 'sha256=abc' }), BODY, at), { valid: false, reason: /does not match/ })
+  t.match(verifyWebhook(SECRET, headers({ 'x-workflow-signature': 'md5=abc' }), BODY, at), { valid: false })
+  t.match(verifyWebhook(SECRET, headers({ 'x-workflow-timestamp': 'yesterday' }), BODY, at), { valid: false })
+  const { 'x-workflow-delivery': _dropped, ...withoutDelivery } = headers()
+  t.match(verifyWebhook(SECRET, withoutDelivery, BODY, at), { valid: false })
+})
+
+t.test('an old or future timestamp is refused even with a valid signature (replays), within a tolerance of 300 s by default', async (t) => {
+  const later = (seconds: number) => ({ now: () => new Date(NOW.getTime() + seconds * 1000) })
+  t.match(verifyWebhook(SECRET, headers(), BODY, later(300)), { valid: true })
+  t.match(verifyWebhook(SECRET, headers(), BODY, later(301)), { valid: false, reason: /300 s/ })
+  t.match(verifyWebhook(SECRET, headers(), BODY, later(-301)), { valid: false })
+  t.match(verifyWebhook(SECRET, headers(), BODY, { ...later(3_600), toleranceSeconds: 7_200 }), { valid: true })
+})
