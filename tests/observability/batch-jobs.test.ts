@@ -27,7 +27,7 @@ t.test('the batch job list pages through the tenant jobs newest first, a failed 
     ids.push(job!.jobId)
   }
   await jobs.enqueue(
-    { kind: 'deploy', appId: 'sales', organizationId: 'acme', payload: {}, dueAt: new Date(due) },
+    { kind: 'deploy', appId: 'sales', organizationId: 'acme', payload: {}, dueAt: new Date(due + 60_000) },
     new Date(base + 10_000),
   )
   // The oldest job failed for good: claimed, then its try failed with a message.
