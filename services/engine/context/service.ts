@@ -42,11 +42,12 @@ export interface ContextServiceDependencies {
 export class ContextService {
   constructor(private readonly deps: ContextServiceDependencies) {}
 
-  async open(actor: Actor, body: ContextRequest, additionalHeaders: string | string[] | undefined): Promise<Session> {
-    return body.processInstanceId ? this.openInstance(actor, body, body.processInstanceId) : this.startInstance(actor, body, additionalHeaders)
+  /** `newInstanceId`: the id a start gives its instance (an idempotent start's claim); a new one when absent. */
+  async open(actor: Actor, body: ContextRequest, additionalHeaders: string | string[] | undefined, newInstanceId?: string): Promise<Session> {
+    return body.processInstanceId ? this.openInstance(actor, body, body.processInstanceId) : this.startInstance(actor, body, additionalHeaders, newInstanceId)
   }
 
-  private async startInstance(actor: Actor, body: ContextRequest, additionalHeaders: string | string[] | undefined): Promise<Session> {
+  private async startInstance(actor: Actor, body: ContextRequest, additionalHeaders: string | string[] | undefined, newInstanceId: string | undefined): Promise<Session> {
     const { models, starter, sessions } = this.deps
     const appId = body.appId ?? (await models.resolveAppId(body.processId))
     const started = await starter.start({
@@ -58,6 +59,7 @@ export class ContextService {
       businessKey: body.businessKey,
       additionalHeaders,
       lockFirstTask: true,
+      ...(newInstanceId === undefined ? {} : { processInstanceId: newInstanceId }),
     })
     const { stored, compiled, firstTask } = started
     return sessions.build({
