@@ -25,6 +25,7 @@ const TENANT = { appId: 'hr', organizationId: 'acme' }
 /** @param {string} origin @param {string} method @param {string} path @param {string} user @param {object} [body] */
 async function call(origin, method, path, user, body) {
   const response = await fetch(`${origin}${path}`, { method, headers: { user, ...(body ? { 'content-type': 'application/json' } : {}) }, ...(body ? { body: JSON.stringify(body) } : {}) })
+  /** @type {any} */
   const envelope = await response.json()
   if (response.status !== 200) throw new Error(`${method} ${path} answered ${response.status}: ${JSON.stringify(envelope)}`)
   return envelope.data
