@@ -85,3 +85,18 @@ t.test('bulk operations and their jobs are for admins and system users of the te
   t.match(await stack.send('getBatchJob', 'GET', `/external/batchjob/${jobId}?appId=sales`, { as: foreignAdmin }), { status: 404, body: { error: { code: 'wm3144' } } }, 'another tenant\'s job is not found')
   t.match(await stack.send('getBatchJob', 'GET', '/external/batchjob/unknown?appId=hr', { as: stack.users.admin }), { status: 404, body: { error: { code: 'wm3144' } } })
 })
+
+t.test('a bulk job works only in the tenant of the admin who queued it', async (t) => {
+  const stack = await startControlStack(t)
+  const id = idOf(await stack.startLeave())
+  const foreignAdmin = await createTestUser(stack.store, { appId: 'sales', organizationId: 'acme', fullName: 'Sue Sales-Admin', roles: ['admin'] })
+  const queued = await stack.send<{ jobId: string }>('startBulkOperation', 'POST', '/external/process/bulk', {
+    as: foreignAdmin,
+    body: { appId: 'hr', organizationId: 'acme', operation: 'cancel', filter: { processId: 'leave-request' } },
+  })
+  t.equal(queued.status, 200, 'queued in the caller\'s own tenant, whatever the body names')
+  const read = async () => (await stack.send<BatchJobView>('getBatchJob', 'GET', `/external/batchjob/${queued.body.data.jobId}?appId=sales`, { as: foreignAdmin })).body.data
+  const job = await waitUntil(read, (candidate) => candidate.status === 'done' || candidate.status === 'failed', 20_000, 100)
+  t.match(job, { status: 'done', progress: { total: 0, done: 0, failed: [] } })
+  t.equal((await storedInstance(stack.store, id)).processStatus, 'running', 'the other tenant\'s instance is untouched')
+})
