@@ -24,7 +24,11 @@ const TENANT = { appId: 'hr', organizationId: 'acme' }
 
 /** @param {string} origin @param {string} method @param {string} path @param {string} user @param {object} [body] */
 async function call(origin, method, path, user, body) {
-  const response = await fetch(`${origin}${path}`, { method, headers: { user, ...(body ? { 'content-type': 'application/json' } : {}) }, ...(body ? { body: JSON.stringify(body) } : {}) })
+  const response = await fetch(`${origin}${path}`, {
+    method,
+    headers: { user, ...(body ? { 'content-type': 'application/json' } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  })
   /** @type {any} */
   const envelope = await response.json()
   if (response.status !== 200) throw new Error(`${method} ${path} answered ${response.status}: ${JSON.stringify(envelope)}`)
@@ -67,7 +71,11 @@ await runBench(() =>
     })
     let service = await startAllInOne({ dataDir })
     try {
-      await call(service.gateway, 'POST', '/context', employee, { ...TENANT, processId: 'leave-request', input: { days: 3, reason: 'Benchmark' } })
+      await call(service.gateway, 'POST', '/context', employee, {
+        ...TENANT,
+        processId: 'leave-request',
+        input: { days: 3, reason: 'Benchmark' },
+      })
     } finally {
       await service.stop()
     }
@@ -77,7 +85,12 @@ await runBench(() =>
     service = await startAllInOne({ dataDir })
     try {
       const started = performance.now()
-      const { jobId } = await call(service.gateway, 'POST', '/external/process/bulk', admin, { ...TENANT, operation: 'suspend', filter: { processId: 'leave-request', processStatus: 'running' }, reason: 'Benchmark' })
+      const { jobId } = await call(service.gateway, 'POST', '/external/process/bulk', admin, {
+        ...TENANT,
+        operation: 'suspend',
+        filter: { processId: 'leave-request', processStatus: 'running' },
+        reason: 'Benchmark',
+      })
       /** @type {any} */
       let job
       for (;;) {
@@ -87,9 +100,15 @@ await runBench(() =>
       }
       const elapsedMs = performance.now() - started
       const progress = job.progress ?? { total: 0, done: 0, failed: [] }
-      process.stdout.write(`  ${progress.done} of ${progress.total} suspended, ${progress.failed.length} failed, job ${job.status}, in ${(elapsedMs / 1000).toFixed(1)} s (${(progress.done / (elapsedMs / 1000)).toFixed(0)} instances/s)\n`)
-      const suspended = await call(service.gateway, 'POST', '/query/activeProcessIds', admin, { ...TENANT, processId: 'leave-request' }).catch(() => null)
-      if (suspended) process.stdout.write(`  running instances the query still finds: ${Array.isArray(suspended) ? suspended.length : 'n/a'}\n`)
+      process.stdout.write(
+        `  ${progress.done} of ${progress.total} suspended, ${progress.failed.length} failed, job ${job.status}, in ${(elapsedMs / 1000).toFixed(1)} s (${(progress.done / (elapsedMs / 1000)).toFixed(0)} instances/s)\n`,
+      )
+      const suspended = await call(service.gateway, 'POST', '/query/activeProcessIds', admin, {
+        ...TENANT,
+        processId: 'leave-request',
+      }).catch(() => null)
+      if (suspended)
+        process.stdout.write(`  running instances the query still finds: ${Array.isArray(suspended) ? suspended.length : 'n/a'}\n`)
       return reportTargets([
         [`all ${running} suspended, none failed`, job.status === 'done' && progress.done === running && progress.failed.length === 0],
         [`under ${TARGET_MS / 1000} s`, elapsedMs < TARGET_MS],

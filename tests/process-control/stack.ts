@@ -47,7 +47,10 @@ const gatewayContract = new ContractChecker('gateway')
 export async function startControlStack(t: Test, config: Partial<Config> = {}): Promise<ControlStack> {
   const store = await openTestStore(t)
   await deployHrApp(store)
-  const users = { ...(await createHrUsers(store)), system: await createTestUser(store, { ...HR, fullName: 'Ivy Integration', isSystemUser: true }) }
+  const users = {
+    ...(await createHrUsers(store)),
+    system: await createTestUser(store, { ...HR, fullName: 'Ivy Integration', isSystemUser: true }),
+  }
   const engine = await startService(t, 'engine', { store, config })
   const gateway = await startService(t, 'gateway', { store, config: { ...config, engineUrl: engine.url } })
 
@@ -66,18 +69,31 @@ export async function startControlStack(t: Test, config: Partial<Config> = {}): 
   }
 
   async function startLeave(input: Record<string, unknown> = { days: 3, reason: 'Family visit' }): Promise<Session> {
-    const started = await send<Session>('openContext', 'POST', '/context', { as: users.employee, body: { ...HR, processId: 'leave-request', input } })
+    const started = await send<Session>('openContext', 'POST', '/context', {
+      as: users.employee,
+      body: { ...HR, processId: 'leave-request', input },
+    })
     if (started.status !== 200) throw new Error(`the leave request did not start: ${JSON.stringify(started.body)}`)
     return started.body.data
   }
 
   async function payrollOnline(online: boolean): Promise<void> {
-    await store.collection<StoredConstant>(Collections.constants).updateOne({ _id: 'hr:payrollOnline' }, { $set: { value: online ? 'yes' : 'no' } })
+    await store
+      .collection<StoredConstant>(Collections.constants)
+      .updateOne({ _id: 'hr:payrollOnline' }, { $set: { value: online ? 'yes' : 'no' } })
   }
 
   async function complete(user: StoredUser, session: Session, taskId: string): Promise<void> {
     const instance = session.context.processInstance
-    const body = { ...HR, processId: instance.processId, processInstanceId: instance.processInstanceId, businessKey: instance.businessKey, taskId, actionType: 'complete', dataInstance: session.context.dataInstance }
+    const body = {
+      ...HR,
+      processId: instance.processId,
+      processInstanceId: instance.processInstanceId,
+      businessKey: instance.businessKey,
+      taskId,
+      actionType: 'complete',
+      dataInstance: session.context.dataInstance,
+    }
     const answer = await send('completeAction', 'POST', '/action/complete', { as: user, body })
     if (answer.status !== 200) throw new Error(`completing ${taskId} failed: ${JSON.stringify(answer.body)}`)
   }

@@ -24,7 +24,15 @@ const document = gateway.document as unknown as { paths: Record<string, Record<s
  * Operations that work only in the caller's tenant: a 200 is allowed when it carries nothing of A
  * (a bulk job queued by B works through B's instances; tests/process-control/bulk.test.ts runs one).
  */
-const CALLER_SCOPED_READS = new Set(['listNotifications', 'queryActiveProcesses', 'queryProcessesUpdatedBetween', 'queryProcessInstanceContextAndActivity', 'getConstantValue', 'retryFailedBatchJobs', 'startBulkOperation'])
+const CALLER_SCOPED_READS = new Set([
+  'listNotifications',
+  'queryActiveProcesses',
+  'queryProcessesUpdatedBetween',
+  'queryProcessInstanceContextAndActivity',
+  'getConstantValue',
+  'retryFailedBatchJobs',
+  'startBulkOperation',
+])
 /** SPEC.md answers an instance that cannot be found to move with 400 (wm3131). */
 const NOT_FOUND_AS_400: Record<string, string> = { changeProcessStep: 'wm3131' }
 

@@ -139,9 +139,12 @@ export async function retryFailedThread(
 ): Promise<{ committed: StoredContext; compiled: CompiledProcess; transition: Transition }> {
   const { instances, models, environments, fail } = deps
   const thread = stored.processInstance.threads.find((candidate) => candidate.threadId === threadId)
-  if (!thread || thread.status !== 'failed') throw fail('wm3080', { args: [threadId], parameters: { threadId, processInstanceId: stored._id } })
+  if (!thread || thread.status !== 'failed') {
+    throw fail('wm3080', { args: [threadId], parameters: { threadId, processInstanceId: stored._id } })
+  }
   const compiled = await models.ofInstance(stored.processInstance)
-  const env = await environments.create({ actor: runtimeUserOf(actor), appId: stored.appId, organizationId: stored.organizationId, additionalHeaders })
+  const { appId, organizationId } = stored
+  const env = await environments.create({ actor: runtimeUserOf(actor), appId, organizationId, additionalHeaders })
   const transition = await runtimeCall(fail, 'advance', () => compiled.retry(stateOf(stored), thread.threadId, env))
   const committed = await instances.commit({
     previous: stored,
@@ -246,7 +249,8 @@ export class ActionService {
   async retry(actor: Actor, body: RetryActionRequest, additionalHeaders: AdditionalHeaders): Promise<Session> {
     const stored = await this.deps.instances.loadFor(actor, body.processInstanceId)
     const { committed, compiled, transition } = await retryFailedThread(this.deps, actor, stored, body.threadId, additionalHeaders)
-    return this.deps.sessions.build({ principal: actor, state: committed, compiled, task: taskForForm(committed.processInstance, actor, createdTasks(transition.effects)), skipToForm: true, infoList: transition.infoList })
+    const task = taskForForm(committed.processInstance, actor, createdTasks(transition.effects))
+    return this.deps.sessions.build({ principal: actor, state: committed, compiled, task, skipToForm: true, infoList: transition.infoList })
   }
 
   /**

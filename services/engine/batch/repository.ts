@@ -121,7 +121,13 @@ export class BatchJobRepository {
   }
 
   /** A running job's progress (a bulk operation's), kept while this owner holds it; false when the lease was lost. */
-  async recordProgress(job: ClaimedBatchJob, owner: string, progress: BulkProgress, cursor: string | undefined, now: Date): Promise<boolean> {
+  async recordProgress(
+    job: ClaimedBatchJob,
+    owner: string,
+    progress: BulkProgress,
+    cursor: string | undefined,
+    now: Date,
+  ): Promise<boolean> {
     const result = await this.collection.updateOne(
       { _id: job._id, status: 'running', leaseOwner: owner },
       { $set: { progress, updatedAt: now, ...(cursor === undefined ? {} : { cursor }) } },

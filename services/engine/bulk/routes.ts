@@ -20,4 +20,7 @@ async function bulkRoutes(fastify: FastifyInstance): Promise<void> {
   })
 }
 
-export default fp(bulkRoutes, { name: 'engine-bulk-routes', dependencies: ['bulk-operations', 'batch-worker', 'authorization', 'identity', 'errors'] })
+export default fp(bulkRoutes, {
+  name: 'engine-bulk-routes',
+  dependencies: ['bulk-operations', 'batch-worker', 'authorization', 'identity', 'errors'],
+})

@@ -40,7 +40,12 @@ export function bulkFilter(payload: BulkPayload, tenant: { appId: string; organi
   const started: Record<string, string> = {}
   if (filter.startedAfter !== undefined) started.$gte = new Date(filter.startedAfter).toISOString()
   if (filter.startedBefore !== undefined) started.$lt = new Date(filter.startedBefore).toISOString()
-  const status = operation === 'retry' ? (filter.processStatus === undefined || filter.processStatus === 'failed' ? 'failed' : null) : filter.processStatus
+  const status =
+    operation === 'retry'
+      ? filter.processStatus === undefined || filter.processStatus === 'failed'
+        ? 'failed'
+        : null
+      : filter.processStatus
   return {
     appId: tenant.appId,
     organizationId: tenant.organizationId,
@@ -74,8 +79,16 @@ export class BulkOperations {
 
   /** Queues the job (the caller is an admin of the tenant, checked by the route). */
   async enqueue(actor: Actor, request: BulkOperationRequest, now: Date): Promise<{ jobId: string }> {
-    const payload: BulkPayload = { operation: request.operation, filter: request.filter, requestedBy: actor.userId, ...(request.reason === undefined ? {} : { reason: request.reason }) }
-    const job = await this.deps.batchJobs.enqueue({ kind: 'bulkOperation', appId: actor.appId, organizationId: actor.organizationId, payload: { ...payload }, dueAt: now }, now)
+    const payload: BulkPayload = {
+      operation: request.operation,
+      filter: request.filter,
+      requestedBy: actor.userId,
+      ...(request.reason === undefined ? {} : { reason: request.reason }),
+    }
+    const job = await this.deps.batchJobs.enqueue(
+      { kind: 'bulkOperation', appId: actor.appId, organizationId: actor.organizationId, payload: { ...payload }, dueAt: now },
+      now,
+    )
     if (!job) throw new Error('a bulk job without a schedule key cannot collide')
     return { jobId: job.jobId }
   }
@@ -85,7 +98,8 @@ export class BulkOperations {
     const tenant = { appId: job.appId, organizationId: job.organizationId ?? '' }
     const actor = await findActor(this.deps.store, payload.requestedBy)
     // The admin may have left the tenant or lost the role since: the job runs with today's rights.
-    if (!actor || !sameTenant(actor, tenant) || !mayActForOthers(actor)) throw new PermanentJobError(`${payload.requestedBy} may no longer run bulk operations in app ${tenant.appId}`)
+    if (!actor || !sameTenant(actor, tenant) || !mayActForOthers(actor))
+      throw new PermanentJobError(`${payload.requestedBy} may no longer run bulk operations in app ${tenant.appId}`)
     const filter = bulkFilter(payload, tenant)
     const { contexts, batchJobs, worker } = this.deps
     const progress: BulkProgress = job.progress ?? { total: await contexts.count(filter), done: 0, failed: [] }
@@ -102,7 +116,8 @@ export class BulkOperations {
         }
       })
       cursor = (page[page.length - 1] as StoredContext)._id
-      if (!(await batchJobs.recordProgress(job, worker.owner, progress, cursor, context.now))) throw new Error('the bulk job lost its lease; its new holder goes on')
+      if (!(await batchJobs.recordProgress(job, worker.owner, progress, cursor, context.now)))
+        throw new Error('the bulk job lost its lease; its new holder goes on')
     }
     // Instances that started to match after the count are worked on too: the total says what was done.
     progress.total = progress.done + progress.failed.length
@@ -148,5 +163,15 @@ async function bulkOperationsPlugin(fastify: FastifyInstance): Promise<void> {
 
 export default fp(bulkOperationsPlugin, {
   name: 'bulk-operations',
-  dependencies: ['store', 'contexts-repository', 'process-control', 'batch-jobs', 'batch-worker', 'process-instances', 'process-models', 'run-environments', 'errors'],
+  dependencies: [
+    'store',
+    'contexts-repository',
+    'process-control',
+    'batch-jobs',
+    'batch-worker',
+    'process-instances',
+    'process-models',
+    'run-environments',
+    'errors',
+  ],
 })

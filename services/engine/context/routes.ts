@@ -26,7 +26,8 @@ async function contextRoutes(fastify: FastifyInstance): Promise<void> {
     // Only a start (no processInstanceId) is made idempotent by an idempotency-key.
     ...fastify.idempotentStarts.hooks((request) => !(request.body as ContextRequest).processInstanceId),
     // The route requires the user header: identity has resolved the actor.
-    handler: async (request) => service.open(requireActor(request), request.body, request.headers.additionalheaders, request.idempotentStart?.processInstanceId),
+    handler: async (request) =>
+      service.open(requireActor(request), request.body, request.headers.additionalheaders, request.idempotentStart?.processInstanceId),
   })
 
   typed.route({
@@ -40,5 +41,8 @@ async function contextRoutes(fastify: FastifyInstance): Promise<void> {
 
 export default fp(contextRoutes, {
   name: 'engine-context-routes',
-  dependencies: ['process-models', 'process-starter', 'process-instances', 'activities-repository', 'task-locks-repository', 'sessions', 'idempotent-starts', 'identity', 'errors'],
+  dependencies: [
+    'process-models', 'process-starter', 'process-instances', 'activities-repository', 'task-locks-repository',
+    'sessions', 'idempotent-starts', 'identity', 'errors',
+  ],
 })

@@ -50,7 +50,11 @@ function withoutSuspension(instance: ProcessInstance): ProcessInstance {
 }
 
 /** Open tasks cancelled, every thread done, the process cancelled; the effects name the cancelled tasks. */
-export function cancelledState(instance: ProcessInstance, dataInstance: ProcessState['dataInstance'], now: string): { state: ProcessState; effects: RuntimeEffect[] } {
+export function cancelledState(
+  instance: ProcessInstance,
+  dataInstance: ProcessState['dataInstance'],
+  now: string,
+): { state: ProcessState; effects: RuntimeEffect[] } {
   const effects: RuntimeEffect[] = []
   const tasks = instance.tasks.map((task) => {
     if (task.status !== 'open') return task
@@ -59,7 +63,10 @@ export function cancelledState(instance: ProcessInstance, dataInstance: ProcessS
     return cancelled
   })
   const threads = instance.threads.map((thread) => ({ ...thread, status: 'done' as const }))
-  return { state: { processInstance: { ...withoutSuspension(instance), tasks, threads, processStatus: 'cancelled' }, dataInstance }, effects }
+  return {
+    state: { processInstance: { ...withoutSuspension(instance), tasks, threads, processStatus: 'cancelled' }, dataInstance },
+    effects,
+  }
 }
 
 const OPERATIONS: Record<ControlOperation, OperationSpec> = {
@@ -80,7 +87,10 @@ const OPERATIONS: Record<ControlOperation, OperationSpec> = {
     past: 'resumed',
     apply: (instance, dataInstance) => {
       if (!isSuspended(instance)) return { refused: true }
-      return { state: { processInstance: { ...withoutSuspension(instance), processStatus: instance.suspendedFrom ?? 'running' }, dataInstance }, effects: [] }
+      return {
+        state: { processInstance: { ...withoutSuspension(instance), processStatus: instance.suspendedFrom ?? 'running' }, dataInstance },
+        effects: [],
+      }
     },
     reached: (instance) => !isSuspended(instance) && !ended(instance),
   },
@@ -128,16 +138,30 @@ export class ProcessControl {
    * The operation on an instance already read (a bulk job's page): `alreadyDone` (a bulk job run
    * again) leaves an instance that is already as asked alone and answers false; true when stored.
    */
-  async applyTo(operation: ControlOperation, actor: Actor, stored: StoredContext, request: ControlRequest, alreadyDone = false): Promise<boolean> {
+  async applyTo(
+    operation: ControlOperation,
+    actor: Actor,
+    stored: StoredContext,
+    request: ControlRequest,
+    alreadyDone = false,
+  ): Promise<boolean> {
     const spec = OPERATIONS[operation]
-    const { compiled, env } = await instanceAtHand(this.deps, actor, { processInstanceId: stored._id, appId: request.appId, additionalHeaders: request.additionalHeaders, check: 'tenant' }, stored)
+    const { compiled, env } = await instanceAtHand(
+      this.deps,
+      actor,
+      { processInstanceId: stored._id, appId: request.appId, additionalHeaders: request.additionalHeaders, check: 'tenant' },
+      stored,
+    )
     if (operation === 'cancel' && !mayActForOthers(actor) && stored.initiator !== actor.userId) {
       this.deps.authorization.assertMayActForOthers(actor, 'cancel a process instance the user did not start')
     }
     if (alreadyDone && spec.reached(stored.processInstance)) return false
     const outcome = spec.apply(stored.processInstance, stored.dataInstance, env.now().toISOString())
     if ('refused' in outcome) {
-      throw this.fail('wm3141', { args: [stored._id, stored.processStatus, spec.past], parameters: { processInstanceId: stored._id, processStatus: stored.processStatus } })
+      throw this.fail('wm3141', {
+        args: [stored._id, stored.processStatus, spec.past],
+        parameters: { processInstanceId: stored._id, processStatus: stored.processStatus },
+      })
     }
     const cancelledTasks = outcome.effects.flatMap((effect) => (effect.kind === 'taskCancelled' ? [effect.task.taskId] : []))
     await this.deps.instances.commit({
@@ -148,10 +172,20 @@ export class ProcessControl {
       env,
       actor,
       event: spec.event,
-      activities: [{ type: spec.activity, details: { ...(request.reason === undefined ? {} : { reason: request.reason }), processStatus: outcome.state.processInstance.processStatus } }],
+      activities: [
+        {
+          type: spec.activity,
+          details: {
+            ...(request.reason === undefined ? {} : { reason: request.reason }),
+            processStatus: outcome.state.processInstance.processStatus,
+          },
+        },
+      ],
       allowedWhileSuspended: true,
       // The cancelled tasks' locks mean nothing any more.
-      ...(cancelledTasks.length > 0 ? { alongside: () => Promise.all(cancelledTasks.map((taskId) => this.deps.locks.releaseTask(taskId))) } : {}),
+      ...(cancelledTasks.length > 0
+        ? { alongside: () => Promise.all(cancelledTasks.map((taskId) => this.deps.locks.releaseTask(taskId))) }
+        : {}),
     })
     return true
   }

@@ -43,7 +43,10 @@ export class IdempotencyKeyRepository {
 
   /** Takes over a claim whose holder let it lapse; false when someone else changed it first. */
   async takeOver(previous: StoredIdempotencyKey, claimId: string, claimedUntil: Date): Promise<boolean> {
-    const result = await this.collection.updateOne({ _id: previous._id, claimId: previous.claimId, answer: { $exists: false } }, { $set: { claimId, claimedUntil } })
+    const result = await this.collection.updateOne(
+      { _id: previous._id, claimId: previous.claimId, answer: { $exists: false } },
+      { $set: { claimId, claimedUntil } },
+    )
     return result.matchedCount === 1
   }
 

@@ -50,7 +50,11 @@ export function canonicalJson(value: unknown): string {
 }
 
 export function requestHash(route: string, body: unknown): string {
-  return createHash('sha256').update(route).update('\n').update(canonicalJson(body ?? null)).digest('hex')
+  return createHash('sha256')
+    .update(route)
+    .update('\n')
+    .update(canonicalJson(body ?? null))
+    .digest('hex')
 }
 
 export interface IdempotentStartOptions {
@@ -127,7 +131,11 @@ export class IdempotentStarts {
       }
       if (existing.requestHash !== hash) throw fail('wm3142', { args: [key], parameters: { field: `headers.${IDEMPOTENCY_KEY_HEADER}` } })
       if (existing.answer) {
-        reply.code(existing.answer.statusCode).header(REPLAYED_HEADER, 'true').type('application/json; charset=utf-8').send(existing.answer.body)
+        reply
+          .code(existing.answer.statusCode)
+          .header(REPLAYED_HEADER, 'true')
+          .type('application/json; charset=utf-8')
+          .send(existing.answer.body)
         return true
       }
       if (existing.claimedUntil.getTime() <= now.getTime()) {
@@ -156,7 +164,10 @@ export interface IdempotentStartsPluginOptions {
 }
 
 async function idempotentStartsPlugin(fastify: FastifyInstance, options: IdempotentStartsPluginOptions): Promise<void> {
-  fastify.decorate('idempotentStarts', new IdempotentStarts({ repository: fastify.idempotencyKeys, ttlHours: options.ttlHours, clock: fastify.clock, fail: fastify.fail }))
+  fastify.decorate(
+    'idempotentStarts',
+    new IdempotentStarts({ repository: fastify.idempotencyKeys, ttlHours: options.ttlHours, clock: fastify.clock, fail: fastify.fail }),
+  )
 }
 
 export default fp(idempotentStartsPlugin, { name: 'idempotent-starts', dependencies: ['idempotency-keys', 'clock', 'errors'] })

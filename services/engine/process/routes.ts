@@ -47,4 +47,7 @@ async function processRoutes(fastify: FastifyInstance): Promise<void> {
   })
 }
 
-export default fp(processRoutes, { name: 'engine-process-routes', dependencies: ['process-starter', 'idempotent-starts', 'identity', 'errors'] })
+export default fp(processRoutes, {
+  name: 'engine-process-routes',
+  dependencies: ['process-starter', 'idempotent-starts', 'identity', 'errors'],
+})
