@@ -5,7 +5,8 @@
  */
 import type { ActionType, JsonObject } from './types.js'
 
-export type ProcessStatus = 'running' | 'failed' | 'completed' | 'cancelled'
+/** `suspended`: every change is refused until it is resumed to the status it had (`suspendedFrom`). */
+export type ProcessStatus = 'running' | 'failed' | 'completed' | 'cancelled' | 'suspended'
 export type TaskStatus = 'open' | 'completed' | 'cancelled'
 export type ThreadStatus = 'active' | 'waiting' | 'failed' | 'done'
 
@@ -72,6 +73,8 @@ export interface ProcessInstance {
   organizationId: string
   modelVersion: number
   processStatus: ProcessStatus
+  /** While suspended: the status it had, which the resume gives back. */
+  suspendedFrom?: 'running' | 'failed'
   initiator: string
   processStart: string
   lastUpdate: string

@@ -28,6 +28,8 @@ export const Collections = {
   webhookSubscriptions: 'webhookSubscriptions',
   /** The webhook outbox (StoredWebhookDelivery): written by the engine with the change, sent by its delivery worker. */
   webhookDeliveries: 'webhookDeliveries',
+  /** Claimed idempotency keys of starts (StoredIdempotencyKey), removed by a TTL index. */
+  idempotencyKeys: 'idempotencyKeys',
 } as const
 
 /**
@@ -82,7 +84,7 @@ export type BatchJobStatus = 'waiting' | 'running' | 'retrying' | 'done' | 'fail
 export interface StoredBatchJob {
   _id?: string
   jobId: string
-  kind: 'deploy' | 'scheduledRun' | 'escalation'
+  kind: 'deploy' | 'scheduledRun' | 'escalation' | 'bulkOperation'
   status: BatchJobStatus
   appId: string
   organizationId?: string
@@ -106,6 +108,34 @@ export interface StoredBatchJob {
   scheduleKey?: string
   /** When the job became `done` or `failed`; it is removed once the retention window has passed. */
   finishedAt?: Date
+  /** bulkOperation only: how far it got (instances changed, and those that failed with their error). */
+  progress?: BulkProgress
+  /** bulkOperation only: the last instance id (in `_id` order) it has worked on; a rerun goes on after it. */
+  cursor?: string
+}
+
+export interface BulkProgress {
+  total: number
+  done: number
+  failed: Array<{ processInstanceId: string; error: string }>
+}
+
+/**
+ * An idempotency key of a start, claimed (inserted, `_id` unique) before the instance is created:
+ * `_id` = `<appId>:<organizationId>:<key>`. `answer` is set once the first request succeeded; a
+ * claim without one is in progress until `claimedUntil`, after which a retry may take it over.
+ */
+export interface StoredIdempotencyKey {
+  _id: string
+  /** SHA-256 of the route and the request body: the same key with another body is refused. */
+  requestHash: string
+  /** The instance the claim starts: a retry that takes the claim over starts the same one. */
+  processInstanceId: string
+  claimId: string
+  claimedUntil: Date
+  answer?: { statusCode: number; body: string }
+  /** The TTL index removes the key at this time (IDEMPOTENCY_TTL_HOURS after the claim). */
+  expiresAt: Date
 }
 
 /** What a schedule fires (MODEL.md `jobScheduler`): exactly one of the two. */

@@ -36,6 +36,8 @@ export interface Config {
   batchLeaseMs: number
   /** How long finished (`done`, `failed`) batch jobs are kept before they are removed. */
   batchRetentionHours: number
+  /** How long an idempotency key of a start answers its first answer again (issue 16). */
+  idempotencyTtlHours: number
   /** How often an instance looks for new cache invalidation records (DESIGN.md §6). */
   cachePollMs: number
   /** Interval of the whitespace heartbeat on the log stream (about 15 s, SPEC.md). */
@@ -273,6 +275,7 @@ export function parseConfig(env: Env, cwd: string = process.cwd()): Config {
     batchPollMs: positiveInteger(env, 'BATCH_POLL_MS', 1_000),
     batchLeaseMs: positiveInteger(env, 'BATCH_LEASE_MS', 60_000),
     batchRetentionHours: positiveNumber(env, 'BATCH_RETENTION_HOURS', 168),
+    idempotencyTtlHours: positiveNumber(env, 'IDEMPOTENCY_TTL_HOURS', 24),
     cachePollMs: positiveInteger(env, 'CACHE_POLL_MS', 1_000),
     logHeartbeatMs: positiveInteger(env, 'LOG_HEARTBEAT_MS', 15_000),
     adminToken: optionalBearerSecret(env, 'ADMIN_TOKEN', 16),

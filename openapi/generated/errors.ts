@@ -46,6 +46,10 @@ export type EngineErrorCode =
   | "wm3130"
   | "wm3131"
   | "wm3132"
+  | "wm3140"
+  | "wm3141"
+  | "wm3142"
+  | "wm3143"
   | "wm5000"
   | "wm5001"
   | "wm4014"
@@ -135,6 +139,10 @@ export const engineErrorCatalogue = {
   "wm3130": {"status":404,"type":"business","category":"error","message":"Step not found: %s"},
   "wm3131": {"status":400,"type":"business","category":"error","message":"Process instance to move not found: %s"},
   "wm3132": {"status":400,"type":"business","category":"error","message":"Invalid migration: %s"},
+  "wm3140": {"status":409,"type":"business","category":"error","message":"Process instance %s is suspended: resume it before changing it"},
+  "wm3141": {"status":409,"type":"business","category":"error","message":"Process instance %s is %s: it cannot be %s"},
+  "wm3142": {"status":422,"type":"business","category":"error","message":"Idempotency key %s was used with another request body"},
+  "wm3143": {"status":409,"type":"technical","category":"warning","message":"A request with idempotency key %s is still being processed; retry it later"},
   "wm5000": {"status":500,"type":"technical","category":"error","message":"Internal error"},
   "wm5001": {"status":500,"type":"technical","category":"error","message":"This engine process keeps no log lines"},
   "wm4014": {"status":401,"type":"business","category":"error","message":"Metrics token missing or invalid"},

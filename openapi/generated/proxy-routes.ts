@@ -10,6 +10,9 @@ export const proxyRoutes = [
   { method: "POST", url: "/action/start", engineUrl: "/process/start", timeoutSeconds: 60, operationId: "startActionProcess", raw: false, upload: false },
   { method: "POST", url: "/process/start", engineUrl: "/process/start", timeoutSeconds: 60, operationId: "startProcess", raw: false, upload: false },
   { method: "GET", url: "/process/:processInstanceId", engineUrl: "/process/:processInstanceId", timeoutSeconds: 60, operationId: "getProcessStatus", raw: false, upload: false },
+  { method: "POST", url: "/process/:processInstanceId/suspend", engineUrl: "/process/:processInstanceId/suspend", timeoutSeconds: 60, operationId: "suspendProcess", raw: false, upload: false },
+  { method: "POST", url: "/process/:processInstanceId/resume", engineUrl: "/process/:processInstanceId/resume", timeoutSeconds: 60, operationId: "resumeProcess", raw: false, upload: false },
+  { method: "POST", url: "/process/:processInstanceId/cancel", engineUrl: "/process/:processInstanceId/cancel", timeoutSeconds: 60, operationId: "cancelProcess", raw: false, upload: false },
   { method: "POST", url: "/task/:taskId/run/:functionId", engineUrl: "/task/:taskId/run/:functionId", timeoutSeconds: 60, operationId: "runTaskFunction", raw: false, upload: false },
   { method: "POST", url: "/task/:taskId/commit", engineUrl: "/task/:taskId/commit", timeoutSeconds: 60, operationId: "commitTask", raw: false, upload: false },
   { method: "POST", url: "/note/add", engineUrl: "/note/add", timeoutSeconds: 60, operationId: "addNote", raw: false, upload: false },
@@ -36,6 +39,7 @@ export const proxyRoutes = [
   { method: "POST", url: "/external/data/search/:collection", engineUrl: "/external/data/search/:collection", timeoutSeconds: 60, operationId: "searchDataCollection", raw: false, upload: false },
   { method: "POST", url: "/external/batchjob/retry", engineUrl: "/external/batchjob/retry", timeoutSeconds: 60, operationId: "retryFailedBatchJobs", raw: false, upload: false },
   { method: "POST", url: "/external/batchjob/list", engineUrl: "/external/batchjob/list", timeoutSeconds: 60, operationId: "listBatchJobs", raw: false, upload: false },
+  { method: "POST", url: "/external/process/bulk", engineUrl: "/external/process/bulk", timeoutSeconds: 60, operationId: "startBulkOperation", raw: false, upload: false },
   { method: "GET", url: "/external/batchjob/:jobId", engineUrl: "/external/batchjob/:jobId", timeoutSeconds: 60, operationId: "getBatchJob", raw: false, upload: false },
   { method: "DELETE", url: "/external/locks/:userId", engineUrl: "/external/locks/:userId", timeoutSeconds: 60, operationId: "releaseUserLocks", raw: false, upload: false },
 ] as const

@@ -641,6 +641,82 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/process/{processInstanceId}/suspend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Suspend a process instance
+         * @description A `running` or `failed` instance becomes `suspended` (it keeps the status it had, as
+         *     `suspendedFrom`, for the resume): from then on every change of it (actions, task functions
+         *     and commits, file uploads and deletes, headless actions, assignments, changeStep,
+         *     process-context functions) answers 409 wm3140 and changes nothing, while reading it,
+         *     displaying it and its notes still work; its escalations wait. A `suspended` activity (with
+         *     the reason and the user) is logged and a `Suspended` notification sent. An instance that
+         *     is already suspended, completed or cancelled answers 409 wm3141. Role `admin` of the
+         *     instance's tenant or a system user only (403 wm4031); another tenant's instance is not
+         *     found (404 wm3001).
+         */
+        post: operations["suspendProcess"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/process/{processInstanceId}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a suspended process instance
+         * @description A `suspended` instance gets back the status it had before (`running` or `failed`); a
+         *     `resumed` activity is logged and a `Resumed` notification sent. An instance that is not
+         *     suspended answers 409 wm3141. Role `admin` of the instance's tenant or a system user only
+         *     (403 wm4031); another tenant's instance is not found (404 wm3001).
+         */
+        post: operations["resumeProcess"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/process/{processInstanceId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a process instance
+         * @description Every open task is `cancelled` and its lock released, every thread ends, and the instance
+         *     becomes `cancelled` (a suspended one too); a `cancelled` activity (with the reason and the
+         *     user) is logged and a `Cancelled` notification sent. An ended (completed or cancelled)
+         *     instance answers 409 wm3141. Role `admin` of the instance's tenant, a system user or the
+         *     instance's initiator only (403 wm4031); another tenant's instance is not found (404
+         *     wm3001).
+         */
+        post: operations["cancelProcess"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/task/{taskId}/run/{functionId}": {
         parameters: {
             query?: never;
@@ -1202,6 +1278,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/external/process/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Suspend, resume, cancel or retry many process instances in a batch job
+         * @description Queues a `bulkOperation` batch job and answers its id at once. The job works through the
+         *     instances of the caller's tenant that match `filter` (`processId`, and optionally
+         *     `processStatus`, `businessKeys`, `startedAfter` / `startedBefore` on the instance's start),
+         *     page by page, each instance one commit of its own, and records its `progress` (`total`,
+         *     `done`, `failed` with each instance's error) on the job, which `GET
+         *     /external/batchjob/{jobId}` answers. `suspend`, `resume` and `cancel` act as the
+         *     single-instance routes (an instance already in the asked state counts as done); `retry`
+         *     re-runs the failed threads of the failed instances. Role `admin` or a system user only
+         *     (403 wm4031).
+         */
+        post: operations["startBulkOperation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/external/batchjob/{jobId}": {
         parameters: {
             query?: never;
@@ -1211,7 +1315,7 @@ export interface paths {
         };
         /**
          * One batch job of the tenant
-         * @description The job as `/external/batchjob/list` gives it. A job of another tenant, or none, is 404 wm3150. Role `admin` or a system user only (403 wm4031).
+         * @description The job as `/external/batchjob/list` gives it, with `progress` for a bulk operation. A job of another tenant, or none, is 404 wm3150. Role `admin` or a system user only (403 wm4031).
          */
         get: operations["getBatchJob"];
         put?: never;
@@ -1321,7 +1425,7 @@ export interface components {
          * @description The kind of an activity record.
          * @enum {string}
          */
-        ActivityType: "start" | "display" | "save" | "complete" | "cancel" | "return" | "function" | "taskFunction" | "fileUpload" | "fileDownload" | "fileDelete" | "noteAdded" | "noteUpdated" | "noteDeleted" | "assign" | "assignToSwimlane" | "retry" | "changeStep" | "escalated" | "migrated";
+        ActivityType: "start" | "display" | "save" | "complete" | "cancel" | "return" | "function" | "taskFunction" | "fileUpload" | "fileDownload" | "fileDelete" | "noteAdded" | "noteUpdated" | "noteDeleted" | "assign" | "assignToSwimlane" | "retry" | "changeStep" | "escalated" | "migrated" | "suspended" | "resumed" | "cancelled";
         /** @description Free-form extra information of a request. When `activityDescription` is set on `/action/complete`, a note with that text is created. */
         AdditionalInfo: {
             activityDescription?: string;
@@ -1356,6 +1460,10 @@ export interface components {
             actionType: components["schemas"]["ActionType"];
             customType?: components["schemas"]["CustomType"];
         };
+        BatchJobAccepted: {
+            /** @description The batch job; `GET /external/batchjob/{jobId}` follows its progress. */
+            jobId: string;
+        };
         BatchJobList: {
             items: components["schemas"]["BatchJobSummary"][];
             /** @description Pass as `cursor` for the next page; null on the last one. */
@@ -1365,7 +1473,7 @@ export interface components {
             /** @enum {string} */
             status?: "waiting" | "running" | "retrying" | "done" | "failed";
             /** @enum {string} */
-            kind?: "deploy" | "scheduledRun" | "escalation";
+            kind?: "deploy" | "scheduledRun" | "escalation" | "bulkOperation";
             /** @default 50 */
             limit?: number;
             /** @description The `nextCursor` of the previous page; absent for the first page. */
@@ -1374,7 +1482,7 @@ export interface components {
         BatchJobSummary: {
             jobId: string;
             /** @enum {string} */
-            kind: "deploy" | "scheduledRun" | "escalation";
+            kind: "deploy" | "scheduledRun" | "escalation" | "bulkOperation";
             /** @enum {string} */
             status: "waiting" | "running" | "retrying" | "done" | "failed";
             /** @description Failed tries so far. */
@@ -1390,6 +1498,7 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+            progress?: components["schemas"]["BulkOperationProgress"];
         };
         BatchRetryRequest: {
             /**
@@ -1397,6 +1506,46 @@ export interface components {
              * @default 24
              */
             nHours?: number;
+            organizationId?: string;
+            appId?: string;
+        };
+        /**
+         * @description What a bulk job does to each matching instance: `suspend`, `resume` and `cancel` as the single-instance routes do; `retry` re-runs the failed threads of a failed instance.
+         * @enum {string}
+         */
+        BulkOperation: "suspend" | "resume" | "cancel" | "retry";
+        BulkOperationFailure: {
+            processInstanceId: string;
+            /** @description The error code and message the instance's change failed with. */
+            error: string;
+        };
+        /** @description The instances of the caller's tenant a bulk job works through; every given field must match. */
+        BulkOperationFilter: {
+            processId: string;
+            processStatus?: components["schemas"]["ProcessStatus"];
+            businessKeys?: string[];
+            /**
+             * Format: date-time
+             * @description Only instances started at or after this time.
+             */
+            startedAfter?: string;
+            /**
+             * Format: date-time
+             * @description Only instances started before this time.
+             */
+            startedBefore?: string;
+        };
+        /** @description How far a bulk job got: `total` matching instances when it started (corrected to done + failed when it ends), `done` changed, `failed` the ones whose change was refused or failed. */
+        BulkOperationProgress: {
+            total: number;
+            done: number;
+            failed: components["schemas"]["BulkOperationFailure"][];
+        };
+        BulkOperationRequest: {
+            operation: components["schemas"]["BulkOperation"];
+            filter: components["schemas"]["BulkOperationFilter"];
+            /** @description Recorded with each instance's `suspended` / `cancelled` activity. */
+            reason?: string;
             organizationId?: string;
             appId?: string;
         };
@@ -1412,7 +1561,7 @@ export interface components {
             processId?: string;
             businessKey?: string;
             dataInstance?: components["schemas"]["DataInstance"];
-            status?: components["schemas"]["ProcessStatus"];
+            status?: components["schemas"]["MovableProcessStatus"];
             stepId: string;
             additionalInfo?: components["schemas"]["AdditionalInfo"];
             organizationId?: string;
@@ -1886,6 +2035,11 @@ export interface components {
         ModelId: string;
         /** @enum {string} */
         ModelType: "process" | "form" | "settings" | "constants" | "functions" | "dataCollection" | "jobScheduler";
+        /**
+         * @description The status `/external/process/changeStep` may give an instance (suspending is `/process/{id}/suspend`'s).
+         * @enum {string}
+         */
+        MovableProcessStatus: "running" | "failed" | "completed" | "cancelled";
         /** @description A note of a process instance (notes are kept newest first). */
         Note: {
             /** Format: uuid */
@@ -1933,10 +2087,10 @@ export interface components {
             appId?: string;
         };
         /**
-         * @description `Created` (process started), `Updated` (save, function action, note added, commit), `TaskCompleted` (a completion that does not finish the process, external actions too), `Finished` (the process reached an end), `Assigned` (assignToUser, assignToSwimlane), `Failed` (a thread failed), `Escalated` (an escalation of a user task ran), `Migrated` (the instance moved to another model version).
+         * @description `Created` (process started), `Updated` (save, function action, note added, commit), `TaskCompleted` (a completion that does not finish the process, external actions too), `Finished` (the process reached an end), `Assigned` (assignToUser, assignToSwimlane), `Failed` (a thread failed), `Suspended`, `Resumed`, `Cancelled` (process control), `Escalated` (an escalation of a user task ran), `Migrated` (the instance moved to another model version).
          * @enum {string}
          */
-        NotificationEventType: "Created" | "Updated" | "TaskCompleted" | "Finished" | "Assigned" | "Failed" | "Escalated" | "Migrated";
+        NotificationEventType: "Created" | "Updated" | "TaskCompleted" | "Finished" | "Assigned" | "Failed" | "Suspended" | "Resumed" | "Cancelled" | "Escalated" | "Migrated";
         /** @description A partial notification record for `POST /notify`: only the given fields are applied. `processInstance.processInstanceId` is checked by the handler (400 wm3019), not the schema. */
         NotificationInput: {
             eventType?: components["schemas"]["NotificationEventType"];
@@ -2062,6 +2216,13 @@ export interface components {
             fileDownloadFunction?: components["schemas"]["FunctionId"];
             fileDeleteFunction?: components["schemas"]["FunctionId"];
         };
+        /** @description Body of `/process/{processInstanceId}/suspend` and `/cancel`. */
+        ProcessControlRequest: {
+            /** @description Kept in the `suspended` / `cancelled` activity record. */
+            reason?: string;
+            organizationId?: string;
+            appId?: string;
+        };
         /** @description IProcessInfo. */
         ProcessInfo: {
             processInstanceId: string;
@@ -2090,6 +2251,11 @@ export interface components {
             /** @description The model version the instance started with (and keeps). */
             modelVersion: number;
             processStatus: components["schemas"]["ProcessStatus"];
+            /**
+             * @description While `processStatus` is `suspended`, the status the instance had and gets back when resumed.
+             * @enum {string}
+             */
+            suspendedFrom?: "running" | "failed";
             /** @description userId of the initiating user (the "original form owner"). */
             initiator?: string;
             /** Format: date-time */
@@ -2106,6 +2272,11 @@ export interface components {
         };
         ProcessInstanceIdRequest: {
             processInstanceId: string;
+            organizationId?: string;
+            appId?: string;
+        };
+        /** @description Body of `/process/{processInstanceId}/resume` (the tenant fields the client library injects, nothing else). */
+        ProcessResumeRequest: {
             organizationId?: string;
             appId?: string;
         };
@@ -2135,10 +2306,10 @@ export interface components {
             };
         };
         /**
-         * @description Process status (SPEC.md's StatusType). running→completed|cancelled by an `end` step; running→failed when a function step with `onError: "fail"` fails; failed→running by `/action/retry`; any→running (or the given status) by `/external/process/changeStep`.
+         * @description Process status (SPEC.md's StatusType). running→completed|cancelled by an `end` step; running→failed when a function step with `onError: "fail"` fails; failed→running by `/action/retry`; any→running (or the given status) by `/external/process/changeStep`. running|failed→suspended by `/process/{id}/suspend` (every change of the instance is refused with 409 wm3140 until `/process/{id}/resume` gives it back the status it had); any status but completed and cancelled→cancelled by `/process/{id}/cancel`.
          * @enum {string}
          */
-        ProcessStatus: "running" | "failed" | "completed" | "cancelled";
+        ProcessStatus: "running" | "failed" | "completed" | "cancelled" | "suspended";
         /** @description Lightweight status of a process instance. */
         ProcessStatusSummary: {
             /** @description The open tasks. */
@@ -2508,6 +2679,8 @@ export interface components {
         /** @description `complete`, `cancel` or `return`. Checked by the handler (400 wm3110 for any other value or an action the task does not offer), so that SPEC.md's "invalid actionType" answers its own code. */
         ExternalActionTypePath: string;
         FunctionIdPath: string;
+        /** @description Makes a start idempotent: the same key from the same tenant with the same body within IDEMPOTENCY_TTL_HOURS (default 24) answers the first answer again, with `idempotent-replayed: true`, and starts nothing, also when the duplicates arrive at the same time. The same key with another body is 422 wm3142. A first request that failed does not keep the key: a retry runs. */
+        IdempotencyKey: string;
         /** @description An ETag from an earlier fetch; when it equals the current one the answer is 304 without a body. */
         IfNoneMatch: string;
         JobIdPath: string;
@@ -3368,6 +3541,8 @@ export interface operations {
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
+                /** @description Makes a start idempotent: the same key from the same tenant with the same body within IDEMPOTENCY_TTL_HOURS (default 24) answers the first answer again, with `idempotent-replayed: true`, and starts nothing, also when the duplicates arrive at the same time. The same key with another body is 422 wm3142. A first request that failed does not keep the key: a retry runs. */
+                "idempotency-key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -3381,6 +3556,8 @@ export interface operations {
             /** @description The session. */
             200: {
                 headers: {
+                    /** @description `true` when this is the stored first answer to an earlier request with the same `idempotency-key`. */
+                    "idempotent-replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3398,6 +3575,7 @@ export interface operations {
             409: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
+            422: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
             504: components["responses"]["GatewayError"];
@@ -3665,6 +3843,8 @@ export interface operations {
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
+                /** @description Makes a start idempotent: the same key from the same tenant with the same body within IDEMPOTENCY_TTL_HOURS (default 24) answers the first answer again, with `idempotent-replayed: true`, and starts nothing, also when the duplicates arrive at the same time. The same key with another body is 422 wm3142. A first request that failed does not keep the key: a retry runs. */
+                "idempotency-key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -3688,6 +3868,8 @@ export interface operations {
             /** @description The new instance's identifiers. */
             200: {
                 headers: {
+                    /** @description `true` when this is the stored first answer to an earlier request with the same `idempotency-key`. */
+                    "idempotent-replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3702,8 +3884,10 @@ export interface operations {
             401: components["responses"]["GatewayError"];
             403: components["responses"]["GatewayError"];
             404: components["responses"]["GatewayError"];
+            409: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
+            422: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
             504: components["responses"]["GatewayError"];
@@ -3719,6 +3903,8 @@ export interface operations {
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
+                /** @description Makes a start idempotent: the same key from the same tenant with the same body within IDEMPOTENCY_TTL_HOURS (default 24) answers the first answer again, with `idempotent-replayed: true`, and starts nothing, also when the duplicates arrive at the same time. The same key with another body is 422 wm3142. A first request that failed does not keep the key: a retry runs. */
+                "idempotency-key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -3742,6 +3928,8 @@ export interface operations {
             /** @description The new instance's identifiers. */
             200: {
                 headers: {
+                    /** @description `true` when this is the stored first answer to an earlier request with the same `idempotency-key`. */
+                    "idempotent-replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3756,8 +3944,10 @@ export interface operations {
             401: components["responses"]["GatewayError"];
             403: components["responses"]["GatewayError"];
             404: components["responses"]["GatewayError"];
+            409: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
+            422: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
             504: components["responses"]["GatewayError"];
@@ -3803,6 +3993,147 @@ export interface operations {
             401: components["responses"]["GatewayError"];
             403: components["responses"]["GatewayError"];
             404: components["responses"]["GatewayError"];
+            500: components["responses"]["GatewayError"];
+            502: components["responses"]["GatewayError"];
+            504: components["responses"]["GatewayError"];
+        };
+    };
+    suspendProcess: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
+                /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
+                lplogclientid?: components["parameters"]["LpLogClientId"];
+                /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
+                additionalheaders?: components["parameters"]["AdditionalHeaders"];
+            };
+            path: {
+                processInstanceId: components["parameters"]["ProcessInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProcessControlRequest"];
+            };
+        };
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "success";
+                        data: components["schemas"]["IsSuccess"];
+                    };
+                };
+            };
+            400: components["responses"]["GatewayError"];
+            401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
+            404: components["responses"]["GatewayError"];
+            409: components["responses"]["GatewayError"];
+            413: components["responses"]["GatewayError"];
+            415: components["responses"]["GatewayError"];
+            500: components["responses"]["GatewayError"];
+            502: components["responses"]["GatewayError"];
+            504: components["responses"]["GatewayError"];
+        };
+    };
+    resumeProcess: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
+                /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
+                lplogclientid?: components["parameters"]["LpLogClientId"];
+                /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
+                additionalheaders?: components["parameters"]["AdditionalHeaders"];
+            };
+            path: {
+                processInstanceId: components["parameters"]["ProcessInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProcessResumeRequest"];
+            };
+        };
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "success";
+                        data: components["schemas"]["IsSuccess"];
+                    };
+                };
+            };
+            400: components["responses"]["GatewayError"];
+            401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
+            404: components["responses"]["GatewayError"];
+            409: components["responses"]["GatewayError"];
+            413: components["responses"]["GatewayError"];
+            415: components["responses"]["GatewayError"];
+            500: components["responses"]["GatewayError"];
+            502: components["responses"]["GatewayError"];
+            504: components["responses"]["GatewayError"];
+        };
+    };
+    cancelProcess: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
+                /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
+                lplogclientid?: components["parameters"]["LpLogClientId"];
+                /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
+                additionalheaders?: components["parameters"]["AdditionalHeaders"];
+            };
+            path: {
+                processInstanceId: components["parameters"]["ProcessInstanceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProcessControlRequest"];
+            };
+        };
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "success";
+                        data: components["schemas"]["IsSuccess"];
+                    };
+                };
+            };
+            400: components["responses"]["GatewayError"];
+            401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
+            404: components["responses"]["GatewayError"];
+            409: components["responses"]["GatewayError"];
+            413: components["responses"]["GatewayError"];
+            415: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
             504: components["responses"]["GatewayError"];
@@ -4740,6 +5071,8 @@ export interface operations {
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
+                /** @description Makes a start idempotent: the same key from the same tenant with the same body within IDEMPOTENCY_TTL_HOURS (default 24) answers the first answer again, with `idempotent-replayed: true`, and starts nothing, also when the duplicates arrive at the same time. The same key with another body is 422 wm3142. A first request that failed does not keep the key: a retry runs. */
+                "idempotency-key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -4753,6 +5086,8 @@ export interface operations {
             /** @description The new instance's identifiers. */
             200: {
                 headers: {
+                    /** @description `true` when this is the stored first answer to an earlier request with the same `idempotency-key`. */
+                    "idempotent-replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4767,8 +5102,10 @@ export interface operations {
             401: components["responses"]["GatewayError"];
             403: components["responses"]["GatewayError"];
             404: components["responses"]["GatewayError"];
+            409: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
+            422: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
             504: components["responses"]["GatewayError"];
@@ -5008,6 +5345,59 @@ export interface operations {
                         /** @constant */
                         status: "success";
                         data: components["schemas"]["BatchJobList"];
+                    };
+                };
+            };
+            400: components["responses"]["GatewayError"];
+            401: components["responses"]["GatewayError"];
+            403: components["responses"]["GatewayError"];
+            413: components["responses"]["GatewayError"];
+            415: components["responses"]["GatewayError"];
+            500: components["responses"]["GatewayError"];
+            502: components["responses"]["GatewayError"];
+            504: components["responses"]["GatewayError"];
+        };
+    };
+    startBulkOperation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
+                /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
+                lplogclientid?: components["parameters"]["LpLogClientId"];
+                /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
+                additionalheaders?: components["parameters"]["AdditionalHeaders"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "operation": "suspend",
+                 *       "filter": {
+                 *         "processId": "leave-request",
+                 *         "processStatus": "running"
+                 *       },
+                 *       "reason": "Payroll migration"
+                 *     }
+                 */
+                "application/json": components["schemas"]["BulkOperationRequest"];
+            };
+        };
+        responses: {
+            /** @description The queued job. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "success";
+                        data: components["schemas"]["BatchJobAccepted"];
                     };
                 };
             };

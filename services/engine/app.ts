@@ -23,11 +23,17 @@ import batchJobs from './batch/repository.js'
 import batchRoutes from './batch/routes.js'
 import readiness from './health/readiness.js'
 import health, { ENGINE_SERVICE_NAME } from './health/routes.js'
+import bulkOperations from './bulk/service.js'
+import bulkRoutes from './bulk/routes.js'
 import actionRoutes from './actions/routes.js'
 import activities from './activities/repository.js'
 import authorization from './authorization/service.js'
 import swimlaneMembers from './users/swimlane-members.js'
 import contextRoutes from './context/routes.js'
+import processControl from './control/service.js'
+import idempotencyKeys from './idempotency/repository.js'
+import idempotentStarts from './idempotency/service.js'
+import controlRoutes from './control/routes.js'
 import sessions from './context/session.js'
 import contexts from './instances/repository.js'
 import processInstances from './instances/service.js'
@@ -127,6 +133,8 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
   await app.register(processInstances)
   await app.register(sessions)
   await app.register(processStarter)
+  await app.register(idempotencyKeys)
+  await app.register(idempotentStarts, { ttlHours: options.config.idempotencyTtlHours })
   // Repositories of issue 5 (notes, tasks, headless, queries, constants, data, files).
   await app.register(processQueries)
   await app.register(constants)
@@ -156,15 +164,19 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
   await app.register(scheduledRuns)
   await app.register(escalations)
   await app.register(migrations)
+  await app.register(processControl)
+  await app.register(bulkOperations)
 
   await app.register(health)
   await app.register(readiness)
   await app.register(contextRoutes)
   await app.register(actionRoutes)
   await app.register(processRoutes)
+  await app.register(controlRoutes)
   await app.register(notificationRoutes)
   await app.register(engineLogRoutes, { ring: options.logRings.wfm, heartbeatMs: options.config.logHeartbeatMs })
   await app.register(batchRoutes)
+  await app.register(bulkRoutes)
   await app.register(noteRoutes)
   await app.register(taskRoutes)
   await app.register(externalRoutes)

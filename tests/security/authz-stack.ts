@@ -131,7 +131,7 @@ export async function snapshotTenantA(store: Store): Promise<string> {
     activities: await all(Collections.activities),
     notifications: await all(Collections.notifications),
     locks: await all(Collections.taskLocks),
-    batchJobs: await all(Collections.batchJobs),
+    batchJobs: await all(Collections.batchJobs, { appId: TENANT_A.appId }),
     users: await all(Collections.users, { appId: TENANT_A.appId }),
   })
 }

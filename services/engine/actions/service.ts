@@ -24,7 +24,7 @@ import { type RequestEnvironment, runtimeUserOf, type RunEnvironments } from '..
 import { runtimeCall } from '../instances/runtime-errors.js'
 import type { TaskLockRepository } from '../locks/repository.js'
 import type { ProcessModels } from '../models/service.js'
-import type { CompiledProcess, ProcessState, RuntimeEffect, Task } from '../runtime/types.js'
+import type { CompiledProcess, ProcessState, RuntimeEffect, Task, Transition } from '../runtime/types.js'
 import type { StoredContext } from '../../../store/collections.js'
 
 type AdditionalHeaders = string | string[] | undefined
@@ -139,6 +139,39 @@ export async function endTask<Alongside = undefined>(
   return { committed, effects: transition.effects, alongside: alongsideResult }
 }
 
+/**
+ * Re-executes the failed step of a failed thread of an instance the caller may act on (404 wm3080
+ * when the thread is not there or not failed) and commits it: `/action/retry` and bulk retries.
+ */
+export async function retryFailedThread(
+  deps: Pick<ActionServiceDependencies, 'instances' | 'models' | 'environments' | 'fail'>,
+  actor: Actor,
+  stored: StoredContext,
+  threadId: string,
+  additionalHeaders: AdditionalHeaders,
+): Promise<{ committed: StoredContext; compiled: CompiledProcess; transition: Transition }> {
+  const { instances, models, environments, fail } = deps
+  const thread = stored.processInstance.threads.find((candidate) => candidate.threadId === threadId)
+  if (!thread || thread.status !== 'failed') {
+    throw fail('wm3080', { args: [threadId], parameters: { threadId, processInstanceId: stored._id } })
+  }
+  const compiled = await models.ofInstance(stored.processInstance)
+  const { appId, organizationId } = stored
+  const env = await environments.create({ actor: runtimeUserOf(actor), appId, organizationId, additionalHeaders })
+  const transition = await runtimeCall(fail, 'advance', () => compiled.retry(stateOf(stored), thread.threadId, env))
+  const committed = await instances.commit({
+    previous: stored,
+    state: transition.state,
+    effects: transition.effects,
+    compiled,
+    env,
+    actor,
+    event: 'Updated',
+    activities: [{ type: 'retry', stepId: thread.stepId, details: { threadId: thread.threadId } }],
+  })
+  return { committed, compiled, transition }
+}
+
 export class ActionService {
   constructor(private readonly deps: ActionServiceDependencies) {}
 
@@ -227,24 +260,10 @@ export class ActionService {
   }
 
   async retry(actor: Actor, body: RetryActionRequest, additionalHeaders: AdditionalHeaders): Promise<Session> {
-    const { instances, models, environments, sessions, fail } = this.deps
-    const stored = await instances.loadFor(actor, body.processInstanceId)
-    const thread = stored.processInstance.threads.find((candidate) => candidate.threadId === body.threadId)
-    if (!thread || thread.status !== 'failed') throw fail('wm3080', { args: [body.threadId], parameters: { threadId: body.threadId, processInstanceId: stored._id } })
-    const compiled = await models.ofInstance(stored.processInstance)
-    const env = await environments.create({ actor: runtimeUserOf(actor), appId: stored.appId, organizationId: stored.organizationId, additionalHeaders })
-    const transition = await runtimeCall(fail, 'advance', () => compiled.retry(stateOf(stored), thread.threadId, env))
-    const committed = await instances.commit({
-      previous: stored,
-      state: transition.state,
-      effects: transition.effects,
-      compiled,
-      env,
-      actor,
-      event: 'Updated',
-      activities: [{ type: 'retry', stepId: thread.stepId, details: { threadId: thread.threadId } }],
-    })
-    return sessions.build({ principal: actor, state: committed, compiled, task: taskForForm(committed.processInstance, actor, createdTasks(transition.effects)), skipToForm: true, infoList: transition.infoList })
+    const stored = await this.deps.instances.loadFor(actor, body.processInstanceId)
+    const { committed, compiled, transition } = await retryFailedThread(this.deps, actor, stored, body.threadId, additionalHeaders)
+    const task = taskForForm(committed.processInstance, actor, createdTasks(transition.effects))
+    return this.deps.sessions.build({ principal: actor, state: committed, compiled, task, skipToForm: true, infoList: transition.infoList })
   }
 
   /**

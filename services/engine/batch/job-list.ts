@@ -27,6 +27,7 @@ export function jobSummary(job: StoredBatchJob): BatchJobSummary {
     lastError: job.lastError ?? null,
     createdAt: new Date(job.createdAt).toISOString(),
     updatedAt: new Date(job.updatedAt).toISOString(),
+    ...(job.progress === undefined ? {} : { progress: job.progress }),
   }
 }
 

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto'
 import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
 import type { BatchJobCounts } from '../../../openapi/generated/schemas.js'
 import { type Collection, isDuplicateKeyError, type Store } from '../../../store/port.js'
-import { type BatchJobStatus, Collections, type StoredBatchJob } from '../../../store/collections.js'
+import { type BatchJobStatus, type BulkProgress, Collections, type StoredBatchJob } from '../../../store/collections.js'
 import type { BatchJobKind, ClaimedBatchJob } from './handlers.js'
 
 declare module 'fastify' {
@@ -138,6 +138,21 @@ export class BatchJobRepository {
   /** Extends the lease while the job runs; false when this owner no longer holds it. */
   async renewLease(job: ClaimedBatchJob, owner: string, leaseUntil: Date): Promise<boolean> {
     const result = await this.collection.updateOne({ _id: job._id, status: 'running', leaseOwner: owner }, { $set: { leaseUntil } })
+    return result.matchedCount === 1
+  }
+
+  /** A running job's progress (a bulk operation's), kept while this owner holds it; false when the lease was lost. */
+  async recordProgress(
+    job: ClaimedBatchJob,
+    owner: string,
+    progress: BulkProgress,
+    cursor: string | undefined,
+    now: Date,
+  ): Promise<boolean> {
+    const result = await this.collection.updateOne(
+      { _id: job._id, status: 'running', leaseOwner: owner },
+      { $set: { progress, updatedAt: now, ...(cursor === undefined ? {} : { cursor }) } },
+    )
     return result.matchedCount === 1
   }
 

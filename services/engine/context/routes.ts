@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { listContextActivity, openContext } from '../../../openapi/generated/engine-routes.js'
+import type { ContextRequest } from '../../../openapi/generated/schemas.js'
 import { requireActor } from '../../../plugins/identity/plugin.js'
 import { routeFrom } from '../../../lib/server/route.js'
 import { ContextService } from './service.js'
@@ -14,8 +15,11 @@ async function contextRoutes(fastify: FastifyInstance): Promise<void> {
 
   typed.route({
     ...routeFrom(openContext),
+    // Only a start (no processInstanceId) is made idempotent by an idempotency-key.
+    ...fastify.idempotentStarts.hooks((request) => !(request.body as ContextRequest).processInstanceId),
     // The route requires the user header: identity has resolved the actor.
-    handler: async (request) => service.open(requireActor(request), request.body, request.headers.additionalheaders),
+    handler: async (request) =>
+      service.open(requireActor(request), request.body, request.headers.additionalheaders, request.idempotentStart?.processInstanceId),
   })
 
   typed.route({
@@ -29,5 +33,8 @@ async function contextRoutes(fastify: FastifyInstance): Promise<void> {
 
 export default fp(contextRoutes, {
   name: 'engine-context-routes',
-  dependencies: ['process-models', 'process-starter', 'process-instances', 'activities-repository', 'task-locks-repository', 'sessions', 'identity', 'errors'],
+  dependencies: [
+    'process-models', 'process-starter', 'process-instances', 'activities-repository', 'task-locks-repository',
+    'sessions', 'idempotent-starts', 'identity', 'errors',
+  ],
 })

@@ -18,6 +18,8 @@ import type { ActionType, Task } from '../runtime/types.js'
 import type { ContextAction, SessionBuilder } from './session.js'
 import { taskForForm } from '../tasks/form-task.js'
 
+type AdditionalHeaders = string | string[] | undefined
+
 /** `skipToForm` comes as a boolean or as its text. */
 export function skipsToForm(value: boolean | string | undefined): boolean {
   return value === true || value === 'true'
@@ -42,11 +44,13 @@ export interface ContextServiceDependencies {
 export class ContextService {
   constructor(private readonly deps: ContextServiceDependencies) {}
 
-  async open(actor: Actor, body: ContextRequest, additionalHeaders: string | string[] | undefined): Promise<Session> {
-    return body.processInstanceId ? this.openInstance(actor, body, body.processInstanceId) : this.startInstance(actor, body, additionalHeaders)
+  /** `newInstanceId`: the id a start gives its instance (an idempotent start's claim); a new one when absent. */
+  async open(actor: Actor, body: ContextRequest, additionalHeaders: AdditionalHeaders, newInstanceId?: string): Promise<Session> {
+    if (body.processInstanceId) return this.openInstance(actor, body, body.processInstanceId)
+    return this.startInstance(actor, body, additionalHeaders, newInstanceId)
   }
 
-  private async startInstance(actor: Actor, body: ContextRequest, additionalHeaders: string | string[] | undefined): Promise<Session> {
+  private async startInstance(actor: Actor, body: ContextRequest, additionalHeaders: AdditionalHeaders, newInstanceId: string | undefined): Promise<Session> {
     const { models, starter, sessions } = this.deps
     const appId = body.appId ?? (await models.resolveAppId(body.processId))
     const started = await starter.start({
@@ -58,6 +62,7 @@ export class ContextService {
       businessKey: body.businessKey,
       additionalHeaders,
       lockFirstTask: true,
+      ...(newInstanceId === undefined ? {} : { processInstanceId: newInstanceId }),
     })
     const { stored, compiled, firstTask } = started
     return sessions.build({

@@ -16,7 +16,7 @@ import { endTask } from '../actions/service.js'
 import { JobDeferral, PermanentJobError, type BatchJobHandler } from '../batch/handlers.js'
 import { stateOf } from '../instances/instance-at-hand.js'
 import { runtimeCall } from '../instances/runtime-errors.js'
-import type { ActivityEntry, ProcessInstances } from '../instances/service.js'
+import { type ActivityEntry, type ProcessInstances, isSuspended } from '../instances/service.js'
 import type { TaskLockRepository } from '../locks/repository.js'
 import type { ProcessModels } from '../models/service.js'
 import { type RunEnvironments, SYSTEM_USER } from '../runtime-host/environment.js'
@@ -28,9 +28,6 @@ import { escalationPayloadOf } from './jobs.js'
  * reach the job, so it runs at most this long after the instance is resumed.
  */
 export const SUSPENDED_RECHECK_MS = 60_000
-
-/** processStatus of a suspended instance (set by suspend, issue 16's process control). */
-const SUSPENDED = 'suspended'
 
 export interface EscalationDependencies {
   instances: ProcessInstances
@@ -61,7 +58,7 @@ export class EscalationService {
     const task = stored?.processInstance.tasks.find((candidate) => candidate.taskId === payload.taskId)
     if (!stored || !task || task.status !== 'open') return 'taskEnded'
     if (task.escalated?.includes(payload.position)) return 'alreadyEscalated'
-    if ((stored.processStatus as string) === SUSPENDED) {
+    if (isSuspended(stored)) {
       throw new JobDeferral(new Date(now.getTime() + SUSPENDED_RECHECK_MS), `process instance ${stored._id} is suspended`)
     }
     const compiled = await models.ofInstance(stored.processInstance)

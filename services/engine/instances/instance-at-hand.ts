@@ -48,10 +48,19 @@ export function stateOf(stored: StoredContext): ProcessState {
   return { processInstance: stored.processInstance, dataInstance: stored.dataInstance }
 }
 
-/** The instance (404 wm3001 for another tenant's, app's or process's), its model and an environment. */
-export async function instanceAtHand(deps: InstanceDependencies, actor: Actor | null, lookup: InstanceLookup): Promise<InstanceAtHand> {
+/**
+ * The instance (404 wm3001 for another tenant's, app's or process's), its model and an environment.
+ * `loaded`: the instance as the caller already read it (a page of a bulk job), checked the same way.
+ */
+export async function instanceAtHand(
+  deps: InstanceDependencies,
+  actor: Actor | null,
+  lookup: InstanceLookup,
+  loaded?: StoredContext,
+): Promise<InstanceAtHand> {
   const { instances, models, environments } = deps
-  const stored = actor && lookup.check === 'access' ? await instances.loadFor(actor, lookup.processInstanceId) : await instances.load(lookup.processInstanceId)
+  const stored = loaded ?? (await instances.load(lookup.processInstanceId))
+  if (actor && lookup.check === 'access') instances.assertAccess(actor, stored)
   const foreign =
     (actor !== null && !sameTenant(actor, stored)) ||
     (lookup.appId !== undefined && lookup.appId !== stored.appId) ||

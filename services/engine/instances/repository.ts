@@ -5,7 +5,7 @@
  * update is ever lost.
  */
 import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
-import { type AtomicWrite, type Collection, isUnmatchedWriteError, type Store } from '../../../store/port.js'
+import { type AtomicWrite, type Collection, type Filter, isUnmatchedWriteError, type Store } from '../../../store/port.js'
 import { Collections, type StoredContext } from '../../../store/collections.js'
 import type { ProcessState } from '../runtime/types.js'
 
@@ -64,6 +64,17 @@ export class ContextRepository {
 
   async find(processInstanceId: string): Promise<StoredContext | null> {
     return this.collection.findOne({ _id: processInstanceId })
+  }
+
+  /** How many instances match (a bulk job's total). */
+  count(filter: Filter): Promise<number> {
+    return this.collection.countDocuments(filter)
+  }
+
+  /** The next `limit` matching instances after `afterId` in `_id` order: a bulk job's page. */
+  page(filter: Filter, afterId: string | undefined, limit: number): Promise<StoredContext[]> {
+    const paged = afterId === undefined ? filter : { $and: [filter, { _id: { $gt: afterId } }] }
+    return this.collection.find(paged, { sort: { _id: 1 }, limit }).toArray()
   }
 
   async findByBusinessKey(appId: string, processId: string, businessKey: string): Promise<StoredContext | null> {

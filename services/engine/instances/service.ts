@@ -17,7 +17,7 @@ import type { Authorization, Principal } from '../authorization/service.js'
 import { eventTypeAfter, type Notifications } from '../notifications/service.js'
 import type { RequestEnvironment } from '../runtime-host/environment.js'
 import type { WebhookOutbox } from '../webhooks/outbox.js'
-import type { CompiledProcess, ProcessState, RuntimeEffect } from '../runtime/types.js'
+import type { CompiledProcess, ProcessInstance, ProcessState, RuntimeEffect } from '../runtime/types.js'
 import { type CommittedChange, recordCommittedChange } from '../telemetry/workflow-events.js'
 import type { ContextRepository } from './repository.js'
 import { escalationJobWrites } from '../escalations/jobs.js'
@@ -60,6 +60,19 @@ export interface Change {
    * them. Their failure fails the request, as it would after the announcement.
    */
   alongside?: (stored: StoredContext) => Promise<unknown>
+  /**
+   * The change may be stored while the instance is suspended: notes, and the process-control
+   * operations themselves. Every other change of a suspended instance is refused (409 wm3140).
+   */
+  allowedWhileSuspended?: true
+}
+
+/**
+ * Is the instance suspended: every change but notes and the process-control operations is refused
+ * until it is resumed, and work scheduled for it (escalations) waits.
+ */
+export function isSuspended(instance: Pick<ProcessInstance, 'processStatus'>): boolean {
+  return instance.processStatus === 'suspended'
 }
 
 /**
@@ -107,8 +120,13 @@ export class ProcessInstances {
   /** The stored instance, once the user is known to be authorized on it (404 other tenant, 403 wm4030). */
   async loadFor(principal: Principal, processInstanceId: string): Promise<StoredContext> {
     const stored = await this.load(processInstanceId)
-    this.authorization.assertAccess(principal, stored.processInstance)
+    this.assertAccess(principal, stored)
     return stored
+  }
+
+  /** 404 wm3001 for another tenant's instance, 403 wm4030 when the user is not authorized on it. */
+  assertAccess(principal: Principal, stored: StoredContext): void {
+    this.authorization.assertAccess(principal, stored.processInstance)
   }
 
   notFound(processInstanceId: string) {
@@ -116,12 +134,19 @@ export class ProcessInstances {
   }
 
   /**
-   * Stores the change (409 wm3042 when the instance changed since it was read) in one atomic batch
+   * Stores the change (409 wm3042 when the instance changed since it was read, 409 wm3140 when it is
+   * suspended and the change is not one allowed then) in one atomic batch
    * with everything that describes it: the data writes of the request's flow functions, its
    * activity records, the instance's notification record and the webhook deliveries of its event.
    * A crash or a lost compare-and-set leaves none of them, a stored change all of them.
    */
   async commit(change: Change): Promise<StoredContext> {
+    // The one gate every change of an instance passes: a suspended instance changes only by a note
+    // or a control operation. A suspension stored after `previous` was read fails the compare-and-set.
+    if (change.previous && isSuspended(change.previous) && change.allowedWhileSuspended !== true) {
+      const id = change.previous._id
+      throw this.fail('wm3140', { args: [id], parameters: { processInstanceId: id } })
+    }
     const now = change.env.now()
     const state = withBookkeeping(change.state, change.effects, now)
     const processInstanceId = state.processInstance.processInstanceId

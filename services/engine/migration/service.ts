@@ -73,6 +73,8 @@ export class MigrationService {
             env,
             actor,
             event: 'Migrated',
+            // Moving a paused instance to a new version is an admin's repair, not progress: it stays suspended.
+            allowedWhileSuspended: true,
             activities: [
               {
                 type: 'migrated',

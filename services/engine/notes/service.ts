@@ -67,7 +67,18 @@ export class NoteService {
     const atHand = await instanceAtHand(this.deps, actor, { ...body, additionalHeaders, check: 'access' })
     const { state, activity } = edit(atHand)
     const { stored, compiled, env } = atHand
-    const committed = await this.deps.instances.commit({ previous: stored, state, effects: [], compiled, env, actor, event: 'Updated', activities: [activity] })
+    // Notes are kept on a suspended instance too: they change nothing the process runs on.
+    const committed = await this.deps.instances.commit({
+      previous: stored,
+      state,
+      effects: [],
+      compiled,
+      env,
+      actor,
+      event: 'Updated',
+      activities: [activity],
+      allowedWhileSuspended: true,
+    })
     return this.deps.sessions.build({ principal: actor, state: committed, compiled, task: taskForForm(committed.processInstance, actor), skipToForm: true })
   }
 }

@@ -30,13 +30,16 @@ async function processRoutes(fastify: FastifyInstance): Promise<void> {
       initiatorUserId: body.initiatorUserId,
       additionalHeaders: request.headers.additionalheaders,
       lockFirstTask: false,
+      // An idempotent start creates the instance its claim names (see idempotency/service.ts).
+      ...(request.idempotentStart ? { processInstanceId: request.idempotentStart.processInstanceId } : {}),
     })
     const { processInstanceId, processName, businessKey, processStart } = stored.processInstance
     return { context: { processInstance: { processInstanceId, processName, businessKey, processStart } } }
   }
 
-  typed.route({ ...routeFrom(startProcess), handler: start })
-  typed.route({ ...routeFrom(startExternalProcess), handler: start })
+  const idempotent = fastify.idempotentStarts.hooks()
+  typed.route({ ...routeFrom(startProcess), ...idempotent, handler: start })
+  typed.route({ ...routeFrom(startExternalProcess), ...idempotent, handler: start })
 
   typed.route({
     ...routeFrom(getProcessStatus),
@@ -44,4 +47,7 @@ async function processRoutes(fastify: FastifyInstance): Promise<void> {
   })
 }
 
-export default fp(processRoutes, { name: 'engine-process-routes', dependencies: ['process-starter', 'identity', 'errors'] })
+export default fp(processRoutes, {
+  name: 'engine-process-routes',
+  dependencies: ['process-starter', 'idempotent-starts', 'identity', 'errors'],
+})

@@ -1,0 +1,115 @@
+/**
+ * Test support for the process-control tests: gateway + engine over one embedded store with the HR
+ * example app and its users (plus a system user), every request through the gateway, its answer
+ * checked against the gateway's OpenAPI document, and helpers that drive a leave request to the
+ * states the rules are about.
+ */
+import type { Test } from 'tap'
+import type { Session } from '../../openapi/generated/schemas.js'
+import type { Config } from '../../lib/config/config.js'
+import type { Store } from '../../store/port.js'
+import { Collections, type StoredConstant, type StoredUser } from '../../store/collections.js'
+import { ContractChecker } from '../../services/testing/contract.js'
+import type { Envelope } from '../../services/testing/gateway.js'
+import { openTestStore, startService } from '../../services/testing/harness.js'
+import { storedInstance } from '../../services/testing/instance-store.js'
+import { createTestUser } from '../../services/testing/users.js'
+import { createHrUsers, deployHrApp, HR, type HrUsers } from '../../services/testing/workflow.js'
+
+export interface Answer<Data = unknown> {
+  status: number
+  body: Envelope<Data>
+  headers: Headers
+}
+
+export interface SendOptions {
+  as?: StoredUser
+  body?: unknown
+  headers?: Record<string, string>
+}
+
+export interface ControlStack {
+  store: Store
+  users: HrUsers & { system: StoredUser }
+  gatewayUrl: string
+  /** Sends through the gateway; the answer is checked against `operationId`'s documented schemas. */
+  send<Data = unknown>(operationId: string, method: string, path: string, options?: SendOptions): Promise<Answer<Data>>
+  /** A leave request started by the employee through `/context` (its first task locked for them). */
+  startLeave(input?: Record<string, unknown>): Promise<Session>
+  /** A leave request whose payroll branch failed (processStatus `failed`, one failed thread). */
+  startFailedLeave(): Promise<Session>
+  /** Sets the `payrollOnline` constant the leave request's payroll step reads. */
+  payrollOnline(online: boolean): Promise<void>
+}
+
+const gatewayContract = new ContractChecker('gateway')
+
+export async function startControlStack(t: Test, config: Partial<Config> = {}): Promise<ControlStack> {
+  const store = await openTestStore(t)
+  await deployHrApp(store)
+  const users = {
+    ...(await createHrUsers(store)),
+    system: await createTestUser(store, { ...HR, fullName: 'Ivy Integration', isSystemUser: true }),
+  }
+  const engine = await startService(t, 'engine', { store, config })
+  const gateway = await startService(t, 'gateway', { store, config: { ...config, engineUrl: engine.url } })
+
+  async function send<Data>(operationId: string, method: string, path: string, options: SendOptions = {}): Promise<Answer<Data>> {
+    const headers: Record<string, string> = { ...(options.as ? { user: options.as.userId } : {}), ...options.headers }
+    const init: RequestInit = { method, headers }
+    if (options.body instanceof FormData) init.body = options.body
+    else if (options.body !== undefined) {
+      headers['content-type'] = 'application/json'
+      init.body = JSON.stringify(options.body)
+    }
+    const response = await fetch(`${gateway.url}${path}`, init)
+    const body = (await response.json()) as Envelope<Data>
+    t.same(gatewayContract.errors(operationId, response.status, body), [], `${operationId} ${response.status} answer matches the contract`)
+    return { status: response.status, body, headers: response.headers }
+  }
+
+  async function startLeave(input: Record<string, unknown> = { days: 3, reason: 'Family visit' }): Promise<Session> {
+    const started = await send<Session>('openContext', 'POST', '/context', {
+      as: users.employee,
+      body: { ...HR, processId: 'leave-request', input },
+    })
+    if (started.status !== 200) throw new Error(`the leave request did not start: ${JSON.stringify(started.body)}`)
+    return started.body.data
+  }
+
+  async function payrollOnline(online: boolean): Promise<void> {
+    await store
+      .collection<StoredConstant>(Collections.constants)
+      .updateOne({ _id: 'hr:payrollOnline' }, { $set: { value: online ? 'yes' : 'no' } })
+  }
+
+  async function complete(user: StoredUser, session: Session, taskId: string): Promise<void> {
+    const instance = session.context.processInstance
+    const body = {
+      ...HR,
+      processId: instance.processId,
+      processInstanceId: instance.processInstanceId,
+      businessKey: instance.businessKey,
+      taskId,
+      actionType: 'complete',
+      dataInstance: session.context.dataInstance,
+    }
+    const answer = await send('completeAction', 'POST', '/action/complete', { as: user, body })
+    if (answer.status !== 200) throw new Error(`completing ${taskId} failed: ${JSON.stringify(answer.body)}`)
+  }
+
+  async function startFailedLeave(): Promise<Session> {
+    await payrollOnline(false)
+    const session = await startLeave()
+    const id = session.context.processInstance.processInstanceId
+    await complete(users.employee, session, session.formContext.task?.taskId ?? '')
+    const approve = (await storedInstance(store, id)).processInstance.tasks.find((task) => task.status === 'open')
+    if (!approve) throw new Error('no approval task')
+    await complete(users.manager, session, approve.taskId)
+    const stored = await storedInstance(store, id)
+    if (stored.processStatus !== 'failed') throw new Error(`the leave request did not fail: ${stored.processStatus}`)
+    return session
+  }
+
+  return { store, users, gatewayUrl: gateway.url, send, startLeave, startFailedLeave, payrollOnline }
+}
