@@ -44,7 +44,7 @@ t.test('what is not an ISO-8601 duration, or names no time, or a century or more
   t.throws(() => afterDuration(T0, 'soon'), /not an ISO-8601 duration: soon/)
 })
 
-t.test('a duration of fixed units adds exactly its length in milliseconds', async (t) => {
+t.test('a duration of fixed units adds exactly its length in milliseconds', async () => {
   fc.assert(
     fc.property(fc.nat(30), fc.nat(23), fc.nat(59), fc.nat(59), (days, hours, minutes, seconds) => {
       const text = `P${days}DT${hours}H${minutes}M${seconds}S`

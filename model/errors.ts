@@ -19,7 +19,12 @@ export class RuntimeError extends Error {
   constructor(
     readonly kind: RuntimeErrorKind,
     message: string,
-    readonly details: { code?: string; path?: string; /** The fault without its location, for messages that name the location their own way. */ problem?: string; target?: 'task' | 'step' | 'thread' | 'function' | 'action' } = {},
+    readonly details: {
+      code?: string
+      path?: string
+      /** The fault without its location, for messages that name the location their own way. */ problem?: string
+      target?: 'task' | 'step' | 'thread' | 'function' | 'action'
+    } = {},
   ) {
     super(message)
     this.name = 'RuntimeError'

@@ -8,6 +8,6 @@ t.test('JSON Schema patterns of models each check their own regex, however many 
   t.equal(lowercase('abc'), true)
   t.equal(lowercase('ab c'), false, 'a space is not a lowercase letter')
   t.equal(code({ code: 'LR-123' }), true)
-  t.equal(code({ code: 'abc' }), false, 'the second schema does not reuse the first schema\'s pattern')
+  t.equal(code({ code: 'abc' }), false, "the second schema does not reuse the first schema's pattern")
   t.equal(code({ code: 'LR-12' }), false)
 })

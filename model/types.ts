@@ -99,7 +99,15 @@ export type FlowNode =
   | { if: string; then?: FlowNode[]; else?: FlowNode[] }
   | { http: { method: string; url: string; headers?: string; body?: string; timeoutMs?: number }; as?: string }
   | { call: string; input?: string; as?: string }
-  | { data: 'insert' | 'update' | 'find' | 'delete'; collection: string; doc?: string; filter?: string; set?: string; upsert?: string; as?: string }
+  | {
+      data: 'insert' | 'update' | 'find' | 'delete'
+      collection: string
+      doc?: string
+      filter?: string
+      set?: string
+      upsert?: string
+      as?: string
+    }
   | { info: string }
   | { fail: string; code?: string }
 

@@ -25,7 +25,15 @@ export interface ModelToValidate {
   modelBody: unknown
 }
 
-export const MODEL_TYPES: ReadonlyArray<WorkflowModel['type']> = ['process', 'form', 'settings', 'constants', 'functions', 'dataCollection', 'jobScheduler']
+export const MODEL_TYPES: ReadonlyArray<WorkflowModel['type']> = [
+  'process',
+  'form',
+  'settings',
+  'constants',
+  'functions',
+  'dataCollection',
+  'jobScheduler',
+]
 
 /**
  * The first fault of a model, or null when it is valid. `knownAppFunctions` are the function ids

@@ -33,7 +33,8 @@ export type EnvelopedPath<Method extends HttpMethod> = {
 }[keyof paths]
 
 /** What a successful call resolves to: the envelope's `data`. */
-export type ResponseData<Path extends keyof paths, Method extends HttpMethod> = SuccessContent<Operation<Path, Method>> extends { data: infer Data } ? Data : never
+export type ResponseData<Path extends keyof paths, Method extends HttpMethod> =
+  SuccessContent<Operation<Path, Method>> extends { data: infer Data } ? Data : never
 
 type Parameters<Op> = Op extends { parameters: infer Params } ? Params : never
 type JsonBody<Op> = Op extends { requestBody?: infer RequestBody }
@@ -56,7 +57,12 @@ export interface ExtraHeaders {
 }
 
 type PathParams<Op> = Parameters<Op> extends { path: infer Path extends object } ? { path: Path } : { path?: never }
-type QueryParams<Op> = Parameters<Op> extends { query?: infer Query } ? ([NonNullable<Query>] extends [never] ? { query?: never } : { query?: WithoutTenant<NonNullable<Query>> }) : { query?: never }
+type QueryParams<Op> =
+  Parameters<Op> extends { query?: infer Query }
+    ? [NonNullable<Query>] extends [never]
+      ? { query?: never }
+      : { query?: WithoutTenant<NonNullable<Query>> }
+    : { query?: never }
 type BodyInit<Op> = [JsonBody<Op>] extends [never] ? { body?: never } : { body: WithoutTenant<JsonBody<Op>> }
 
 /** The second argument of `get`, `post` and `delete`: path and query parameters, the JSON body, extra headers. */
@@ -67,7 +73,8 @@ export type CallInit<Path extends keyof paths, Method extends HttpMethod> = {
 
 /** `init` may be left out when nothing in it is required. */
 type InitArgument<Init> = object extends Init ? [init?: Init] : [init: Init]
-type Optional<Init extends { params: object }> = Omit<Init, 'params'> & (object extends Init['params'] ? { params?: Init['params'] } : { params: Init['params'] })
+type Optional<Init extends { params: object }> = Omit<Init, 'params'> &
+  (object extends Init['params'] ? { params?: Init['params'] } : { params: Init['params'] })
 
 export type EnvelopeStatus = Schemas['ErrorEnvelope']['status']
 
@@ -98,14 +105,23 @@ export class WorkflowApiError extends Error {
         ...(typeof body.data === 'string' ? { serverStack: body.data } : {}),
       })
     }
-    return new WorkflowApiError(httpStatus, httpStatus < 500 && httpStatus !== 401 && httpStatus !== 403 ? 'customerror' : httpStatus >= 500 ? 'error' : 'permissionError', 'unexpected-answer', `HTTP ${httpStatus} without the gateway's error envelope`)
+    return new WorkflowApiError(
+      httpStatus,
+      httpStatus < 500 && httpStatus !== 401 && httpStatus !== 403 ? 'customerror' : httpStatus >= 500 ? 'error' : 'permissionError',
+      'unexpected-answer',
+      `HTTP ${httpStatus} without the gateway's error envelope`,
+    )
   }
 }
 
 function isErrorEnvelope(body: unknown): body is Schemas['ErrorEnvelope'] {
   if (typeof body !== 'object' || body === null) return false
   const { status, error } = body as { status?: unknown; error?: { code?: unknown; message?: unknown } }
-  return (status === 'customerror' || status === 'permissionError' || status === 'error') && typeof error?.code === 'string' && typeof error.message === 'string'
+  return (
+    (status === 'customerror' || status === 'permissionError' || status === 'error') &&
+    typeof error?.code === 'string' &&
+    typeof error.message === 'string'
+  )
 }
 
 /**
@@ -196,15 +212,24 @@ export class WorkflowClient {
     return this
   }
 
-  get<Path extends EnvelopedPath<'get'>>(path: Path, ...init: InitArgument<Optional<CallInit<Path, 'get'>>>): Promise<ResponseData<Path, 'get'>> {
+  get<Path extends EnvelopedPath<'get'>>(
+    path: Path,
+    ...init: InitArgument<Optional<CallInit<Path, 'get'>>>
+  ): Promise<ResponseData<Path, 'get'>> {
     return this.call('get', path, init[0]) as Promise<ResponseData<Path, 'get'>>
   }
 
-  post<Path extends EnvelopedPath<'post'>>(path: Path, ...init: InitArgument<Optional<CallInit<Path, 'post'>>>): Promise<ResponseData<Path, 'post'>> {
+  post<Path extends EnvelopedPath<'post'>>(
+    path: Path,
+    ...init: InitArgument<Optional<CallInit<Path, 'post'>>>
+  ): Promise<ResponseData<Path, 'post'>> {
     return this.call('post', path, init[0]) as Promise<ResponseData<Path, 'post'>>
   }
 
-  delete<Path extends EnvelopedPath<'delete'>>(path: Path, ...init: InitArgument<Optional<CallInit<Path, 'delete'>>>): Promise<ResponseData<Path, 'delete'>> {
+  delete<Path extends EnvelopedPath<'delete'>>(
+    path: Path,
+    ...init: InitArgument<Optional<CallInit<Path, 'delete'>>>
+  ): Promise<ResponseData<Path, 'delete'>> {
     return this.call('delete', path, init[0]) as Promise<ResponseData<Path, 'delete'>>
   }
 
@@ -212,9 +237,15 @@ export class WorkflowClient {
    * `POST /file/upload`: the file goes out as it is read (a stream is never held whole), in the
    * multipart form the gateway streams on to the engine. Resolves to the file record.
    */
-  async uploadFile(fields: UploadFields, file: UploadSource, options: { contentType?: string; headers?: ExtraHeaders } = {}): Promise<Schemas['File']> {
+  async uploadFile(
+    fields: UploadFields,
+    file: UploadSource,
+    options: { contentType?: string; headers?: ExtraHeaders } = {},
+  ): Promise<Schemas['File']> {
     const boundary = `workflow-sdk-${randomUUID()}`
-    const body = ReadableStream.from(multipart(boundary, JSON.stringify(this.withTenant(fields)), fields.fileName, options.contentType ?? contentTypeOf(file), file))
+    const body = ReadableStream.from(
+      multipart(boundary, JSON.stringify(this.withTenant(fields)), fields.fileName, options.contentType ?? contentTypeOf(file), file),
+    )
     const result = await this.request('post', '/file/upload', {
       params: { header: await this.headers(options.headers) },
       body,
@@ -226,8 +257,15 @@ export class WorkflowClient {
   }
 
   /** `POST /file/download`: the bytes as a stream, read as they arrive. */
-  async downloadFile(body: WithoutTenant<Schemas['FileOperationRequest']>, options: { headers?: ExtraHeaders } = {}): Promise<DownloadedFile> {
-    const result = await this.request('post', '/file/download', { params: { header: await this.headers(options.headers) }, body: this.withTenant(body), parseAs: 'stream' })
+  async downloadFile(
+    body: WithoutTenant<Schemas['FileOperationRequest']>,
+    options: { headers?: ExtraHeaders } = {},
+  ): Promise<DownloadedFile> {
+    const result = await this.request('post', '/file/download', {
+      params: { header: await this.headers(options.headers) },
+      body: this.withTenant(body),
+      parseAs: 'stream',
+    })
     if (!result.response.ok) throw WorkflowApiError.fromAnswer(result.response.status, result.error)
     const { headers } = result.response
     const length = headers.get('content-length')
@@ -239,7 +277,11 @@ export class WorkflowClient {
     }
   }
 
-  private async call(method: HttpMethod, path: string, init: { params?: { path?: object; query?: object }; body?: object; headers?: ExtraHeaders } = {}): Promise<unknown> {
+  private async call(
+    method: HttpMethod,
+    path: string,
+    init: { params?: { path?: object; query?: object }; body?: object; headers?: ExtraHeaders } = {},
+  ): Promise<unknown> {
     const tenantQuery = method === 'post' ? {} : { organizationId: this.organizationId, appId: this.appId }
     const result = await this.request(method, path, {
       params: { path: init.params?.path ?? {}, query: { ...tenantQuery, ...init.params?.query }, header: await this.headers(init.headers) },
@@ -282,11 +324,20 @@ function quoted(fileName: string): string {
 }
 
 /** The multipart body, part by part: `fields` (JSON text), then `fileBody` streamed from its source. */
-async function* multipart(boundary: string, fieldsJson: string, fileName: string, contentType: string, file: UploadSource): AsyncGenerator<Uint8Array> {
+async function* multipart(
+  boundary: string,
+  fieldsJson: string,
+  fileName: string,
+  contentType: string,
+  file: UploadSource,
+): AsyncGenerator<Uint8Array> {
   const encoder = new TextEncoder()
   // The JSON text goes as a plain field (no part content type), which every multipart parser reads as a string.
   yield encoder.encode(`--${boundary}\r\nContent-Disposition: form-data; name="fields"\r\n\r\n${fieldsJson}\r\n`)
-  yield encoder.encode(`--${boundary}\r\nContent-Disposition: form-data; name="fileBody"; filename=${quoted(fileName)}\r\nContent-Type: ${contentType}\r\n\r\n`)
+  yield encoder.encode(
+    `--${boundary}\r\nContent-Disposition: form-data; name="fileBody"; filename=${quoted(fileName)}\r\nContent-Type: ` +
+      `${contentType}\r\n\r\n`,
+  )
   if (file instanceof Uint8Array) yield file
   else {
     const chunks: AsyncIterable<unknown> = file instanceof Blob ? (file.stream() as unknown as AsyncIterable<Uint8Array>) : file

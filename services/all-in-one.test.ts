@@ -17,55 +17,88 @@ import { tempDir } from './testing/harness.js'
 const SECRET = 'studio-secret-0123456789abcdef0123456789'
 const CLIENT_ID = 'aio-client'
 
-t.test('the all-in-one serves a leave request, both log streams and stdout across its threads, and shuts down gracefully', { timeout: 90_000 }, async (t) => {
-  const service = spawnService('all-in-one', { DATA_DIR: tempDir(t), DEPLOYMENT_ENV: 'test', STUDIO_TOKEN_SECRET: SECRET })
-  t.teardown(() => void service.child.kill('SIGKILL'))
-  const urls = await service.ready
-  const gateway = urls['workflow-gateway']!
-  t.equal((await fetch(`${urls['workflow-engine']}/liveness`)).status, 200, 'the engine answers')
-  t.equal((await fetch(`${gateway}/healthcheck`)).status, 200, 'the gateway answers')
+t.test(
+  'the all-in-one serves a leave request, both log streams and stdout across its threads, and shuts down gracefully',
+  { timeout: 90_000 },
+  async (t) => {
+    const service = spawnService('all-in-one', { DATA_DIR: tempDir(t), DEPLOYMENT_ENV: 'test', STUDIO_TOKEN_SECRET: SECRET })
+    t.teardown(() => void service.child.kill('SIGKILL'))
+    const urls = await service.ready
+    const gateway = urls['workflow-gateway']!
+    t.equal((await fetch(`${urls['workflow-engine']}/liveness`)).status, 200, 'the engine answers')
+    t.equal((await fetch(`${gateway}/healthcheck`)).status, 200, 'the gateway answers')
 
-  const streamHeaders = { lplogclientid: CLIENT_ID, studiotoken: signStudioToken({ sub: CLIENT_ID, exp: Math.floor(Date.now() / 1000) + 600 }, SECRET) }
-  const gatewayLines = await openEventStream(`${gateway}/cloud/serviceLog/fm`, streamHeaders)
-  const engineLines = await openEventStream(`${gateway}/cloud/serviceLog/wfm`, streamHeaders)
-  t.teardown(() => {
-    gatewayLines.close()
-    engineLines.close()
-  })
-  t.same([gatewayLines.response.status, engineLines.response.status], [200, 200], 'both log streams open on the gateway')
+    const streamHeaders = {
+      lplogclientid: CLIENT_ID,
+      studiotoken: signStudioToken({ sub: CLIENT_ID, exp: Math.floor(Date.now() / 1000) + 600 }, SECRET),
+    }
+    const gatewayLines = await openEventStream(`${gateway}/cloud/serviceLog/fm`, streamHeaders)
+    const engineLines = await openEventStream(`${gateway}/cloud/serviceLog/wfm`, streamHeaders)
+    t.teardown(() => {
+      gatewayLines.close()
+      engineLines.close()
+    })
+    t.same([gatewayLines.response.status, engineLines.response.status], [200, 200], 'both log streams open on the gateway')
 
-  const outcome = await runLeaveRequest({ baseUrl: gateway })
-  t.same(outcome.finalStatus, { tasks: [], processStatus: 'completed' }, 'a leave request ran through the gateway: users and models in the store, the process in the engine')
+    const outcome = await runLeaveRequest({ baseUrl: gateway })
+    t.same(
+      outcome.finalStatus,
+      { tasks: [], processStatus: 'completed' },
+      'a leave request ran through the gateway: users and models in the store, the process in the engine',
+    )
 
-  const traced = await fetch(`${gateway}/process/${outcome.processInstanceId}`, { headers: { user: outcome.employee.userId, lplogclientid: CLIENT_ID, 'x-request-id': 'aio-traced' } })
-  t.equal(traced.status, 200)
-  const carries = (reqId: string) => (event: string) => event.includes(`"reqId":"${reqId}"`) && event.includes('request completed')
-  await gatewayLines.waitFor((s) => s.events().some(carries('aio-traced')), 10_000)
-  await engineLines.waitFor((s) => s.events().some(carries('aio-traced')), 10_000)
-  t.ok(gatewayLines.events().every((event) => event.includes('"service":"workflow-gateway"')), "the fm stream has the gateway's lines only")
-  t.ok(engineLines.events().every((event) => event.includes('"service":"workflow-engine"')), "the wfm stream has the engine's lines only")
+    const traced = await fetch(`${gateway}/process/${outcome.processInstanceId}`, {
+      headers: { user: outcome.employee.userId, lplogclientid: CLIENT_ID, 'x-request-id': 'aio-traced' },
+    })
+    t.equal(traced.status, 200)
+    const carries = (reqId: string) => (event: string) => event.includes(`"reqId":"${reqId}"`) && event.includes('request completed')
+    await gatewayLines.waitFor((s) => s.events().some(carries('aio-traced')), 10_000)
+    await engineLines.waitFor((s) => s.events().some(carries('aio-traced')), 10_000)
+    t.ok(
+      gatewayLines.events().every((event) => event.includes('"service":"workflow-gateway"')),
+      "the fm stream has the gateway's lines only",
+    )
+    t.ok(
+      engineLines.events().every((event) => event.includes('"service":"workflow-engine"')),
+      "the wfm stream has the engine's lines only",
+    )
 
-  const stdout = service.stdoutLines.map((line) => JSON.parse(line) as { service?: string; reqId?: string })
-  t.ok(stdout.some((entry) => entry.service === 'workflow-gateway' && entry.reqId === 'aio-traced'), "the gateway thread's lines reach stdout")
-  t.ok(stdout.some((entry) => entry.service === 'workflow-engine' && entry.reqId === 'aio-traced'), "and so do the engine's, every line whole JSON")
+    const stdout = service.stdoutLines.map((line) => JSON.parse(line) as { service?: string; reqId?: string })
+    t.ok(
+      stdout.some((entry) => entry.service === 'workflow-gateway' && entry.reqId === 'aio-traced'),
+      "the gateway thread's lines reach stdout",
+    )
+    t.ok(
+      stdout.some((entry) => entry.service === 'workflow-engine' && entry.reqId === 'aio-traced'),
+      "and so do the engine's, every line whole JSON",
+    )
 
-  // An upload whose body is still arriving when SIGTERM comes: it finishes before the process ends.
-  const employee = new WorkflowClient({ baseUrl: gateway, organizationId: 'acme', appId: 'hr', userId: outcome.employee.userId })
-  const started = await employee.post('/context', { body: { processId: 'leave-request', input: { days: 1 } } })
-  const instance = started.context.processInstance
-  const body = new PassThrough()
-  body.write('the first half, ')
-  const upload = employee.uploadFile(
-    { processId: 'leave-request', processInstanceId: instance.processInstanceId, businessKey: instance.businessKey, taskDefinitionKey: 'request', taskId: started.formContext.task!.taskId, label: 'Note', fileName: 'note.txt' },
-    body,
-    { contentType: 'text/plain' },
-  )
-  await sleep(500)
-  service.child.kill('SIGTERM')
-  await sleep(300)
-  body.end('then the second half')
-  t.match(await upload, { storageHandle: String, fileName: 'note.txt' }, 'the request in flight finished')
-  const { code } = await service.exited
-  t.equal(code, 0, 'SIGTERM exits 0')
-  t.ok(service.stdoutLines.some((line) => line.includes('SIGTERM received, shutting down')))
-})
+    // An upload whose body is still arriving when SIGTERM comes: it finishes before the process ends.
+    const employee = new WorkflowClient({ baseUrl: gateway, organizationId: 'acme', appId: 'hr', userId: outcome.employee.userId })
+    const started = await employee.post('/context', { body: { processId: 'leave-request', input: { days: 1 } } })
+    const instance = started.context.processInstance
+    const body = new PassThrough()
+    body.write('the first half, ')
+    const upload = employee.uploadFile(
+      {
+        processId: 'leave-request',
+        processInstanceId: instance.processInstanceId,
+        businessKey: instance.businessKey,
+        taskDefinitionKey: 'request',
+        taskId: started.formContext.task!.taskId,
+        label: 'Note',
+        fileName: 'note.txt',
+      },
+      body,
+      { contentType: 'text/plain' },
+    )
+    await sleep(500)
+    service.child.kill('SIGTERM')
+    await sleep(300)
+    body.end('then the second half')
+    t.match(await upload, { storageHandle: String, fileName: 'note.txt' }, 'the request in flight finished')
+    const { code } = await service.exited
+    t.equal(code, 0, 'SIGTERM exits 0')
+    t.ok(service.stdoutLines.some((line) => line.includes('SIGTERM received, shutting down')))
+  },
+)

@@ -26,7 +26,12 @@ function gatewayConfig(config: Config, engineLocalUrl: string): Config {
 
 const { config, stdout, logger, store } = await openProcessBase()
 const engineRing = new LogRing()
-const engine = await serve('engine', { config, store, logger: serviceLogger('engine', config.logLevel, engineRing, stdout), logRings: { [LOG_SERVICE.engine]: engineRing } })
+const engine = await serve('engine', {
+  config,
+  store,
+  logger: serviceLogger('engine', config.logLevel, engineRing, stdout),
+  logRings: { [LOG_SERVICE.engine]: engineRing },
+})
 
 let gateway: GatewayThread
 try {

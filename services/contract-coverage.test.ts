@@ -38,12 +38,19 @@ for (const kind of ['engine', 'gateway'] as const) {
       operationId: entry.operation.operationId as string,
     }))
     for (const route of routes) {
-      t.ok(documented.some((entry) => entry.method === route.method && entry.url === route.url), `${route.method} ${route.url} is documented`)
+      t.ok(
+        documented.some((entry) => entry.method === route.method && entry.url === route.url),
+        `${route.method} ${route.url} is documented`,
+      )
     }
     for (const entry of documented) {
       const served = routes.some((route) => route.method === entry.method && route.url === entry.url)
       const awaiting = AWAITING_IMPLEMENTATION[kind].includes(entry.operationId)
-      t.equal(served, !awaiting, awaiting ? `${entry.operationId} awaits its issue and is not served yet` : `${entry.operationId} is served`)
+      t.equal(
+        served,
+        !awaiting,
+        awaiting ? `${entry.operationId} awaits its issue and is not served yet` : `${entry.operationId} is served`,
+      )
     }
   })
 }
@@ -57,5 +64,9 @@ t.test('health answers conform to their documented schemas', async (t) => {
   t.same(engineContract.errors('getEngineLiveness', 200, await (await fetch(`${engine.url}/liveness`)).json()), [])
   t.same(gatewayContract.errors('getGatewayHealthcheck', 200, await (await fetch(`${gateway.url}/healthcheck`)).json()), [])
   t.same(gatewayContract.errors('getGatewayLiveness', 200, await (await fetch(`${gateway.url}/liveness`)).json()), [])
-  t.not(gatewayContract.errors('getGatewayLiveness', 200, { status: 'success', data: { time: 'yesterday' } }), [], 'the checker does reject a bad answer')
+  t.not(
+    gatewayContract.errors('getGatewayLiveness', 200, { status: 'success', data: { time: 'yesterday' } }),
+    [],
+    'the checker does reject a bad answer',
+  )
 })

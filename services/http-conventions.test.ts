@@ -15,7 +15,9 @@ for (const kind of ['engine', 'gateway'] as const) {
 
   t.test(`${kind}: traceparent continues the caller's trace or starts one`, async (t) => {
     const { url } = await startService(t, kind)
-    const continued = await fetch(`${url}/liveness`, { headers: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' } })
+    const continued = await fetch(`${url}/liveness`, {
+      headers: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' },
+    })
     t.match(continued.headers.get('traceparent'), /^00-4bf92f3577b34da6a3ce929d0e0e4736-[0-9a-f]{16}-01$/)
     const started = await fetch(`${url}/liveness`)
     t.match(started.headers.get('traceparent'), /^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/)

@@ -47,7 +47,12 @@ export async function openProcessBase(): Promise<ProcessBase> {
   const stdout = pino.destination({ sync: false })
   const logger = createLogger({ level: config.logLevel, destination: stdout })
   try {
-    const store = await openStore({ mongodbUri: config.mongodbUri, mongodbMaxTimeMs: config.mongodbMaxTimeMs, dataDir: config.dataDir, logger })
+    const store = await openStore({
+      mongodbUri: config.mongodbUri,
+      mongodbMaxTimeMs: config.mongodbMaxTimeMs,
+      dataDir: config.dataDir,
+      logger,
+    })
     return { config, stdout, logger, store }
   } catch (error) {
     process.stderr.write(`Cannot open the store: ${(error as Error).message}\n`)
@@ -89,6 +94,11 @@ export function shutdownLog(logger: Logger): ShutdownOptions['log'] {
 export async function start(kind: ServiceKind): Promise<void> {
   const { config, stdout, logger, store } = await openProcessBase()
   const ring = new LogRing()
-  const service = await serve(kind, { config, store, logger: serviceLogger(kind, config.logLevel, ring, stdout), logRings: { [LOG_SERVICE[kind]]: ring } })
+  const service = await serve(kind, {
+    config,
+    store,
+    logger: serviceLogger(kind, config.logLevel, ring, stdout),
+    logRings: { [LOG_SERVICE[kind]]: ring },
+  })
   closeOnSignals({ closables: [...service.closables, store], log: shutdownLog(logger) })
 }

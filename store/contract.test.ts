@@ -80,8 +80,30 @@ const HEX_ID = /^[0-9a-f]{24}$/
 const ids = (docs: Document[]): unknown[] => docs.map((doc) => doc._id)
 
 const QUERY_DOCS: Document[] = [
-  { _id: 'a', n: 1, s: 'alpha', tags: ['x', 'y'], nested: { k: 1, deep: { v: 'p' } }, items: [{ sku: 'A', qty: 2 }, { sku: 'B', qty: 5 }], when: new Date('2024-01-01T00:00:00Z'), flag: true },
-  { _id: 'b', n: 2, s: 'beta', tags: ['y'], nested: { k: 2 }, items: [{ sku: 'A', qty: 10 }], when: new Date('2024-06-01T00:00:00Z'), flag: false, opt: null },
+  {
+    _id: 'a',
+    n: 1,
+    s: 'alpha',
+    tags: ['x', 'y'],
+    nested: { k: 1, deep: { v: 'p' } },
+    items: [
+      { sku: 'A', qty: 2 },
+      { sku: 'B', qty: 5 },
+    ],
+    when: new Date('2024-01-01T00:00:00Z'),
+    flag: true,
+  },
+  {
+    _id: 'b',
+    n: 2,
+    s: 'beta',
+    tags: ['y'],
+    nested: { k: 2 },
+    items: [{ sku: 'A', qty: 10 }],
+    when: new Date('2024-06-01T00:00:00Z'),
+    flag: false,
+    opt: null,
+  },
   { _id: 'c', n: 3, s: 'gamma', tags: [], nested: { k: 3, deep: { v: 'q' } }, items: [], when: new Date('2025-01-01T00:00:00Z') },
   { _id: 'd', n: 4, s: 'Delta', tags: ['x', 'z', 'w'], items: [{ sku: 'C', qty: 1 }] },
 ]
@@ -182,19 +204,22 @@ async function contract(t: Tap, backend: Backend): Promise<void> {
     t.same(ids(await c.find({}, { sort: { n: 1 }, skip: 3, limit: 10 }).toArray()), ['d'])
     t.same(ids(await c.find({}, { sort: { s: 1 } }).toArray()), ['d', 'a', 'b', 'c'], 'strings sort by code point')
     t.same(ids(await c.find({}, { sort: { 'nested.k': -1 } }).toArray()), ['c', 'b', 'a', 'd'], 'missing sorts lowest')
-    t.same(ids(await c.find({}, { sort: { flag: 1, n: -1 } }).toArray()), ['d', 'c', 'b', 'a'], 'compound sort, missing before false before true')
+    t.same(
+      ids(await c.find({}, { sort: { flag: 1, n: -1 } }).toArray()),
+      ['d', 'c', 'b', 'a'],
+      'compound sort, missing before false before true',
+    )
     t.same(ids(await c.find({ tags: 'x' }, { sort: { when: -1 } }).toArray()), ['a', 'd'])
 
     t.same(await c.find({ _id: 'a' }, { projection: { s: 1 } }).toArray(), [{ _id: 'a', s: 'alpha' }])
     t.same(await c.find({ _id: 'a' }, { projection: { s: 1, _id: 0 } }).toArray(), [{ s: 'alpha' }])
-    t.same(
-      await c.find({ _id: { $in: ['a', 'd'] } }, { sort: { _id: 1 }, projection: { 'nested.k': 1 } }).toArray(),
-      [{ _id: 'a', nested: { k: 1 } }, { _id: 'd' }],
-    )
-    t.same(
-      await c.find({ _id: 'b' }, { projection: { items: 0, tags: 0, nested: 0, when: 0 } }).toArray(),
-      [{ _id: 'b', n: 2, s: 'beta', flag: false, opt: null }],
-    )
+    t.same(await c.find({ _id: { $in: ['a', 'd'] } }, { sort: { _id: 1 }, projection: { 'nested.k': 1 } }).toArray(), [
+      { _id: 'a', nested: { k: 1 } },
+      { _id: 'd' },
+    ])
+    t.same(await c.find({ _id: 'b' }, { projection: { items: 0, tags: 0, nested: 0, when: 0 } }).toArray(), [
+      { _id: 'b', n: 2, s: 'beta', flag: false, opt: null },
+    ])
     t.same(await c.findOne({ n: { $gte: 2 } }, { sort: { n: -1 }, projection: { n: 1, _id: 0 } }), { n: 4 })
     t.same(await c.findOne({}, { sort: { n: 1 } }).then((doc) => doc?._id), 'a')
   })
@@ -221,7 +246,12 @@ async function contract(t: Tap, backend: Backend): Promise<void> {
     await check('$unset', { a: 1, b: 2, p: { q: 1, r: 2 } }, { $unset: { a: '', 'p.q': '' } }, { b: 2, p: { r: 2 } })
     await check('$unset a missing field', { a: 1 }, { $unset: { b: '' } }, { a: 1 }, 0)
     await check('$inc', { n: 1 }, { $inc: { n: 2, m: 5, 'p.q': -1 } }, { n: 3, m: 5, p: { q: -1 } })
-    await check('$inc and $set together (compare-and-set shape)', { version: 3, s: 'a' }, { $set: { s: 'b' }, $inc: { version: 1 } }, { version: 4, s: 'b' })
+    await check(
+      '$inc and $set together (compare-and-set shape)',
+      { version: 3, s: 'a' },
+      { $set: { s: 'b' }, $inc: { version: 1 } },
+      { version: 4, s: 'b' },
+    )
     await check('$push', { list: [1] }, { $push: { list: 2 } }, { list: [1, 2] })
     await check('$push to a missing field', { a: 1 }, { $push: { list: 'x' } }, { a: 1, list: ['x'] })
     await check('$push $each', { list: [1] }, { $push: { list: { $each: [2, 3] } } }, { list: [1, 2, 3] })
@@ -230,19 +260,61 @@ async function contract(t: Tap, backend: Backend): Promise<void> {
     await check('$push an object', { list: [] }, { $push: { list: { k: 1 } } }, { list: [{ k: 1 }] })
     await check('$pull a value', { list: [1, 2, 1, 3] }, { $pull: { list: 1 } }, { list: [2, 3] })
     await check('$pull by condition', { list: [1, 2, 3, 4] }, { $pull: { list: { $gte: 3 } } }, { list: [1, 2] })
-    await check('$pull documents', { list: [{ k: 1, v: 'a' }, { k: 2, v: 'b' }] }, { $pull: { list: { k: 1 } } }, { list: [{ k: 2, v: 'b' }] })
+    await check(
+      '$pull documents',
+      {
+        list: [
+          { k: 1, v: 'a' },
+          { k: 2, v: 'b' },
+        ],
+      },
+      { $pull: { list: { k: 1 } } },
+      { list: [{ k: 2, v: 'b' }] },
+    )
     await check('$addToSet new', { set: ['a'] }, { $addToSet: { set: 'b' } }, { set: ['a', 'b'] })
     await check('$addToSet existing', { set: ['a'] }, { $addToSet: { set: 'a' } }, { set: ['a'] }, 0)
     await check('$addToSet $each', { set: ['a'] }, { $addToSet: { set: { $each: ['a', 'b', 'c'] } } }, { set: ['a', 'b', 'c'] })
     await check('$setOnInsert is ignored on update', { a: 1 }, { $set: { a: 2 }, $setOnInsert: { created: true } }, { a: 2 })
     await check('$min', { low: 10, high: 3 }, { $min: { low: 5, high: 7 } }, { low: 5, high: 3 })
     await check('$max', { low: 10, high: 3 }, { $max: { low: 5, high: 7 } }, { low: 10, high: 7 })
-    await check('$min on a Date', { at: new Date('2024-05-01T00:00:00Z') }, { $min: { at: new Date('2024-01-01T00:00:00Z') } }, { at: new Date('2024-01-01T00:00:00Z') })
-    await check('all-positional $[]', { items: [{ k: 1, v: 'a' }, { k: 2, v: 'b' }] }, { $set: { 'items.$[].v': 'z' } }, { items: [{ k: 1, v: 'z' }, { k: 2, v: 'z' }] })
+    await check(
+      '$min on a Date',
+      { at: new Date('2024-05-01T00:00:00Z') },
+      { $min: { at: new Date('2024-01-01T00:00:00Z') } },
+      { at: new Date('2024-01-01T00:00:00Z') },
+    )
+    await check(
+      'all-positional $[]',
+      {
+        items: [
+          { k: 1, v: 'a' },
+          { k: 2, v: 'b' },
+        ],
+      },
+      { $set: { 'items.$[].v': 'z' } },
+      {
+        items: [
+          { k: 1, v: 'z' },
+          { k: 2, v: 'z' },
+        ],
+      },
+    )
 
-    await reset({ items: [{ k: 1, v: 'a' }, { k: 2, v: 'b' }] })
+    await reset({
+      items: [
+        { k: 1, v: 'a' },
+        { k: 2, v: 'b' },
+      ],
+    })
     await c.updateOne({ _id: 'u', 'items.k': 2 }, { $set: { 'items.$.v': 'found' } })
-    t.same((await c.findOne({ _id: 'u' }))?.items, [{ k: 1, v: 'a' }, { k: 2, v: 'found' }], 'positional $ resolves against the filter')
+    t.same(
+      (await c.findOne({ _id: 'u' }))?.items,
+      [
+        { k: 1, v: 'a' },
+        { k: 2, v: 'found' },
+      ],
+      'positional $ resolves against the filter',
+    )
 
     await reset({ a: 1 })
     const before = Date.now()
@@ -271,10 +343,18 @@ async function contract(t: Tap, backend: Backend): Promise<void> {
 
   await t.test('updateMany', async (t) => {
     const c = store.collection('many')
-    await c.insertMany([{ _id: 1, g: 'x', n: 1 }, { _id: 2, g: 'x', n: 2 }, { _id: 3, g: 'y', n: 3 }])
+    await c.insertMany([
+      { _id: 1, g: 'x', n: 1 },
+      { _id: 2, g: 'x', n: 2 },
+      { _id: 3, g: 'y', n: 3 },
+    ])
     const result = await c.updateMany({ g: 'x' }, { $inc: { n: 10 } })
     t.same([result.matchedCount, result.modifiedCount, result.upsertedCount], [2, 2, 0])
-    t.same(await c.find({}, { sort: { _id: 1 } }).toArray(), [{ _id: 1, g: 'x', n: 11 }, { _id: 2, g: 'x', n: 12 }, { _id: 3, g: 'y', n: 3 }])
+    t.same(await c.find({}, { sort: { _id: 1 } }).toArray(), [
+      { _id: 1, g: 'x', n: 11 },
+      { _id: 2, g: 'x', n: 12 },
+      { _id: 3, g: 'y', n: 3 },
+    ])
     const partly = await c.updateMany({}, { $set: { n: 3 } })
     t.same([partly.matchedCount, partly.modifiedCount], [3, 2], 'documents already equal are not counted as modified')
   })
@@ -288,8 +368,11 @@ async function contract(t: Tap, backend: Backend): Promise<void> {
     )
     t.same([inserted.matchedCount, inserted.modifiedCount, inserted.upsertedCount], [0, 0, 1])
     t.match(inserted.upsertedId, HEX_ID, 'an upsert without _id gets a generated 24-hex id')
-    t.same(await c.findOne({ key: 'k1' }), { _id: inserted.upsertedId, key: 'k1', kind: 'x', meta: { tenant: 't1' }, v: 1, created: true },
-      'equality fields of the filter, the update and $setOnInsert; not the range condition')
+    t.same(
+      await c.findOne({ key: 'k1' }),
+      { _id: inserted.upsertedId, key: 'k1', kind: 'x', meta: { tenant: 't1' }, v: 1, created: true },
+      'equality fields of the filter, the update and $setOnInsert; not the range condition',
+    )
 
     const again = await c.updateOne({ key: 'k1' }, { $set: { v: 1 }, $setOnInsert: { created: false } }, { upsert: true })
     t.same([again.matchedCount, again.modifiedCount, again.upsertedCount, again.upsertedId], [1, 0, 0, null])
@@ -323,18 +406,34 @@ async function contract(t: Tap, backend: Backend): Promise<void> {
 
   await t.test('findOneAndUpdate', async (t) => {
     const c = store.collection('fou')
-    await c.insertMany([{ _id: 'j1', status: 'waiting', priority: 2 }, { _id: 'j2', status: 'waiting', priority: 1 }, { _id: 'j3', status: 'done', priority: 0 }])
+    await c.insertMany([
+      { _id: 'j1', status: 'waiting', priority: 2 },
+      { _id: 'j2', status: 'waiting', priority: 1 },
+      { _id: 'j3', status: 'done', priority: 0 },
+    ])
     const before = await c.findOneAndUpdate({ status: 'waiting' }, { $set: { status: 'running' } }, { sort: { priority: 1 } })
-    t.same(before, { _id: 'j2', status: 'waiting', priority: 1 }, "returns the document before the update by default, picked by sort")
-    const after = await c.findOneAndUpdate({ status: 'waiting' }, { $set: { status: 'running' }, $inc: { tries: 1 } }, { returnDocument: 'after' })
+    t.same(before, { _id: 'j2', status: 'waiting', priority: 1 }, 'returns the document before the update by default, picked by sort')
+    const after = await c.findOneAndUpdate(
+      { status: 'waiting' },
+      { $set: { status: 'running' }, $inc: { tries: 1 } },
+      { returnDocument: 'after' },
+    )
     t.same(after, { _id: 'j1', status: 'running', priority: 2, tries: 1 })
     t.same(await c.findOneAndUpdate({ status: 'waiting' }, { $set: { status: 'running' } }), null, 'no match: null')
     t.same(
-      await c.findOneAndUpdate({ _id: 'j3' }, { $set: { status: 'again' } }, { returnDocument: 'after', projection: { status: 1, _id: 0 } }),
+      await c.findOneAndUpdate(
+        { _id: 'j3' },
+        { $set: { status: 'again' } },
+        { returnDocument: 'after', projection: { status: 1, _id: 0 } },
+      ),
       { status: 'again' },
     )
 
-    const upsertAfter = await c.findOneAndUpdate({ _id: 'new1' }, { $set: { status: 'waiting' } }, { upsert: true, returnDocument: 'after' })
+    const upsertAfter = await c.findOneAndUpdate(
+      { _id: 'new1' },
+      { $set: { status: 'waiting' } },
+      { upsert: true, returnDocument: 'after' },
+    )
     t.same(upsertAfter, { _id: 'new1', status: 'waiting' })
     const upsertBefore = await c.findOneAndUpdate({ name: 'new2' }, { $setOnInsert: { status: 'waiting' } }, { upsert: true })
     t.same(upsertBefore, null, "an upsert with returnDocument 'before' returns null")
@@ -359,22 +458,55 @@ async function contract(t: Tap, backend: Backend): Promise<void> {
   await t.test('aggregate', async (t) => {
     const c = store.collection('sales')
     await c.insertMany([
-      { _id: 1, region: 'north', items: [{ sku: 'a', qty: 2 }, { sku: 'b', qty: 1 }], total: 30 },
+      {
+        _id: 1,
+        region: 'north',
+        items: [
+          { sku: 'a', qty: 2 },
+          { sku: 'b', qty: 1 },
+        ],
+        total: 30,
+      },
       { _id: 2, region: 'south', items: [{ sku: 'a', qty: 5 }], total: 50 },
       { _id: 3, region: 'north', items: [{ sku: 'c', qty: 1 }], total: 10 },
       { _id: 4, region: 'east', items: [], total: 5 },
     ])
     t.same(
-      await c.aggregate([{ $match: { total: { $gte: 10 } } }, { $group: { _id: '$region', sum: { $sum: '$total' }, n: { $sum: 1 } } }, { $sort: { _id: 1 } }]).toArray(),
-      [{ _id: 'north', sum: 40, n: 2 }, { _id: 'south', sum: 50, n: 1 }],
+      await c
+        .aggregate([
+          { $match: { total: { $gte: 10 } } },
+          { $group: { _id: '$region', sum: { $sum: '$total' }, n: { $sum: 1 } } },
+          { $sort: { _id: 1 } },
+        ])
+        .toArray(),
+      [
+        { _id: 'north', sum: 40, n: 2 },
+        { _id: 'south', sum: 50, n: 1 },
+      ],
     )
     t.same(
-      await c.aggregate([{ $unwind: '$items' }, { $group: { _id: '$items.sku', qty: { $sum: '$items.qty' } } }, { $sort: { qty: -1, _id: 1 } }]).toArray(),
-      [{ _id: 'a', qty: 7 }, { _id: 'b', qty: 1 }, { _id: 'c', qty: 1 }],
+      await c
+        .aggregate([{ $unwind: '$items' }, { $group: { _id: '$items.sku', qty: { $sum: '$items.qty' } } }, { $sort: { qty: -1, _id: 1 } }])
+        .toArray(),
+      [
+        { _id: 'a', qty: 7 },
+        { _id: 'b', qty: 1 },
+        { _id: 'c', qty: 1 },
+      ],
     )
     t.same(
-      await c.aggregate([{ $sort: { total: -1 } }, { $skip: 1 }, { $limit: 2 }, { $project: { _id: 0, region: 1, double: { $multiply: ['$total', 2] } } }]).toArray(),
-      [{ region: 'north', double: 60 }, { region: 'north', double: 20 }],
+      await c
+        .aggregate([
+          { $sort: { total: -1 } },
+          { $skip: 1 },
+          { $limit: 2 },
+          { $project: { _id: 0, region: 1, double: { $multiply: ['$total', 2] } } },
+        ])
+        .toArray(),
+      [
+        { region: 'north', double: 60 },
+        { region: 'north', double: 20 },
+      ],
     )
     t.same(await c.aggregate([{ $match: { region: 'north' } }, { $count: 'n' }]).toArray(), [{ n: 2 }])
     t.same(await c.aggregate([{ $match: { region: 'nowhere' } }, { $count: 'n' }]).toArray(), [])
@@ -411,7 +543,10 @@ async function contract(t: Tap, backend: Backend): Promise<void> {
     t.same(await c.findOne({ _id: 'u1' }), u1, 'no document was changed')
 
     t.ok((await c.updateOne({ _id: 'u1' }, { $set: { code: 'B' } })).modifiedCount === 1, 'a different code in the same tenant is fine')
-    t.ok((await c.insertOne({ _id: 'u6', tenant: 't1', email: 'six@example.com' })).acknowledged, 'documents outside the partial index do not collide')
+    t.ok(
+      (await c.insertOne({ _id: 'u6', tenant: 't1', email: 'six@example.com' })).acknowledged,
+      'documents outside the partial index do not collide',
+    )
     await c.deleteOne({ _id: 'u6' })
     await c.updateOne({ _id: 'u1' }, { $unset: { code: '' } })
 
@@ -446,7 +581,11 @@ async function contract(t: Tap, backend: Backend): Promise<void> {
   await t.test('applyAtomically: writes across collections apply in order, each seeing the ones before it', async (t) => {
     const orders = store.collection('atomic-orders')
     const stock = store.collection('atomic-stock')
-    await stock.insertMany([{ _id: 's1', sku: 'A', qty: 5 }, { _id: 's2', sku: 'B', qty: 1 }, { _id: 's3', sku: 'C', qty: 0 }])
+    await stock.insertMany([
+      { _id: 's1', sku: 'A', qty: 5 },
+      { _id: 's2', sku: 'B', qty: 1 },
+      { _id: 's3', sku: 'C', qty: 0 },
+    ])
     const generated: Document = { sku: 'A', qty: 2 }
     const results = await store.applyAtomically([
       { collection: 'atomic-orders', kind: 'insertOne', doc: generated },
@@ -455,7 +594,7 @@ async function contract(t: Tap, backend: Backend): Promise<void> {
       { collection: 'atomic-stock', kind: 'updateMany', filter: { sku: 'D' }, update: { $set: { qty: 9 } }, upsert: true },
       { collection: 'atomic-stock', kind: 'deleteMany', filter: { qty: 0 } },
     ])
-    t.match(generated._id, HEX_ID, 'an insert without _id gets a generated id on the caller\'s document')
+    t.match(generated._id, HEX_ID, "an insert without _id gets a generated id on the caller's document")
     t.match(results[0], { acknowledged: true, insertedId: generated._id })
     t.match(results[1], { matchedCount: 1, modifiedCount: 1 })
     t.match(results[2], { matchedCount: 3, modifiedCount: 3 }, 'the update saw the decrement before it')
@@ -464,7 +603,11 @@ async function contract(t: Tap, backend: Backend): Promise<void> {
     t.same(await orders.find({}).toArray(), [{ _id: generated._id, sku: 'A', qty: 2 }])
     t.same(
       (await stock.find({}, { sort: { sku: 1 } }).toArray()).map(({ _id: _generatedForD, ...rest }) => rest),
-      [{ sku: 'A', qty: 3, low: true }, { sku: 'B', qty: 1, low: true }, { sku: 'D', qty: 9 }],
+      [
+        { sku: 'A', qty: 3, low: true },
+        { sku: 'B', qty: 1, low: true },
+        { sku: 'D', qty: 9 },
+      ],
     )
     t.same(await store.applyAtomically([]), [], 'an empty batch is fine')
   })
@@ -472,51 +615,81 @@ async function contract(t: Tap, backend: Backend): Promise<void> {
   // A standalone MongoDB server has no transactions: there the writes before a failure stay (README).
   const allOrNothing = !(store.kind === 'mongodb' && 'transactions' in store && store.transactions === false)
 
-  await t.test('applyAtomically: a compare-and-set that matches nothing applies none of the batch', { skip: allOrNothing ? false : 'standalone MongoDB' }, async (t) => {
-    const c = store.collection('atomic-cas')
-    await c.insertOne({ _id: 'i', version: 2, state: 'old' })
-    const err = await store
-      .applyAtomically([
+  await t.test(
+    'applyAtomically: a compare-and-set that matches nothing applies none of the batch',
+    { skip: allOrNothing ? false : 'standalone MongoDB' },
+    async (t) => {
+      const c = store.collection('atomic-cas')
+      await c.insertOne({ _id: 'i', version: 2, state: 'old' })
+      const err = await store
+        .applyAtomically([
+          { collection: 'atomic-cas-data', kind: 'insertOne', doc: { _id: 'd1', v: 1 } },
+          { collection: 'atomic-cas', kind: 'updateOne', filter: { _id: 'i' }, update: { $set: { touched: true } } },
+          {
+            collection: 'atomic-cas',
+            kind: 'updateOne',
+            filter: { _id: 'i', version: 1 },
+            update: { $set: { state: 'new' }, $inc: { version: 1 } },
+            mustMatch: true,
+          },
+        ])
+        .catch((e: unknown) => e)
+      t.ok(isUnmatchedWriteError(err), 'UnmatchedWriteError')
+      t.match(err, { writeIndex: 2 })
+      t.equal(await store.collection('atomic-cas-data').countDocuments(), 0, 'the insert before it was undone')
+      t.same(await c.findOne({ _id: 'i' }), { _id: 'i', version: 2, state: 'old' }, 'and the update before it')
+
+      await store.applyAtomically([
+        {
+          collection: 'atomic-cas',
+          kind: 'updateOne',
+          filter: { _id: 'i', version: 2 },
+          update: { $set: { state: 'new' }, $inc: { version: 1 } },
+          mustMatch: true,
+        },
         { collection: 'atomic-cas-data', kind: 'insertOne', doc: { _id: 'd1', v: 1 } },
-        { collection: 'atomic-cas', kind: 'updateOne', filter: { _id: 'i' }, update: { $set: { touched: true } } },
-        { collection: 'atomic-cas', kind: 'updateOne', filter: { _id: 'i', version: 1 }, update: { $set: { state: 'new' }, $inc: { version: 1 } }, mustMatch: true },
       ])
-      .catch((e: unknown) => e)
-    t.ok(isUnmatchedWriteError(err), 'UnmatchedWriteError')
-    t.match(err, { writeIndex: 2 })
-    t.equal(await store.collection('atomic-cas-data').countDocuments(), 0, 'the insert before it was undone')
-    t.same(await c.findOne({ _id: 'i' }), { _id: 'i', version: 2, state: 'old' }, 'and the update before it')
+      t.same(await c.findOne({ _id: 'i' }), { _id: 'i', version: 3, state: 'new' }, 'the compare-and-set that matches applies')
+      t.equal(await store.collection('atomic-cas-data').countDocuments(), 1)
+    },
+  )
 
-    await store.applyAtomically([
-      { collection: 'atomic-cas', kind: 'updateOne', filter: { _id: 'i', version: 2 }, update: { $set: { state: 'new' }, $inc: { version: 1 } }, mustMatch: true },
-      { collection: 'atomic-cas-data', kind: 'insertOne', doc: { _id: 'd1', v: 1 } },
-    ])
-    t.same(await c.findOne({ _id: 'i' }), { _id: 'i', version: 3, state: 'new' }, 'the compare-and-set that matches applies')
-    t.equal(await store.collection('atomic-cas-data').countDocuments(), 1)
-  })
+  await t.test(
+    'applyAtomically: a duplicate key in a later write undoes the earlier ones, also after a reopen',
+    { skip: allOrNothing ? false : 'standalone MongoDB' },
+    async (t) => {
+      const c = store.collection('atomic-dup')
+      await c.createIndex({ code: 1 }, { unique: true })
+      await c.insertOne({ _id: 'a', code: 'A', n: 1 })
+      const err = await store
+        .applyAtomically([
+          { collection: 'atomic-dup', kind: 'updateOne', filter: { _id: 'a' }, update: { $set: { n: 2 } }, mustMatch: true },
+          { collection: 'atomic-dup-other', kind: 'insertOne', doc: { _id: 'o1' } },
+          { collection: 'atomic-dup', kind: 'deleteMany', filter: { _id: 'nothing' } },
+          { collection: 'atomic-dup', kind: 'insertOne', doc: { _id: 'b', code: 'A' } },
+        ])
+        .catch((e: unknown) => e)
+      t.match(err, { code: 11000 })
+      t.same(await c.find({}).toArray(), [{ _id: 'a', code: 'A', n: 1 }], 'the update was undone and the insert never happened')
+      t.equal(await store.collection('atomic-dup-other').countDocuments(), 0, "the other collection's insert was undone")
+      await c.insertOne({ _id: 'b', code: 'B' })
 
-  await t.test('applyAtomically: a duplicate key in a later write undoes the earlier ones, also after a reopen', { skip: allOrNothing ? false : 'standalone MongoDB' }, async (t) => {
-    const c = store.collection('atomic-dup')
-    await c.createIndex({ code: 1 }, { unique: true })
-    await c.insertOne({ _id: 'a', code: 'A', n: 1 })
-    const err = await store
-      .applyAtomically([
-        { collection: 'atomic-dup', kind: 'updateOne', filter: { _id: 'a' }, update: { $set: { n: 2 } }, mustMatch: true },
-        { collection: 'atomic-dup-other', kind: 'insertOne', doc: { _id: 'o1' } },
-        { collection: 'atomic-dup', kind: 'deleteMany', filter: { _id: 'nothing' } },
-        { collection: 'atomic-dup', kind: 'insertOne', doc: { _id: 'b', code: 'A' } },
-      ])
-      .catch((e: unknown) => e)
-    t.match(err, { code: 11000 })
-    t.same(await c.find({}).toArray(), [{ _id: 'a', code: 'A', n: 1 }], 'the update was undone and the insert never happened')
-    t.equal(await store.collection('atomic-dup-other').countDocuments(), 0, 'the other collection\'s insert was undone')
-    await c.insertOne({ _id: 'b', code: 'B' })
-
-    await store.close()
-    store = await backend.open()
-    t.same(await store.collection('atomic-dup').find({}, { sort: { _id: 1 } }).toArray(), [{ _id: 'a', code: 'A', n: 1 }, { _id: 'b', code: 'B' }], 'after a reopen: the same')
-    t.equal(await store.collection('atomic-dup-other').countDocuments(), 0)
-  })
+      await store.close()
+      store = await backend.open()
+      t.same(
+        await store
+          .collection('atomic-dup')
+          .find({}, { sort: { _id: 1 } })
+          .toArray(),
+        [
+          { _id: 'a', code: 'A', n: 1 },
+          { _id: 'b', code: 'B' },
+        ],
+        'after a reopen: the same',
+      )
+      t.equal(await store.collection('atomic-dup-other').countDocuments(), 0)
+    },
+  )
 
   await t.test('listCollections names the collections holding documents', async (t) => {
     await store.collection('only-an-index').createIndex({ a: 1 })

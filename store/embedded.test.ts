@@ -38,10 +38,22 @@ t.test('documents, Dates and indexes survive close and reopen', async (t) => {
   await c.updateOne({ _id: 'a' }, { $set: { later: new Date(when.getTime() + 1) }, $inc: { n: 1 } })
   await c.insertOne({ _id: 'b', code: 'B' })
   await c.deleteOne({ _id: 'b' })
-  const expected = { _id: 'a', code: 'A', when, nested: { list: [when, { at: when }] }, n: 2.5, none: null, later: new Date(when.getTime() + 1) }
+  const expected = {
+    _id: 'a',
+    code: 'A',
+    when,
+    nested: { list: [when, { at: when }] },
+    n: 2.5,
+    none: null,
+    later: new Date(when.getTime() + 1),
+  }
   t.same(await c.findOne({ _id: 'a' }), expected, 'undefined fields are dropped at once, as on disk')
   await first.close()
-  t.equal(spawnSync(process.execPath, [writerChild, dataDir, '0']).status, 0, 'close releases the lock: another process opens the directory')
+  t.equal(
+    spawnSync(process.execPath, [writerChild, dataDir, '0']).status,
+    0,
+    'close releases the lock: another process opens the directory',
+  )
 
   const second = EmbeddedStore.open({ dataDir })
   t.teardown(() => second.close())
@@ -70,7 +82,11 @@ t.test('an acknowledged write survives kill -9 of its process', async (t) => {
   const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.on('close', (_code, sig) => resolve(sig)))
   t.equal(signal, 'SIGKILL', `the writer was killed mid-way ${stderr}`)
   t.ok(acknowledged.length >= 500)
-  t.equal(readFileSync(join(dataDir, OWNER_FILE), 'utf8').trim(), String(child.pid), 'the dead writer is still named as the owner; its OS lock went with it')
+  t.equal(
+    readFileSync(join(dataDir, OWNER_FILE), 'utf8').trim(),
+    String(child.pid),
+    'the dead writer is still named as the owner; its OS lock went with it',
+  )
 
   const store = EmbeddedStore.open({ dataDir })
   t.teardown(() => store.close())
@@ -122,7 +138,11 @@ t.test('a process killed with -9 frees the directory at once: an open right afte
 
 t.test('a pid file left by an earlier version is taken over when its process is gone, and stops the start while it lives', async (t) => {
   const dataDir = tempDataDir(t)
-  for (const [name, stalePid] of [['a dead process', String(deadPid())], ['our own pid from an earlier life', String(process.pid)], ['garbage', 'x']]) {
+  for (const [name, stalePid] of [
+    ['a dead process', String(deadPid())],
+    ['our own pid from an earlier life', String(process.pid)],
+    ['garbage', 'x'],
+  ]) {
     writeFileSync(join(dataDir, LOCK_FILE), `${stalePid}\n`)
     const store = EmbeddedStore.open({ dataDir })
     t.equal(readFileSync(join(dataDir, OWNER_FILE), 'utf8').trim(), String(process.pid), `lock of ${name} taken over`)
@@ -131,7 +151,9 @@ t.test('a pid file left by an earlier version is taken over when its process is 
   const live = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' })
   t.teardown(() => void live.kill('SIGKILL'))
   writeFileSync(join(dataDir, LOCK_FILE), `${live.pid}\n`)
-  t.throws(() => EmbeddedStore.open({ dataDir }), { message: `Data directory ${dataDir} is in use by process ${live.pid} (store.lock); stop that process or choose another DATA_DIR` })
+  t.throws(() => EmbeddedStore.open({ dataDir }), {
+    message: `Data directory ${dataDir} is in use by process ${live.pid} (store.lock); stop that process or choose another DATA_DIR`,
+  })
 })
 
 t.test('TTL indexes remove expired documents', async (t) => {
@@ -169,7 +191,16 @@ t.test('file handles cannot reach outside the files directory', async (t) => {
   const dataDir = tempDataDir(t)
   const store = EmbeddedStore.open({ dataDir })
   t.teardown(() => store.close())
-  for (const handle of ['../store.sqlite', '../store.lock', '../../etc/passwd', '/etc/passwd', '..', '.', 'files/../../x', '%2e%2e%2fstore.lock']) {
+  for (const handle of [
+    '../store.sqlite',
+    '../store.lock',
+    '../../etc/passwd',
+    '/etc/passwd',
+    '..',
+    '.',
+    'files/../../x',
+    '%2e%2e%2fstore.lock',
+  ]) {
     t.equal(await store.files.get(handle), null, `get ${handle}`)
     t.equal(await store.files.delete(handle), false, `delete ${handle}`)
   }
@@ -182,19 +213,48 @@ t.test('multi-document writes are all or nothing', async (t) => {
   const c = store.collection('batch')
   await c.createIndex({ code: 1 }, { unique: true })
   await c.insertOne({ _id: 'x', code: 'X' })
-  await t.rejects(c.insertMany([{ _id: 'a', code: 'A' }, { _id: 'b', code: 'X' }]), { code: 11000 })
-  await t.rejects(c.insertMany([{ _id: 'a', code: 'A' }, { _id: 'a', code: 'B' }]), { code: 11000 }, 'duplicate _id inside the batch')
+  await t.rejects(
+    c.insertMany([
+      { _id: 'a', code: 'A' },
+      { _id: 'b', code: 'X' },
+    ]),
+    { code: 11000 },
+  )
+  await t.rejects(
+    c.insertMany([
+      { _id: 'a', code: 'A' },
+      { _id: 'a', code: 'B' },
+    ]),
+    { code: 11000 },
+    'duplicate _id inside the batch',
+  )
   t.equal(await c.countDocuments(), 1, 'insertMany added nothing')
-  await c.insertMany([{ _id: 'a', code: 'A', g: 1 }, { _id: 'b', code: 'B', g: 1 }])
+  await c.insertMany([
+    { _id: 'a', code: 'A', g: 1 },
+    { _id: 'b', code: 'B', g: 1 },
+  ])
   await t.rejects(c.updateMany({ g: 1 }, { $set: { code: 'Z' } }), { code: 11000 })
-  t.same((await c.find({}, { sort: { _id: 1 } }).toArray()).map((doc) => doc.code), ['A', 'B', 'X'], 'updateMany changed nothing')
+  t.same(
+    (await c.find({}, { sort: { _id: 1 } }).toArray()).map((doc) => doc.code),
+    ['A', 'B', 'X'],
+    'updateMany changed nothing',
+  )
   const swapped = await c.updateMany({ _id: { $in: ['a', 'x'] } }, { $set: { code: 'tmp' } }).catch((err: unknown) => err)
   t.match(swapped, { code: 11000 }, 'two documents cannot take the same unique value in one updateMany')
   await store.close()
 
   const reopened = EmbeddedStore.open({ dataDir })
   t.teardown(() => reopened.close())
-  t.same((await reopened.collection('batch').find({}, { sort: { _id: 1 } }).toArray()).map((doc) => doc.code), ['A', 'B', 'X'], 'nor did they reach SQLite')
+  t.same(
+    (
+      await reopened
+        .collection('batch')
+        .find({}, { sort: { _id: 1 } })
+        .toArray()
+    ).map((doc) => doc.code),
+    ['A', 'B', 'X'],
+    'nor did they reach SQLite',
+  )
 })
 
 t.test('values JSON cannot hold are refused, not mangled', async (t) => {
@@ -231,7 +291,8 @@ t.test('indexes follow updates, deletes and arrays', async (t) => {
     { _id: 1, status: 'waiting', tags: ['a', 'b'], owner: { id: 'u1' }, when: new Date(1) },
     { _id: 2, status: 'waiting', tags: ['b'], owner: { id: 'u2' }, when: new Date(2) },
   ])
-  const idsOf = async (filter: Record<string, unknown>): Promise<unknown[]> => (await c.find(filter, { sort: { _id: 1 } }).toArray()).map((doc) => doc._id)
+  const idsOf = async (filter: Record<string, unknown>): Promise<unknown[]> =>
+    (await c.find(filter, { sort: { _id: 1 } }).toArray()).map((doc) => doc._id)
   await c.updateOne({ _id: 1 }, { $set: { status: 'running', 'owner.id': 'u2' }, $pull: { tags: 'a' } })
   t.same(await idsOf({ status: 'waiting' }), [2])
   t.same(await idsOf({ status: 'running' }), [1])
@@ -256,7 +317,9 @@ t.test('a write SQLite refuses is undone in memory, with every write queued behi
   await c.insertOne({ _id: 'a', code: 'A', v: 1 })
   // A trigger stands in for a full disk: SQLite aborts any transaction that saves the poisoned id.
   const saboteur = new Database(join(dataDir, DATABASE_FILE))
-  saboteur.exec(`CREATE TRIGGER poison BEFORE INSERT ON documents WHEN NEW.id LIKE '%poison%' BEGIN SELECT RAISE(ABORT, 'disk on fire'); END;`)
+  saboteur.exec(
+    `CREATE TRIGGER poison BEFORE INSERT ON documents WHEN NEW.id LIKE '%poison%' BEGIN SELECT RAISE(ABORT, 'disk on fire'); END;`,
+  )
   saboteur.close()
 
   // The first write goes to SQLite alone at the end of this turn; the next two wait for it and then
@@ -278,7 +341,16 @@ t.test('a write SQLite refuses is undone in memory, with every write queued behi
 
   const reopened = EmbeddedStore.open({ dataDir })
   t.teardown(() => reopened.close())
-  t.same(await reopened.collection('guarded').find({}, { sort: { _id: 1 } }).toArray(), [{ _id: 'a', code: 'A', v: 2 }, { _id: 'b', code: 'Z' }])
+  t.same(
+    await reopened
+      .collection('guarded')
+      .find({}, { sort: { _id: 1 } })
+      .toArray(),
+    [
+      { _id: 'a', code: 'A', v: 2 },
+      { _id: 'b', code: 'Z' },
+    ],
+  )
 })
 
 t.test('an atomic batch SQLite refuses is undone in memory as a whole', async (t) => {
@@ -287,7 +359,9 @@ t.test('an atomic batch SQLite refuses is undone in memory as a whole', async (t
   const instances = store.collection('instances')
   await instances.insertOne({ _id: 'i', version: 1 })
   const saboteur = new Database(join(dataDir, DATABASE_FILE))
-  saboteur.exec(`CREATE TRIGGER poison BEFORE INSERT ON documents WHEN NEW.id LIKE '%poison%' BEGIN SELECT RAISE(ABORT, 'disk on fire'); END;`)
+  saboteur.exec(
+    `CREATE TRIGGER poison BEFORE INSERT ON documents WHEN NEW.id LIKE '%poison%' BEGIN SELECT RAISE(ABORT, 'disk on fire'); END;`,
+  )
   saboteur.close()
 
   const batch = store.applyAtomically([

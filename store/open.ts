@@ -15,6 +15,11 @@ export interface OpenStoreOptions {
 }
 
 export async function openStore({ mongodbUri, dataDir, logger, mongodbMaxTimeMs }: OpenStoreOptions): Promise<Store> {
-  if (mongodbUri) return MongoStore.open({ uri: mongodbUri, ...(logger ? { logger } : {}), ...(mongodbMaxTimeMs === undefined ? {} : { maxTimeMs: mongodbMaxTimeMs }) })
+  if (mongodbUri)
+    return MongoStore.open({
+      uri: mongodbUri,
+      ...(logger ? { logger } : {}),
+      ...(mongodbMaxTimeMs === undefined ? {} : { maxTimeMs: mongodbMaxTimeMs }),
+    })
   return EmbeddedStore.open({ dataDir, ...(logger ? { logger } : {}) })
 }

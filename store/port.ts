@@ -47,8 +47,14 @@ export interface IndexOptions {
   partialFilterExpression?: Filter
 }
 
-export interface InsertOneResult { acknowledged: boolean; insertedId: unknown }
-export interface InsertManyResult { acknowledged: boolean; insertedCount: number }
+export interface InsertOneResult {
+  acknowledged: boolean
+  insertedId: unknown
+}
+export interface InsertManyResult {
+  acknowledged: boolean
+  insertedCount: number
+}
 export interface UpdateResult {
   acknowledged: boolean
   matchedCount: number
@@ -56,7 +62,10 @@ export interface UpdateResult {
   upsertedCount: number
   upsertedId: unknown
 }
-export interface DeleteResult { acknowledged: boolean; deletedCount: number }
+export interface DeleteResult {
+  acknowledged: boolean
+  deletedCount: number
+}
 
 export interface Cursor<T> {
   toArray(): Promise<T[]>
@@ -90,7 +99,10 @@ export interface FileStore {
   delete(storageHandle: string): Promise<boolean>
 }
 
-export interface StoredFile { storageHandle: string; size: number }
+export interface StoredFile {
+  storageHandle: string
+  size: number
+}
 
 /**
  * One write of an atomic batch (`Store.applyAtomically`), with the semantics of the collection

@@ -56,7 +56,9 @@ t.test('ENGINE_SOCKET is a socket path, resolved like DATA_DIR and short enough 
   t.equal(parseConfig({ ENGINE_SOCKET: 'engine.sock' }, '/srv/app').engineSocket, '/srv/app/engine.sock')
   t.equal(parseConfig({ ENGINE_SOCKET: '' }).engineSocket, undefined)
   const tooLong = `/run/${'s'.repeat(103)}`
-  t.throws(() => parseConfig({ ENGINE_SOCKET: tooLong }), { message: `Invalid configuration: ENGINE_SOCKET must be a socket path of at most 107 bytes once resolved, got "${tooLong}"` })
+  t.throws(() => parseConfig({ ENGINE_SOCKET: tooLong }), {
+    message: `Invalid configuration: ENGINE_SOCKET must be a socket path of at most 107 bytes once resolved, got "${tooLong}"`,
+  })
   t.equal(parseConfig({ ENGINE_SOCKET: tooLong.slice(0, -1) }).engineSocket, tooLong.slice(0, -1), '107 bytes fit')
 })
 
@@ -126,7 +128,14 @@ t.test('the admin token, studio token secret, deployment environment and log sou
   })
   t.same(
     [config.adminToken, config.studioTokenSecret, config.deploymentEnv, config.logSourceUrls, config.cachePollMs, config.logHeartbeatMs],
-    ['admin-token-0123456789', 'studio-secret-0123456789abcdef0123456789', 'staging', { fm: 'http://gateway-2:3000/cloud/serviceLog/fm', wfm: 'http://engine:3001/internal/serviceLog' }, 250, 50],
+    [
+      'admin-token-0123456789',
+      'studio-secret-0123456789abcdef0123456789',
+      'staging',
+      { fm: 'http://gateway-2:3000/cloud/serviceLog/fm', wfm: 'http://engine:3001/internal/serviceLog' },
+      250,
+      50,
+    ],
   )
 })
 
@@ -138,10 +147,27 @@ t.test('NODE_ENV=development turns on development mode', async (t) => {
 const SECRET = 'jwt-secret-0123456789abcdef0123456789'
 
 t.test('AUTH_MODE=jwt reads its key source, issuer, audience and user claim', async (t) => {
-  t.same(parseConfig({ AUTH_MODE: 'jwt', JWT_SECRET: SECRET }).auth, { mode: 'jwt', jwt: { keys: { secret: SECRET }, issuer: undefined, audience: undefined, userClaim: 'sub' } })
+  t.same(parseConfig({ AUTH_MODE: 'jwt', JWT_SECRET: SECRET }).auth, {
+    mode: 'jwt',
+    jwt: { keys: { secret: SECRET }, issuer: undefined, audience: undefined, userClaim: 'sub' },
+  })
   t.same(
-    parseConfig({ AUTH_MODE: 'jwt', JWT_JWKS_URL: 'https://id.example.com/.well-known/jwks.json', JWT_ISSUER: 'https://id.example.com/', JWT_AUDIENCE: 'workflow', JWT_USER_CLAIM: 'preferred_username' }).auth,
-    { mode: 'jwt', jwt: { keys: { jwksUrl: 'https://id.example.com/.well-known/jwks.json' }, issuer: 'https://id.example.com/', audience: 'workflow', userClaim: 'preferred_username' } },
+    parseConfig({
+      AUTH_MODE: 'jwt',
+      JWT_JWKS_URL: 'https://id.example.com/.well-known/jwks.json',
+      JWT_ISSUER: 'https://id.example.com/',
+      JWT_AUDIENCE: 'workflow',
+      JWT_USER_CLAIM: 'preferred_username',
+    }).auth,
+    {
+      mode: 'jwt',
+      jwt: {
+        keys: { jwksUrl: 'https://id.example.com/.well-known/jwks.json' },
+        issuer: 'https://id.example.com/',
+        audience: 'workflow',
+        userClaim: 'preferred_username',
+      },
+    },
   )
   t.same(parseConfig({ AUTH_MODE: 'jwt', JWT_SECRET: SECRET, NODE_ENV: 'production' }).auth.mode, 'jwt', 'jwt mode starts in production')
 })
@@ -150,9 +176,15 @@ t.test('AUTH_MODE=header refuses NODE_ENV=production unless ALLOW_HEADER_AUTH=tr
   t.throws(() => parseConfig({ NODE_ENV: 'production' }), {
     name: 'ConfigError',
     variable: 'AUTH_MODE',
-    message: 'Invalid configuration: AUTH_MODE is header (the user header is trusted as sent), which NODE_ENV=production refuses: set AUTH_MODE=jwt, or ALLOW_HEADER_AUTH=true behind an authenticating proxy',
+    message:
+      'Invalid configuration: AUTH_MODE is header (the user header is trusted as sent), which ' +
+      'NODE_ENV=production refuses: set AUTH_MODE=jwt, or ALLOW_HEADER_AUTH=true behind an authenticating proxy',
   })
-  t.throws(() => parseConfig({ NODE_ENV: 'production', AUTH_MODE: 'header', ALLOW_HEADER_AUTH: 'false' }), { name: 'ConfigError', variable: 'AUTH_MODE', message: /NODE_ENV=production refuses/ })
+  t.throws(() => parseConfig({ NODE_ENV: 'production', AUTH_MODE: 'header', ALLOW_HEADER_AUTH: 'false' }), {
+    name: 'ConfigError',
+    variable: 'AUTH_MODE',
+    message: /NODE_ENV=production refuses/,
+  })
   t.same(parseConfig({ NODE_ENV: 'production', ALLOW_HEADER_AUTH: 'true' }).auth, { mode: 'header' })
   t.same(parseConfig({ NODE_ENV: 'development' }).auth, { mode: 'header' }, 'development keeps the default')
 })
@@ -161,13 +193,41 @@ t.test('bad authentication settings are refused with a message naming the variab
   const cases: Array<[Record<string, string>, string, string]> = [
     [{ AUTH_MODE: 'oauth' }, 'AUTH_MODE', 'Invalid configuration: AUTH_MODE must be one of header, jwt, got "oauth"'],
     [{ AUTH_MODE: 'jwt' }, 'AUTH_MODE', 'Invalid configuration: AUTH_MODE jwt needs JWT_JWKS_URL or JWT_SECRET'],
-    [{ AUTH_MODE: 'jwt', JWT_SECRET: 'short-secret' }, 'JWT_SECRET', 'Invalid configuration: JWT_SECRET must be at least 32 characters long'],
-    [{ AUTH_MODE: 'jwt', JWT_SECRET: ' '.repeat(40) }, 'JWT_SECRET', 'Invalid configuration: JWT_SECRET must not be blank or whitespace only'],
-    [{ AUTH_MODE: 'jwt', JWT_SECRET: SECRET, JWT_JWKS_URL: 'https://id.example.com/jwks' }, 'JWT_SECRET', 'Invalid configuration: JWT_SECRET and JWT_JWKS_URL are both set: choose one key source'],
-    [{ AUTH_MODE: 'jwt', JWT_JWKS_URL: 'ftp://id.example.com/jwks' }, 'JWT_JWKS_URL', 'Invalid configuration: JWT_JWKS_URL must use http: or https:, got "ftp:"'],
-    [{ AUTH_MODE: 'jwt', JWT_SECRET: SECRET, JWT_ISSUER: '   ' }, 'JWT_ISSUER', 'Invalid configuration: JWT_ISSUER must not be blank or whitespace only'],
-    [{ JWT_SECRET: SECRET }, 'JWT_SECRET', 'Invalid configuration: JWT_SECRET is set but AUTH_MODE is not jwt: set AUTH_MODE=jwt or remove it'],
-    [{ AUTH_MODE: 'header', JWT_JWKS_URL: 'https://id.example.com/jwks' }, 'JWT_JWKS_URL', 'Invalid configuration: JWT_JWKS_URL is set but AUTH_MODE is not jwt: set AUTH_MODE=jwt or remove it'],
+    [
+      { AUTH_MODE: 'jwt', JWT_SECRET: 'short-secret' },
+      'JWT_SECRET',
+      'Invalid configuration: JWT_SECRET must be at least 32 characters long',
+    ],
+    [
+      { AUTH_MODE: 'jwt', JWT_SECRET: ' '.repeat(40) },
+      'JWT_SECRET',
+      'Invalid configuration: JWT_SECRET must not be blank or whitespace only',
+    ],
+    [
+      { AUTH_MODE: 'jwt', JWT_SECRET: SECRET, JWT_JWKS_URL: 'https://id.example.com/jwks' },
+      'JWT_SECRET',
+      'Invalid configuration: JWT_SECRET and JWT_JWKS_URL are both set: choose one key source',
+    ],
+    [
+      { AUTH_MODE: 'jwt', JWT_JWKS_URL: 'ftp://id.example.com/jwks' },
+      'JWT_JWKS_URL',
+      'Invalid configuration: JWT_JWKS_URL must use http: or https:, got "ftp:"',
+    ],
+    [
+      { AUTH_MODE: 'jwt', JWT_SECRET: SECRET, JWT_ISSUER: '   ' },
+      'JWT_ISSUER',
+      'Invalid configuration: JWT_ISSUER must not be blank or whitespace only',
+    ],
+    [
+      { JWT_SECRET: SECRET },
+      'JWT_SECRET',
+      'Invalid configuration: JWT_SECRET is set but AUTH_MODE is not jwt: set AUTH_MODE=jwt or remove it',
+    ],
+    [
+      { AUTH_MODE: 'header', JWT_JWKS_URL: 'https://id.example.com/jwks' },
+      'JWT_JWKS_URL',
+      'Invalid configuration: JWT_JWKS_URL is set but AUTH_MODE is not jwt: set AUTH_MODE=jwt or remove it',
+    ],
     [{ ALLOW_HEADER_AUTH: 'yes' }, 'ALLOW_HEADER_AUTH', 'Invalid configuration: ALLOW_HEADER_AUTH must be one of true, false, got "yes"'],
   ]
   for (const [env, variable, message] of cases) t.throws(() => parseConfig(env), { name: 'ConfigError', variable, message }, message)
@@ -178,17 +238,35 @@ t.test('blank or whitespace-only secrets are refused at start-up, not taken as a
     [{ ADMIN_TOKEN: ' '.repeat(20) }, 'ADMIN_TOKEN', 'Invalid configuration: ADMIN_TOKEN must not be blank or whitespace only'],
     [{ ADMIN_TOKEN: '' }, 'ADMIN_TOKEN', 'Invalid configuration: ADMIN_TOKEN must not be blank or whitespace only'],
     [{ ADMIN_TOKEN: '\t\n'.repeat(10) }, 'ADMIN_TOKEN', 'Invalid configuration: ADMIN_TOKEN must not be blank or whitespace only'],
-    [{ ADMIN_TOKEN: 'admin token with spaces 0123' }, 'ADMIN_TOKEN', 'Invalid configuration: ADMIN_TOKEN must not contain whitespace (it is sent as a bearer token)'],
-    [{ STUDIO_TOKEN_SECRET: ' '.repeat(40) }, 'STUDIO_TOKEN_SECRET', 'Invalid configuration: STUDIO_TOKEN_SECRET must not be blank or whitespace only'],
+    [
+      { ADMIN_TOKEN: 'admin token with spaces 0123' },
+      'ADMIN_TOKEN',
+      'Invalid configuration: ADMIN_TOKEN must not contain whitespace (it is sent as a bearer token)',
+    ],
+    [
+      { STUDIO_TOKEN_SECRET: ' '.repeat(40) },
+      'STUDIO_TOKEN_SECRET',
+      'Invalid configuration: STUDIO_TOKEN_SECRET must not be blank or whitespace only',
+    ],
     [{ STUDIO_TOKEN_SECRET: '' }, 'STUDIO_TOKEN_SECRET', 'Invalid configuration: STUDIO_TOKEN_SECRET must not be blank or whitespace only'],
   ]
-  for (const [env, variable, message] of cases) t.throws(() => parseConfig(env), { name: 'ConfigError', variable, message }, JSON.stringify(env))
+  for (const [env, variable, message] of cases)
+    t.throws(() => parseConfig(env), { name: 'ConfigError', variable, message }, JSON.stringify(env))
 })
 
 t.test('FLOW_HTTP_ALLOWED_HOSTS and FLOW_HTTP_FORWARD_HEADERS are comma-separated lists, each item checked', async (t) => {
-  const config = parseConfig({ FLOW_HTTP_ALLOWED_HOSTS: ' API.partner.example , *.internal.example:8443,10.0.0.5,[::1]:9000 ', FLOW_HTTP_FORWARD_HEADERS: 'Authorization,x-trace' })
-  t.same(config.flowHttp, { allowedHosts: ['api.partner.example', '*.internal.example:8443', '10.0.0.5', '[::1]:9000'], forwardHeaders: ['authorization', 'x-trace'] })
-  t.throws(() => parseConfig({ FLOW_HTTP_ALLOWED_HOSTS: 'http://api.example' }), { variable: 'FLOW_HTTP_ALLOWED_HOSTS', message: /got "http:\/\/api.example"/ })
+  const config = parseConfig({
+    FLOW_HTTP_ALLOWED_HOSTS: ' API.partner.example , *.internal.example:8443,10.0.0.5,[::1]:9000 ',
+    FLOW_HTTP_FORWARD_HEADERS: 'Authorization,x-trace',
+  })
+  t.same(config.flowHttp, {
+    allowedHosts: ['api.partner.example', '*.internal.example:8443', '10.0.0.5', '[::1]:9000'],
+    forwardHeaders: ['authorization', 'x-trace'],
+  })
+  t.throws(() => parseConfig({ FLOW_HTTP_ALLOWED_HOSTS: 'http://api.example' }), {
+    variable: 'FLOW_HTTP_ALLOWED_HOSTS',
+    message: /got "http:\/\/api.example"/,
+  })
   t.throws(() => parseConfig({ FLOW_HTTP_ALLOWED_HOSTS: 'api.*.example' }), { name: 'ConfigError', variable: 'FLOW_HTTP_ALLOWED_HOSTS' })
   t.throws(() => parseConfig({ FLOW_HTTP_FORWARD_HEADERS: 'bad header' }), { name: 'ConfigError', variable: 'FLOW_HTTP_FORWARD_HEADERS' })
 })
@@ -196,13 +274,19 @@ t.test('FLOW_HTTP_ALLOWED_HOSTS and FLOW_HTTP_FORWARD_HEADERS are comma-separate
 t.test('FLOW_INLINE_BUDGET_MS is a whole number, 0 sending every flow function to the worker pool', async (t) => {
   t.equal(parseConfig({ FLOW_INLINE_BUDGET_MS: '0' }).flowInlineBudgetMs, 0)
   t.equal(parseConfig({ FLOW_INLINE_BUDGET_MS: '5' }).flowInlineBudgetMs, 5)
-  for (const value of ['-1', '2.5', 'fast']) t.throws(() => parseConfig({ FLOW_INLINE_BUDGET_MS: value }), { name: 'ConfigError', variable: 'FLOW_INLINE_BUDGET_MS', message: /must be a whole number/ })
+  for (const value of ['-1', '2.5', 'fast'])
+    t.throws(() => parseConfig({ FLOW_INLINE_BUDGET_MS: value }), {
+      name: 'ConfigError',
+      variable: 'FLOW_INLINE_BUDGET_MS',
+      message: /must be a whole number/,
+    })
 })
 
 t.test('FLOW_WORKERS, FLOW_WORKER_MEMORY_MB and MONGODB_MAX_TIME_MS are positive whole numbers', async (t) => {
   const config = parseConfig({ FLOW_WORKERS: '3', FLOW_WORKER_MEMORY_MB: '64', MONGODB_MAX_TIME_MS: '2000' })
   t.same([config.flowWorkers, config.mongodbMaxTimeMs], [{ threads: 3, memoryMb: 64 }, 2000])
-  for (const variable of ['FLOW_WORKERS', 'FLOW_WORKER_MEMORY_MB', 'MONGODB_MAX_TIME_MS']) t.throws(() => parseConfig({ [variable]: '0' }), { name: 'ConfigError', variable })
+  for (const variable of ['FLOW_WORKERS', 'FLOW_WORKER_MEMORY_MB', 'MONGODB_MAX_TIME_MS'])
+    t.throws(() => parseConfig({ [variable]: '0' }), { name: 'ConfigError', variable })
 })
 
 t.test('observability: METRICS_ENABLED, METRICS_TOKEN and the standard OpenTelemetry variables', async (t) => {
@@ -221,16 +305,29 @@ t.test('observability: METRICS_ENABLED, METRICS_TOKEN and the standard OpenTelem
     otlpProtocol: 'http/json',
     serviceName: 'engine-eu-1',
   })
-  t.throws(() => parseConfig({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }), /OTEL_EXPORTER_OTLP_PROTOCOL must be one of http\/protobuf, http\/json/)
+  t.throws(
+    () => parseConfig({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }),
+    /OTEL_EXPORTER_OTLP_PROTOCOL must be one of http\/protobuf, http\/json/,
+  )
   t.throws(() => parseConfig({ METRICS_TOKEN: 'short' }), /METRICS_TOKEN must be at least 16 characters/)
   t.throws(() => parseConfig({ METRICS_ENABLED: 'yes' }), /METRICS_ENABLED must be one of true, false/)
 })
 
-t.test('WEBHOOK_ALLOWED_HOSTS takes the syntax of FLOW_HTTP_ALLOWED_HOSTS; WEBHOOK_TIMEOUT_MS and WEBHOOK_BACKOFF_MS default to 10000 and 1000', async (t) => {
-  t.same(parseConfig({}).webhooks, { allowedHosts: [], timeoutMs: 10_000, backoffMs: 1_000 })
-  const config = parseConfig({ WEBHOOK_ALLOWED_HOSTS: '127.0.0.1, *.hooks.internal:8443', WEBHOOK_TIMEOUT_MS: '2500', WEBHOOK_BACKOFF_MS: '50' })
-  t.same(config.webhooks, { allowedHosts: ['127.0.0.1', '*.hooks.internal:8443'], timeoutMs: 2_500, backoffMs: 50 })
-  t.throws(() => parseConfig({ WEBHOOK_ALLOWED_HOSTS: 'http://hooks.example' }), { name: 'ConfigError', variable: 'WEBHOOK_ALLOWED_HOSTS' })
-  t.throws(() => parseConfig({ WEBHOOK_TIMEOUT_MS: '0' }), { name: 'ConfigError', variable: 'WEBHOOK_TIMEOUT_MS' })
-  t.throws(() => parseConfig({ WEBHOOK_BACKOFF_MS: 'soon' }), { name: 'ConfigError', variable: 'WEBHOOK_BACKOFF_MS' })
-})
+t.test(
+  'WEBHOOK_ALLOWED_HOSTS takes the syntax of FLOW_HTTP_ALLOWED_HOSTS; WEBHOOK_TIMEOUT_MS and WEBHOOK_BACKOFF_MS default to 10000 and 1000',
+  async (t) => {
+    t.same(parseConfig({}).webhooks, { allowedHosts: [], timeoutMs: 10_000, backoffMs: 1_000 })
+    const config = parseConfig({
+      WEBHOOK_ALLOWED_HOSTS: '127.0.0.1, *.hooks.internal:8443',
+      WEBHOOK_TIMEOUT_MS: '2500',
+      WEBHOOK_BACKOFF_MS: '50',
+    })
+    t.same(config.webhooks, { allowedHosts: ['127.0.0.1', '*.hooks.internal:8443'], timeoutMs: 2_500, backoffMs: 50 })
+    t.throws(() => parseConfig({ WEBHOOK_ALLOWED_HOSTS: 'http://hooks.example' }), {
+      name: 'ConfigError',
+      variable: 'WEBHOOK_ALLOWED_HOSTS',
+    })
+    t.throws(() => parseConfig({ WEBHOOK_TIMEOUT_MS: '0' }), { name: 'ConfigError', variable: 'WEBHOOK_TIMEOUT_MS' })
+    t.throws(() => parseConfig({ WEBHOOK_BACKOFF_MS: 'soon' }), { name: 'ConfigError', variable: 'WEBHOOK_BACKOFF_MS' })
+  },
+)

@@ -115,7 +115,10 @@ export interface JwtConfig {
 export type AuthConfig = { mode: 'header' } | { mode: 'jwt'; jwt: JwtConfig }
 
 export class ConfigError extends Error {
-  constructor(readonly variable: string, problem: string) {
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
     super(`Invalid configuration: ${variable} ${problem}`)
     this.name = 'ConfigError'
   }
@@ -146,14 +149,16 @@ function url(env: Env, name: string, fallback: string, protocols: readonly strin
 function positiveInteger(env: Env, name: string, fallback: number): number {
   const raw = env[name]
   if (raw === undefined || raw === '') return fallback
-  if (!/^\d+$/.test(raw) || Number(raw) < 1 || !Number.isSafeInteger(Number(raw))) throw new ConfigError(name, `must be a positive integer, got "${raw}"`)
+  if (!/^\d+$/.test(raw) || Number(raw) < 1 || !Number.isSafeInteger(Number(raw)))
+    throw new ConfigError(name, `must be a positive integer, got "${raw}"`)
   return Number(raw)
 }
 
 function wholeNumber(env: Env, name: string, fallback: number): number {
   const raw = env[name]
   if (raw === undefined || raw === '') return fallback
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw new ConfigError(name, `must be a whole number (0 or more), got "${raw}"`)
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw)))
+    throw new ConfigError(name, `must be a whole number (0 or more), got "${raw}"`)
   return Number(raw)
 }
 
@@ -171,7 +176,8 @@ function optionalSocketPath(env: Env, name: string, cwd: string): string | undef
   const raw = env[name]
   if (raw === undefined || raw === '') return undefined
   const path = resolve(cwd, raw)
-  if (Buffer.byteLength(path) > MAX_SOCKET_PATH_BYTES) throw new ConfigError(name, `must be a socket path of at most ${MAX_SOCKET_PATH_BYTES} bytes once resolved, got "${path}"`)
+  if (Buffer.byteLength(path) > MAX_SOCKET_PATH_BYTES)
+    throw new ConfigError(name, `must be a socket path of at most ${MAX_SOCKET_PATH_BYTES} bytes once resolved, got "${path}"`)
   return path
 }
 
@@ -209,7 +215,8 @@ function optionalText(env: Env, name: string): string | undefined {
 function jwtKeys(env: Env): JwtKeySource {
   const jwksUrl = optionalUrl(env, 'JWT_JWKS_URL')
   const secret = optionalSecret(env, 'JWT_SECRET', 32)
-  if (jwksUrl !== undefined && secret !== undefined) throw new ConfigError('JWT_SECRET', 'and JWT_JWKS_URL are both set: choose one key source')
+  if (jwksUrl !== undefined && secret !== undefined)
+    throw new ConfigError('JWT_SECRET', 'and JWT_JWKS_URL are both set: choose one key source')
   if (jwksUrl !== undefined) return { jwksUrl }
   if (secret !== undefined) return { secret }
   throw new ConfigError('AUTH_MODE', 'jwt needs JWT_JWKS_URL or JWT_SECRET')
@@ -225,13 +232,22 @@ function authConfig(env: Env): AuthConfig {
     const stray = JWT_VARIABLES.find((name) => env[name] !== undefined && env[name] !== '')
     if (stray !== undefined) throw new ConfigError(stray, 'is set but AUTH_MODE is not jwt: set AUTH_MODE=jwt or remove it')
     if (env.NODE_ENV === 'production' && !allowHeaderAuth) {
-      throw new ConfigError('AUTH_MODE', 'is header (the user header is trusted as sent), which NODE_ENV=production refuses: set AUTH_MODE=jwt, or ALLOW_HEADER_AUTH=true behind an authenticating proxy')
+      throw new ConfigError(
+        'AUTH_MODE',
+        'is header (the user header is trusted as sent), which NODE_ENV=production refuses: set ' +
+          'AUTH_MODE=jwt, or ALLOW_HEADER_AUTH=true behind an authenticating proxy',
+      )
     }
     return { mode }
   }
   return {
     mode,
-    jwt: { keys: jwtKeys(env), issuer: optionalText(env, 'JWT_ISSUER'), audience: optionalText(env, 'JWT_AUDIENCE'), userClaim: optionalText(env, 'JWT_USER_CLAIM') ?? 'sub' },
+    jwt: {
+      keys: jwtKeys(env),
+      issuer: optionalText(env, 'JWT_ISSUER'),
+      audience: optionalText(env, 'JWT_AUDIENCE'),
+      userClaim: optionalText(env, 'JWT_USER_CLAIM') ?? 'sub',
+    },
   }
 }
 
@@ -240,7 +256,10 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9a-z-]+$/
 
 /** A comma-separated list, trimmed and lower-cased, each item checked against `pattern`. */
 function list(env: Env, name: string, pattern: RegExp, what: string): string[] {
-  const items = (env[name] ?? '').split(',').map((item) => item.trim().toLowerCase()).filter((item) => item !== '')
+  const items = (env[name] ?? '')
+    .split(',')
+    .map((item) => item.trim().toLowerCase())
+    .filter((item) => item !== '')
   const bad = items.find((item) => !pattern.test(item))
   if (bad !== undefined) throw new ConfigError(name, `must be a comma-separated list of ${what}, got "${bad}"`)
   return items

@@ -39,6 +39,11 @@ export function routeFrom<const Route extends GeneratedRoute>(route: Route) {
     method: route.method as Route['method'],
     url: route.url as Route['url'],
     schema: route.schema as Route['schema'],
-    config: { operationId: route.operationId, identity: route.identity, ...(route.adminToken ? { adminToken: true } : {}), ...(route.public ? { public: true } : {}) } satisfies RouteConfig,
+    config: {
+      operationId: route.operationId,
+      identity: route.identity,
+      ...(route.adminToken ? { adminToken: true } : {}),
+      ...(route.public ? { public: true } : {}),
+    } satisfies RouteConfig,
   }
 }

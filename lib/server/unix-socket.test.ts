@@ -38,7 +38,10 @@ t.test("the socket serves the HTTP server's requests; closing it stops accepting
 t.test('a socket file left by a process that ended without closing it is replaced', async (t) => {
   const path = join(tempDir(t), 'engine.sock')
   // A process killed while listening leaves its socket file behind.
-  const child = spawn(process.execPath, ['-e', `require('node:net').createServer().listen(${JSON.stringify(path)}, () => process.kill(process.pid, 'SIGKILL'))`])
+  const child = spawn(process.execPath, [
+    '-e',
+    `require('node:net').createServer().listen(${JSON.stringify(path)}, () => process.kill(process.pid, 'SIGKILL'))`,
+  ])
   await new Promise((resolve) => child.once('exit', resolve))
   t.ok(existsSync(path), 'the stale socket file is there')
   const server = await httpServer(t)

@@ -17,13 +17,26 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020
  * runtime can compile with the same settings.
  */
 export function createModelSchemaCompiler(): Ajv2020 {
-  return addFormats(new Ajv2020({ strict: true, strictTypes: false, strictTuples: false, strictRequired: false, allErrors: true, logger: false, code: { regExp: re2SchemaRegExp } }))
+  return addFormats(
+    new Ajv2020({
+      strict: true,
+      strictTypes: false,
+      strictTuples: false,
+      strictRequired: false,
+      allErrors: true,
+      logger: false,
+      code: { regExp: re2SchemaRegExp },
+    }),
+  )
 }
 
 const schemaCompiler = createModelSchemaCompiler()
 
 export class Fault extends Error {
-  constructor(readonly path: string, readonly problem: string) {
+  constructor(
+    readonly path: string,
+    readonly problem: string,
+  ) {
     super(`${path}: ${problem}`)
   }
 }
@@ -71,7 +84,8 @@ export function list(value: unknown, path: string, minItems = 0): unknown[] {
 }
 
 export function oneOf<T extends string>(value: unknown, path: string, allowed: readonly T[]): T {
-  if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) throw new Fault(path, `must be one of ${allowed.join(', ')}`)
+  if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value))
+    throw new Fault(path, `must be one of ${allowed.join(', ')}`)
   return value as T
 }
 
@@ -86,7 +100,10 @@ export function expression(value: unknown, path: string): ReturnType<typeof pars
     parsed = parseExpression(source)
   } catch (error) {
     const { message, position } = error as { message?: string; position?: number }
-    throw new Fault(path, `is not a valid expression: ${message ?? String(error)}${position === undefined ? '' : ` (at position ${position})`}`)
+    throw new Fault(
+      path,
+      `is not a valid expression: ${message ?? String(error)}${position === undefined ? '' : ` (at position ${position})`}`,
+    )
   }
   const regex = expressionRegexProblem(parsed)
   if (regex) throw new Fault(path, `is not a valid expression: ${regex}`)
@@ -99,7 +116,8 @@ export function expression(value: unknown, path: string): ReturnType<typeof pars
  */
 export function modelExpression(value: unknown, path: string): void {
   const costly = costlyConstruct(expression(value, path).ast())
-  if (costly) throw new Fault(path, `may not use ${costly}: expressions of the model run on the engine's thread; move the work into a flow function`)
+  if (costly)
+    throw new Fault(path, `may not use ${costly}: expressions of the model run on the engine's thread; move the work into a flow function`)
 }
 
 export function optionalExpression(value: unknown, path: string): void {

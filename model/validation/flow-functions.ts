@@ -1,5 +1,19 @@
 /** Flow functions (MODEL.md): their nodes, schemas and the function ids a `call` may name. */
-import { Fault, type JsonRecord, child, expression, jsonSchema, list, oneOf, onlyKeys, optionalExpression, optionalText, record, text, writablePath } from './checks.js'
+import {
+  Fault,
+  type JsonRecord,
+  child,
+  expression,
+  jsonSchema,
+  list,
+  oneOf,
+  onlyKeys,
+  optionalExpression,
+  optionalText,
+  record,
+  text,
+  writablePath,
+} from './checks.js'
 
 const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']
 const DATA_OPERATIONS = ['insert', 'update', 'find', 'delete'] as const
@@ -12,14 +26,17 @@ const DATA_NODE_FIELDS: Record<(typeof DATA_OPERATIONS)[number], { required: rea
   delete: { required: ['filter'], allowed: ['filter'] },
 }
 
-
 /** The function ids a reference may name: the model's own, then the app's (`functions` models). */
 export class FunctionScope {
-  constructor(private readonly local: ReadonlySet<string>, private readonly app: ReadonlySet<string>) {}
+  constructor(
+    private readonly local: ReadonlySet<string>,
+    private readonly app: ReadonlySet<string>,
+  ) {}
 
   reference(value: unknown, path: string): string {
     const functionId = text(value, path)
-    if (!this.local.has(functionId) && !this.app.has(functionId)) throw new Fault(path, `names function "${functionId}", which is neither defined in this model nor in a functions model of the app`)
+    if (!this.local.has(functionId) && !this.app.has(functionId))
+      throw new Fault(path, `names function "${functionId}", which is neither defined in this model nor in a functions model of the app`)
     return functionId
   }
 }
@@ -32,7 +49,8 @@ function flowNode(value: unknown, path: string, scope: FunctionScope): void {
   const node = record(value, path)
   // A data node's `set` (what an update assigns) is a member of it, not a second kind of node.
   const kinds = 'data' in node ? ['data' as const] : FLOW_NODE_KINDS.filter((kind) => kind in node)
-  if (kinds.length !== 1) throw new Fault(path, `must have exactly one of ${FLOW_NODE_KINDS.join(', ')}${kinds.length > 1 ? ` (has ${kinds.join(', ')})` : ''}`)
+  if (kinds.length !== 1)
+    throw new Fault(path, `must have exactly one of ${FLOW_NODE_KINDS.join(', ')}${kinds.length > 1 ? ` (has ${kinds.join(', ')})` : ''}`)
   switch (kinds[0]) {
     case 'set': {
       onlyKeys(node, path, ['set'])
@@ -55,11 +73,13 @@ function flowNode(value: unknown, path: string, scope: FunctionScope): void {
       const requestPath = child(path, 'http')
       const request = record(node.http, requestPath)
       onlyKeys(request, requestPath, ['method', 'url', 'headers', 'body', 'timeoutMs'])
-      if (typeof request.method !== 'string' || !HTTP_METHODS.includes(request.method.toUpperCase())) throw new Fault(child(requestPath, 'method'), `must be one of ${HTTP_METHODS.join(', ')}`)
+      if (typeof request.method !== 'string' || !HTTP_METHODS.includes(request.method.toUpperCase()))
+        throw new Fault(child(requestPath, 'method'), `must be one of ${HTTP_METHODS.join(', ')}`)
       expression(request.url, child(requestPath, 'url'))
       optionalExpression(request.headers, child(requestPath, 'headers'))
       optionalExpression(request.body, child(requestPath, 'body'))
-      if (request.timeoutMs !== undefined && !(Number.isInteger(request.timeoutMs) && (request.timeoutMs as number) > 0)) throw new Fault(child(requestPath, 'timeoutMs'), 'must be a positive integer')
+      if (request.timeoutMs !== undefined && !(Number.isInteger(request.timeoutMs) && (request.timeoutMs as number) > 0))
+        throw new Fault(child(requestPath, 'timeoutMs'), 'must be a positive integer')
       if (node.as !== undefined) writablePath(node.as, child(path, 'as'))
       return
     }

@@ -43,7 +43,8 @@ export function dataCollectionBody(body: JsonRecord): void {
     if (Object.keys(keys).length === 0) throw new Fault(child(path, 'keys'), 'must name at least one field')
     for (const [field, direction] of Object.entries(keys)) {
       const fieldPath = child(child(path, 'keys'), field)
-      if (field.startsWith('$') || field.split('.').some((segment) => segment.length === 0)) throw new Fault(fieldPath, 'is not a valid field path')
+      if (field.startsWith('$') || field.split('.').some((segment) => segment.length === 0))
+        throw new Fault(fieldPath, 'is not a valid field path')
       if (direction !== 1 && direction !== -1) throw new Fault(fieldPath, 'must be 1 or -1')
     }
     optionalBoolean(index.unique, child(path, 'unique'))
@@ -54,7 +55,8 @@ function cronPattern(value: unknown, path: string): void {
   const pattern = text(value, path)
   const fields = pattern.trim().split(/\s+/).length
   // Five fields, or six with a leading seconds field (DESIGN.md §6); `@daily` and friends too.
-  if (!pattern.startsWith('@') && fields !== 5 && fields !== 6) throw new Fault(path, 'must have five fields, or six with a leading seconds field')
+  if (!pattern.startsWith('@') && fields !== 5 && fields !== 6)
+    throw new Fault(path, 'must have five fields, or six with a leading seconds field')
   try {
     new Cron(pattern, { paused: true })
   } catch (error) {
@@ -84,7 +86,8 @@ export function jobSchedulerBody(body: JsonRecord): void {
     ids.add(id)
     cronPattern(schedule.cron, child(path, 'cron'))
     if (schedule.timezone !== undefined) timeZone(schedule.timezone, child(path, 'timezone'))
-    if ((schedule.startProcess === undefined) === (schedule.runFunction === undefined)) throw new Fault(path, 'must have exactly one of startProcess and runFunction')
+    if ((schedule.startProcess === undefined) === (schedule.runFunction === undefined))
+      throw new Fault(path, 'must have exactly one of startProcess and runFunction')
     if (schedule.startProcess !== undefined) {
       const startPath = child(path, 'startProcess')
       const start = record(schedule.startProcess, startPath)

@@ -1,7 +1,22 @@
 /** Process models: steps, swimlanes, references between them, parallel branches and file functions. */
 import type { ActionType, EscalationKind, StepDefinition } from '../types.js'
 import { parseIsoDuration } from '../duration.js'
-import { Fault, type JsonRecord, child, jsonSchema, list, modelExpression, modelIdLike, oneOf, onlyKeys, optionalBoolean, optionalText, record, schemaDeclares, text } from './checks.js'
+import {
+  Fault,
+  type JsonRecord,
+  child,
+  jsonSchema,
+  list,
+  modelExpression,
+  modelIdLike,
+  oneOf,
+  onlyKeys,
+  optionalBoolean,
+  optionalText,
+  record,
+  schemaDeclares,
+  text,
+} from './checks.js'
 import { FunctionScope, functionMap } from './flow-functions.js'
 
 const STEP_TYPES: ReadonlyArray<StepDefinition['type']> = ['userTask', 'function', 'switch', 'parallel', 'join', 'end']
@@ -74,9 +89,8 @@ function deadlines(step: JsonRecord, path: string, index: ProcessIndex): void {
     }
     if (kind === 'action') {
       const actionTypePath = child(escalationPath, 'actionType')
-      const actionType = escalation.actionType === undefined
-        ? 'complete'
-        : oneOf(escalation.actionType, actionTypePath, ESCALATION_ACTION_TYPES)
+      const actionType =
+        escalation.actionType === undefined ? 'complete' : oneOf(escalation.actionType, actionTypePath, ESCALATION_ACTION_TYPES)
       const actions = step.actions as JsonRecord[]
       if (!actions.some((action) => action.actionType === actionType)) {
         const where = escalation.actionType === undefined ? escalationPath : actionTypePath
@@ -88,14 +102,27 @@ function deadlines(step: JsonRecord, path: string, index: ProcessIndex): void {
 
 function userTask(step: JsonRecord, path: string, index: ProcessIndex): void {
   onlyKeys(step, path, [
-    'type', 'name', 'swimlane', 'assignTo', 'form', 'preForms', 'actions', 'taskFunctions', 'dueIn', 'dueDate', 'escalations',
+    'type',
+    'name',
+    'swimlane',
+    'assignTo',
+    'form',
+    'preForms',
+    'actions',
+    'taskFunctions',
+    'dueIn',
+    'dueDate',
+    'escalations',
   ])
   text(step.name, child(path, 'name'))
   const swimlane = text(step.swimlane, child(path, 'swimlane'))
-  if (!index.swimlanes.has(swimlane)) throw new Fault(child(path, 'swimlane'), `names swimlane "${swimlane}", which is not defined in modelBody.swimlanes`)
-  if (step.assignTo !== undefined && step.assignTo !== 'initiator' && step.assignTo !== 'swimlane') modelExpression(step.assignTo, child(path, 'assignTo'))
+  if (!index.swimlanes.has(swimlane))
+    throw new Fault(child(path, 'swimlane'), `names swimlane "${swimlane}", which is not defined in modelBody.swimlanes`)
+  if (step.assignTo !== undefined && step.assignTo !== 'initiator' && step.assignTo !== 'swimlane')
+    modelExpression(step.assignTo, child(path, 'assignTo'))
   if (step.form !== undefined) modelIdLike(step.form, child(path, 'form'))
-  if (step.preForms !== undefined) list(step.preForms, child(path, 'preForms')).forEach((form, position) => modelIdLike(form, child(child(path, 'preForms'), position)))
+  if (step.preForms !== undefined)
+    list(step.preForms, child(path, 'preForms')).forEach((form, position) => modelIdLike(form, child(child(path, 'preForms'), position)))
   const actionsPath = child(path, 'actions')
   const seen = new Set<string>()
   list(step.actions, actionsPath, 1).forEach((value, position) => {
@@ -106,11 +133,16 @@ function userTask(step: JsonRecord, path: string, index: ProcessIndex): void {
     optionalText(action.customType, child(actionPath, 'customType'))
     // The action a request chooses is the pair (actionType, customType): two alike are ambiguous.
     const key = `${actionType}\u0000${String(action.customType ?? '')}`
-    if (seen.has(key)) throw new Fault(actionPath, `repeats actionType "${actionType}"${action.customType === undefined ? '' : ` with customType "${String(action.customType)}"`}`)
+    if (seen.has(key))
+      throw new Fault(
+        actionPath,
+        `repeats actionType "${actionType}"${action.customType === undefined ? '' : ` with customType "${String(action.customType)}"`}`,
+      )
     seen.add(key)
     if (actionType === 'function') {
       if (action.function === undefined) throw new Fault(child(actionPath, 'function'), 'is required for a function action')
-      if (action.next !== undefined) throw new Fault(child(actionPath, 'next'), 'is not allowed on a function action (it does not end the task)')
+      if (action.next !== undefined)
+        throw new Fault(child(actionPath, 'next'), 'is not allowed on a function action (it does not end the task)')
     } else {
       if (action.next === undefined) throw new Fault(child(actionPath, 'next'), `is required for a ${actionType} action`)
       stepReference(action.next, child(actionPath, 'next'), index.steps)
@@ -149,11 +181,14 @@ function processStep(value: unknown, path: string, index: ProcessIndex): void {
     case 'parallel': {
       onlyKeys(step, path, ['type', 'branches', 'join'])
       const branchesPath = child(path, 'branches')
-      const branches = list(step.branches, branchesPath, 1).map((branch, position) => stepReference(branch, child(branchesPath, position), index.steps))
+      const branches = list(step.branches, branchesPath, 1).map((branch, position) =>
+        stepReference(branch, child(branchesPath, position), index.steps),
+      )
       const duplicate = branches.find((branch, position) => branches.indexOf(branch) !== position)
       if (duplicate !== undefined) throw new Fault(branchesPath, `lists step "${duplicate}" twice`)
       const join = stepReference(step.join, child(path, 'join'), index.steps)
-      if ((index.steps[join] as JsonRecord).type !== 'join') throw new Fault(child(path, 'join'), `names step "${join}", which is not a join step`)
+      if ((index.steps[join] as JsonRecord).type !== 'join')
+        throw new Fault(child(path, 'join'), `names step "${join}", which is not a join step`)
       return
     }
     case 'join':
@@ -204,7 +239,12 @@ function parallelBranches(steps: JsonRecord): void {
         if (visited.has(stepId)) continue
         visited.add(stepId)
         const step = steps[stepId] as JsonRecord
-        if (step.type === 'end') throw new Fault(path, `reaches end step "${stepId}" inside the branch; an end is not allowed inside a parallel branch (the branch must run to join "${join}")`)
+        if (step.type === 'end')
+          throw new Fault(
+            path,
+            `reaches end step "${stepId}" inside the branch; an end is not allowed inside a parallel branch (the branch must run to ` +
+              `join "${join}")`,
+          )
         pending.push(...successors(step))
       }
       if (!reachesJoin) throw new Fault(path, `never reaches the join "${join}"`)
@@ -225,10 +265,12 @@ function fileFunctionSchemas(body: JsonRecord, functions: JsonRecord): void {
     const definition = functions[functionId] as JsonRecord
     const functionPath = child('modelBody.functions', functionId)
     for (const property of input) {
-      if (!schemaDeclares(definition.input, property)) throw new Fault(child(functionPath, 'input'), `must declare "${property}" (the ${field} of this process gets it)`)
+      if (!schemaDeclares(definition.input, property))
+        throw new Fault(child(functionPath, 'input'), `must declare "${property}" (the ${field} of this process gets it)`)
     }
     for (const property of output) {
-      if (!schemaDeclares(definition.output, property)) throw new Fault(child(functionPath, 'output'), `must declare "${property}" (the ${field} of this process may return it)`)
+      if (!schemaDeclares(definition.output, property))
+        throw new Fault(child(functionPath, 'output'), `must declare "${property}" (the ${field} of this process may return it)`)
     }
   }
 }
@@ -236,8 +278,19 @@ function fileFunctionSchemas(body: JsonRecord, functions: JsonRecord): void {
 export function processBody(body: JsonRecord, appFunctions: ReadonlySet<string>): void {
   const path = 'modelBody'
   onlyKeys(body, path, [
-    'processId', 'name', 'input', 'businessKey', 'swimlanes', 'inform', 'start', 'steps', 'functions', 'namedFunctions',
-    'fileUploadFunction', 'fileDownloadFunction', 'fileDeleteFunction',
+    'processId',
+    'name',
+    'input',
+    'businessKey',
+    'swimlanes',
+    'inform',
+    'start',
+    'steps',
+    'functions',
+    'namedFunctions',
+    'fileUploadFunction',
+    'fileDownloadFunction',
+    'fileDeleteFunction',
   ])
   if (body.processId !== undefined) modelIdLike(body.processId, child(path, 'processId'))
   optionalText(body.name, child(path, 'name'))

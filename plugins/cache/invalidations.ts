@@ -36,7 +36,11 @@ export async function ensureInvalidationIndexes(store: Store): Promise<void> {
 }
 
 /** Inserts an invalidation record numbered by the store-wide `cacheInvalidations` counter. */
-export async function recordInvalidation(store: Store, request: InvalidationRequest, now: Date = new Date()): Promise<StoredCacheInvalidation> {
+export async function recordInvalidation(
+  store: Store,
+  request: InvalidationRequest,
+  now: Date = new Date(),
+): Promise<StoredCacheInvalidation> {
   const counter = await store
     .collection<StoredCounter>(Collections.counters)
     .findOneAndUpdate({ _id: Collections.cacheInvalidations }, { $inc: { value: 1 } }, { upsert: true, returnDocument: 'after' })
@@ -84,7 +88,10 @@ export class InvalidationPoller {
   private async read(now: number, apply: (record: StoredCacheInvalidation) => void): Promise<void> {
     const windowStart = now - LATE_RECORD_WINDOW_MS
     const records = await invalidations(this.store)
-      .find({ $or: [{ sequence: { $gt: this.highest } }, { createdAt: { $gte: new Date(windowStart) } }] }, { sort: { sequence: 1 }, projection: { _id: 0 } })
+      .find(
+        { $or: [{ sequence: { $gt: this.highest } }, { createdAt: { $gte: new Date(windowStart) } }] },
+        { sort: { sequence: 1 }, projection: { _id: 0 } },
+      )
       .toArray()
     for (const record of records) {
       if (this.handled.has(record.sequence)) continue

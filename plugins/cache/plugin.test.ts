@@ -59,5 +59,8 @@ t.test('a record that becomes visible after a higher sequence is still applied',
 t.test('concurrent records get distinct, increasing sequence numbers', async (t) => {
   const store = await openTestStore(t)
   const records = await Promise.all(Array.from({ length: 20 }, () => recordInvalidation(store, { target: 'all', cacheType: 'app' })))
-  t.same(records.map((record) => record.sequence).sort((a, b) => a - b), Array.from({ length: 20 }, (_, n) => n + 1))
+  t.same(
+    records.map((record) => record.sequence).sort((a, b) => a - b),
+    Array.from({ length: 20 }, (_, n) => n + 1),
+  )
 })

@@ -19,7 +19,18 @@ t.test('success wraps the data', async (t) => {
 })
 
 t.test('an error record becomes an envelope with message, title and code; stack only when present', async (t) => {
-  const record = { statusCode: 404, type: 'business' as const, category: 'error' as const, message: 'Note not found', code: 'wm3090', summary: 'Not found' }
-  t.same(errorEnvelope(record), { status: 'customerror', data: null, error: { message: 'Note not found', title: 'Not found', code: 'wm3090' } })
+  const record = {
+    statusCode: 404,
+    type: 'business' as const,
+    category: 'error' as const,
+    message: 'Note not found',
+    code: 'wm3090',
+    summary: 'Not found',
+  }
+  t.same(errorEnvelope(record), {
+    status: 'customerror',
+    data: null,
+    error: { message: 'Note not found', title: 'Not found', code: 'wm3090' },
+  })
   t.same(errorEnvelope({ ...record, statusCode: 500, stack: 'Error: x\n  at y' }).data, 'Error: x\n  at y')
 })

@@ -19,19 +19,39 @@ async function build(style: ErrorsPluginOptions['style'], exposeStack = false): 
   const app = Fastify(serverOptions(silentLogger))
   await app.register(errors, {
     catalogue,
-    codes: { validation: 'xx4000', malformedBody: 'xx4001', notFound: 'xx4004', bodyTooLarge: 'xx4013', unsupportedMediaType: 'xx4015', internal: 'xx5000' },
+    codes: {
+      validation: 'xx4000',
+      malformedBody: 'xx4001',
+      notFound: 'xx4004',
+      bodyTooLarge: 'xx4013',
+      unsupportedMediaType: 'xx4015',
+      internal: 'xx5000',
+    },
     style,
     exposeStack,
   })
-  app.post('/things', {
-    schema: {
-      body: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, nested: { type: 'object', properties: { count: { type: 'integer' } } } }, additionalProperties: false },
+  app.post(
+    '/things',
+    {
+      schema: {
+        body: {
+          type: 'object',
+          required: ['name'],
+          properties: { name: { type: 'string' }, nested: { type: 'object', properties: { count: { type: 'integer' } } } },
+          additionalProperties: false,
+        },
+      },
     },
-  }, async (request) => ({ received: request.body }))
+    async (request) => ({ received: request.body }),
+  )
   app.get('/notes/:id', async (request) => {
     // This test's own catalogue, not the services': its factory takes its own codes.
     const fail = app.fail as ErrorFactory<string>
-    throw fail('xx3090', { args: [(request.params as { id: string }).id], parameters: { noteId: (request.params as { id: string }).id }, summary: 'Not found' })
+    throw fail('xx3090', {
+      args: [(request.params as { id: string }).id],
+      parameters: { noteId: (request.params as { id: string }).id },
+      summary: 'Not found',
+    })
   })
   app.get('/boom', async () => {
     throw new Error('database password is hunter2')
@@ -44,21 +64,36 @@ t.test('record style answers ICustomError records', async (t) => {
   const app = await build('record')
   const response = await app.inject({ method: 'GET', url: '/notes/n1' })
   t.equal(response.statusCode, 404)
-  t.same(response.json(), { statusCode: 404, type: 'business', category: 'error', message: 'Note n1 not found', code: 'xx3090', summary: 'Not found', parameters: { noteId: 'n1' } })
+  t.same(response.json(), {
+    statusCode: 404,
+    type: 'business',
+    category: 'error',
+    message: 'Note n1 not found',
+    code: 'xx3090',
+    summary: 'Not found',
+    parameters: { noteId: 'n1' },
+  })
 })
 
 t.test('envelope style wraps the record', async (t) => {
   const app = await build('envelope')
   const response = await app.inject({ method: 'GET', url: '/notes/n1' })
   t.equal(response.statusCode, 404)
-  t.same(response.json(), { status: 'customerror', data: null, error: { message: 'Note n1 not found', title: 'Not found', code: 'xx3090', parameters: { noteId: 'n1' } } })
+  t.same(response.json(), {
+    status: 'customerror',
+    data: null,
+    error: { message: 'Note n1 not found', title: 'Not found', code: 'xx3090', parameters: { noteId: 'n1' } },
+  })
 })
 
 t.test('failed validation is a 400 naming the field', async (t) => {
   const app = await build('envelope')
   const missing = await app.inject({ method: 'POST', url: '/things', payload: { nested: {} } })
   t.equal(missing.statusCode, 400)
-  t.match(missing.json(), { status: 'customerror', error: { code: 'xx4000', message: 'Invalid request: body.name is required', parameters: { field: 'body.name' } } })
+  t.match(missing.json(), {
+    status: 'customerror',
+    error: { code: 'xx4000', message: 'Invalid request: body.name is required', parameters: { field: 'body.name' } },
+  })
   const wrongType = await app.inject({ method: 'POST', url: '/things', payload: { name: 'a', nested: { count: 'many' } } })
   t.equal(wrongType.statusCode, 400)
   t.match(wrongType.json(), { error: { code: 'xx4000', parameters: { field: 'body.nested.count' } } })
@@ -74,7 +109,13 @@ t.test('unknown fields are dropped, never passed on', async (t) => {
 
 /** Bodies the framework refuses before a handler runs, each with the catalogue code it answers. */
 const refusedBodies = [
-  { behaviour: 'malformed JSON is a 400, not a 500', contentType: 'application/json', payload: '{"name": ', statusCode: 400, code: 'xx4001' },
+  {
+    behaviour: 'malformed JSON is a 400, not a 500',
+    contentType: 'application/json',
+    payload: '{"name": ',
+    statusCode: 400,
+    code: 'xx4001',
+  },
   {
     behaviour: 'a body over the limit is a 413',
     contentType: 'application/json',
@@ -82,7 +123,13 @@ const refusedBodies = [
     statusCode: 413,
     code: 'xx4013',
   },
-  { behaviour: 'a content type the route cannot parse is a 415', contentType: 'application/x-unknown', payload: 'name=a', statusCode: 415, code: 'xx4015' },
+  {
+    behaviour: 'a content type the route cannot parse is a 415',
+    contentType: 'application/x-unknown',
+    payload: 'name=a',
+    statusCode: 415,
+    code: 'xx4015',
+  },
 ]
 
 for (const { behaviour, contentType, payload, statusCode, code } of refusedBodies) {
@@ -116,11 +163,14 @@ t.test('in development the stack is shown in data', async (t) => {
   t.match(response.json().data, /Error: database password/)
 })
 
-t.test('a URL the router refuses (bad percent-encoding, an over-long path parameter) is a 400 in the envelope with a catalogue code', async (t) => {
-  const app = await build('envelope')
-  for (const url of ['/notes/%E0%A4%A', `/notes/${'p'.repeat(4000)}`]) {
-    const response = await app.inject({ method: 'GET', url })
-    t.equal(response.statusCode, 400, url.slice(0, 20))
-    t.match(response.json(), { status: 'customerror', data: null, error: { code: 'xx4000', message: /^Invalid request: the URL: / } })
-  }
-})
+t.test(
+  'a URL the router refuses (bad percent-encoding, an over-long path parameter) is a 400 in the envelope with a catalogue code',
+  async (t) => {
+    const app = await build('envelope')
+    for (const url of ['/notes/%E0%A4%A', `/notes/${'p'.repeat(4000)}`]) {
+      const response = await app.inject({ method: 'GET', url })
+      t.equal(response.statusCode, 400, url.slice(0, 20))
+      t.match(response.json(), { status: 'customerror', data: null, error: { code: 'xx4000', message: /^Invalid request: the URL: / } })
+    }
+  },
+)

@@ -9,7 +9,10 @@ import type { ErrorCode } from '../../openapi/generated/errors.js'
 import { type CustomErrorRecord, errorEnvelope } from './envelope.js'
 import { type ErrorCatalogue, type ErrorFactory, errorFactory, isServiceError, type ServiceError } from './service-error.js'
 
-/** Catalogue codes for the failures that every service can answer (a service checks its own: `satisfies GenericErrorCodes<EngineErrorCode>`). */
+/**
+ * Catalogue codes for the failures that every service can answer (a service checks its own: `satisfies
+ * GenericErrorCodes<EngineErrorCode>`).
+ */
 export interface GenericErrorCodes<Code extends string = string> {
   validation: Code
   malformedBody: Code
@@ -73,7 +76,8 @@ async function errorsPlugin(fastify: FastifyInstance, options: ErrorsPluginOptio
       return fail(codes.validation, { args: [message], parameters: { field } })
     }
     if (error.code && MALFORMED_BODY.has(error.code)) return fail(codes.malformedBody, { cause: error })
-    if (error.code && BAD_URL.has(error.code)) return fail(codes.validation, { args: [`the URL: ${error.message.slice(0, 200)}`], cause: error })
+    if (error.code && BAD_URL.has(error.code))
+      return fail(codes.validation, { args: [`the URL: ${error.message.slice(0, 200)}`], cause: error })
     const status = error.statusCode ?? 500
     if (status === 413) return fail(codes.bodyTooLarge, { cause: error })
     if (status === 415) return fail(codes.unsupportedMediaType, { cause: error })
@@ -98,7 +102,10 @@ async function errorsPlugin(fastify: FastifyInstance, options: ErrorsPluginOptio
     if (error.parameters) record.parameters = error.parameters
     if (error.detail) record.detail = error.detail
     if (options.exposeStack && original.stack) record.stack = original.stack
-    return reply.code(error.statusCode).type('application/json; charset=utf-8').send(options.style === 'envelope' ? errorEnvelope(record) : record)
+    return reply
+      .code(error.statusCode)
+      .type('application/json; charset=utf-8')
+      .send(options.style === 'envelope' ? errorEnvelope(record) : record)
   }
 
   function answerError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {

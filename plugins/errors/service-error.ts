@@ -36,7 +36,12 @@ export interface ServiceError extends FastifyError {
 }
 
 export function isServiceError(error: unknown): error is ServiceError {
-  return error instanceof Error && typeof (error as Partial<ServiceError>).code === 'string' && typeof (error as Partial<ServiceError>).type === 'string' && typeof (error as Partial<ServiceError>).statusCode === 'number'
+  return (
+    error instanceof Error &&
+    typeof (error as Partial<ServiceError>).code === 'string' &&
+    typeof (error as Partial<ServiceError>).type === 'string' &&
+    typeof (error as Partial<ServiceError>).statusCode === 'number'
+  )
 }
 
 export type ErrorFactory<Code extends string> = (code: Code, details?: ErrorDetails) => ServiceError

@@ -24,13 +24,22 @@ const adminRequests: Array<[operationId: string, method: string, path: string, b
 ]
 
 function send(url: string, method: string, path: string, body: unknown, headers: Record<string, string> = {}) {
-  return fetch(`${url}${path}`, { method, headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })
+  return fetch(`${url}${path}`, {
+    method,
+    headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  })
 }
 
 t.test('with ADMIN_TOKEN set, every admin endpoint answers 401 permissionError without the bearer token and writes nothing', async (t) => {
   const gateway = await startService(t, 'gateway', { config: { adminToken: ADMIN_TOKEN } })
   for (const [operationId, method, path, body] of adminRequests) {
-    for (const headers of [{} as Record<string, string>, { authorization: 'Bearer wrong-token-0123456789' }, { authorization: ADMIN_TOKEN }, { authorization: `Basic ${ADMIN_TOKEN}` }]) {
+    for (const headers of [
+      {} as Record<string, string>,
+      { authorization: 'Bearer wrong-token-0123456789' },
+      { authorization: ADMIN_TOKEN },
+      { authorization: `Basic ${ADMIN_TOKEN}` },
+    ]) {
       const answer = await send(gateway.url, method, path, body, headers)
       const envelope = (await answer.json()) as Envelope<null>
       t.equal(answer.status, 401, `${operationId} ${JSON.stringify(headers)}`)
@@ -47,9 +56,28 @@ t.test('with the right bearer token the admin endpoints work; the public ones ne
   const gateway = await startService(t, 'gateway', { config: { adminToken: ADMIN_TOKEN } })
   const authorization = { authorization: `Bearer ${ADMIN_TOKEN}` }
   t.equal((await send(gateway.url, 'POST', '/user/createUser', user, authorization)).status, 200)
-  t.equal((await send(gateway.url, 'POST', '/model/insertModel', insertModelRequest('leave-form', { appId: 'hr', organizationId: 'acme' }), authorization)).status, 200)
-  t.equal((await send(gateway.url, 'GET', '/external/cache/app/fm/evict', undefined, { authorization: `bearer ${ADMIN_TOKEN}` })).status, 200, 'the scheme is case-insensitive')
-  t.equal((await send(gateway.url, 'GET', '/model/getModel/leave-form?appId=hr', undefined, authorization)).status, 200, 'getModel answers the admin token')
+  t.equal(
+    (
+      await send(
+        gateway.url,
+        'POST',
+        '/model/insertModel',
+        insertModelRequest('leave-form', { appId: 'hr', organizationId: 'acme' }),
+        authorization,
+      )
+    ).status,
+    200,
+  )
+  t.equal(
+    (await send(gateway.url, 'GET', '/external/cache/app/fm/evict', undefined, { authorization: `bearer ${ADMIN_TOKEN}` })).status,
+    200,
+    'the scheme is case-insensitive',
+  )
+  t.equal(
+    (await send(gateway.url, 'GET', '/model/getModel/leave-form?appId=hr', undefined, authorization)).status,
+    200,
+    'getModel answers the admin token',
+  )
   t.equal((await send(gateway.url, 'GET', '/model/getModel/leave-form?appId=hr', undefined)).status, 401, 'and nobody unidentified')
   t.equal((await send(gateway.url, 'GET', '/healthcheck', undefined)).status, 200)
 })
@@ -60,14 +88,23 @@ t.test('without ADMIN_TOKEN the admin endpoints are open (development)', async (
   t.equal((await send(gateway.url, 'GET', '/external/cache/app/fm/evict', undefined)).status, 200)
 })
 
-t.test('the check is a hook of the admin routes alone: every other route, the proxy\'s among them, runs none', async (t) => {
+t.test("the check is a hook of the admin routes alone: every other route, the proxy's among them, runs none", async (t) => {
   /** The number of route-level onRequest hooks of every route, by `METHOD url`. */
   const routeHooks = async (adminToken: string | undefined): Promise<Map<string, number>> => {
     const routes: RouteOptions[] = []
-    const app = await buildService('gateway', { config: testConfig({ adminToken }), store: await openTestStore(t), logger: silentLogger, onRoute: (route) => void routes.push(route) })
+    const app = await buildService('gateway', {
+      config: testConfig({ adminToken }),
+      store: await openTestStore(t),
+      logger: silentLogger,
+      onRoute: (route) => void routes.push(route),
+    })
     await app.close()
     // Read once every onRoute hook has run: the plugin's runs after the one that collects.
-    return new Map(routes.flatMap((route) => [route.method].flat().map((method) => [`${method} ${route.url}`, [route.onRequest ?? []].flat().length] as const)))
+    return new Map(
+      routes.flatMap((route) =>
+        [route.method].flat().map((method) => [`${method} ${route.url}`, [route.onRequest ?? []].flat().length] as const),
+      ),
+    )
   }
   const open = await routeHooks(undefined)
   const guarded = await routeHooks(ADMIN_TOKEN)

@@ -43,7 +43,8 @@ export function tokenVerifier(config: JwtConfig): TokenVerifier {
   // The key set is fetched on first use, kept, and fetched again for an unknown `kid` (jose's cooldown
   // and cache); a secret is one symmetric key.
   const key = 'jwksUrl' in config.keys ? createRemoteJWKSet(new URL(config.keys.jwksUrl)) : new TextEncoder().encode(config.keys.secret)
-  const verify = async (token: string): Promise<JWTPayload> => (typeof key === 'function' ? await jwtVerify(token, key, options) : await jwtVerify(token, key, options)).payload
+  const verify = async (token: string): Promise<JWTPayload> =>
+    (typeof key === 'function' ? await jwtVerify(token, key, options) : await jwtVerify(token, key, options)).payload
   return {
     async userIdOf(token) {
       let claims: JWTPayload

@@ -35,7 +35,9 @@ export interface Actor {
 
 /** The catalogue codes the identity checks answer with, each service's own (`satisfies IdentityCodes<GatewayErrorCode>`). */
 export interface IdentityCodes<Code extends ErrorCode = ErrorCode> {
-  /** 401: the `user` header is missing where an actor is required, or names no user (header mode); the token's user is unknown (jwt mode). */
+  /**
+   * 401: the `user` header is missing where an actor is required, or names no user (header mode); the token's user is unknown (jwt mode).
+   */
   unknownUser: Code
   /** 401: no bearer token, or one that does not verify (jwt mode). */
   unauthenticated: Code
@@ -131,7 +133,8 @@ function sameTenant(a: Actor, b: Actor): boolean {
  * established it before the handler ran, so its absence is a defect in the route's wiring (500).
  */
 export function requireActor(request: FastifyRequest): Actor {
-  if (!request.actor) throw new Error(`${request.method} ${request.routeOptions.url ?? request.url}: no actor, although the route requires a user`)
+  if (!request.actor)
+    throw new Error(`${request.method} ${request.routeOptions.url ?? request.url}: no actor, although the route requires a user`)
   return request.actor
 }
 
@@ -151,13 +154,19 @@ async function identityPlugin(fastify: FastifyInstance, options: IdentityPluginO
     for (const key of ['organizationId', 'appId'] as const) {
       const value = named[key]
       if (value !== undefined && value !== scope[key]) {
-        throw fastify.fail(codes.forbidden, { args: [`a tenant admin acts only inside its own tenant, not ${key} ${value}`], parameters: { field: `${field}.${key}` } })
+        throw fastify.fail(codes.forbidden, {
+          args: [`a tenant admin acts only inside its own tenant, not ${key} ${value}`],
+          parameters: { field: `${field}.${key}` },
+        })
       }
     }
     return scope
   })
   if (auth.mode === 'header') {
-    fastify.log.warn('AUTH_MODE=header: the user header is trusted as sent; run behind an authenticating proxy or set AUTH_MODE=jwt (README "Security model")')
+    fastify.log.warn(
+      'AUTH_MODE=header: the user header is trusted as sent; run behind an ' +
+        'authenticating proxy or set AUTH_MODE=jwt (README "Security model")',
+    )
   }
 
   /** Header mode: the user the `user` header names, as today. */
@@ -165,7 +174,8 @@ async function identityPlugin(fastify: FastifyInstance, options: IdentityPluginO
     if (requirement === 'none') return
     const userId = headerValue(request, 'user')
     if (!userId) {
-      if (requirement === 'required') throw fastify.fail(codes.unknownUser, { args: ['the user header is missing'], parameters: { field: 'headers.user' } })
+      if (requirement === 'required')
+        throw fastify.fail(codes.unknownUser, { args: ['the user header is missing'], parameters: { field: 'headers.user' } })
       return
     }
     const actor = await findActor(fastify.store, userId)
@@ -176,22 +186,36 @@ async function identityPlugin(fastify: FastifyInstance, options: IdentityPluginO
   /** Jwt mode: the token's user, or the user of its tenant a system user's token names in `user`. */
   const fromToken = async (request: FastifyRequest, tokenVerifier: TokenVerifier): Promise<Actor> => {
     const token = bearerToken(request)
-    if (token === undefined) throw fastify.fail(codes.unauthenticated, { args: ['the authorization header carries no bearer token'], parameters: { field: 'headers.authorization' } })
+    if (token === undefined)
+      throw fastify.fail(codes.unauthenticated, {
+        args: ['the authorization header carries no bearer token'],
+        parameters: { field: 'headers.authorization' },
+      })
     let tokenUserId: string
     try {
       tokenUserId = await tokenVerifier.userIdOf(token)
     } catch (error) {
-      if (error instanceof TokenRejected) throw fastify.fail(codes.unauthenticated, { args: [error.message], parameters: { field: 'headers.authorization' }, cause: error })
+      if (error instanceof TokenRejected)
+        throw fastify.fail(codes.unauthenticated, { args: [error.message], parameters: { field: 'headers.authorization' }, cause: error })
       throw error
     }
     const tokenUser = await findActor(fastify.store, tokenUserId)
-    if (!tokenUser) throw fastify.fail(codes.unknownUser, { args: ['the token names no known user'], parameters: { field: 'headers.authorization' } })
+    if (!tokenUser)
+      throw fastify.fail(codes.unknownUser, { args: ['the token names no known user'], parameters: { field: 'headers.authorization' } })
     const named = headerValue(request, 'user')
     if (named === undefined || named === tokenUser.userId) return tokenUser
-    if (!tokenUser.isSystemUser) throw fastify.fail(codes.forbidden, { args: ['the user header names another user than the token'], parameters: { field: 'headers.user' } })
+    if (!tokenUser.isSystemUser)
+      throw fastify.fail(codes.forbidden, {
+        args: ['the user header names another user than the token'],
+        parameters: { field: 'headers.user' },
+      })
     // Unknown and other-tenant users answer alike: a system user learns nothing of other tenants.
     const actor = await findActor(fastify.store, named)
-    if (!actor || !sameTenant(actor, tokenUser)) throw fastify.fail(codes.forbidden, { args: [`the user header names no user of the token's tenant`], parameters: { field: 'headers.user' } })
+    if (!actor || !sameTenant(actor, tokenUser))
+      throw fastify.fail(codes.forbidden, {
+        args: [`the user header names no user of the token's tenant`],
+        parameters: { field: 'headers.user' },
+      })
     return actor
   }
 
@@ -199,11 +223,16 @@ async function identityPlugin(fastify: FastifyInstance, options: IdentityPluginO
     // ADMIN_TOKEN first, in constant time: the operator's token never goes to a JWT parser.
     if (fastify.presentsAdminToken(request)) return
     if (verifier === undefined) {
-      if (isAdminToken !== undefined) throw fastify.fail(codes.adminToken ?? codes.unauthenticated, { parameters: { field: 'headers.authorization' } })
+      if (isAdminToken !== undefined)
+        throw fastify.fail(codes.adminToken ?? codes.unauthenticated, { parameters: { field: 'headers.authorization' } })
       return fromUserHeader(request, requirement)
     }
     const actor = await fromToken(request, verifier)
-    if (!actor.roles.includes('admin')) throw fastify.fail(codes.forbidden, { args: ['admin endpoints need ADMIN_TOKEN or a token of a user with role admin'], parameters: { field: 'headers.authorization' } })
+    if (!actor.roles.includes('admin'))
+      throw fastify.fail(codes.forbidden, {
+        args: ['admin endpoints need ADMIN_TOKEN or a token of a user with role admin'],
+        parameters: { field: 'headers.authorization' },
+      })
     request.actor = actor
     request.tenantAdmin = { organizationId: actor.organizationId, appId: actor.appId }
   }
@@ -213,7 +242,10 @@ async function identityPlugin(fastify: FastifyInstance, options: IdentityPluginO
     // those itself) and the public operations (`security: []`) are not this plugin's.
     const requirement = route.config?.identity
     if (requirement === undefined || route.config?.public) return undefined
-    if (route.config?.adminToken) return isAdminToken === undefined && verifier === undefined && requirement === 'none' ? undefined : (request) => adminRoute(request, requirement)
+    if (route.config?.adminToken)
+      return isAdminToken === undefined && verifier === undefined && requirement === 'none'
+        ? undefined
+        : (request) => adminRoute(request, requirement)
     if (verifier !== undefined) {
       return async (request) => {
         request.actor = await fromToken(request, verifier)

@@ -37,7 +37,8 @@ export function signStudioToken(claims: Record<string, unknown>, secret: string)
 
 export function verifyStudioToken(token: string, secret: string, nowMs: number = Date.now()): TokenVerdict {
   const segments = token.split('.')
-  if (segments.length !== 3 || segments.some((segment) => !/^[A-Za-z0-9_-]+$/.test(segment))) return { valid: false, problem: 'not a compact JWT' }
+  if (segments.length !== 3 || segments.some((segment) => !/^[A-Za-z0-9_-]+$/.test(segment)))
+    return { valid: false, problem: 'not a compact JWT' }
   const [encodedHeader, encodedClaims, encodedSignature] = segments as [string, string, string]
   const header = decodeJsonObject(encodedHeader)
   if (!header) return { valid: false, problem: 'unreadable header' }
@@ -51,6 +52,7 @@ export function verifyStudioToken(token: string, secret: string, nowMs: number =
   if (typeof claims.exp !== 'number') return { valid: false, problem: 'it has no exp' }
   if (nowSeconds >= claims.exp) return { valid: false, problem: 'expired' }
   if (claims.exp - nowSeconds > STUDIO_TOKEN_MAX_LIFETIME_SECONDS) return { valid: false, problem: 'its exp is more than 24 hours ahead' }
-  if (claims.nbf !== undefined && !(typeof claims.nbf === 'number' && nowSeconds >= claims.nbf)) return { valid: false, problem: 'not valid yet' }
+  if (claims.nbf !== undefined && !(typeof claims.nbf === 'number' && nowSeconds >= claims.nbf))
+    return { valid: false, problem: 'not valid yet' }
   return { valid: true, claims }
 }

@@ -25,7 +25,8 @@ export function isJsonContentType(contentType: string | undefined): boolean {
 }
 
 async function jsonDepthPlugin(fastify: FastifyInstance, options: JsonDepthOptions): Promise<void> {
-  const tooDeep = () => fastify.fail(options.code, { args: [String(options.maxDepth)], parameters: { field: 'body', maxDepth: String(options.maxDepth) } })
+  const tooDeep = () =>
+    fastify.fail(options.code, { args: [String(options.maxDepth)], parameters: { field: 'body', maxDepth: String(options.maxDepth) } })
 
   // Callback style on purpose: Fastify then starts reading the returned stream in the same tick,
   // so its error listener is in place before the first chunk can flow through the scan.

@@ -2,7 +2,8 @@
  * What the log stream sends a client: only the lines that carry its `[CI: <clientId>]` marker, with
  * the platform's timestamps taken out. The marker counts only where the request logger puts it — at
  * the start of the message (pino's `msg`, or a plain line after its timestamp) — so a logged value
- * (a URL, a header) that contains `[CI: other]` does not send the line to client `other` (pino's `time`, or a timestamp a hosting platform put in
+ * (a URL, a header) that contains `[CI: other]` does not send the line to client `other` (pino's `time`, or a timestamp a hosting
+ * platform put in
  * front of the line). Applying it twice changes nothing, so a relayed line can pass through again.
  */
 import { clientMarker } from './logger.js'

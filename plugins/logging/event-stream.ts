@@ -44,7 +44,10 @@ export function ringFeed(ring: LogRing, clientId: string): LogFeed {
 }
 
 export class LogSourceError extends Error {
-  constructor(readonly url: string, problem: string) {
+  constructor(
+    readonly url: string,
+    problem: string,
+  ) {
     super(`${url}: ${problem}`)
     this.name = 'LogSourceError'
   }
@@ -125,7 +128,9 @@ export class LogStreams {
     reply.hijack()
     const raw = reply.raw
     // What hooks set before the take-over (x-request-id, traceparent) goes out with the SSE headers.
-    const hookHeaders = Object.entries(reply.getHeaders()).filter((entry): entry is [string, string | number | string[]] => entry[1] !== undefined)
+    const hookHeaders = Object.entries(reply.getHeaders()).filter(
+      (entry): entry is [string, string | number | string[]] => entry[1] !== undefined,
+    )
     raw.writeHead(200, { ...Object.fromEntries(hookHeaders), ...SSE_HEADERS })
     raw.flushHeaders()
     let dropped = 0

@@ -35,7 +35,9 @@ async function call(origin, method, path, user, body) {
   return envelope.data
 }
 
-/** Stores `count` copies of the template instance (context and notification) under new ids. @param {string} dataDir @param {number} count */
+/**
+ * Stores `count` copies of the template instance (context and notification) under new ids. @param {string} dataDir @param {number} count
+ */
 async function seedCopies(dataDir, count) {
   return withStore(dataDir, async (store) => {
     const contexts = store.collection(Collections.contexts)
@@ -101,7 +103,8 @@ await runBench(() =>
       const elapsedMs = performance.now() - started
       const progress = job.progress ?? { total: 0, done: 0, failed: [] }
       process.stdout.write(
-        `  ${progress.done} of ${progress.total} suspended, ${progress.failed.length} failed, job ${job.status}, in ${(elapsedMs / 1000).toFixed(1)} s (${(progress.done / (elapsedMs / 1000)).toFixed(0)} instances/s)\n`,
+        `  ${progress.done} of ${progress.total} suspended, ${progress.failed.length} failed, job ${job.status}, in ` +
+          `${(elapsedMs / 1000).toFixed(1)} s (${(progress.done / (elapsedMs / 1000)).toFixed(0)} instances/s)\n`,
       )
       const suspended = await call(service.gateway, 'POST', '/query/activeProcessIds', admin, {
         ...TENANT,

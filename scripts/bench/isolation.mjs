@@ -56,22 +56,33 @@ async function seed(dataDir) {
 async function ordinary(pool, ann) {
   const run = await post(pool, '/external/function/vatOf/execute', ann, { ...OTHER, inputParams: { amount: 100 } })
   const start = await post(pool, '/process/start', ann, { ...OTHER, processId: 'leave-request', input: { days: 2 } })
-  for (const answer of [run, start]) if (answer.status !== 200) throw new Error(`an ordinary request failed: ${answer.status} ${answer.text.slice(0, 200)}`)
+  for (const answer of [run, start])
+    if (answer.status !== 200) throw new Error(`an ordinary request failed: ${answer.status} ${answer.text.slice(0, 200)}`)
   return [run.ms, start.ms]
 }
 
 await runBench(() =>
   withTempDir('bench-isolation-', async (dataDir) => {
     const users = await seed(dataDir)
-    const service = await startAllInOne({ dataDir, env: { LOG_LEVEL: 'fatal', FLOW_TIMEOUT_MS: String(LIMIT_MS), FLOW_WORKERS: String(WORKERS) } })
+    const service = await startAllInOne({
+      dataDir,
+      env: { LOG_LEVEL: 'fatal', FLOW_TIMEOUT_MS: String(LIMIT_MS), FLOW_WORKERS: String(WORKERS) },
+    })
     const pool = new Pool(service.gateway, { connections: 16 })
     try {
       // Warm-up: the routes, and the worker pool (which starts with its first run; ordinary
       // functions run on the engine's thread and never reach it), before anything is measured.
       for (let i = 0; i < 20; i++) await ordinary(pool, users.ann)
-      await Promise.all(Array.from({ length: WORKERS }, () => post(pool, '/external/function/poolWarmUp/execute', users.mallory, { ...HEAVY, inputParams: {} })))
+      await Promise.all(
+        Array.from({ length: WORKERS }, () =>
+          post(pool, '/external/function/poolWarmUp/execute', users.mallory, { ...HEAVY, inputParams: {} }),
+        ),
+      )
 
-      process.stdout.write(`isolation benchmark: ${HEAVY_RUNS.length} worst-case runs at a time (FLOW_TIMEOUT_MS ${LIMIT_MS}, ${WORKERS} workers), ${DURATION_MS / 1000} s\n`)
+      process.stdout.write(
+        `isolation benchmark: ${HEAVY_RUNS.length} worst-case runs at a time (FLOW_TIMEOUT_MS ${LIMIT_MS}, ${WORKERS} workers), ` +
+          `${DURATION_MS / 1000} s\n`,
+      )
       const until = performance.now() + DURATION_MS
       /** @type {number[]} */
       const overruns = []
@@ -92,8 +103,14 @@ await runBench(() =>
       overruns.sort((a, b) => a - b)
       const p99 = percentile(latencies, 99)
       const overrunP50 = percentile(overruns, 50)
-      process.stdout.write(`  ordinary requests of another tenant: ${latencies.length}, p50 ${percentile(latencies, 50).toFixed(2)} ms, p99 ${p99.toFixed(2)} ms, max ${(latencies.at(-1) ?? NaN).toFixed(2)} ms\n`)
-      process.stdout.write(`  heavy runs stopped: ${overruns.length}, answered past the limit by p50 ${overrunP50.toFixed(0)} ms (${((overrunP50 / LIMIT_MS) * 100).toFixed(1)}%), max ${(overruns.at(-1) ?? NaN).toFixed(0)} ms\n`)
+      process.stdout.write(
+        `  ordinary requests of another tenant: ${latencies.length}, p50 ${percentile(latencies, 50).toFixed(2)} ms, p99 ` +
+          `${p99.toFixed(2)} ms, max ${(latencies.at(-1) ?? NaN).toFixed(2)} ms\n`,
+      )
+      process.stdout.write(
+        `  heavy runs stopped: ${overruns.length}, answered past the limit by p50 ${overrunP50.toFixed(0)} ms ` +
+          `(${((overrunP50 / LIMIT_MS) * 100).toFixed(1)}%), max ${(overruns.at(-1) ?? NaN).toFixed(0)} ms\n`,
+      )
       return reportTargets([
         [`p99 of other requests < ${TARGET.p99Ms} ms`, p99 < TARGET.p99Ms],
         [`heavy runs stopped within ${TARGET.overrun * 100}% of the limit (p50)`, overrunP50 < LIMIT_MS * TARGET.overrun],

@@ -95,10 +95,16 @@ async function seedInstances(dataDir, count) {
       for (let i = offset; i < Math.min(count, offset + CHUNK); i++) {
         const processInstanceId = randomUUID()
         const lastUpdate = new Date(now - Math.floor(Math.random() * 30 * 24 * 3600 * 1000))
-        const processInstance = { ...template.processInstance, processInstanceId, businessKey: `LR-seed-${i}`, lastUpdate: lastUpdate.toISOString() }
+        const processInstance = {
+          ...template.processInstance,
+          processInstanceId,
+          businessKey: `LR-seed-${i}`,
+          lastUpdate: lastUpdate.toISOString(),
+        }
         batch.contexts.push({ ...template, _id: processInstanceId, processInstance, businessKey: processInstance.businessKey, lastUpdate })
         if (notification) batch.notifications.push({ ...notification, _id: processInstanceId, processInstance })
-        for (const activity of activities) batch.activities.push({ ...activity, _id: randomUUID(), processInstanceId, timeStamp: lastUpdate.toISOString() })
+        for (const activity of activities)
+          batch.activities.push({ ...activity, _id: randomUUID(), processInstanceId, timeStamp: lastUpdate.toISOString() })
       }
       await contexts.insertMany(batch.contexts)
       if (batch.notifications.length > 0) await store.collection(Collections.notifications).insertMany(batch.notifications)
@@ -123,11 +129,15 @@ function clientFor(origin) {
   const pool = new Pool(origin, { connections: CLIENTS, pipelining: 1 })
   return {
     pool,
-    /** @param {string} path @param {string} user @param {object} body @returns {Promise<{ status: number, body: any, ms: number, text: string }>} */
+    /**
+     * @param {string} path @param {string} user @param {object} body @returns {Promise<{ status: number, body: any, ms: number, text:
+     * string }>}
+     */
     async post(path, user, body) {
       const answer = await timedPost(pool, path, user, body)
       const parsed = JSON.parse(answer.text)
-      const payload = parsed && typeof parsed === 'object' && 'status' in parsed && 'data' in parsed && !('context' in parsed) ? parsed.data : parsed
+      const payload =
+        parsed && typeof parsed === 'object' && 'status' in parsed && 'data' in parsed && !('context' in parsed) ? parsed.data : parsed
       return { ...answer, body: payload }
     },
   }
@@ -158,10 +168,21 @@ async function lifecycle(client, pair) {
   const started = await step('/context', pair.employee, { ...TENANT, processId: 'leave-request', input: { days: 3, reason: 'Benchmark' } })
   const instance = started.context.processInstance
   const ids = { ...TENANT, processId: 'leave-request', processInstanceId: instance.processInstanceId, businessKey: instance.businessKey }
-  const submitted = await step('/action/complete', pair.employee, { ...ids, taskId: started.formContext.task.taskId, actionType: 'complete', dataInstance: { days: 3, reason: 'Benchmark' } })
+  const submitted = await step('/action/complete', pair.employee, {
+    ...ids,
+    taskId: started.formContext.task.taskId,
+    actionType: 'complete',
+    dataInstance: { days: 3, reason: 'Benchmark' },
+  })
   const approve = submitted.formContext.task
-  const approved = await step('/action/complete', pair.manager, { ...ids, taskId: approve.taskId, actionType: 'complete', dataInstance: submitted.context.dataInstance })
-  if (approved.context.processInstance.processStatus !== 'completed') throw new Error(`the lifecycle ended ${approved.context.processInstance.processStatus}`)
+  const approved = await step('/action/complete', pair.manager, {
+    ...ids,
+    taskId: approve.taskId,
+    actionType: 'complete',
+    dataInstance: submitted.context.dataInstance,
+  })
+  if (approved.context.processInstance.processStatus !== 'completed')
+    throw new Error(`the lifecycle ended ${approved.context.processInstance.processStatus}`)
   return latencies
 }
 
@@ -229,7 +250,10 @@ function report(label, result) {
   if (result.firstError) process.stdout.write(`    first failure: ${result.firstError.message}\n`)
 }
 
-/** One run: the all-in-one started on `dataDir`, loaded, and stopped again. @param {string} dataDir @param {Pair[]} pairs @param {string} label */
+/**
+ * One run: the all-in-one started on `dataDir`, loaded, and stopped again. @param {string} dataDir @param {Pair[]} pairs @param {string}
+ * label
+ */
 async function run(dataDir, pairs, label) {
   const receiver = TELEMETRY === 'tracing' ? await discardingReceiver() : undefined
   const service = await startService(dataDir, receiver?.url)
@@ -262,7 +286,9 @@ await runBench(() =>
 
     const seededStarted = Date.now()
     const total = await seedInstances(dataDir, SEEDED_INSTANCES)
-    process.stdout.write(`  stored ${SEEDED_INSTANCES} more instances (${total} in all) in ${((Date.now() - seededStarted) / 1000).toFixed(1)} s\n`)
+    process.stdout.write(
+      `  stored ${SEEDED_INSTANCES} more instances (${total} in all) in ${((Date.now() - seededStarted) / 1000).toFixed(1)} s\n`,
+    )
     const seeded = await run(dataDir, pairs, `${total} stored instances`)
 
     return reportTargets([
@@ -270,7 +296,8 @@ await runBench(() =>
       [`p99 < ${TARGET.p99Ms} ms`, fresh.p99 < TARGET.p99Ms],
       [
         `after ${SEEDED_INSTANCES} instances within ${TARGET.seededWithin * 100}% (lifecycles/s and p99)`,
-        seeded.lifecyclesPerSecond >= fresh.lifecyclesPerSecond * (1 - TARGET.seededWithin) && seeded.p99 <= Math.max(fresh.p99 * (1 + TARGET.seededWithin), TARGET.p99Ms),
+        seeded.lifecyclesPerSecond >= fresh.lifecyclesPerSecond * (1 - TARGET.seededWithin) &&
+          seeded.p99 <= Math.max(fresh.p99 * (1 + TARGET.seededWithin), TARGET.p99Ms),
       ],
       ['no failed lifecycles', fresh.errors === 0 && seeded.errors === 0],
       ['measured through the gateway', fresh.via === 'gateway' && seeded.via === 'gateway'],

@@ -57,7 +57,8 @@ const TENANT = { appId: 'hr', organizationId: 'acme' }
 
 /**
  * @typedef {{ name: string, origin: string, proxyPid?: number }} Side a way to the engine; proxyPid is the proxy's process
- * @typedef {{ requestsPerSecond: number, p50Ms: number, p99Ms: number, errors: number, failures: string, proxyUs: number, engineUs: number }} Measured
+ * @typedef {{ requestsPerSecond: number, p50Ms: number, p99Ms: number, errors: number, failures: string, proxyUs: number, engineUs:
+ * number }} Measured
  */
 
 /**
@@ -115,16 +116,23 @@ async function startInstance(engine, userId) {
 async function load(side, request, seconds) {
   const pids = { proxy: side.proxyPid, engine: request.enginePid }
   const before = { proxy: pids.proxy === undefined ? 0 : cpuMsOf(pids.proxy), engine: cpuMsOf(pids.engine) }
-  const result = await autocannon({ url: `${side.origin}${request.path}`, connections: CONNECTIONS, duration: seconds, headers: { user: request.userId } })
+  const result = await autocannon({
+    url: `${side.origin}${request.path}`,
+    connections: CONNECTIONS,
+    duration: seconds,
+    headers: { user: request.userId },
+  })
   const after = { proxy: pids.proxy === undefined ? 0 : cpuMsOf(pids.proxy), engine: cpuMsOf(pids.engine) }
   /** @param {number | undefined} start @param {number | undefined} end */
-  const perRequest = (start, end) => (start === undefined || end === undefined || result.requests.total === 0 ? NaN : ((end - start) * 1000) / result.requests.total)
+  const perRequest = (start, end) =>
+    start === undefined || end === undefined || result.requests.total === 0 ? NaN : ((end - start) * 1000) / result.requests.total
   return {
     requestsPerSecond: result.requests.average,
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
     errors: result.errors + result.timeouts + result.non2xx,
-    failures: `${result.errors} errors (${result.timeouts} timeouts), ${result.non2xx} non-2xx answers (${result['4xx']} 4xx, ${result['5xx']} 5xx)`,
+    failures: `${result.errors} errors (${result.timeouts} timeouts), ${result.non2xx} non-2xx answers (${result['4xx']} 4xx, ` +
+      `${result['5xx']} 5xx)`,
     proxyUs: perRequest(before.proxy, after.proxy),
     engineUs: perRequest(before.engine, after.engine),
   }
@@ -143,9 +151,13 @@ function loadAverage() {
 
 /** @param {Side} side @param {Measured} figures */
 function describe(side, figures) {
-  const cpu = side.proxyPid === undefined ? `${micros(figures.engineUs)}` : `${micros(figures.proxyUs)} ${side.name} + ${micros(figures.engineUs)} engine`
+  const cpu =
+    side.proxyPid === undefined
+      ? `${micros(figures.engineUs)}`
+      : `${micros(figures.proxyUs)} ${side.name} + ${micros(figures.engineUs)} engine`
   const failed = figures.errors > 0 ? `; FAILED: ${figures.failures}` : ''
-  return `${side.name.padEnd(11)} ${figures.requestsPerSecond.toFixed(0).padStart(5)} req/s, p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms; CPU per request ${cpu}${failed}`
+  return `${side.name.padEnd(11)} ${figures.requestsPerSecond.toFixed(0).padStart(5)} req/s, p50 ${figures.p50Ms} ms, p99 ` +
+    `${figures.p99Ms} ms; CPU per request ${cpu}${failed}`
 }
 
 /**
@@ -158,10 +170,17 @@ async function startProxies(engine, where, running) {
   /** @type {Record<string, string>} */
   const upstream = { ENGINE_URL: engine.origin, ...(where.engineSocket ? { ENGINE_SOCKET: where.engineSocket } : {}) }
   const gatewayPort = await freePort()
-  const gateway = await startNodeService(entryOf('start:gateway'), gatewayPort, { DATA_DIR: where.gatewayDir, GATEWAY_PORT: String(gatewayPort), ...upstream })
+  const gateway = await startNodeService(entryOf('start:gateway'), gatewayPort, {
+    DATA_DIR: where.gatewayDir,
+    GATEWAY_PORT: String(gatewayPort),
+    ...upstream,
+  })
   running.push(gateway)
   const passthroughPort = await freePort()
-  const passthrough = await startNodeService(join(ROOT, 'scripts/bench/support/passthrough-proxy.mjs'), passthroughPort, { GATEWAY_PORT: String(passthroughPort), ...upstream })
+  const passthrough = await startNodeService(join(ROOT, 'scripts/bench/support/passthrough-proxy.mjs'), passthroughPort, {
+    GATEWAY_PORT: String(passthroughPort),
+    ...upstream,
+  })
   running.push(passthrough)
   const sides = [
     { name: 'gateway', origin: gateway.origin, proxyPid: gateway.pid },
@@ -192,15 +211,24 @@ await runBench(() =>
         const userId = await seedEngineStore(engineDir)
         const enginePort = await freePort()
         const engineSocket = SOCKET ? join(engineDir, 'engine.sock') : undefined
-        const engine = await startNodeService(entryOf('start:engine'), enginePort, { DATA_DIR: engineDir, ENGINE_PORT: String(enginePort), ...(engineSocket ? { ENGINE_SOCKET: engineSocket } : {}) })
+        const engine = await startNodeService(entryOf('start:engine'), enginePort, {
+          DATA_DIR: engineDir,
+          ENGINE_PORT: String(enginePort),
+          ...(engineSocket ? { ENGINE_SOCKET: engineSocket } : {}),
+        })
         running.push(engine)
         const proxies = await startProxies({ origin: engine.origin, port: enginePort }, { gatewayDir, engineSocket }, running)
         /** @type {Side[]} */
         const sides = [{ name: 'engine', origin: engine.origin }, ...proxies]
         const processInstanceId = await startInstance(engine.origin, userId)
-        const request = { path: `/process/${processInstanceId}?organizationId=${TENANT.organizationId}&appId=${TENANT.appId}`, userId, enginePid: engine.pid }
+        const request = {
+          path: `/process/${processInstanceId}?organizationId=${TENANT.organizationId}&appId=${TENANT.appId}`,
+          userId,
+          enginePid: engine.pid,
+        }
         process.stdout.write(
-          `GET /process/:id, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION_S} s per side (${sides.map((side) => side.name).join(', ')}), ` +
+          `GET /process/:id, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION_S} s per side ` +
+            `(${sides.map((side) => side.name).join(', ')}), ` +
             `proxies -> engine over ${SOCKET ? 'a Unix socket' : 'TCP'}; load average ${loadAverage()}\n`,
         )
 
@@ -222,22 +250,33 @@ await runBench(() =>
         const engineRps = medianOf('engine', (figures) => figures.requestsPerSecond)
         const engineP99 = medianOf('engine', (figures) => figures.p99Ms)
         process.stdout.write(`medians over ${ROUNDS} rounds; load average ${loadAverage()}:\n`)
-        process.stdout.write(`  engine      ${engineRps.toFixed(0)} req/s, p99 ${engineP99} ms; CPU per request ${micros(medianOf('engine', (figures) => figures.engineUs))}\n`)
+        process.stdout.write(
+          `  engine      ${engineRps.toFixed(0)} req/s, p99 ${engineP99} ms; CPU per request ` +
+            `${micros(medianOf('engine', (figures) => figures.engineUs))}\n`,
+        )
         for (const side of proxies) {
           const rps = medianOf(side.name, (figures) => figures.requestsPerSecond)
           const p99 = medianOf(side.name, (figures) => figures.p99Ms)
           process.stdout.write(
-            `  ${side.name.padEnd(11)} ${rps.toFixed(0)} req/s (${(rps / engineRps).toFixed(3)} of the engine's), added p99 ${(p99 - engineP99).toFixed(2)} ms; ` +
-              `CPU per request ${micros(medianOf(side.name, (figures) => figures.proxyUs))} ${side.name} + ${micros(medianOf(side.name, (figures) => figures.engineUs))} engine\n`,
+            `  ${side.name.padEnd(11)} ${rps.toFixed(0)} req/s (${(rps / engineRps).toFixed(3)} of the engine's), added p99 ` +
+              `${(p99 - engineP99).toFixed(2)} ms; ` +
+              `CPU per request ${micros(medianOf(side.name, (figures) => figures.proxyUs))} ${side.name} + ` +
+                `${micros(medianOf(side.name, (figures) => figures.engineUs))} engine\n`,
           )
         }
         const gatewayUs = medianOf('gateway', (figures) => figures.proxyUs)
         const passthroughUs = medianOf('passthrough', (figures) => figures.proxyUs)
         const ratio = gatewayUs / passthroughUs
         const failed = [...results.values()].flat().reduce((sum, figures) => sum + figures.errors, 0)
-        process.stdout.write(`  (throughput, latency and nginx's figures are information; the target is the gateway's CPU against the passthrough's)\n`)
+        process.stdout.write(
+          `  (throughput, latency and nginx's figures are information; the target is the gateway's CPU against the passthrough's)\n`,
+        )
         return reportTargets([
-          [`gateway CPU per request ${micros(gatewayUs)} = ${ratio.toFixed(2)}× the passthrough's ${micros(passthroughUs)} (at most ${TARGET.cpuPerRequestRatio}×)`, ratio <= TARGET.cpuPerRequestRatio],
+          [
+            `gateway CPU per request ${micros(gatewayUs)} = ${ratio.toFixed(2)}× the passthrough's ${micros(passthroughUs)} (at most ` +
+              `${TARGET.cpuPerRequestRatio}×)`,
+            ratio <= TARGET.cpuPerRequestRatio,
+          ],
           [`no failed requests (${failed})`, failed === 0],
         ])
       } finally {

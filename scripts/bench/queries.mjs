@@ -16,10 +16,16 @@ import { percentile } from './support/stats.mjs'
 import { withStore, withTempDir } from './support/store.mjs'
 
 const { buildService } = /** @type {typeof import('../../services/build.js')} */ (await importBuilt('services/build.js'))
-const { testConfig, silentLogger } = /** @type {typeof import('../../services/testing/harness.js')} */ (await importBuilt('services/testing/harness.js'))
-const { deployHrApp, HR } = /** @type {typeof import('../../services/testing/workflow.js')} */ (await importBuilt('services/testing/workflow.js'))
+const { testConfig, silentLogger } = /** @type {typeof import('../../services/testing/harness.js')} */ (
+  await importBuilt('services/testing/harness.js')
+)
+const { deployHrApp, HR } = /** @type {typeof import('../../services/testing/workflow.js')} */ (
+  await importBuilt('services/testing/workflow.js')
+)
 const { createTestUser } = /** @type {typeof import('../../services/testing/users.js')} */ (await importBuilt('services/testing/users.js'))
-const { sampleInstance, sampleTask } = /** @type {typeof import('../../services/testing/instances.js')} */ (await importBuilt('services/testing/instances.js'))
+const { sampleInstance, sampleTask } = /** @type {typeof import('../../services/testing/instances.js')} */ (
+  await importBuilt('services/testing/instances.js')
+)
 const { Collections } = /** @type {typeof import('../../store/collections.js')} */ (await importBuilt('store/collections.js'))
 
 const SEEDED = Number(process.env.BENCH_SEEDED_INSTANCES ?? 100_000)
@@ -59,14 +65,27 @@ async function measure(store) {
       const processInstanceId = `pi-${index}`
       const businessKey = `BK-${index}`
       const instance = sampleInstance({
-        processInstanceId, processId, businessKey, initiator, lastUpdate, processStart: lastUpdate,
+        processInstanceId,
+        processId,
+        businessKey,
+        initiator,
+        lastUpdate,
+        processStart: lastUpdate,
         processStatus: running ? 'running' : 'completed',
         tasks: [sampleTask({ taskId: `task-${index}`, status: running ? 'open' : 'completed', userId: initiator })],
       })
       contexts.push({
-        _id: processInstanceId, processInstance: instance, dataInstance: { days: index % 30 }, version: 1,
-        appId: HR.appId, organizationId: HR.organizationId, processId, businessKey, processStatus: instance.processStatus,
-        lastUpdate: new Date(lastUpdate), initiator,
+        _id: processInstanceId,
+        processInstance: instance,
+        dataInstance: { days: index % 30 },
+        version: 1,
+        appId: HR.appId,
+        organizationId: HR.organizationId,
+        processId,
+        businessKey,
+        processStatus: instance.processStatus,
+        lastUpdate: new Date(lastUpdate),
+        initiator,
       })
       activities.push({ processInstanceId, timeStamp: lastUpdate, type: 'start', userId: initiator })
       if (index % 2000 === 0) sample.push({ processInstanceId, businessKey })
@@ -79,13 +98,24 @@ async function measure(store) {
   const leaveSample = sample.filter((entry) => Number(entry.processInstanceId.slice(3)) % 10 < 7)
   const queries = [
     { name: 'activeProcessIds', path: '/query/activeProcessIds', body: { ...HR, processId: 'leave-request' } },
-    { name: 'processIdsUpdatedBetween (7 days)', path: '/query/processIdsUpdatedBetween', body: { ...HR, processId: 'leave-request', date1: new Date(now - 7 * DAY_MS).toISOString() } },
-    { name: `processInstanceContextAndActivity (${leaveSample.length} ids)`, path: '/query/processInstanceContextAndActivity', body: { ...HR, processId: 'leave-request', processInstances: leaveSample } },
+    {
+      name: 'processIdsUpdatedBetween (7 days)',
+      path: '/query/processIdsUpdatedBetween',
+      body: { ...HR, processId: 'leave-request', date1: new Date(now - 7 * DAY_MS).toISOString() },
+    },
+    {
+      name: `processInstanceContextAndActivity (${leaveSample.length} ids)`,
+      path: '/query/processInstanceContextAndActivity',
+      body: { ...HR, processId: 'leave-request', processInstances: leaveSample },
+    },
   ]
   /** @type {Array<[string, boolean]>} */
   const targets = []
   try {
-    for (const user of [{ label: 'admin', userId: admin.userId }, { label: 'user', userId: eve.userId }]) {
+    for (const user of [
+      { label: 'admin', userId: admin.userId },
+      { label: 'user', userId: eve.userId },
+    ]) {
       for (const query of queries) {
         /** @type {number[]} */
         const timings = []
@@ -93,7 +123,11 @@ async function measure(store) {
         let status = 200
         for (let round = 0; round < REPEAT + 2 && status === 200; round++) {
           const started = performance.now()
-          const response = await fetch(`${url}${query.path}`, { method: 'POST', headers: { user: user.userId, 'content-type': 'application/json' }, body: JSON.stringify(query.body) })
+          const response = await fetch(`${url}${query.path}`, {
+            method: 'POST',
+            headers: { user: user.userId, 'content-type': 'application/json' },
+            body: JSON.stringify(query.body),
+          })
           const answer = /** @type {unknown[]} */ (await response.json())
           const elapsed = performance.now() - started
           status = response.status
@@ -103,7 +137,10 @@ async function measure(store) {
         timings.sort((a, b) => a - b)
         const p95 = percentile(timings, 95)
         const label = `${user.label.padEnd(5)} ${query.name.padEnd(44)}`
-        process.stdout.write(`${label} ${status === 200 ? `${String(results).padStart(5)} results` : `answered ${status}`}  median ${percentile(timings, 50).toFixed(1)} ms  p95 ${p95.toFixed(1)} ms\n`)
+        process.stdout.write(
+          `${label} ${status === 200 ? `${String(results).padStart(5)} results` : `answered ${status}`}  median ` +
+            `${percentile(timings, 50).toFixed(1)} ms  p95 ${p95.toFixed(1)} ms\n`,
+        )
         targets.push([`${label} answered 200, p95 < ${TARGET_P95_MS} ms`, status === 200 && p95 < TARGET_P95_MS])
       }
     }

@@ -13,7 +13,9 @@ import { fileURLToPath } from 'node:url'
 import { MISSED } from './support/outcome.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
-const benches = readdirSync(here).filter((name) => name.endsWith('.mjs') && name !== 'run.mjs').sort()
+const benches = readdirSync(here)
+  .filter((name) => name.endsWith('.mjs') && name !== 'run.mjs')
+  .sort()
 /** @type {string[]} */
 const missed = []
 /** @type {string[]} */

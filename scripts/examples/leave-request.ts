@@ -62,7 +62,8 @@ type Session = Schemas['Session']
 /** The open task a session's form is about; a session without one means the flow went wrong. */
 function openTask(session: Session, expectedStep: string): NonNullable<Session['formContext']['task']> {
   const task = session.formContext.task
-  if (task?.stepId !== expectedStep) throw new Error(`expected the ${expectedStep} task to be open, the session shows ${JSON.stringify(session.formContext)}`)
+  if (task?.stepId !== expectedStep)
+    throw new Error(`expected the ${expectedStep} task to be open, the session shows ${JSON.stringify(session.formContext)}`)
   return task
 }
 
@@ -80,7 +81,10 @@ export async function runLeaveRequest(options: LeaveRequestOptions): Promise<Lea
   // Full names are unique per gateway: a suffix lets the example run again on the same store.
   const run = Math.random().toString(36).slice(2, 8)
   const createUser = (fullName: string, swimlanes: string[]) =>
-    client.post('/user/createUser', { ...admin, body: { fullName: `${fullName} ${run}`, unit: { id: 'u-hr', name: 'Human resources' }, roles: ['user'], swimlanes } })
+    client.post('/user/createUser', {
+      ...admin,
+      body: { fullName: `${fullName} ${run}`, unit: { id: 'u-hr', name: 'Human resources' }, roles: ['user'], swimlanes },
+    })
   const employee = await createUser('Eve Employee', ['employee'])
   const removeUser = (user: Schemas['User']) => client.delete('/user/deleteUser', { ...admin, body: { id: user.userId } })
   const manager = await createUser('Max Manager', ['manager']).catch(async (error: unknown) => {
@@ -107,7 +111,6 @@ async function runWith(
   log: (line: string) => void,
   modelsDir = examplesDir,
 ): Promise<LeaveRequestOutcome> {
-
   for (const name of HR_MODELS) {
     const model = JSON.parse(readFileSync(join(modelsDir, `${name}.json`), 'utf8')) as Schemas['Model']
     const outcome = await client.post('/model/insertModel', { ...admin, body: { model, live: true } })
@@ -133,7 +136,9 @@ async function runWith(
   log(`submitted; next: ${openTask(submitted, 'approve').name}`)
 
   client.selectUser(manager.userId)
-  const opened = await client.post('/context', { body: { processId: 'leave-request', processInstanceId: instance.processInstanceId, skipToForm: true } })
+  const opened = await client.post('/context', {
+    body: { processId: 'leave-request', processInstanceId: instance.processInstanceId, skipToForm: true },
+  })
   const approval = openTask(opened, 'approve')
   if (opened.formContext.readOnly) throw new Error(`the manager cannot work on ${approval.name}: ${JSON.stringify(opened.formContext)}`)
   const approved = await client.post('/action/complete', {
@@ -148,9 +153,18 @@ async function runWith(
   })
   log(`approved by ${manager.fullName ?? manager.userId}`)
 
-  const finalStatus = await client.get('/process/{processInstanceId}', { params: { path: { processInstanceId: instance.processInstanceId } } })
+  const finalStatus = await client.get('/process/{processInstanceId}', {
+    params: { path: { processInstanceId: instance.processInstanceId } },
+  })
   log(`process status: ${finalStatus.processStatus}`)
-  return { processInstanceId: instance.processInstanceId, businessKey: instance.businessKey, employee, manager, finalStatus, dataInstance: approved.context.dataInstance }
+  return {
+    processInstanceId: instance.processInstanceId,
+    businessKey: instance.businessKey,
+    employee,
+    manager,
+    finalStatus,
+    dataInstance: approved.context.dataInstance,
+  }
 }
 
 /** A signer of short-lived HS256 tokens naming a user (`sub`), as a gateway with JWT_SECRET accepts them. */
@@ -162,7 +176,10 @@ export function hs256Tokens(secret: string): (userId: string) => Promise<string>
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const baseUrl = process.argv[2] ?? process.env.GATEWAY_URL ?? 'http://127.0.0.1:3000'
   // A newcomer's first failure is a gateway that is not running: say so rather than show a stack.
-  const reachable = await fetch(new URL('/liveness', baseUrl)).then(() => true, () => false)
+  const reachable = await fetch(new URL('/liveness', baseUrl)).then(
+    () => true,
+    () => false,
+  )
   if (!reachable) {
     console.error(`No gateway answers at ${baseUrl}: start the service with \`make run\` (or set GATEWAY_URL).`)
     process.exit(1)
@@ -174,5 +191,11 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     removeUsers: true,
     log: (line) => console.log(line),
   })
-  console.log(JSON.stringify({ processInstanceId: outcome.processInstanceId, businessKey: outcome.businessKey, processStatus: outcome.finalStatus.processStatus }))
+  console.log(
+    JSON.stringify({
+      processInstanceId: outcome.processInstanceId,
+      businessKey: outcome.businessKey,
+      processStatus: outcome.finalStatus.processStatus,
+    }),
+  )
 }

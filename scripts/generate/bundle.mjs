@@ -111,7 +111,11 @@ export function bundle(documentPath) {
 
 /** @param {Json} object */
 function sortKeys(object) {
-  return Object.fromEntries(Object.keys(object).sort().map((key) => [key, object[key]]))
+  return Object.fromEntries(
+    Object.keys(object)
+      .sort()
+      .map((key) => [key, object[key]]),
+  )
 }
 
 export { resolvePointer }

@@ -40,7 +40,8 @@ function compileProbe(source: string): { program: ts.Program; errorLines: number
   }
   const host = ts.createCompilerHost(options)
   const { getSourceFile, fileExists, readFile } = host
-  host.getSourceFile = (fileName, language, ...rest) => (fileName === PROBE ? ts.createSourceFile(fileName, source, language) : getSourceFile.call(host, fileName, language, ...rest))
+  host.getSourceFile = (fileName, language, ...rest) =>
+    fileName === PROBE ? ts.createSourceFile(fileName, source, language) : getSourceFile.call(host, fileName, language, ...rest)
   host.fileExists = (fileName) => fileName === PROBE || fileExists.call(host, fileName)
   host.readFile = (fileName) => (fileName === PROBE ? source : readFile.call(host, fileName))
   const program = ts.createProgram([PROBE], options, host)
@@ -52,7 +53,7 @@ function compileProbe(source: string): { program: ts.Program; errorLines: number
   return { program, errorLines }
 }
 
-t.test('a misspelt code, or one of the other service, does not compile; the service\'s own codes do', async (t) => {
+t.test("a misspelt code, or one of the other service, does not compile; the service's own codes do", async (t) => {
   const lines = [
     "import type { FastifyInstance } from 'fastify'",
     "import type { EngineErrorCode, GatewayErrorCode } from './openapi/generated/errors.js'",
@@ -72,7 +73,11 @@ t.test('a misspelt code, or one of the other service, does not compile; the serv
   ]
   const { errorLines } = compileProbe(lines.join('\n'))
   const refused = errorLines.map((line) => lines[line - 1])
-  t.same(refused, ["engine('wm30O1')", "engine('fm3005')", "gateway('wm3001')", "fastify.fail('xx3001')"], 'exactly the unknown and the foreign codes are refused')
+  t.same(
+    refused,
+    ["engine('wm30O1')", "engine('fm3005')", "gateway('wm3001')", "fastify.fail('xx3001')"],
+    'exactly the unknown and the foreign codes are refused',
+  )
 })
 
 t.test("each service's code union holds exactly the codes of its catalogue in the OpenAPI document", async (t) => {
@@ -80,11 +85,14 @@ t.test("each service's code union holds exactly the codes of its catalogue in th
   const checker = program.getTypeChecker()
   const generated = program.getSourceFile(join(repoRoot, 'openapi/generated/errors.ts'))!
   const unionMembers = (name: string): string[] => {
-    const alias = generated.statements.find((statement): statement is ts.TypeAliasDeclaration => ts.isTypeAliasDeclaration(statement) && statement.name.text === name)!
+    const alias = generated.statements.find(
+      (statement): statement is ts.TypeAliasDeclaration => ts.isTypeAliasDeclaration(statement) && statement.name.text === name,
+    )!
     const type = checker.getTypeAtLocation(alias.name)
     return (type.isUnion() ? type.types : [type]).map((member) => String((member as ts.StringLiteralType).value)).sort()
   }
-  const documented = (file: string): string[] => Object.keys(parse(readFileSync(join(repoRoot, 'openapi', file), 'utf8'))['x-error-catalogue']).sort()
+  const documented = (file: string): string[] =>
+    Object.keys(parse(readFileSync(join(repoRoot, 'openapi', file), 'utf8'))['x-error-catalogue']).sort()
 
   t.same(unionMembers('EngineErrorCode'), documented('engine.yaml'), 'EngineErrorCode: the codes of engine.yaml')
   t.same(unionMembers('GatewayErrorCode'), documented('gateway.yaml'), 'GatewayErrorCode: the codes of gateway.yaml')

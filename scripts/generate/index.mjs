@@ -46,8 +46,14 @@ export async function generate() {
   files.set(`${OUT}/engine.openapi.json`, JSON.stringify(withoutExtensions(engine), null, 2) + '\n')
   files.set(`${OUT}/gateway.openapi.json`, JSON.stringify(servedGateway, null, 2) + '\n')
   files.set(`${OUT}/schemas.ts`, schemasModule({ ...engine.components?.schemas, ...gateway.components?.schemas }))
-  files.set(`${OUT}/engine-routes.ts`, routesModule(engine, () => true))
-  files.set(`${OUT}/gateway-routes.ts`, routesModule(gateway, (operation) => !operation['x-proxied']))
+  files.set(
+    `${OUT}/engine-routes.ts`,
+    routesModule(engine, () => true),
+  )
+  files.set(
+    `${OUT}/gateway-routes.ts`,
+    routesModule(gateway, (operation) => !operation['x-proxied']),
+  )
   files.set(`${OUT}/errors.ts`, errorsModule(engine['x-error-catalogue'] ?? {}, gateway['x-error-catalogue'] ?? {}))
   files.set(`${OUT}/proxy-routes.ts`, proxyModule(proxy, engine))
   files.set(`${OUT}/model.schema.json`, JSON.stringify(modelSchemaDocument(gateway.components.schemas), null, 2) + '\n')
@@ -77,7 +83,10 @@ function expandGateway(source, engine) {
     // body over the route's limit, refused before the engine sees it).
     const proxyStatuses = copy.requestBody ? ['413', '502', '504'] : ['502', '504']
     copy.responses = Object.fromEntries(
-      [...Object.entries(copy.responses ?? {}), ...proxyStatuses.map((status) => [status, null])].map(([status, response]) => [status, String(status).startsWith('2') ? response : { $ref: '#/components/responses/GatewayError' }]),
+      [...Object.entries(copy.responses ?? {}), ...proxyStatuses.map((status) => [status, null])].map(([status, response]) => [
+        status,
+        String(status).startsWith('2') ? response : { $ref: '#/components/responses/GatewayError' },
+      ]),
     )
     copy['x-error-codes'] = [...(copy['x-error-codes'] ?? []), ...(copy.requestBody ? [BODY_TOO_LARGE_CODE] : []), ...PROXY_ERROR_CODES]
     gateway.paths[route.path] ??= {}
@@ -95,12 +104,22 @@ function expandGateway(source, engine) {
     }
   }
   gateway.components = Object.fromEntries(
-    Object.entries(gateway.components).map(([section, entries]) => [section, Object.fromEntries(Object.keys(entries).sort().map((key) => [key, entries[key]]))]),
+    Object.entries(gateway.components).map(([section, entries]) => [
+      section,
+      Object.fromEntries(
+        Object.keys(entries)
+          .sort()
+          .map((key) => [key, entries[key]]),
+      ),
+    ]),
   )
   return gateway
 }
 
-/** Whether an operation is public: its `security` (or the document's) lists no requirement at all. @param {Json} document @param {Json} operation */
+/**
+ * Whether an operation is public: its `security` (or the document's) lists no requirement at all. @param {Json} document @param {Json}
+ * operation
+ */
 function isPublic(document, operation) {
   return (operation.security ?? document.security ?? []).length === 0
 }
@@ -155,7 +174,8 @@ function copyComponentsInto(into, from, node) {
           const definition = from.components?.[section]?.[name]
           if (name in into.components[section]) {
             // Same name, other meaning: the served operation would silently describe the wrong schema.
-            if (definition !== undefined && !isDeepStrictEqual(into.components[section][name], definition)) throw new Error(`${value} differs between the engine and the gateway documents: rename one`)
+            if (definition !== undefined && !isDeepStrictEqual(into.components[section][name], definition))
+              throw new Error(`${value} differs between the engine and the gateway documents: rename one`)
             continue
           }
           if (definition === undefined) throw new Error(`Unresolvable ${value} while expanding the gateway`)
@@ -230,12 +250,21 @@ function routesModule(document, include) {
 function routeSchema(document, operation, parameters) {
   const ref = (/** @type {string} */ name) => `S.${name}`
   const parts = []
-  for (const [location, key] of [['path', 'params'], ['query', 'querystring'], ['header', 'headers']]) {
+  for (const [location, key] of [
+    ['path', 'params'],
+    ['query', 'querystring'],
+    ['header', 'headers'],
+  ]) {
     const inLocation = parameters.filter((parameter) => parameter.in === location)
     if (inLocation.length === 0) continue
     const object = {
       type: 'object',
-      properties: Object.fromEntries(inLocation.map((parameter) => [parameter.name, { ...parameter.schema, ...(parameter.description ? { description: parameter.description } : {}) }])),
+      properties: Object.fromEntries(
+        inLocation.map((parameter) => [
+          parameter.name,
+          { ...parameter.schema, ...(parameter.description ? { description: parameter.description } : {}) },
+        ]),
+      ),
       required: inLocation.filter((parameter) => parameter.required).map((parameter) => parameter.name),
     }
     parts.push(`${key}: ${toTypeBox(object, ref)}`)
@@ -275,22 +304,29 @@ function fastifyPath(path) {
  * @param {Json} engine @param {Json} gateway
  */
 function errorsModule(engine, gateway) {
-  const union = (/** @type {Json} */ catalogue) => Object.keys(catalogue).map((code) => `  | ${JSON.stringify(code)}`).join('\n')
+  const union = (/** @type {Json} */ catalogue) =>
+    Object.keys(catalogue)
+      .map((code) => `  | ${JSON.stringify(code)}`)
+      .join('\n')
   const entries = (/** @type {Json} */ catalogue) =>
     Object.entries(catalogue)
-      .map(([code, spec]) => `  ${JSON.stringify(code)}: ${JSON.stringify({ status: spec.status, type: spec.type, category: spec.category, message: spec.message })},`)
+      .map(
+        ([code, spec]) =>
+          `  ${JSON.stringify(code)}: ` +
+            `${JSON.stringify({ status: spec.status, type: spec.type, category: spec.category, message: spec.message })},`,
+      )
       .join('\n')
   return [
     HEADER,
-    '/** The engine\'s error codes (openapi/engine.yaml, x-error-catalogue). */',
+    "/** The engine's error codes (openapi/engine.yaml, x-error-catalogue). */",
     'export type EngineErrorCode =',
     union(engine),
     '',
-    '/** The gateway\'s error codes (openapi/gateway.yaml, x-error-catalogue). */',
+    "/** The gateway's error codes (openapi/gateway.yaml, x-error-catalogue). */",
     'export type GatewayErrorCode =',
     union(gateway),
     '',
-    '/** Any service\'s code: what the plugins shared by both services accept. */',
+    "/** Any service's code: what the plugins shared by both services accept. */",
     'export type ErrorCode = EngineErrorCode | GatewayErrorCode',
     '',
     'export const engineErrorCatalogue = {',
@@ -309,9 +345,20 @@ function proxyModule(proxy, engine) {
   const routes = (proxy?.routes ?? []).map((/** @type {Json} */ route) => {
     const enginePath = route.enginePath ?? route.path
     const operation = engine.paths?.[enginePath]?.[route.method]
-    return `  { method: ${JSON.stringify(route.method.toUpperCase())}, url: ${JSON.stringify(fastifyPath(route.path))}, engineUrl: ${JSON.stringify(fastifyPath(enginePath))}, timeoutSeconds: ${Number(route.timeoutSeconds ?? 60)}, operationId: ${JSON.stringify(route.operationId ?? operation?.operationId ?? '')}, raw: ${operation?.['x-raw'] === true}, upload: ${operation?.requestBody?.content?.['multipart/form-data'] !== undefined} },`
+    return `  { method: ${JSON.stringify(route.method.toUpperCase())}, url: ${JSON.stringify(fastifyPath(route.path))}, engineUrl: ` +
+      `${JSON.stringify(fastifyPath(enginePath))}, timeoutSeconds: ${Number(route.timeoutSeconds ?? 60)}, operationId: ` +
+        `${JSON.stringify(route.operationId ?? operation?.operationId ?? '')}, raw: ${operation?.['x-raw'] === true}, upload: ` +
+          `${operation?.requestBody?.content?.['multipart/form-data'] !== undefined} },`
   })
-  return [HEADER, 'export const proxyRoutes = [', ...routes, '] as const', '', 'export type ProxyRoute = (typeof proxyRoutes)[number]', ''].join('\n')
+  return [
+    HEADER,
+    'export const proxyRoutes = [',
+    ...routes,
+    '] as const',
+    '',
+    'export type ProxyRoute = (typeof proxyRoutes)[number]',
+    '',
+  ].join('\n')
 }
 
 async function main() {

@@ -27,7 +27,14 @@ function toDefsRefs(node) {
   if (Array.isArray(node)) return node.map(toDefsRefs)
   if (node === null || typeof node !== 'object') return node
   return Object.fromEntries(
-    Object.entries(node).filter(([key]) => !key.startsWith('x-')).map(([key, value]) => [key, key === '$ref' && typeof value === 'string' && value.startsWith(REF_PREFIX) ? `#/$defs/${value.slice(REF_PREFIX.length)}` : toDefsRefs(value)]),
+    Object.entries(node)
+      .filter(([key]) => !key.startsWith('x-'))
+      .map(([key, value]) => [
+        key,
+        key === '$ref' && typeof value === 'string' && value.startsWith(REF_PREFIX)
+          ? `#/$defs/${value.slice(REF_PREFIX.length)}`
+          : toDefsRefs(value),
+      ]),
   )
 }
 

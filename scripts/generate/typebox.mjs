@@ -9,11 +9,38 @@
 /** @typedef {Record<string, any>} Json */
 
 /** Keywords that the TypeBox builders express themselves; everything else is passed as options. */
-const STRUCTURAL = new Set(['type', 'properties', 'required', 'items', 'enum', 'const', 'oneOf', 'anyOf', 'allOf', '$ref', 'additionalProperties'])
+const STRUCTURAL = new Set([
+  'type',
+  'properties',
+  'required',
+  'items',
+  'enum',
+  'const',
+  'oneOf',
+  'anyOf',
+  'allOf',
+  '$ref',
+  'additionalProperties',
+])
 /** Keywords kept on the runtime schema (validation and documentation); others (examples, x-*) are dropped. */
 const KEPT = new Set([
-  'format', 'pattern', 'minLength', 'maxLength', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum',
-  'minItems', 'maxItems', 'uniqueItems', 'minProperties', 'maxProperties', 'multipleOf', 'description', 'default', 'title',
+  'format',
+  'pattern',
+  'minLength',
+  'maxLength',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'minItems',
+  'maxItems',
+  'uniqueItems',
+  'minProperties',
+  'maxProperties',
+  'multipleOf',
+  'description',
+  'default',
+  'title',
 ])
 
 /**
@@ -35,12 +62,16 @@ export function toTypeBox(schema, refName) {
   // removes unknown fields and coerces types, must not try a union's variants on such a body.
   if (schema['x-open-at-runtime'] === true) return `Type.Object({}${withOptions({ ...options, additionalProperties: true })})`
   if (Array.isArray(schema.type)) {
-    const variants = schema.type.map((/** @type {string} */ type) => toTypeBox({ ...schema, type, description: undefined, default: undefined }, refName))
+    const variants = schema.type.map((/** @type {string} */ type) =>
+      toTypeBox({ ...schema, type, description: undefined, default: undefined }, refName),
+    )
     return `Type.Union([${variants.join(', ')}]${withOptions(options)})`
   }
   if (schema.const !== undefined) return `Type.Literal(${JSON.stringify(schema.const)}${withOptions(options)})`
   if (Array.isArray(schema.enum)) {
-    const literals = schema.enum.map((/** @type {unknown} */ value) => (value === null ? 'Type.Null()' : `Type.Literal(${JSON.stringify(value)})`))
+    const literals = schema.enum.map((/** @type {unknown} */ value) =>
+      value === null ? 'Type.Null()' : `Type.Literal(${JSON.stringify(value)})`,
+    )
     return literals.length === 1 ? literals[0] : `Type.Union([${literals.join(', ')}]${withOptions(options)})`
   }
   if (Array.isArray(schema.oneOf) || Array.isArray(schema.anyOf)) {

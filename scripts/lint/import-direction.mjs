@@ -41,8 +41,18 @@ const LAYERS = [
   },
   { from: 'services/gateway/', forbidden: ['services/engine/'], why: 'the gateway never imports the engine: it reaches it over HTTP' },
   { from: 'plugins/', forbidden: ['services/'], exceptTests: true, why: 'plugins are shared by both apps and never import a service' },
-  { from: 'lib/', forbidden: ['services/', 'plugins/'], exceptTests: true, why: 'lib/ is used by the services and plugins, never the other way round' },
-  { from: 'store/', forbidden: ['services/', 'plugins/'], exceptTests: true, why: 'the store is used by the services and plugins, never the other way round' },
+  {
+    from: 'lib/',
+    forbidden: ['services/', 'plugins/'],
+    exceptTests: true,
+    why: 'lib/ is used by the services and plugins, never the other way round',
+  },
+  {
+    from: 'store/',
+    forbidden: ['services/', 'plugins/'],
+    exceptTests: true,
+    why: 'the store is used by the services and plugins, never the other way round',
+  },
 ]
 
 /**
@@ -70,7 +80,10 @@ function layerProblem(importer, specifier) {
 
 /** @type {import('eslint').Rule.RuleModule} */
 export default {
-  meta: { type: 'problem', docs: { description: 'Imports follow the architecture: model ← runtime ← engine domains; plugins never import services' } },
+  meta: {
+    type: 'problem',
+    docs: { description: 'Imports follow the architecture: model ← runtime ← engine domains; plugins never import services' },
+  },
   create(context) {
     const importer = path.relative(ROOT, context.filename)
     /** @param {{ source?: object | null }} node */
@@ -78,7 +91,11 @@ export default {
       const specifier = node.source && 'value' in node.source ? node.source.value : undefined
       if (typeof specifier !== 'string') return
       const why = layerProblem(importer, specifier)
-      if (why) context.report({ node: /** @type {import('eslint').Rule.Node} */ (node.source), message: `"${specifier}" may not be imported here: ${why}.` })
+      if (why)
+        context.report({
+          node: /** @type {import('eslint').Rule.Node} */ (node.source),
+          message: `"${specifier}" may not be imported here: ${why}.`,
+        })
     }
     return { ImportDeclaration: check, ExportNamedDeclaration: check, ExportAllDeclaration: check, ImportExpression: check }
   },

@@ -18,7 +18,10 @@ function findings(file: string, source: string): string[] {
 
 t.test('the model may import itself and lib/, but neither services, plugins, the store nor Fastify', async (t) => {
   t.same(findings('model/a.mjs', "import './paths.js'\nimport '../lib/deep-copy.js'\nimport 'jsonata'"), [])
-  const problems = findings('model/a.mjs', "import 'fastify'\nimport '../services/engine/app.js'\nimport '../plugins/clock/plugin.js'\nimport '../store/port.js'")
+  const problems = findings(
+    'model/a.mjs',
+    "import 'fastify'\nimport '../services/engine/app.js'\nimport '../plugins/clock/plugin.js'\nimport '../store/port.js'",
+  )
   t.equal(problems.length, 4)
   t.match(problems[0], /"fastify" may not be imported here: the workflow model depends on nothing but itself/)
 })

@@ -62,8 +62,18 @@ async function lifecycle() {
   const start = await post('/context', employee.userId, { ...TENANT, processId: 'leave-request', input: { days: 3 } })
   const instance = start.body.context.processInstance
   const ids = { ...TENANT, processId: 'leave-request', processInstanceId: instance.processInstanceId, businessKey: instance.businessKey }
-  const submit = await post('/action/complete', employee.userId, { ...ids, taskId: start.body.formContext.task.taskId, actionType: 'complete', dataInstance: { days: 3 } })
-  const approve = await post('/action/complete', manager.userId, { ...ids, taskId: submit.body.formContext.task.taskId, actionType: 'complete', dataInstance: submit.body.context.dataInstance })
+  const submit = await post('/action/complete', employee.userId, {
+    ...ids,
+    taskId: start.body.formContext.task.taskId,
+    actionType: 'complete',
+    dataInstance: { days: 3 },
+  })
+  const approve = await post('/action/complete', manager.userId, {
+    ...ids,
+    taskId: submit.body.formContext.task.taskId,
+    actionType: 'complete',
+    dataInstance: submit.body.context.dataInstance,
+  })
   if (counted) {
     measured++
     totals.start += start.ms
@@ -80,8 +90,11 @@ await Promise.all(
 const busy = performance.eventLoopUtilization(utilisationFrom)
 const seconds = (performance.now() - measuredFrom) / 1000
 process.stdout.write(
-  `${measured} lifecycles, ${CONCURRENCY} at a time: ${(measured / seconds).toFixed(0)} lifecycles/s; main thread busy ${(busy.active / measured).toFixed(2)} ms per lifecycle ` +
-    `(utilisation ${(busy.utilization * 100).toFixed(0)}%); mean latency ${Object.entries(totals).map(([name, ms]) => `${name} ${(ms / measured).toFixed(2)} ms`).join(', ')}\n`,
+  `${measured} lifecycles, ${CONCURRENCY} at a time: ${(measured / seconds).toFixed(0)} lifecycles/s; main thread busy ` +
+    `${(busy.active / measured).toFixed(2)} ms per lifecycle ` +
+    `(utilisation ${(busy.utilization * 100).toFixed(0)}%); mean latency ${Object.entries(totals)
+      .map(([name, ms]) => `${name} ${(ms / measured).toFixed(2)} ms`)
+      .join(', ')}\n`,
 )
 await app.close()
 await store.close()

@@ -67,7 +67,11 @@ function report(file, output, code, timedOut, ms) {
     failed++
     failures.push(timedOut ? `${file} (over the ${timeoutMs / 1000} s limit)` : file)
   }
-  const indented = output.trimEnd().split('\n').map((line) => `    ${line}`).join('\n')
+  const indented = output
+    .trimEnd()
+    .split('\n')
+    .map((line) => `    ${line}`)
+    .join('\n')
   fileNumber++
   process.stdout.write(`# Subtest: ${file}\n${indented}\n${fileFailed ? 'not ok' : 'ok'} ${fileNumber} - ${file} # time=${ms}ms\n\n`)
 }

@@ -89,7 +89,13 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
     store: instrumentStore(options.store, { metrics, tracing }),
     clock: options.clock,
     tracing: { tracing },
-    metrics: { kind: 'engine', metrics, token: telemetry.metricsToken, route: getEngineMetrics, codes: { unauthorized: 'wm4014', notFound: 'wm4004' } },
+    metrics: {
+      kind: 'engine',
+      metrics,
+      token: telemetry.metricsToken,
+      route: getEngineMetrics,
+      codes: { unauthorized: 'wm4014', notFound: 'wm4004' },
+    },
     errors: {
       catalogue: engineErrorCatalogue,
       codes: {

@@ -59,7 +59,13 @@ export default async function gatewayApp(app: FastifyInstance, options: GatewayA
     // The gateway's store calls are traced, not measured: store metrics are the engine's.
     store: instrumentStore(options.store, { tracing }),
     tracing: { tracing },
-    metrics: { kind: 'gateway', metrics, token: telemetry.metricsToken, route: getGatewayMetrics, codes: { unauthorized: 'fm4014', notFound: 'fm4004' } },
+    metrics: {
+      kind: 'gateway',
+      metrics,
+      token: telemetry.metricsToken,
+      route: getGatewayMetrics,
+      codes: { unauthorized: 'fm4014', notFound: 'fm4004' },
+    },
     errors: {
       catalogue: gatewayErrorCatalogue,
       codes: {
@@ -79,7 +85,12 @@ export default async function gatewayApp(app: FastifyInstance, options: GatewayA
     identity: {
       auth: options.config.auth,
       adminToken: options.config.adminToken,
-      codes: { unknownUser: 'fm4012', unauthenticated: 'fm4012', forbidden: 'fm4030', adminToken: 'fm4010' } satisfies IdentityCodes<GatewayErrorCode>,
+      codes: {
+        unknownUser: 'fm4012',
+        unauthenticated: 'fm4012',
+        forbidden: 'fm4030',
+        adminToken: 'fm4010',
+      } satisfies IdentityCodes<GatewayErrorCode>,
     },
   })
   await app.register(userRepository)

@@ -11,12 +11,27 @@ import { operationsOf } from '../testing/contract.js'
 import { startService, tempDir } from '../testing/harness.js'
 
 const CHROMIUM = '/usr/bin/chromium'
-const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
-const skip = existsSync(CHROMIUM) ? false : `no browser at ${CHROMIUM}: install Debian's chromium (apt-get install -y --no-install-recommends chromium), as .ci/run does`
+const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+]
+const skip = existsSync(CHROMIUM)
+  ? false
+  : `no browser at ${CHROMIUM}: install Debian's chromium (apt-get install -y --no-install-recommends chromium), as .ci/run does`
 
 t.test('Swagger UI at /docs loads, lists the endpoints, and a request sent from the page succeeds', { skip }, async (t) => {
   const gateway = await startService(t, 'gateway')
-  const browser = await chromium.launchPersistentContext(tempDir(t, 'chromium-profile-'), { executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS })
+  const browser = await chromium.launchPersistentContext(tempDir(t, 'chromium-profile-'), {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_FLAGS,
+  })
   t.teardown(() => browser.close())
   const page = await browser.newPage()
   page.setDefaultTimeout(20_000)
@@ -41,5 +56,9 @@ t.test('Swagger UI at /docs loads, lists the endpoints, and a request sent from 
   const status = liveness.locator('.live-responses-table tr.response .response-col_status').first()
   await status.waitFor()
   t.equal((await status.textContent())?.trim(), '200', 'and shows its answer')
-  t.match(await liveness.locator('.live-responses-table tr.response .response-col_description').first().textContent(), /"status": "success"/, 'the answer body is the envelope')
+  t.match(
+    await liveness.locator('.live-responses-table tr.response .response-col_description').first().textContent(),
+    /"status": "success"/,
+    'the answer body is the envelope',
+  )
 })

@@ -14,7 +14,11 @@ export interface ChildService {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>
 }
 
-export function spawnService(entry: 'all-in-one' | 'engine/server' | 'gateway/server', env: Record<string, string>, expectedServices = 2): ChildService {
+export function spawnService(
+  entry: 'all-in-one' | 'engine/server' | 'gateway/server',
+  env: Record<string, string>,
+  expectedServices = 2,
+): ChildService {
   const child = spawn(process.execPath, [join(repoRoot, 'dist', 'services', `${entry}.js`)], {
     env: { PATH: process.env.PATH ?? '', GATEWAY_PORT: '0', ENGINE_PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -31,7 +31,10 @@ export class ContractChecker {
   private readonly cache = new Map<string, ValidateFunction>()
   private readonly byOperationId = new Map<string, ContractOperation>()
 
-  constructor(private readonly service: 'engine' | 'gateway', readonly document: OpenApiDocument = loadOpenApiDocument(service)) {
+  constructor(
+    private readonly service: 'engine' | 'gateway',
+    readonly document: OpenApiDocument = loadOpenApiDocument(service),
+  ) {
     this.ajv.addSchema(document as object, service)
     for (const entry of operationsOf(document)) this.byOperationId.set(entry.operation.operationId as string, entry)
   }
@@ -48,7 +51,9 @@ export class ContractChecker {
     let validate = this.cache.get(cacheKey)
     if (!validate) {
       const response = responses[key]!
-      const target = response.$ref ? `${this.service}${response.$ref}/content/application~1json/schema` : `${this.service}${pointer}/content/application~1json/schema`
+      const target = response.$ref
+        ? `${this.service}${response.$ref}/content/application~1json/schema`
+        : `${this.service}${pointer}/content/application~1json/schema`
       validate = this.ajv.compile({ $ref: target })
       this.cache.set(cacheKey, validate)
     }

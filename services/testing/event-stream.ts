@@ -27,9 +27,18 @@ export async function openEventStream(url: string, headers: Record<string, strin
   const stream: OpenEventStream = {
     response,
     received: () => text,
-    events: () => text.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)),
+    events: () =>
+      text
+        .split('\n')
+        .filter((line) => line.startsWith('data: '))
+        .map((line) => line.slice(6)),
     async waitFor(check, limitMs = 3000) {
-      const met = await waitUntil(() => check(stream), (holds) => holds, limitMs, 10)
+      const met = await waitUntil(
+        () => check(stream),
+        (holds) => holds,
+        limitMs,
+        10,
+      )
       if (!met) throw new Error(`stream condition not met within ${limitMs} ms; received: ${text.slice(0, 2000)}`)
     },
     close() {

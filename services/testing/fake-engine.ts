@@ -49,6 +49,11 @@ export async function closedPortUrl(): Promise<string> {
 }
 
 /** An ICustomError record as the engine answers it. */
-export function engineError(statusCode: number, code: string, message: string, extra: { summary?: string; parameters?: Record<string, string>; stack?: string } = {}): Record<string, unknown> {
+export function engineError(
+  statusCode: number,
+  code: string,
+  message: string,
+  extra: { summary?: string; parameters?: Record<string, string>; stack?: string } = {},
+): Record<string, unknown> {
   return { statusCode, type: statusCode >= 500 ? 'technical' : 'business', category: 'error', message, code, ...extra }
 }

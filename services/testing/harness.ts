@@ -64,7 +64,13 @@ export interface StartOptions {
 /** Builds the service as production does and listens on an ephemeral port; closed on teardown. */
 export async function startService(t: Teardown, kind: ServiceKind, options: StartOptions = {}): Promise<RunningService> {
   const store = options.store ?? (await openTestStore(t))
-  const app = await buildService(kind, { config: testConfig(options.config), store, logger: options.logger ?? silentLogger, ...(options.logRings ? { logRings: options.logRings } : {}), ...(options.clock ? { clock: options.clock } : {}) })
+  const app = await buildService(kind, {
+    config: testConfig(options.config),
+    store,
+    logger: options.logger ?? silentLogger,
+    ...(options.logRings ? { logRings: options.logRings } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
+  })
   const url = await app.listen({ port: 0, host: '127.0.0.1' })
   t.teardown(() => app.close())
   return { app, url }

@@ -1,6 +1,12 @@
 /** Test support: reading what the engine stored for a process instance, to prove what a request changed. */
 import type { Store } from '../../store/port.js'
-import { Collections, type StoredActivity, type StoredContext, type StoredNotification, type StoredTaskLock } from '../../store/collections.js'
+import {
+  Collections,
+  type StoredActivity,
+  type StoredContext,
+  type StoredNotification,
+  type StoredTaskLock,
+} from '../../store/collections.js'
 
 export async function storedInstance(store: Store, processInstanceId: string): Promise<StoredContext> {
   const stored = await store.collection<StoredContext>(Collections.contexts).findOne({ _id: processInstanceId })
@@ -9,7 +15,10 @@ export async function storedInstance(store: Store, processInstanceId: string): P
 }
 
 export async function storedActivityTypes(store: Store, processInstanceId: string): Promise<string[]> {
-  const records = await store.collection<StoredActivity>(Collections.activities).find({ processInstanceId }, { sort: { timeStamp: 1, _id: 1 } }).toArray()
+  const records = await store
+    .collection<StoredActivity>(Collections.activities)
+    .find({ processInstanceId }, { sort: { timeStamp: 1, _id: 1 } })
+    .toArray()
   return records.map((record) => record.type)
 }
 

@@ -53,7 +53,10 @@ export function resolveRef<T = JsonSchema>(document: OpenApiDocument, value: unk
   let current = value as Record<string, unknown>
   for (let hops = 0; typeof current?.$ref === 'string'; hops++) {
     if (hops > 32) throw new Error(`reference cycle at ${String(current.$ref)}`)
-    const pointer = (current.$ref as string).replace(/^#\//, '').split('/').map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'))
+    const pointer = (current.$ref as string)
+      .replace(/^#\//, '')
+      .split('/')
+      .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'))
     current = pointer.reduce<unknown>((node, segment) => (node as Record<string, unknown>)[segment], document) as Record<string, unknown>
   }
   return current as T
@@ -93,7 +96,10 @@ const FAKER_OPTIONS = {
 export class RequestGenerator {
   private readonly random: () => number
 
-  constructor(private readonly document: OpenApiDocument, seed: number) {
+  constructor(
+    private readonly document: OpenApiDocument,
+    seed: number,
+  ) {
     this.random = seededRandom(seed)
   }
 
@@ -108,7 +114,12 @@ export class RequestGenerator {
     const operation = entry.operation
     const parameters = ((operation.parameters ?? []) as unknown[]).map((raw) => {
       const parameter = resolveRef<Record<string, unknown>>(this.document, raw)
-      return { name: parameter.name as string, in: parameter.in as ParameterLocation, required: parameter.required === true, schema: (parameter.schema ?? { type: 'string' }) as JsonSchema }
+      return {
+        name: parameter.name as string,
+        in: parameter.in as ParameterLocation,
+        required: parameter.required === true,
+        schema: (parameter.schema ?? { type: 'string' }) as JsonSchema,
+      }
     })
     const values: GeneratedRequest['values'] = { path: {}, query: {}, header: {} }
     for (const parameter of parameters) {
@@ -116,7 +127,10 @@ export class RequestGenerator {
       if (!parameter.required && this.value({ type: 'boolean' }) === false) continue
       values[parameter.in][parameter.name] = String(this.value(parameter.schema))
     }
-    const content = (resolveRef<Record<string, unknown>>(this.document, operation.requestBody ?? {}).content ?? {}) as Record<string, { schema?: unknown }>
+    const content = (resolveRef<Record<string, unknown>>(this.document, operation.requestBody ?? {}).content ?? {}) as Record<
+      string,
+      { schema?: unknown }
+    >
     let bodyKind: BodyKind = 'none'
     let bodySchema: JsonSchema | undefined
     if (content['application/json']?.schema) {

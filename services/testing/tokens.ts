@@ -13,7 +13,10 @@ export const TEST_JWT_SECRET = 'test-jwt-secret-0123456789abcdef0123456789'
 
 /** `config` overrides for startService: jwt mode over TEST_JWT_SECRET (or what `jwt` sets instead). */
 export function jwtAuthConfig(jwt: Partial<JwtConfig> = {}): Pick<Config, 'auth'> {
-  const auth: AuthConfig = { mode: 'jwt', jwt: { keys: { secret: TEST_JWT_SECRET }, issuer: undefined, audience: undefined, userClaim: 'sub', ...jwt } }
+  const auth: AuthConfig = {
+    mode: 'jwt',
+    jwt: { keys: { secret: TEST_JWT_SECRET }, issuer: undefined, audience: undefined, userClaim: 'sub', ...jwt },
+  }
   return { auth }
 }
 
@@ -39,7 +42,9 @@ export interface TokenOptions {
 /** A signed bearer token naming `userId`. */
 export async function tokenFor(userId: string, options: TokenOptions = {}): Promise<string> {
   const userClaim = options.userClaim ?? 'sub'
-  const jwt = new SignJWT({ ...options.claims, [userClaim]: userId }).setProtectedHeader({ alg: options.alg ?? 'HS256', ...(options.kid ? { kid: options.kid } : {}) }).setIssuedAt()
+  const jwt = new SignJWT({ ...options.claims, [userClaim]: userId })
+    .setProtectedHeader({ alg: options.alg ?? 'HS256', ...(options.kid ? { kid: options.kid } : {}) })
+    .setIssuedAt()
   const expiresIn = options.expiresInSeconds === undefined ? 600 : options.expiresInSeconds
   if (expiresIn !== null) jwt.setExpirationTime(Math.floor(Date.now() / 1000) + expiresIn)
   if (options.issuer !== undefined) jwt.setIssuer(options.issuer)

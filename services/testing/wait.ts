@@ -5,7 +5,12 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 
 /** Reads until `done` holds or `timeoutMs` passed; resolves with the last value read either way. */
-export async function waitUntil<T>(read: () => T | Promise<T>, done: (value: T) => boolean, timeoutMs = 5_000, intervalMs = 25): Promise<T> {
+export async function waitUntil<T>(
+  read: () => T | Promise<T>,
+  done: (value: T) => boolean,
+  timeoutMs = 5_000,
+  intervalMs = 25,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const value = await read()

@@ -47,7 +47,12 @@ export interface Answer<Body = unknown> {
 export interface WorkflowClient {
   url: string
   /** Sends a request and checks the answer against the operation's documented schema. */
-  call<Body = unknown>(operationId: string, method: string, path: string, options?: { user?: string; body?: unknown; headers?: Record<string, string> }): Promise<Answer<Body>>
+  call<Body = unknown>(
+    operationId: string,
+    method: string,
+    path: string,
+    options?: { user?: string; body?: unknown; headers?: Record<string, string> },
+  ): Promise<Answer<Body>>
 }
 
 /** How a call's `user` identifies itself: the `user` header (header mode) by default; see tokens.ts's `bearerIdentity` for jwt mode. */
@@ -55,14 +60,23 @@ export type Identify = (userId: string) => Record<string, string> | Promise<Reco
 
 export const userHeaderIdentity: Identify = (userId) => ({ user: userId })
 
-export function workflowClient(t: ContractTest, url: string, service: ServiceKind = 'engine', identify: Identify = userHeaderIdentity): WorkflowClient {
+export function workflowClient(
+  t: ContractTest,
+  url: string,
+  service: ServiceKind = 'engine',
+  identify: Identify = userHeaderIdentity,
+): WorkflowClient {
   const contract = new ContractChecker(service)
   return {
     url,
     async call(operationId, method, path, options = {}) {
       const headers: Record<string, string> = { ...(options.user ? await identify(options.user) : {}), ...options.headers }
       if (options.body !== undefined) headers['content-type'] = 'application/json'
-      const response = await fetch(`${url}${path}`, { method, headers, ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}) })
+      const response = await fetch(`${url}${path}`, {
+        method,
+        headers,
+        ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+      })
       const text = await response.text()
       const body: unknown = text === '' ? undefined : JSON.parse(text)
       t.same(contract.errors(operationId, response.status, body), [], `${operationId} ${response.status} answer matches the contract`)
@@ -101,7 +115,11 @@ export interface HrEngine extends WorkflowClient {
  * tokens.ts's `jwtAuthConfig()`), calls identify their `user` with a bearer token signed with the
  * test secret rather than the `user` header.
  */
-export async function startHrEngine(t: ContractTest, config: Partial<Config> = {}, options: Pick<StartOptions, 'clock'> = {}): Promise<HrEngine> {
+export async function startHrEngine(
+  t: ContractTest,
+  config: Partial<Config> = {},
+  options: Pick<StartOptions, 'clock'> = {},
+): Promise<HrEngine> {
   const store = await openTestStore(t)
   await deployHrApp(store)
   const users = await createHrUsers(store)
@@ -117,7 +135,11 @@ export function formTask(session: Session): NonNullable<Session['formContext']['
 }
 
 /** Starts a leave request through `POST /context` as `user`. */
-export async function startLeaveRequest(client: WorkflowClient, user: StoredUser, input: Record<string, unknown> = { days: 3, reason: 'Family visit' }): Promise<Answer<Session>> {
+export async function startLeaveRequest(
+  client: WorkflowClient,
+  user: StoredUser,
+  input: Record<string, unknown> = { days: 3, reason: 'Family visit' },
+): Promise<Answer<Session>> {
   return client.call<Session>('openContext', 'POST', '/context', { user: user.userId, body: { ...HR, processId: 'leave-request', input } })
 }
 
@@ -126,7 +148,13 @@ export async function openForm(client: WorkflowClient, user: StoredUser, session
   const instance = session.context.processInstance
   return client.call<Session>('openContext', 'POST', '/context', {
     user: user.userId,
-    body: { ...HR, processId: instance.processId, processInstanceId: instance.processInstanceId, skipToForm: true, ...(taskId ? { taskId } : {}) },
+    body: {
+      ...HR,
+      processId: instance.processId,
+      processInstanceId: instance.processInstanceId,
+      skipToForm: true,
+      ...(taskId ? { taskId } : {}),
+    },
   })
 }
 
@@ -138,7 +166,12 @@ export interface CompleteOptions {
 }
 
 /** `POST /action/complete` on the session's task (or `taskId`), with the session's data unless given. */
-export async function completeTask(client: WorkflowClient, user: StoredUser, session: Session, options: CompleteOptions = {}): Promise<Answer<Session>> {
+export async function completeTask(
+  client: WorkflowClient,
+  user: StoredUser,
+  session: Session,
+  options: CompleteOptions = {},
+): Promise<Answer<Session>> {
   const instance = session.context.processInstance
   return client.call<Session>('completeAction', 'POST', '/action/complete', {
     user: user.userId,

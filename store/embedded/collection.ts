@@ -39,7 +39,11 @@ export interface CollectionHost {
 }
 
 /** The answer of a staged write, by its kind. */
-export type StagedResult<W extends AtomicWrite> = W['kind'] extends 'insertOne' ? InsertOneResult : W['kind'] extends 'deleteMany' ? DeleteResult : UpdateResult
+export type StagedResult<W extends AtomicWrite> = W['kind'] extends 'insertOne'
+  ? InsertOneResult
+  : W['kind'] extends 'deleteMany'
+    ? DeleteResult
+    : UpdateResult
 
 const NOT_UPSERTED = { upsertedCount: 0, upsertedId: null } as const
 
@@ -101,13 +105,17 @@ export class EmbeddedCollection implements Collection<Document> {
 
   async updateOne(filter: Filter, update: UpdateFilter, options: UpdateOptions = {}): Promise<UpdateResult> {
     this.host.assertOpen()
-    return this.committed(this.stage({ collection: this.collectionName, kind: 'updateOne', filter, update, upsert: options.upsert === true }))
+    return this.committed(
+      this.stage({ collection: this.collectionName, kind: 'updateOne', filter, update, upsert: options.upsert === true }),
+    )
   }
 
   /** All matched documents change together or (e.g. on a duplicate key) none does. */
   async updateMany(filter: Filter, update: UpdateFilter, options: UpdateOptions = {}): Promise<UpdateResult> {
     this.host.assertOpen()
-    return this.committed(this.stage({ collection: this.collectionName, kind: 'updateMany', filter, update, upsert: options.upsert === true }))
+    return this.committed(
+      this.stage({ collection: this.collectionName, kind: 'updateMany', filter, update, upsert: options.upsert === true }),
+    )
   }
 
   async replaceOne(filter: Filter, replacement: Document, options: UpdateOptions = {}): Promise<UpdateResult> {
@@ -179,7 +187,10 @@ export class EmbeddedCollection implements Collection<Document> {
       this.host.assertOpen()
       // A leading $match is answered with the query planner, so only the matches are copied.
       const [first, ...rest] = pipeline
-      const leadingMatch = first && Object.keys(first).length === 1 && typeof first.$match === 'object' && first.$match !== null ? (first.$match as Filter) : undefined
+      const leadingMatch =
+        first && Object.keys(first).length === 1 && typeof first.$match === 'object' && first.$match !== null
+          ? (first.$match as Filter)
+          : undefined
       const input = (leadingMatch ? this.all(leadingMatch) : [...this.table.docs.values()]).map((doc) => cloneDocument(doc))
       const stages = leadingMatch ? rest : pipeline
       return (stages.length > 0 ? aggregate(input, stages, (name) => this.host.documentsOf(name)) : input) as R[]
@@ -245,16 +256,25 @@ export class EmbeddedCollection implements Collection<Document> {
         return { changes: [this.insertion(write.doc)], result: { acknowledged: true, insertedId: write.doc._id } }
       case 'deleteMany': {
         const found = this.all(write.filter)
-        return { changes: found.map((before) => ({ id: idKeyOf(before), before })), result: { acknowledged: true, deletedCount: found.length } }
+        return {
+          changes: found.map((before) => ({ id: idKeyOf(before), before })),
+          result: { acknowledged: true, deletedCount: found.length },
+        }
       }
       case 'updateOne':
       case 'updateMany': {
         assertOperators(write.update)
-        const found = write.kind === 'updateMany' ? this.all(write.filter) : [this.first(write.filter)].filter((doc): doc is Document => doc !== undefined)
+        const found =
+          write.kind === 'updateMany'
+            ? this.all(write.filter)
+            : [this.first(write.filter)].filter((doc): doc is Document => doc !== undefined)
         if (found.length === 0) {
           if (!write.upsert) return { changes: [], result: { acknowledged: true, matchedCount: 0, modifiedCount: 0, ...NOT_UPSERTED } }
           const doc = this.upserted(write.filter, write.update)
-          return { changes: [{ id: idKeyOf(doc), after: doc }], result: { acknowledged: true, matchedCount: 0, modifiedCount: 0, upsertedCount: 1, upsertedId: doc._id } }
+          return {
+            changes: [{ id: idKeyOf(doc), after: doc }],
+            result: { acknowledged: true, matchedCount: 0, modifiedCount: 0, upsertedCount: 1, upsertedId: doc._id },
+          }
         }
         const changes: Change[] = []
         for (const before of found) {
@@ -273,10 +293,7 @@ export class EmbeddedCollection implements Collection<Document> {
 
   private assertSameId(before: Document, after: Document): void {
     if (idKeyOf(after) !== idKeyOf(before)) {
-      throw new StoreServerError(
-        ErrorCodes.ImmutableField,
-        `Performing an update on the path '_id' would modify the immutable field '_id'`,
-      )
+      throw new StoreServerError(ErrorCodes.ImmutableField, `Performing an update on the path '_id' would modify the immutable field '_id'`)
     }
   }
 }

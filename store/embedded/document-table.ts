@@ -173,7 +173,9 @@ export class DocumentTable {
       for (const [id, doc] of this.docs) {
         if (expired.has(id) || !index.covers(doc)) continue
         // Like MongoDB: a document expires by the earliest date in the field; non-dates never expire.
-        const dates = valuesAtPath(doc, index.firstField).flat().filter((v): v is Date => v instanceof Date)
+        const dates = valuesAtPath(doc, index.firstField)
+          .flat()
+          .filter((v): v is Date => v instanceof Date)
         if (dates.length > 0 && Math.min(...dates.map((d) => d.getTime())) <= cutoff) expired.set(id, { id, before: doc })
       }
     }

@@ -71,13 +71,32 @@ t.test('simple filters match exactly as mingo does', async (t) => {
 })
 
 t.test('anything else is left to mingo', async (t) => {
-  for (const filter of [{ a: null }, { a: { $gt: null } }, { a: { $in: [null] } }, { a: { $ne: 1 } }, { a: { $gt: 1, $exists: true } }, { a: /x/ }, { a: [1] }, { a: { b: 1 } }, { a: {} }, { $or: [] }, { $or: [{ a: null }] }, { $nor: [{ a: 1 }] }, { 'a.$b': 1 }, { a: Number.NaN }, { a: { $lt: new Date(Number.NaN) } }]) {
+  for (const filter of [
+    { a: null },
+    { a: { $gt: null } },
+    { a: { $in: [null] } },
+    { a: { $ne: 1 } },
+    { a: { $gt: 1, $exists: true } },
+    { a: /x/ },
+    { a: [1] },
+    { a: { b: 1 } },
+    { a: {} },
+    { $or: [] },
+    { $or: [{ a: null }] },
+    { $nor: [{ a: 1 }] },
+    { 'a.$b': 1 },
+    { a: Number.NaN },
+    { a: { $lt: new Date(Number.NaN) } },
+  ]) {
     t.equal(simpleFilterMatcher(filter), undefined, JSON.stringify(filter))
   }
 })
 
 const UPDATES: Array<[Document, UpdateFilter]> = [
-  [{ version: 3, s: 'a' }, { $set: { s: 'b' }, $inc: { version: 1 } }],
+  [
+    { version: 3, s: 'a' },
+    { $set: { s: 'b' }, $inc: { version: 1 } },
+  ],
   [{ s: 'a' }, { $set: { s: 'a' } }],
   [{ s: 'a' }, { $set: { 'p.q.r': when } }],
   [{ p: { q: 1, z: [1] } }, { $set: { 'p.q': { deep: [1, { x: 2 }] } } }],

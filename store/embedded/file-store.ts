@@ -14,7 +14,11 @@ import type { FileStore, StoredFile } from '../port.js'
 const HANDLE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const TEMP_PREFIX = '.tmp-'
 
-interface Sidecar { fileName: string; contentType: string; size: number }
+interface Sidecar {
+  fileName: string
+  contentType: string
+  size: number
+}
 
 export class DirFileStore implements FileStore {
   private readonly dir: string

@@ -14,11 +14,17 @@ import type { IndexSpec } from './secondary-index.js'
  * index definition (`indexSpec`, the spec's JSON) to recreate at the next open.
  */
 export type JournalOp =
-  | { collection: string; id: string; text: string | null }
-  | { collection: string; indexName: string; indexSpec: string }
+  { collection: string; id: string; text: string | null } | { collection: string; indexName: string; indexSpec: string }
 
-interface DocumentRow { collection: string; id: string; doc: string }
-interface IndexRow { collection: string; spec: string }
+interface DocumentRow {
+  collection: string
+  id: string
+  doc: string
+}
+interface IndexRow {
+  collection: string
+  spec: string
+}
 
 export class JournalFile {
   private readonly db: Database.Database
@@ -30,12 +36,16 @@ export class JournalFile {
       this.db.pragma('journal_mode = WAL')
       this.db.pragma('synchronous = NORMAL')
       this.db.exec(`
-        CREATE TABLE IF NOT EXISTS documents (collection TEXT NOT NULL, id TEXT NOT NULL, doc TEXT NOT NULL, PRIMARY KEY (collection, id)) WITHOUT ROWID;
-        CREATE TABLE IF NOT EXISTS indexes (collection TEXT NOT NULL, name TEXT NOT NULL, spec TEXT NOT NULL, PRIMARY KEY (collection, name));
+        CREATE TABLE IF NOT EXISTS documents (collection TEXT NOT NULL, id TEXT NOT NULL, doc TEXT NOT NULL,
+          PRIMARY KEY (collection, id)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS indexes (collection TEXT NOT NULL, name TEXT NOT NULL, spec TEXT NOT NULL,
+          PRIMARY KEY (collection, name));
       `)
       const put = this.db.prepare<[string, string, string]>('INSERT OR REPLACE INTO documents (collection, id, doc) VALUES (?, ?, ?)')
       const remove = this.db.prepare<[string, string]>('DELETE FROM documents WHERE collection = ? AND id = ?')
-      const saveIndex = this.db.prepare<[string, string, string]>('INSERT OR REPLACE INTO indexes (collection, name, spec) VALUES (?, ?, ?)')
+      const saveIndex = this.db.prepare<[string, string, string]>(
+        'INSERT OR REPLACE INTO indexes (collection, name, spec) VALUES (?, ?, ?)',
+      )
       this.applyAll = this.db.transaction((ops: readonly JournalOp[]) => {
         for (const op of ops) {
           if ('indexSpec' in op) saveIndex.run(op.collection, op.indexName, op.indexSpec)

@@ -93,10 +93,16 @@ export function updatedCopy(doc: Document, modifier: UpdateFilter, filter: Filte
   const simple = simpleUpdate(doc, modifier)
   if (simple) return simple
   const after = cloneDocument(doc)
-  const changed = update(after, modifier as Modifier<Document>, undefined, (usesPositional(modifier) ? filter : undefined) as Criteria<Document> | undefined, {
-    cloneMode: 'deep',
-    queryOptions: baseOptions,
-  })
+  const changed = update(
+    after,
+    modifier as Modifier<Document>,
+    undefined,
+    (usesPositional(modifier) ? filter : undefined) as Criteria<Document> | undefined,
+    {
+      cloneMode: 'deep',
+      queryOptions: baseOptions,
+    },
+  )
   return { after, changed }
 }
 
@@ -162,10 +168,6 @@ function withMongoCount(pipeline: Document[]): Document[] {
   )
 }
 
-export function aggregate(
-  docs: Document[],
-  pipeline: Document[],
-  collectionResolver: (name: string) => Document[],
-): Document[] {
+export function aggregate(docs: Document[], pipeline: Document[], collectionResolver: (name: string) => Document[]): Document[] {
   return new Aggregator(withMongoCount(pipeline), options(collectionResolver)).run<Document>(docs)
 }

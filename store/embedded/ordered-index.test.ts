@@ -15,7 +15,8 @@ t.test('encodings order numbers, strings and dates as the values are ordered', a
   for (let i = 1; i < numbers.length; i++) t.ok(orderedKey(numbers[i - 1]) < orderedKey(numbers[i]), `${numbers[i - 1]} < ${numbers[i]}`)
   t.equal(orderedKey(-0), orderedKey(0), '-0 and 0 are one key')
   const strings = ['', '\u0000', '\u0000a', 'a', 'a\u0000', 'a\u0000b', 'ab', 'b']
-  for (let i = 1; i < strings.length; i++) t.ok(orderedKey(strings[i - 1]) < orderedKey(strings[i]), JSON.stringify(strings.slice(i - 1, i + 1)))
+  for (let i = 1; i < strings.length; i++)
+    t.ok(orderedKey(strings[i - 1]) < orderedKey(strings[i]), JSON.stringify(strings.slice(i - 1, i + 1)))
   t.ok(orderedKey(new Date(1)) < orderedKey(new Date(2)))
   t.not(orderedKey(new Date(1)), orderedKey(1), 'a Date is not its time')
 })
@@ -38,7 +39,10 @@ t.test('the sorted set keeps order through inserts and deletes across chunks', a
   const sorted = [...reference].sort()
   t.same([...set.range('', '\uffff')], sorted)
   t.equal(set.size, sorted.length)
-  t.same([...set.range('01000', '02000')], sorted.filter((key) => key >= '01000' && key < '02000'))
+  t.same(
+    [...set.range('01000', '02000')],
+    sorted.filter((key) => key >= '01000' && key < '02000'),
+  )
 })
 
 t.test('a plan on an equality prefix and a range reads only the matches', async (t) => {
@@ -65,7 +69,8 @@ t.test('a plan on an equality prefix and a range reads only the matches', async 
     const expected = [...docs.values()].filter((doc) => new Query(filter, {}).test(doc))
     const matched = planned.filter((doc) => new Query(filter, {}).test(doc))
     t.same(new Set(matched.map((doc) => doc._id)), new Set(expected.map((doc) => doc._id)), `every match found: ${JSON.stringify(filter)}`)
-    if (!('u' in filter) || Object.keys(filter).length === 3) t.equal(planned.length, expected.length, `nothing else read: ${JSON.stringify(filter)}`)
+    if (!('u' in filter) || Object.keys(filter).length === 3)
+      t.equal(planned.length, expected.length, `nothing else read: ${JSON.stringify(filter)}`)
   }
 })
 

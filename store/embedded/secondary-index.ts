@@ -1,6 +1,7 @@
 /**
  * One in-memory secondary index: its entries in key order, which answer equality on a prefix of its
- * fields and a range on the next one, and (unique indexes) buckets of ids per whole key. The definition (IndexSpec) is what SQLite persists.
+ * fields and a range on the next one, and (unique indexes) buckets of ids per whole key. The definition (IndexSpec) is what SQLite
+ * persists.
  */
 import { DuplicateKeyError, type Document, type Filter, type IndexOptions } from '../port.js'
 import { ErrorCodes, StoreServerError } from './errors.js'
@@ -19,7 +20,9 @@ export interface IndexSpec {
 
 /** MongoDB's default index name: `field_1_other_-1`. */
 export function defaultIndexName(keys: Record<string, 1 | -1>): string {
-  return Object.entries(keys).map(([field, direction]) => `${field}_${direction}`).join('_')
+  return Object.entries(keys)
+    .map(([field, direction]) => `${field}_${direction}`)
+    .join('_')
 }
 
 export function indexSpecFrom(keys: Record<string, 1 | -1>, options: IndexOptions = {}): IndexSpec {
@@ -156,16 +159,24 @@ export class SecondaryIndex {
     for (const field of this.fields) {
       const values = fieldValues(doc, field)
       arrays.push(values.array)
-      tuples = tuples.flatMap((tuple) => values.values.map((value) => ({ unique: [...tuple.unique, keyOf(value)], ordered: tuple.ordered + orderedKey(value) })))
+      tuples = tuples.flatMap((tuple) =>
+        values.values.map((value) => ({ unique: [...tuple.unique, keyOf(value)], ordered: tuple.ordered + orderedKey(value) })),
+      )
     }
-    const unique = this.spec.unique ? [...new Set(tuples.map((tuple) => (tuple.unique.length === 1 ? (tuple.unique[0] as string) : JSON.stringify(tuple.unique))))] : []
+    const unique = this.spec.unique
+      ? [...new Set(tuples.map((tuple) => (tuple.unique.length === 1 ? (tuple.unique[0] as string) : JSON.stringify(tuple.unique))))]
+      : []
     return { unique, ordered: [...new Set(tuples.map((tuple) => tuple.ordered))], arrays }
   }
 
   /** Equal entries need no index change (most writes leave the indexed fields alone). */
   static sameEntry(a: IndexEntry, b: IndexEntry): boolean {
     if (a === null || b === null) return a === b
-    return a.ordered.length === b.ordered.length && a.ordered.every((key, i) => key === b.ordered[i]) && a.arrays.every((array, i) => array === b.arrays[i])
+    return (
+      a.ordered.length === b.ordered.length &&
+      a.ordered.every((key, i) => key === b.ordered[i]) &&
+      a.arrays.every((array, i) => array === b.arrays[i])
+    )
   }
 
   insert(id: string, entry: IndexEntry): void {
@@ -204,7 +215,11 @@ export class SecondaryIndex {
    * this index, or undefined when they do not constrain its first field. At most `maxPrefixes`
    * combinations of pinned values are expanded; the rest of the fields are then left unbounded.
    */
-  boundsFor(pinned: ReadonlyMap<string, unknown[]>, ranges: ReadonlyMap<string, RangeCondition>, maxPrefixes = 64): IndexBounds | undefined {
+  boundsFor(
+    pinned: ReadonlyMap<string, unknown[]>,
+    ranges: ReadonlyMap<string, RangeCondition>,
+    maxPrefixes = 64,
+  ): IndexBounds | undefined {
     let prefixes = ['']
     let fields = 0
     for (const field of this.fields) {
@@ -222,7 +237,8 @@ export class SecondaryIndex {
       // An entry with exactly the value v starts with orderedKey(v): `+ AFTER_PREFIX` passes all of them.
       const { lower, upper } = range
       const from = lower === undefined ? range.tag : orderedKey(lower.value) + (lower.inclusive ? '' : AFTER_PREFIX)
-      const to = upper === undefined || !intersect ? range.tag + AFTER_PREFIX : orderedKey(upper.value) + (upper.inclusive ? AFTER_PREFIX : '')
+      const to =
+        upper === undefined || !intersect ? range.tag + AFTER_PREFIX : orderedKey(upper.value) + (upper.inclusive ? AFTER_PREFIX : '')
       return { prefixes, fields, range: { from, to } }
     }
     return fields === 0 ? undefined : { prefixes, fields }

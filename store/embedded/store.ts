@@ -136,7 +136,10 @@ export class EmbeddedStore implements Store {
 
   async listCollections(): Promise<string[]> {
     this.assertOpen()
-    return [...this.tables.values()].filter((table) => table.docs.size > 0).map((table) => table.name).sort()
+    return [...this.tables.values()]
+      .filter((table) => table.docs.size > 0)
+      .map((table) => table.name)
+      .sort()
   }
 
   /**

@@ -6,17 +6,25 @@ import type { Collection as DriverCollection, Document } from 'mongodb'
 import t from 'tap'
 import { MongoCollection } from './collection.js'
 
-interface Call { method: string; args: unknown[] }
+interface Call {
+  method: string
+  args: unknown[]
+}
 
 /** A collection over a driver that records every call and answers null; `maxTimeMs` as the store sets it. */
 function recordingCollection(maxTimeMs?: number): { calls: Call[]; collection: MongoCollection } {
   const calls: Call[] = []
-  const driver = new Proxy({}, {
-    get: (_target, method: string) => (...args: unknown[]) => {
-      calls.push({ method, args })
-      return Promise.resolve(null)
+  const driver = new Proxy(
+    {},
+    {
+      get:
+        (_target, method: string) =>
+        (...args: unknown[]) => {
+          calls.push({ method, args })
+          return Promise.resolve(null)
+        },
     },
-  }) as DriverCollection<Document>
+  ) as DriverCollection<Document>
   return { calls, collection: new MongoCollection(driver, maxTimeMs) }
 }
 
@@ -61,5 +69,5 @@ t.test('every operation that takes a filter carries maxTimeMS, so no query holds
   await collection.deleteMany({ a: 1 })
   collection.aggregate([{ $match: { a: 1 } }])
   for (const call of calls) t.match(call.args.at(-1), { maxTimeMS: 1234 }, `${call.method} carries maxTimeMS`)
-  t.match(calls[1]?.args[1], { limit: 5, maxTimeMS: 1234 }, 'the caller\'s options are kept')
+  t.match(calls[1]?.args[1], { limit: 5, maxTimeMS: 1234 }, "the caller's options are kept")
 })

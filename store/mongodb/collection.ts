@@ -83,11 +83,19 @@ export class MongoCollection implements Collection<Document> {
   }
 
   updateOne(filter: Filter, update: UpdateFilter, options?: UpdateOptions): Promise<UpdateResult> {
-    return this.inner.updateOne(filter as DriverFilter<Document>, withUpsertId(filter, update, options?.upsert) as DriverUpdateFilter<Document>, { ...options, ...this.limit })
+    return this.inner.updateOne(
+      filter as DriverFilter<Document>,
+      withUpsertId(filter, update, options?.upsert) as DriverUpdateFilter<Document>,
+      { ...options, ...this.limit },
+    )
   }
 
   updateMany(filter: Filter, update: UpdateFilter, options?: UpdateOptions): Promise<UpdateResult> {
-    return this.inner.updateMany(filter as DriverFilter<Document>, withUpsertId(filter, update, options?.upsert) as DriverUpdateFilter<Document>, { ...options, ...this.limit })
+    return this.inner.updateMany(
+      filter as DriverFilter<Document>,
+      withUpsertId(filter, update, options?.upsert) as DriverUpdateFilter<Document>,
+      { ...options, ...this.limit },
+    )
   }
 
   replaceOne(filter: Filter, replacement: Document, options?: UpdateOptions): Promise<UpdateResult> {
@@ -127,7 +135,12 @@ export class MongoCollection implements Collection<Document> {
  * One write of an atomic batch on the driver, inside `session`'s transaction when there is one.
  * A `mustMatch` write that matched nothing throws UnmatchedWriteError (which aborts the transaction).
  */
-export async function applyWrite(db: Db, write: AtomicWrite, index: number, session: ClientSession | undefined): Promise<AtomicWriteResult> {
+export async function applyWrite(
+  db: Db,
+  write: AtomicWrite,
+  index: number,
+  session: ClientSession | undefined,
+): Promise<AtomicWriteResult> {
   const inner = db.collection<Document>(write.collection)
   switch (write.kind) {
     case 'insertOne':

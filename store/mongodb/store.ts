@@ -31,7 +31,13 @@ export class MongoStore implements Store {
   /** Whether the deployment runs multi-document transactions (a replica set or a sharded cluster). */
   readonly transactions: boolean
 
-  private constructor(client: MongoClient, db: Db, transactions: boolean, logger: StoreLogger | undefined, private readonly maxTimeMs: number | undefined) {
+  private constructor(
+    client: MongoClient,
+    db: Db,
+    transactions: boolean,
+    logger: StoreLogger | undefined,
+    private readonly maxTimeMs: number | undefined,
+  ) {
     this.client = client
     this.db = db
     this.transactions = transactions
@@ -47,7 +53,11 @@ export class MongoStore implements Store {
     const hello = await db.admin().command({ hello: 1 })
     const transactions = typeof hello.setName === 'string' || hello.msg === 'isdbgrid'
     logger?.info({ database: db.databaseName, transactions }, 'MongoDB store connected')
-    if (!transactions) logger?.warn({ database: db.databaseName }, 'standalone MongoDB server: a request\'s writes are applied in order, without a transaction')
+    if (!transactions)
+      logger?.warn(
+        { database: db.databaseName },
+        "standalone MongoDB server: a request's writes are applied in order, without a transaction",
+      )
     return new MongoStore(client, db, transactions, logger, maxTimeMs)
   }
 
@@ -80,7 +90,9 @@ export class MongoStore implements Store {
   async listCollections(): Promise<string[]> {
     const infos = await this.db.listCollections({ type: 'collection' }, { nameOnly: true }).toArray()
     const names = infos.map((info) => info.name).filter((name) => !name.startsWith('system.') && !GRIDFS_COLLECTIONS.has(name))
-    const holding = await Promise.all(names.map(async (name) => ((await this.db.collection(name).findOne({}, { projection: { _id: 1 } })) ? name : undefined)))
+    const holding = await Promise.all(
+      names.map(async (name) => ((await this.db.collection(name).findOne({}, { projection: { _id: 1 } })) ? name : undefined)),
+    )
     return holding.filter((name): name is string => name !== undefined).sort()
   }
 

@@ -40,7 +40,10 @@ import {
   type StoreRequest,
 } from './protocol.js'
 
-interface Answer { value: unknown; bytes: MessagePort | undefined }
+interface Answer {
+  value: unknown
+  bytes: MessagePort | undefined
+}
 
 /** The client's end of the port: numbers each call and settles it with its reply. */
 class StoreConnection {
@@ -167,7 +170,10 @@ class RemoteFileStore implements FileStore {
   async put(source: Readable, meta: FileMeta): Promise<StoredFile> {
     const channel = new MessageChannel()
     sendStream(source, channel.port1)
-    const { value } = await this.connection.call({ target: 'files', method: 'put', meta: { fileName: meta.fileName, contentType: meta.contentType }, bytes: channel.port2 }, [channel.port2])
+    const { value } = await this.connection.call(
+      { target: 'files', method: 'put', meta: { fileName: meta.fileName, contentType: meta.contentType }, bytes: channel.port2 },
+      [channel.port2],
+    )
     return value as StoredFile
   }
 
@@ -188,7 +194,10 @@ export class RemoteStore implements Store {
   private readonly collections = new Map<string, RemoteCollection<object>>()
 
   /** `kind` is the kind of the store the host runs (repositories may ask). */
-  constructor(port: MessagePort, readonly kind: Store['kind']) {
+  constructor(
+    port: MessagePort,
+    readonly kind: Store['kind'],
+  ) {
     this.connection = new StoreConnection(port)
     this.files = new RemoteFileStore(this.connection)
   }

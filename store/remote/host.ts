@@ -44,7 +44,10 @@ function runCollectionCall(store: Store, call: CollectionCall): Promise<unknown>
   return operation(store.collection(call.collection), ...call.args)
 }
 
-interface Answer { value: unknown; bytes?: MessagePort }
+interface Answer {
+  value: unknown
+  bytes?: MessagePort
+}
 
 async function run(store: Store, call: StoreCall): Promise<Answer> {
   switch (call.target) {

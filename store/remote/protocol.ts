@@ -22,7 +22,10 @@ export interface CollectionCall<M extends CollectionMethod = CollectionMethod> {
   args: CollectionOperations[M]
 }
 
-export interface FileMeta { fileName: string; contentType: string }
+export interface FileMeta {
+  fileName: string
+  contentType: string
+}
 
 export type StoreCall =
   | CollectionCall
@@ -37,17 +40,23 @@ export type StoreRequest = StoreCall & { id: number }
 
 export type StoreReply =
   /** `bytes`: the stream of a file `get` found. */
-  | { id: number; ok: true; value: unknown; bytes?: MessagePort }
-  | { id: number; ok: false; error: SerializedError }
+  { id: number; ok: true; value: unknown; bytes?: MessagePort } | { id: number; ok: false; error: SerializedError }
 
 /**
  * insertMany's answer on the wire: the driver (and the embedded store) put the generated `_id`s on
  * the caller's documents, but the host only has clones of them, so the ids travel back.
  */
-export interface InsertManyReply { result: InsertManyResult; ids: unknown[] }
+export interface InsertManyReply {
+  result: InsertManyResult
+  ids: unknown[]
+}
 
 /** A file `get` found: what the port's FileStore answers besides the stream. */
-export interface FoundFileReply { size: number; fileName: string; contentType: string }
+export interface FoundFileReply {
+  size: number
+  fileName: string
+  contentType: string
+}
 
 export interface SerializedError {
   name: string

@@ -35,7 +35,13 @@ function curlsIn(block: DocBlock): number {
   return block.source.match(/(^|[\s|($])curl\s/gm)?.length ?? 0
 }
 
-const DOC_FILES = ['README.md', ...readdirSync(join(repoRoot, 'docs')).filter((name) => name.endsWith('.md')).sort().map((name) => `docs/${name}`)]
+const DOC_FILES = [
+  'README.md',
+  ...readdirSync(join(repoRoot, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .sort()
+    .map((name) => `docs/${name}`),
+]
 
 /**
  * `curl` as the docs call it, plus a record of each answer's status in CURL_LOG: the body still goes
@@ -69,36 +75,64 @@ function commandMissing(command: string): boolean {
 
 const missing = ['bash', 'curl', 'jq'].filter(commandMissing)
 
-t.test('every curl in README.md and docs/ answers 2xx when run in order against a live all-in-one', { timeout: 180_000, skip: missing.length > 0 ? `needs ${missing.join(', ')} on PATH (e.g. apt-get install ${missing.join(' ')})` : false }, async (t) => {
-  const blocks = DOC_FILES.flatMap((file) => curlBlocks(file, readFileSync(join(repoRoot, file), 'utf8')))
-  t.ok(blocks.some((block) => block.file === 'README.md'), 'the README has a quick start with curl')
-  for (const page of ['docs/api.md', 'docs/first-model.md']) t.ok(blocks.some((block) => block.file === page), `${page} has curl blocks`)
+t.test(
+  'every curl in README.md and docs/ answers 2xx when run in order against a live all-in-one',
+  {
+    timeout: 180_000,
+    skip: missing.length > 0 ? `needs ${missing.join(', ')} on PATH (e.g. apt-get install ${missing.join(' ')})` : false,
+  },
+  async (t) => {
+    const blocks = DOC_FILES.flatMap((file) => curlBlocks(file, readFileSync(join(repoRoot, file), 'utf8')))
+    t.ok(
+      blocks.some((block) => block.file === 'README.md'),
+      'the README has a quick start with curl',
+    )
+    for (const page of ['docs/api.md', 'docs/first-model.md'])
+      t.ok(
+        blocks.some((block) => block.file === page),
+        `${page} has curl blocks`,
+      )
 
-  const service = spawnService('all-in-one', { DATA_DIR: tempDir(t) })
-  t.teardown(async () => {
-    service.child.kill('SIGTERM')
-    await service.exited
-  })
-  const base = (await service.ready)['workflow-gateway']!
+    const service = spawnService('all-in-one', { DATA_DIR: tempDir(t) })
+    t.teardown(async () => {
+      service.child.kill('SIGTERM')
+      await service.exited
+    })
+    const base = (await service.ready)['workflow-gateway']!
 
-  // The blocks run in a directory of their own (they may write files), where examples/ is at hand
-  // as in the repository's root.
-  const workDir = tempDir(t, 'workflow-docs-')
-  symlinkSync(join(repoRoot, 'examples'), join(workDir, 'examples'))
-  const curlLog = join(workDir, 'curl-statuses.log')
+    // The blocks run in a directory of their own (they may write files), where examples/ is at hand
+    // as in the repository's root.
+    const workDir = tempDir(t, 'workflow-docs-')
+    symlinkSync(join(repoRoot, 'examples'), join(workDir, 'examples'))
+    const curlLog = join(workDir, 'curl-statuses.log')
 
-  const script = [PRELUDE, ...blocks.map((block) => `echo ">>> ${block.file}:${block.line}" >&2\n${block.source}`)].join('\n')
-  const run = spawn('bash', ['-c', script], { cwd: workDir, env: { PATH: process.env.PATH ?? '', HOME: workDir, BASE: base, CURL_LOG: curlLog }, stdio: ['ignore', 'pipe', 'pipe'] })
-  let stdout = ''
-  let stderr = ''
-  run.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
-  run.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-  const code = await new Promise<number | null>((resolve) => run.on('close', resolve))
+    const script = [PRELUDE, ...blocks.map((block) => `echo ">>> ${block.file}:${block.line}" >&2\n${block.source}`)].join('\n')
+    const run = spawn('bash', ['-c', script], {
+      cwd: workDir,
+      env: { PATH: process.env.PATH ?? '', HOME: workDir, BASE: base, CURL_LOG: curlLog },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let stdout = ''
+    let stderr = ''
+    run.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+    run.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+    const code = await new Promise<number | null>((resolve) => run.on('close', resolve))
 
-  const lastBlock = stderr.split('\n').filter((line) => line.startsWith('>>> ')).pop()
-  t.equal(code, 0, `the docs' blocks ran to the end (last block started: ${lastBlock ?? 'none'})`, { stderr: stderr.slice(-4000), stdout: stdout.slice(-2000) })
-  const statuses = readFileSync(curlLog, 'utf8').trim().split('\n')
-  const spelledOut = blocks.reduce((sum, block) => sum + curlsIn(block), 0)
-  t.ok(statuses.length >= spelledOut, `every curl the docs spell out ran (${statuses.length} calls for ${spelledOut} curls)`)
-  t.same(statuses.filter((status) => !status.startsWith('2')), [], 'every call answered 2xx')
-})
+    const lastBlock = stderr
+      .split('\n')
+      .filter((line) => line.startsWith('>>> '))
+      .pop()
+    t.equal(code, 0, `the docs' blocks ran to the end (last block started: ${lastBlock ?? 'none'})`, {
+      stderr: stderr.slice(-4000),
+      stdout: stdout.slice(-2000),
+    })
+    const statuses = readFileSync(curlLog, 'utf8').trim().split('\n')
+    const spelledOut = blocks.reduce((sum, block) => sum + curlsIn(block), 0)
+    t.ok(statuses.length >= spelledOut, `every curl the docs spell out ran (${statuses.length} calls for ${spelledOut} curls)`)
+    t.same(
+      statuses.filter((status) => !status.startsWith('2')),
+      [],
+      'every call answered 2xx',
+    )
+  },
+)

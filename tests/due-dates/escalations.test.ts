@@ -1,3 +1,4 @@
+import type { EditableModelBody } from '../../services/testing/models.js'
 import t from 'tap'
 import type { Session } from '../../openapi/generated/schemas.js'
 import { Collections, type StoredBatchJob, type StoredContext, type StoredModel } from '../../store/collections.js'
@@ -225,7 +226,7 @@ t.test('an escalation job that runs again (a lapsed lease) does not escalate a s
 
 t.test('a model with a malformed dueIn or escalation is refused at insert with the path of the fault, and nothing is stored', async (t) => {
   const stack = await startDueStack(t)
-  const cases: Array<[edit: (body: Record<string, any>) => void, fault: RegExp]> = [
+  const cases: Array<[edit: (body: EditableModelBody) => void, fault: RegExp]> = [
     [(body) => void (body.steps.request.dueIn = 'three days'), /modelBody\.steps\.request\.dueIn: must be an ISO-8601 duration/],
     [
       (body) => Object.assign(body.steps.request, { dueIn: 'P1D', dueDate: "'2026-04-01'" }),

@@ -1,3 +1,4 @@
+import type { EditableModelBody } from '../../services/testing/models.js'
 import t from 'tap'
 import type { MigrateResult, Session } from '../../openapi/generated/schemas.js'
 import type { StoredUser } from '../../store/collections.js'
@@ -37,7 +38,7 @@ async function act(
 }
 
 /** Version 2: `request` renamed `submit`, the approval renamed. */
-function renameRequest(body: Record<string, any>): void {
+function renameRequest(body: EditableModelBody): void {
   body.steps.submit = body.steps.request
   delete body.steps.request
   body.start = 'submit'
@@ -46,7 +47,7 @@ function renameRequest(body: Record<string, any>): void {
 }
 
 /** Version 3: the approval is a function step. */
-function automateApproval(body: Record<string, any>): void {
+function automateApproval(body: EditableModelBody): void {
   body.steps.approve = { type: 'function', function: 'bookLeave', next: 'archive' }
   delete body.steps.book
   body.steps.route.default = 'archive'
@@ -181,7 +182,7 @@ t.test(
     const inserted = await stack.client.call<Envelope<string>>('insertModel', 'POST', '/model/insertModel', {
       body: insertModelRequest('purchase', {
         ...HR,
-        edit: (body: Record<string, any>) => {
+        edit: (body: EditableModelBody) => {
           body.steps.merged = body.steps.joined
           delete body.steps.joined
           body.steps.approvals.join = 'merged'

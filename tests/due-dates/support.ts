@@ -3,6 +3,7 @@
  * embedded store, one or more engines on the test's clock (batch poll every 20 ms), a gateway in
  * front of the first, and a client whose answers are checked against the gateway's document.
  */
+import type { EditableModelBody } from '../../services/testing/models.js'
 import type { Test } from 'tap'
 import type { Session } from '../../openapi/generated/schemas.js'
 import {
@@ -43,7 +44,7 @@ export interface DueStack {
   client: WorkflowClient
   engineUrls: string[]
   /** Inserts a live version of the leave request through the gateway, its body changed by `edit`. */
-  insertLeaveRequest(edit: (body: Record<string, any>) => void): Promise<Answer<Envelope<string>>>
+  insertLeaveRequest(edit: (body: EditableModelBody) => void): Promise<Answer<Envelope<string>>>
   /** Starts a leave request as `user` through the gateway; answers its session. */
   startLeave(user: StoredUser, days?: number): Promise<Session>
   context(processInstanceId: string): Promise<StoredContext>

@@ -24,12 +24,15 @@ export async function inconsistencies(store: Store, processInstanceId: string): 
   const notification = await store.collection<StoredNotification>(Collections.notifications).findOne({ _id: processInstanceId })
   if (!activities.some((activity) => activity.type === 'start')) problems.push(`${processInstanceId}: no start activity`)
   if (!notification) problems.push(`${processInstanceId}: no notification`)
-  else if (!isDeepStrictEqual(notification.processInstance, context.processInstance)) problems.push(`${processInstanceId}: the notification holds another state of the instance`)
+  else if (!isDeepStrictEqual(notification.processInstance, context.processInstance))
+    problems.push(`${processInstanceId}: the notification holds another state of the instance`)
   const completions = activities.filter((activity) => activity.type === 'complete')
   const open = new Set(context.processInstance.tasks.filter((task) => task.status === 'open').map((task) => task.taskId))
   for (const completion of completions) {
-    if (completion.taskId !== undefined && open.has(completion.taskId)) problems.push(`${processInstanceId}: task ${completion.taskId} is logged complete but still open`)
+    if (completion.taskId !== undefined && open.has(completion.taskId))
+      problems.push(`${processInstanceId}: task ${completion.taskId} is logged complete but still open`)
   }
-  if (requestCompleted(context) && completions.length === 0) problems.push(`${processInstanceId}: the request task is done but no completion is logged`)
+  if (requestCompleted(context) && completions.length === 0)
+    problems.push(`${processInstanceId}: the request task is done but no completion is logged`)
   return problems
 }

@@ -31,79 +31,124 @@ async function freePort(): Promise<number> {
 /** "Quickly": the gateway notices the engine's connection closing at once; the bound is generous for loaded machines. */
 const QUICK_MS = 10_000
 
-t.test('an engine killed mid-request: the client gets 502/504 quickly, and after the restart the instance is before or after, never between', { timeout: 300_000 }, async (t) => {
-  const engineDir = tempDir(t, 'streams-engine-')
-  const seed = await openStore({ dataDir: engineDir })
-  await deployHrApp(seed)
-  const { employee } = await createHrUsers(seed)
-  await seed.close()
+t.test(
+  'an engine killed mid-request: the client gets 502/504 quickly, and after the restart the instance is before or after, never between',
+  { timeout: 300_000 },
+  async (t) => {
+    const engineDir = tempDir(t, 'streams-engine-')
+    const seed = await openStore({ dataDir: engineDir })
+    await deployHrApp(seed)
+    const { employee } = await createHrUsers(seed)
+    await seed.close()
 
-  const port = await freePort()
-  const startEngine = () => spawnService('engine/server', { DATA_DIR: engineDir, ENGINE_PORT: String(port) }, 1)
-  let engine: ChildService = startEngine()
-  t.teardown(() => void engine.child.kill('SIGKILL'))
-  await engine.ready
-  const gatewayProcess = spawnService('gateway/server', { DATA_DIR: tempDir(t, 'streams-gateway-'), ENGINE_URL: `http://127.0.0.1:${port}` }, 1)
-  t.teardown(() => void gatewayProcess.child.kill('SIGKILL'))
-  const gateway = (await gatewayProcess.ready)['workflow-gateway']!
-  const client = new WorkflowClient({ baseUrl: gateway, ...HR, userId: employee.userId })
+    const port = await freePort()
+    const startEngine = () => spawnService('engine/server', { DATA_DIR: engineDir, ENGINE_PORT: String(port) }, 1)
+    let engine: ChildService = startEngine()
+    t.teardown(() => void engine.child.kill('SIGKILL'))
+    await engine.ready
+    const gatewayProcess = spawnService(
+      'gateway/server',
+      { DATA_DIR: tempDir(t, 'streams-gateway-'), ENGINE_URL: `http://127.0.0.1:${port}` },
+      1,
+    )
+    t.teardown(() => void gatewayProcess.child.kill('SIGKILL'))
+    const gateway = (await gatewayProcess.ready)['workflow-gateway']!
+    const client = new WorkflowClient({ baseUrl: gateway, ...HR, userId: employee.userId })
 
-  const instances: string[] = []
-  for (const killAfterMs of [0, 30]) {
-    const started = await client.post('/context', { body: { processId: 'leave-request', input: { days: 2, reason: 'engine kill' } } })
+    const instances: string[] = []
+    for (const killAfterMs of [0, 30]) {
+      const started = await client.post('/context', { body: { processId: 'leave-request', input: { days: 2, reason: 'engine kill' } } })
+      const instance = started.context.processInstance
+      instances.push(instance.processInstanceId)
+      const before = Date.now()
+      const answer = fetch(`${gateway}/action/complete`, {
+        method: 'POST',
+        headers: { user: employee.userId, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          ...HR,
+          processId: 'leave-request',
+          processInstanceId: instance.processInstanceId,
+          businessKey: instance.businessKey,
+          taskId: started.formContext.task!.taskId,
+          actionType: 'complete',
+          dataInstance: { ...started.context.dataInstance, days: 2, reason: 'engine kill' },
+        }),
+      }).then(async (response) => ({
+        status: response.status,
+        body: (await response.json()) as { status: string; error?: { code: string } },
+        ms: Date.now() - before,
+      }))
+      await sleep(killAfterMs)
+      engine.child.kill('SIGKILL')
+      const { status, body, ms } = await answer
+      if (status === 200) t.pass(`kill after ${killAfterMs} ms: the completion had already been answered`)
+      else {
+        t.ok(status === 502 || status === 504, `kill after ${killAfterMs} ms: ${status} ${body.error?.code}`)
+        t.equal(body.status, 'error', 'in the envelope')
+        t.ok(ms < QUICK_MS, `answered in ${ms} ms`)
+      }
+      await engine.exited
+      engine = startEngine()
+      await engine.ready
+      const status2 = await client.get('/process/{processInstanceId}', {
+        params: { path: { processInstanceId: instance.processInstanceId } },
+      })
+      const openSteps = status2.tasks.map((task) => task.stepId)
+      const stillBefore = openSteps.includes(REQUEST_STEP)
+      t.ok(
+        stillBefore ? status !== 200 : true,
+        `after the restart the instance is ${stillBefore ? 'as before the request' : 'as after it'} (${openSteps.join(', ')})`,
+      )
+    }
+
+    // An upload whose body is still arriving when the engine dies.
+    const started = await client.post('/context', { body: { processId: 'leave-request', input: { days: 2, reason: 'upload cut' } } })
     const instance = started.context.processInstance
     instances.push(instance.processInstanceId)
-    const before = Date.now()
-    const answer = fetch(`${gateway}/action/complete`, {
-      method: 'POST',
-      headers: { user: employee.userId, 'content-type': 'application/json' },
-      body: JSON.stringify({ ...HR, processId: 'leave-request', processInstanceId: instance.processInstanceId, businessKey: instance.businessKey, taskId: started.formContext.task!.taskId, actionType: 'complete', dataInstance: { ...started.context.dataInstance, days: 2, reason: 'engine kill' } }),
-    }).then(async (response) => ({ status: response.status, body: (await response.json()) as { status: string; error?: { code: string } }, ms: Date.now() - before }))
-    await sleep(killAfterMs)
-    engine.child.kill('SIGKILL')
-    const { status, body, ms } = await answer
-    if (status === 200) t.pass(`kill after ${killAfterMs} ms: the completion had already been answered`)
-    else {
-      t.ok(status === 502 || status === 504, `kill after ${killAfterMs} ms: ${status} ${body.error?.code}`)
-      t.equal(body.status, 'error', 'in the envelope')
-      t.ok(ms < QUICK_MS, `answered in ${ms} ms`)
+    const fields = {
+      processId: instance.processId,
+      processInstanceId: instance.processInstanceId,
+      businessKey: instance.businessKey,
+      taskDefinitionKey: REQUEST_STEP,
+      taskId: started.formContext.task!.taskId,
+      label: 'Scan',
+      fileName: 'scan.pdf',
     }
+    const upload = sendRawBody({
+      url: `${gateway}/file/upload`,
+      headers: { user: employee.userId, 'content-type': MULTIPART },
+      head: uploadHead(JSON.stringify(fields)),
+      fillerBytes: 4 * 1024 * 1024,
+      tail: UPLOAD_TAIL,
+      chunkDelayMs: 20,
+    })
+    await sleep(300)
+    engine.child.kill('SIGKILL')
+    const cut = await upload
+    t.ok(cut.status === 502 || cut.status === 504, `the cut upload is answered ${cut.status} ${JSON.stringify(cut.body ?? cut.error)}`)
+    t.ok(cut.ms < QUICK_MS + 300, `in ${cut.ms} ms`)
     await engine.exited
     engine = startEngine()
     await engine.ready
-    const status2 = await client.get('/process/{processInstanceId}', { params: { path: { processInstanceId: instance.processInstanceId } } })
-    const openSteps = status2.tasks.map((task) => task.stepId)
-    const stillBefore = openSteps.includes(REQUEST_STEP)
-    t.ok(stillBefore ? status !== 200 : true, `after the restart the instance is ${stillBefore ? 'as before the request' : 'as after it'} (${openSteps.join(', ')})`)
-  }
+    const afterUpload = await client.get('/process/{processInstanceId}', {
+      params: { path: { processInstanceId: instance.processInstanceId } },
+    })
+    t.ok(
+      afterUpload.tasks.some((task) => task.stepId === REQUEST_STEP),
+      'the instance is as before the upload',
+    )
 
-  // An upload whose body is still arriving when the engine dies.
-  const started = await client.post('/context', { body: { processId: 'leave-request', input: { days: 2, reason: 'upload cut' } } })
-  const instance = started.context.processInstance
-  instances.push(instance.processInstanceId)
-  const fields = { processId: instance.processId, processInstanceId: instance.processInstanceId, businessKey: instance.businessKey, taskDefinitionKey: REQUEST_STEP, taskId: started.formContext.task!.taskId, label: 'Scan', fileName: 'scan.pdf' }
-  const upload = sendRawBody({ url: `${gateway}/file/upload`, headers: { user: employee.userId, 'content-type': MULTIPART }, head: uploadHead(JSON.stringify(fields)), fillerBytes: 4 * 1024 * 1024, tail: UPLOAD_TAIL, chunkDelayMs: 20 })
-  await sleep(300)
-  engine.child.kill('SIGKILL')
-  const cut = await upload
-  t.ok(cut.status === 502 || cut.status === 504, `the cut upload is answered ${cut.status} ${JSON.stringify(cut.body ?? cut.error)}`)
-  t.ok(cut.ms < QUICK_MS + 300, `in ${cut.ms} ms`)
-  await engine.exited
-  engine = startEngine()
-  await engine.ready
-  const afterUpload = await client.get('/process/{processInstanceId}', { params: { path: { processInstanceId: instance.processInstanceId } } })
-  t.ok(afterUpload.tasks.some((task) => task.stepId === REQUEST_STEP), 'the instance is as before the upload')
-
-  // The restart cleared what the killed engine was writing (its temp file); nothing else may be there.
-  engine.child.kill('SIGKILL')
-  await engine.exited
-  t.same(readdirSync(join(engineDir, 'files')), [], 'no bytes of the cut upload are kept')
-  const store = await openStore({ dataDir: engineDir })
-  t.teardown(() => store.close())
-  const problems: string[] = []
-  for (const id of instances) problems.push(...(await inconsistencies(store, id)))
-  t.same(problems, [], `each of the ${instances.length} instances agrees with its activities and its notification`)
-  const uploaded = await store.collection<StoredContext>(Collections.contexts).findOne({ _id: instance.processInstanceId })
-  t.same(uploaded?.processInstance.files, [], 'the cut upload added no file')
-  t.notOk(uploaded && requestCompleted(uploaded), 'and completed nothing')
-})
+    // The restart cleared what the killed engine was writing (its temp file); nothing else may be there.
+    engine.child.kill('SIGKILL')
+    await engine.exited
+    t.same(readdirSync(join(engineDir, 'files')), [], 'no bytes of the cut upload are kept')
+    const store = await openStore({ dataDir: engineDir })
+    t.teardown(() => store.close())
+    const problems: string[] = []
+    for (const id of instances) problems.push(...(await inconsistencies(store, id)))
+    t.same(problems, [], `each of the ${instances.length} instances agrees with its activities and its notification`)
+    const uploaded = await store.collection<StoredContext>(Collections.contexts).findOne({ _id: instance.processInstanceId })
+    t.same(uploaded?.processInstance.files, [], 'the cut upload added no file')
+    t.notOk(uploaded && requestCompleted(uploaded), 'and completed nothing')
+  },
+)

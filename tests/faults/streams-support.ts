@@ -48,21 +48,24 @@ export function sendRawBody(options: RawBodyOptions): Promise<RawAnswer> {
     const headers: Record<string, string | number> = { ...options.headers }
     if (declareLength) headers['content-length'] = head.length + fillerBytes + tail.length
     // A connection of its own (no agent): what one client's request does to its connection is the point.
-    const req = httpRequest({ host: target.hostname, port: target.port, path: target.pathname, method: 'POST', headers, agent: false }, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (chunk: Buffer) => chunks.push(chunk))
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8')
-        let body: Record<string, unknown> | undefined
-        try {
-          body = JSON.parse(text) as Record<string, unknown>
-        } catch {
-          body = { unparsed: text }
-        }
-        settle({ status: res.statusCode ?? 0, body })
-      })
-      res.on('error', (error: NodeJS.ErrnoException) => settle({ error: error.code ?? error.message }))
-    })
+    const req = httpRequest(
+      { host: target.hostname, port: target.port, path: target.pathname, method: 'POST', headers, agent: false },
+      (res) => {
+        const chunks: Buffer[] = []
+        res.on('data', (chunk: Buffer) => chunks.push(chunk))
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8')
+          let body: Record<string, unknown> | undefined
+          try {
+            body = JSON.parse(text) as Record<string, unknown>
+          } catch {
+            body = { unparsed: text }
+          }
+          settle({ status: res.statusCode ?? 0, body })
+        })
+        res.on('error', (error: NodeJS.ErrnoException) => settle({ error: error.code ?? error.message }))
+      },
+    )
     // An error after the answer arrived (the server closed while we were still sending) changes nothing.
     req.on('error', (error: NodeJS.ErrnoException) => settle({ error: error.code ?? error.message }))
     const timer = setTimeout(() => {
@@ -99,11 +102,20 @@ export function sendRawBody(options: RawBodyOptions): Promise<RawAnswer> {
 
 export const BOUNDARY = 'streams-fault-boundary'
 
-/** The multipart head of an upload: the `fields` part (as given), any extra small `fileBody` parts, and the start of the `fileBody` part the filler goes into. */
+/**
+ * The multipart head of an upload: the `fields` part (as given), any extra small `fileBody` parts, and the start of the `fileBody` part
+ * the filler goes into.
+ */
 export function uploadHead(fieldsText: string, fileBodyParts = 1): Buffer {
   const fields = `--${BOUNDARY}\r\nContent-Disposition: form-data; name="fields"\r\n\r\n${fieldsText}\r\n`
-  const extraFiles = Array.from({ length: fileBodyParts - 1 }, (_, index) => `--${BOUNDARY}\r\nContent-Disposition: form-data; name="fileBody"; filename="extra-${index}.pdf"\r\nContent-Type: application/pdf\r\n\r\nextra bytes\r\n`).join('')
-  const file = `--${BOUNDARY}\r\nContent-Disposition: form-data; name="fileBody"; filename="note.pdf"\r\nContent-Type: application/pdf\r\n\r\n`
+  const extraFiles = Array.from(
+    { length: fileBodyParts - 1 },
+    (_, index) =>
+      `--${BOUNDARY}\r\nContent-Disposition: form-data; name="fileBody"; filename="extra-${index}.pdf"\r\nContent-Type: ` +
+        `application/pdf\r\n\r\nextra bytes\r\n`,
+  ).join('')
+  const file = `--${BOUNDARY}\r\nContent-Disposition: form-data; name="fileBody"; filename="note.pdf"\r\nContent-Type: ` +
+    `application/pdf\r\n\r\n`
   return Buffer.from(fields + extraFiles + file, 'utf8')
 }
 

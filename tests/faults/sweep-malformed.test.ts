@@ -61,17 +61,29 @@ interface Outcome {
 }
 
 /** Every error code either service may answer (the gateway passes the engine's on). */
-const KNOWN_CODES = new Set((['gateway', 'engine'] as const).flatMap((service) => Object.keys((loadOpenApiDocument(service) as Record<string, unknown>)['x-error-catalogue'] as object)))
+const KNOWN_CODES = new Set(
+  (['gateway', 'engine'] as const).flatMap((service) =>
+    Object.keys((loadOpenApiDocument(service) as Record<string, unknown>)['x-error-catalogue'] as object),
+  ),
+)
 
 /** Operations whose 2xx answer is not enveloped, as their documents say (`x-raw`: a model body, a file, a script). */
 function rawOperations(document: OpenApiDocument): Set<string> {
   return new Set(
-    Object.values(document.paths ?? {}).flatMap((item) => Object.values(item) as Array<{ operationId?: string; 'x-raw'?: boolean }>).filter((operation) => operation['x-raw']).map((operation) => operation.operationId!),
+    Object.values(document.paths ?? {})
+      .flatMap((item) => Object.values(item) as Array<{ operationId?: string; 'x-raw'?: boolean }>)
+      .filter((operation) => operation['x-raw'])
+      .map((operation) => operation.operationId!),
   )
 }
 
 async function send(url: string, service: Target['service'], wire: WireRequest, raw: boolean): Promise<Outcome> {
-  const response = await fetch(`${url}${wire.path}`, { method: wire.method, headers: wire.headers, body: wire.body ?? null, signal: AbortSignal.timeout(ANSWER_TIMEOUT_MS) })
+  const response = await fetch(`${url}${wire.path}`, {
+    method: wire.method,
+    headers: wire.headers,
+    body: wire.body ?? null,
+    signal: AbortSignal.timeout(ANSWER_TIMEOUT_MS),
+  })
   const type = response.headers.get('content-type') ?? ''
   // A log stream that opened never ends: its status is the answer.
   if (type.startsWith('text/event-stream')) {
@@ -88,12 +100,18 @@ async function send(url: string, service: Target['service'], wire: WireRequest, 
   }
   if (service === 'gateway') {
     const error = body.error as { code?: unknown } | undefined
-    if (typeof body.status !== 'string' || !('data' in body)) return { status: response.status, code: undefined, shapeProblem: `${response.status} not the envelope: ${text.slice(0, 120)}` }
-    if (response.status >= 400 && !KNOWN_CODES.has(error?.code as string)) return { status: response.status, code: undefined, shapeProblem: `envelope without a catalogue code: ${text.slice(0, 120)}` }
+    if (typeof body.status !== 'string' || !('data' in body))
+      return { status: response.status, code: undefined, shapeProblem: `${response.status} not the envelope: ${text.slice(0, 120)}` }
+    if (response.status >= 400 && !KNOWN_CODES.has(error?.code as string))
+      return { status: response.status, code: undefined, shapeProblem: `envelope without a catalogue code: ${text.slice(0, 120)}` }
     return { status: response.status, code: error?.code as string | undefined, shapeProblem: undefined }
   }
   if (response.status >= 400 && (!KNOWN_CODES.has(body.code as string) || body.statusCode !== response.status)) {
-    return { status: response.status, code: undefined, shapeProblem: `${response.status} not an error record with a catalogue code: ${text.slice(0, 120)}` }
+    return {
+      status: response.status,
+      code: undefined,
+      shapeProblem: `${response.status} not an error record with a catalogue code: ${text.slice(0, 120)}`,
+    }
   }
   return { status: response.status, code: body.code as string | undefined, shapeProblem: undefined }
 }
@@ -101,8 +119,10 @@ async function send(url: string, service: Target['service'], wire: WireRequest, 
 /** What is wrong with an outcome, or undefined when it is acceptable. */
 function judge(operationId: string, variant: Variant, outcome: Outcome): string | undefined {
   if (outcome.shapeProblem) return outcome.shapeProblem
-  if (outcome.status >= 500 && !(outcome.code && SPEC_500S[operationId]?.includes(outcome.code))) return `${outcome.status} ${outcome.code ?? ''} is not a 5xx SPEC.md names`
-  if (variant.expectation === 'depth-limit' && DEPTH_LIMIT_MERGED && outcome.status !== 400 && outcome.status !== 413) return `${outcome.status} for JSON deeper than the limit (400 or 413 expected)`
+  if (outcome.status >= 500 && !(outcome.code && SPEC_500S[operationId]?.includes(outcome.code)))
+    return `${outcome.status} ${outcome.code ?? ''} is not a 5xx SPEC.md names`
+  if (variant.expectation === 'depth-limit' && DEPTH_LIMIT_MERGED && outcome.status !== 400 && outcome.status !== 413)
+    return `${outcome.status} for JSON deeper than the limit (400 or 413 expected)`
   return undefined
 }
 
@@ -135,7 +155,11 @@ async function sweep(services: SweepServices, target: Target, seed: number, figu
   await pooled(requests, CONCURRENCY, async (generated, index) => {
     const ids = await freshInstance(services)
     const request = bind(target.document, generated, bindingsFor(services, generated.operationId, ids))
-    for (const variant of variantsOf(target.document, request, { identity: sweepIdentity(services, request), seed: seed * 1000 + index, fileBody })) {
+    for (const variant of variantsOf(target.document, request, {
+      identity: sweepIdentity(services, request),
+      seed: seed * 1000 + index,
+      fileBody,
+    })) {
       if (OWNED_ELSEWHERE.some((owned) => owned.operationId === request.operationId && owned.label.test(variant.label))) {
         figures.skipped++
         continue
@@ -162,7 +186,8 @@ async function sweep(services: SweepServices, target: Target, seed: number, figu
 
 t.test('the same seed generates the same requests, another seed others', async (t) => {
   const document = loadOpenApiDocument('gateway')
-  const generate = (seed: number) => new RequestGenerator(document, seed).all().map((request) => ({ values: request.values, body: request.body }))
+  const generate = (seed: number) =>
+    new RequestGenerator(document, seed).all().map((request) => ({ values: request.values, body: request.body }))
   t.same(generate(SEED), generate(SEED))
   t.notSame(generate(SEED), generate(SEED + 1))
 })
@@ -173,30 +198,48 @@ t.test('every allowed 5xx is one the operation documents in its x-error-codes', 
     for (const item of Object.values(document.paths ?? {})) {
       for (const operation of Object.values(item) as Array<{ operationId?: string; 'x-error-codes'?: string[] }>) {
         const allowed = operation.operationId ? SPEC_500S[operation.operationId] : undefined
-        for (const code of allowed ?? []) t.ok(operation['x-error-codes']?.includes(code), `${service} ${operation.operationId} documents ${code}`)
+        for (const code of allowed ?? [])
+          t.ok(operation['x-error-codes']?.includes(code), `${service} ${operation.operationId} documents ${code}`)
       }
     }
   }
 })
 
-t.test('malformed requests generated from both OpenAPI documents get a clean 4xx in the envelope, never an unnamed 5xx, and the services stay healthy', async (t) => {
-  const services = await startSweepServices(t)
-  const targets: Target[] = [
-    { service: 'gateway', url: services.gatewayUrl, document: loadOpenApiDocument('gateway') },
-    { service: 'engine', url: services.engineUrl, document: loadOpenApiDocument('engine') },
-  ]
-  const figures: SweepFigures = { sent: 0, successes: 0, refusals: 0, fiveHundreds: 0, specFiveHundreds: 0, skipped: 0, problems: [] }
-  const started = Date.now()
-  for (const [index, target] of targets.entries()) await sweep(services, target, SEED + index, figures)
+t.test(
+  'malformed requests generated from both OpenAPI documents get a clean 4xx in the ' +
+    'envelope, never an unnamed 5xx, and the services stay healthy',
+  async (t) => {
+    const services = await startSweepServices(t)
+    const targets: Target[] = [
+      { service: 'gateway', url: services.gatewayUrl, document: loadOpenApiDocument('gateway') },
+      { service: 'engine', url: services.engineUrl, document: loadOpenApiDocument('engine') },
+    ]
+    const figures: SweepFigures = { sent: 0, successes: 0, refusals: 0, fiveHundreds: 0, specFiveHundreds: 0, skipped: 0, problems: [] }
+    const started = Date.now()
+    for (const [index, target] of targets.entries()) await sweep(services, target, SEED + index, figures)
 
-  t.comment(`malformed sweep (seed ${SEED}): ${figures.sent} requests sent: ${figures.successes} 2xx/3xx, ${figures.refusals} 4xx, ${figures.fiveHundreds} 5xx (${figures.specFiveHundreds} of them SPEC.md's named 500s), ${figures.skipped} skipped (owned by another branch), ${Date.now() - started} ms`)
-  if (figures.problems.length > 0) t.comment(`error lines logged by the services:\n${services.errorLines.slice(0, 20).map((line) => JSON.stringify(line).slice(0, 600)).join('\n')}`)
-  t.same(figures.problems.slice(0, 40), [], `no unnamed 5xx, no answer outside the envelope (${figures.problems.length} problems)`)
-  t.ok(figures.sent > 1000, `a real sweep was sent (${figures.sent} requests)`)
+    t.comment(
+      `malformed sweep (seed ${SEED}): ${figures.sent} requests sent: ${figures.successes} 2xx/3xx, ${figures.refusals} 4xx, ` +
+        `${figures.fiveHundreds} 5xx (${figures.specFiveHundreds} of them SPEC.md's named 500s), ${figures.skipped} skipped (owned by ` +
+          `another branch), ${Date.now() - started} ms`,
+    )
+    if (figures.problems.length > 0)
+      t.comment(
+        `error lines logged by the services:\n${services.errorLines
+          .slice(0, 20)
+          .map((line) => JSON.stringify(line).slice(0, 600))
+          .join('\n')}`,
+      )
+    t.same(figures.problems.slice(0, 40), [], `no unnamed 5xx, no answer outside the envelope (${figures.problems.length} problems)`)
+    t.ok(figures.sent > 1000, `a real sweep was sent (${figures.sent} requests)`)
 
-  for (const target of targets) t.equal((await fetch(`${target.url}/liveness`)).status, 200, `the ${target.service} is alive after the sweep`)
-  const ids = await freshInstance(services)
-  t.ok(ids.processInstanceId, 'a leave request starts, takes a file and a note through the gateway after the sweep')
-  const status = await fetch(`${services.gatewayUrl}/process/${ids.processInstanceId}`, { headers: sweepIdentity(services, { adminToken: false }) })
-  t.equal(status.status, 200, 'its status reads back')
-})
+    for (const target of targets)
+      t.equal((await fetch(`${target.url}/liveness`)).status, 200, `the ${target.service} is alive after the sweep`)
+    const ids = await freshInstance(services)
+    t.ok(ids.processInstanceId, 'a leave request starts, takes a file and a note through the gateway after the sweep')
+    const status = await fetch(`${services.gatewayUrl}/process/${ids.processInstanceId}`, {
+      headers: sweepIdentity(services, { adminToken: false }),
+    })
+    t.equal(status.status, 200, 'its status reads back')
+  },
+)

@@ -22,7 +22,12 @@ const LEDGER = 'UoW ledger'
 const writes = (kind: string) => [
   { set: { 'vars.attempt': '$uuid()' } },
   { data: 'insert', collection: LEDGER, doc: `{ 'instance': process.processInstanceId, 'kind': '${kind}', 'attempt': vars.attempt }` },
-  { data: 'update', collection: LEDGER, filter: "{ '_id': 'seed-' & process.processInstanceId }", set: `{ 'touchedBy': vars.attempt, 'kind': '${kind}' }` },
+  {
+    data: 'update',
+    collection: LEDGER,
+    filter: "{ '_id': 'seed-' & process.processInstanceId }",
+    set: `{ 'touchedBy': vars.attempt, 'kind': '${kind}' }`,
+  },
   { data: 'delete', collection: LEDGER, filter: "{ '_id': 'doomed-' & process.processInstanceId }" },
 ]
 
@@ -64,7 +69,12 @@ const PROBE_MODEL = {
       writeFindThenFail: {
         steps: [
           ...writes('failing'),
-          { data: 'find', collection: LEDGER, filter: "{ 'instance': process.processInstanceId, 'attempt': vars.attempt }", as: 'vars.found' },
+          {
+            data: 'find',
+            collection: LEDGER,
+            filter: "{ 'instance': process.processInstanceId, 'attempt': vars.attempt }",
+            as: 'vars.found',
+          },
           { fail: "'refused after seeing ' & $string($count(vars.found)) & ' own write'", code: 'REFUSED' },
         ],
       },
@@ -97,7 +107,10 @@ async function startProbe(t: Tap): Promise<Probe> {
 
 /** Starts an instance and seeds the documents its functions update and delete. */
 async function startInstance(probe: Probe): Promise<Session> {
-  const started = await probe.gateway.call<Envelope<Session>>('openContext', 'POST', '/context', { user: probe.users.employee.userId, body: { ...HR, processId: 'uow-probe', input: {} } })
+  const started = await probe.gateway.call<Envelope<Session>>('openContext', 'POST', '/context', {
+    user: probe.users.employee.userId,
+    body: { ...HR, processId: 'uow-probe', input: {} },
+  })
   if (started.status !== 200) throw new Error(`start failed: ${JSON.stringify(started.body)}`)
   const session = started.body.data
   const id = session.context.processInstance.processInstanceId
@@ -110,11 +123,22 @@ async function startInstance(probe: Probe): Promise<Session> {
 
 function completeBody(session: Session, mode: string) {
   const instance = session.context.processInstance
-  return { ...HR, processId: instance.processId, processInstanceId: instance.processInstanceId, businessKey: instance.businessKey, taskId: formTask(session).taskId, actionType: 'complete', dataInstance: { mode } }
+  return {
+    ...HR,
+    processId: instance.processId,
+    processInstanceId: instance.processInstanceId,
+    businessKey: instance.businessKey,
+    taskId: formTask(session).taskId,
+    actionType: 'complete',
+    dataInstance: { mode },
+  }
 }
 
 /** The ledger as the instance's requests left it: what they inserted, and the seeded documents. */
-async function ledgerOf(probe: Probe, processInstanceId: string): Promise<{ inserted: Document[]; seed: Document | null; doomed: Document | null }> {
+async function ledgerOf(
+  probe: Probe,
+  processInstanceId: string,
+): Promise<{ inserted: Document[]; seed: Document | null; doomed: Document | null }> {
   const ledger = probe.ledger()
   return {
     inserted: await ledger.find({ instance: processInstanceId }).toArray(),
@@ -134,7 +158,10 @@ t.test('a step failing after data writes (onError rollback) leaves none of them 
   const probe = await startProbe(t)
   const session = await startInstance(probe)
   const id = session.context.processInstance.processInstanceId
-  const answer = await probe.gateway.call<Envelope>('completeAction', 'POST', '/action/complete', { user: probe.users.employee.userId, body: completeBody(session, 'rollback') })
+  const answer = await probe.gateway.call<Envelope>('completeAction', 'POST', '/action/complete', {
+    user: probe.users.employee.userId,
+    body: completeBody(session, 'rollback'),
+  })
   t.equal(answer.status, 500, 'the rollback answers 500')
   await assertUntouched(t, probe, id)
   const stored = await probe.store.collection('contexts').findOne({ _id: id })
@@ -146,25 +173,34 @@ t.test('a business fail after data writes leaves none of them behind; the run sa
   const session = await startInstance(probe)
   const id = session.context.processInstance.processInstanceId
   const body = { ...completeBody(session, 'none'), actionType: 'function', customType: 'failing' }
-  const answer = await probe.gateway.call<Envelope>('runActionFunction', 'POST', '/action/function', { user: probe.users.employee.userId, body })
+  const answer = await probe.gateway.call<Envelope>('runActionFunction', 'POST', '/action/function', {
+    user: probe.users.employee.userId,
+    body,
+  })
   t.ok(answer.status >= 400 && answer.status < 500, `the business failure answers 4xx (${answer.status})`)
   t.match(answer.body.error?.message, /refused after seeing 1 own write/, 'a find in the run saw the insert made before it')
   await assertUntouched(t, probe, id)
 })
 
-t.test('a function step failing with onError "fail" loses its own data writes; the earlier step\'s are stored with the instance', async (t) => {
-  const probe = await startProbe(t)
-  const session = await startInstance(probe)
-  const id = session.context.processInstance.processInstanceId
-  const answer = await probe.gateway.call<Envelope<Session>>('completeAction', 'POST', '/action/complete', { user: probe.users.employee.userId, body: completeBody(session, 'failStep') })
-  t.equal(answer.status, 200, 'the request commits with the thread failed')
-  const { inserted, seed, doomed } = await ledgerOf(probe, id)
-  t.match(inserted, [{ kind: 'complete' }], 'only the successful step inserted')
-  t.equal(inserted.length, 1)
-  t.match(seed, { kind: 'complete', touchedBy: inserted[0]?.attempt }, 'the update of the failed step is gone, the successful one stays')
-  t.equal(doomed, null, 'the delete of the successful step is stored')
-  t.match(await probe.store.collection('contexts').findOne({ _id: id }), { processInstance: { processStatus: 'failed' } })
-})
+t.test(
+  'a function step failing with onError "fail" loses its own data writes; the earlier step\'s are stored with the instance',
+  async (t) => {
+    const probe = await startProbe(t)
+    const session = await startInstance(probe)
+    const id = session.context.processInstance.processInstanceId
+    const answer = await probe.gateway.call<Envelope<Session>>('completeAction', 'POST', '/action/complete', {
+      user: probe.users.employee.userId,
+      body: completeBody(session, 'failStep'),
+    })
+    t.equal(answer.status, 200, 'the request commits with the thread failed')
+    const { inserted, seed, doomed } = await ledgerOf(probe, id)
+    t.match(inserted, [{ kind: 'complete' }], 'only the successful step inserted')
+    t.equal(inserted.length, 1)
+    t.match(seed, { kind: 'complete', touchedBy: inserted[0]?.attempt }, 'the update of the failed step is gone, the successful one stays')
+    t.equal(doomed, null, 'the delete of the successful step is stored')
+    t.match(await probe.store.collection('contexts').findOne({ _id: id }), { processInstance: { processStatus: 'failed' } })
+  },
+)
 
 /**
  * `count` concurrent completions of one task through the gateway: their statuses, once all answered.
@@ -193,9 +229,15 @@ async function concurrentCompletions(probe: Probe, session: Session, count: numb
     return await Promise.all(
       Array.from({ length: count }, async () => {
         // No pipelining: a request still sending its body holds its connection, so each gets its own.
-        const response = await request(`${probe.gateway.url}/action/complete`, { method: 'POST', headers, body: Readable.from(heldBack()), dispatcher })
+        const response = await request(`${probe.gateway.url}/action/complete`, {
+          method: 'POST',
+          headers,
+          body: Readable.from(heldBack()),
+          dispatcher,
+        })
         const envelope = (await response.body.json()) as Envelope
-        if (response.statusCode !== 200 && response.statusCode !== 409) throw new Error(`unexpected ${response.statusCode}: ${JSON.stringify(envelope)}`)
+        if (response.statusCode !== 200 && response.statusCode !== 409)
+          throw new Error(`unexpected ${response.statusCode}: ${JSON.stringify(envelope)}`)
         return response.statusCode
       }),
     )
@@ -209,13 +251,13 @@ async function assertOneWinner(t: Tap, probe: Probe, session: Session, statuses:
   t.equal(statuses.filter((status) => status === 200).length, 1, 'exactly one completion succeeds')
   t.equal(statuses.filter((status) => status === 409).length, statuses.length - 1, 'every other one answers 409')
   const { inserted, seed, doomed } = await ledgerOf(probe, id)
-  t.equal(inserted.length, 1, 'only the winner\'s insert exists')
-  t.match(seed, { touchedBy: inserted[0]?.attempt }, 'the update is the winner\'s')
+  t.equal(inserted.length, 1, "only the winner's insert exists")
+  t.match(seed, { touchedBy: inserted[0]?.attempt }, "the update is the winner's")
   t.equal(doomed, null)
   t.match(await probe.store.collection('contexts').findOne({ _id: id }), { version: 2, processInstance: { processStatus: 'completed' } })
 }
 
-t.test('20 concurrent completions: one winner, and only the winner\'s data writes exist', async (t) => {
+t.test("20 concurrent completions: one winner, and only the winner's data writes exist", async (t) => {
   const probe = await startProbe(t)
   for (let round = 0; round < 3; round++) {
     const session = await startInstance(probe)

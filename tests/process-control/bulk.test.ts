@@ -158,8 +158,11 @@ t.test('a bulk job works only in the tenant of the admin who queued it', async (
   })
   t.equal(queued.status, 200, "queued in the caller's own tenant, whatever the body names")
   const read = async () =>
-    (await stack.send<BatchJobSummary>('getBatchJob', 'GET', `/external/batchjob/${queued.body.data.jobId}?appId=sales`, { as: foreignAdmin }))
-      .body.data
+    (
+      await stack.send<BatchJobSummary>('getBatchJob', 'GET', `/external/batchjob/${queued.body.data.jobId}?appId=sales`, {
+        as: foreignAdmin,
+      })
+    ).body.data
   const job = await waitUntil(read, (candidate) => candidate.status === 'done' || candidate.status === 'failed', 20_000, 100)
   t.match(job, { status: 'done', progress: { total: 0, done: 0, failed: [] } })
   t.equal((await storedInstance(stack.store, id)).processStatus, 'running', "the other tenant's instance is untouched")

@@ -135,13 +135,11 @@ t.test('the same key with another body is 422 wm3142 and starts nothing; keys ar
   )
 
   // Another tenant's key of the same name is another key.
-  await stack.store
-    .collection(Collections.models)
-    .insertOne({
-      ...(await stack.store.collection(Collections.models).findOne({ modelID: 'leave-request', live: true }, { projection: { _id: 0 } })),
-      appId: 'sales',
-      organizationId: 'acme',
-    })
+  await stack.store.collection(Collections.models).insertOne({
+    ...(await stack.store.collection(Collections.models).findOne({ modelID: 'leave-request', live: true }, { projection: { _id: 0 } })),
+    appId: 'sales',
+    organizationId: 'acme',
+  })
   const salesUser = await createTestUser(stack.store, {
     appId: 'sales',
     organizationId: 'acme',

@@ -52,7 +52,8 @@ t.test('jwt mode: every operation of both documents but the public ones answers 
         const answer = (await response.json()) as Record<string, unknown>
         const name = `${service} ${method.toUpperCase()} ${path} (${attempt})`
         t.equal(response.status, 401, name)
-        if (service === 'gateway') t.match(answer, { status: 'permissionError', data: null, error: { code: /^(fm4012|wm4011)$/ } }, `${name}: in the envelope`)
+        if (service === 'gateway')
+          t.match(answer, { status: 'permissionError', data: null, error: { code: /^(fm4012|wm4011)$/ } }, `${name}: in the envelope`)
         else t.match(answer, { statusCode: 401, code: 'wm4011' }, `${name}: the engine's error record`)
         t.same(contract.errors(operationId, response.status, answer), [], `${name}: the 401 is documented`)
         checked++
@@ -69,5 +70,9 @@ t.test('jwt mode: every operation of both documents but the public ones answers 
   ] as const) {
     t.equal((await fetch(`${urls[service]}${path}`)).status, 200, `${service} ${path} is public`)
   }
-  t.equal((await fetch(`${gateway.url}/settings/app`, { headers: { referer: 'https://portal.example.org/?appId=hr' } })).status, 404, '/settings/:file is public (no settings model: 404, not 401)')
+  t.equal(
+    (await fetch(`${gateway.url}/settings/app`, { headers: { referer: 'https://portal.example.org/?appId=hr' } })).status,
+    404,
+    '/settings/:file is public (no settings model: 404, not 401)',
+  )
 })

@@ -18,7 +18,10 @@ type Schema = { $ref?: string; type?: string; properties?: Record<string, Schema
 type Operation = { requestBody?: { content?: Record<string, { schema?: Schema }> } }
 
 const gateway = new ContractChecker('gateway')
-const document = gateway.document as unknown as { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, Schema> } }
+const document = gateway.document as unknown as {
+  paths: Record<string, Record<string, Operation>>
+  components: { schemas: Record<string, Schema> }
+}
 
 /**
  * Operations that work only in the caller's tenant: a 200 is allowed when it carries nothing of A
@@ -45,19 +48,42 @@ function resolve(schema: Schema | undefined): Schema | undefined {
 
 /** A field's value: the candidate of the type its schema declares (a field may be text in one operation, an object in another). */
 function valueFor(candidate: unknown, schema: Schema | undefined): unknown {
-  const candidates = Array.isArray(candidate) && candidate.length === 2 && typeof candidate[0] === 'string' && typeof candidate[1] === 'object' ? candidate : [candidate]
+  const candidates =
+    Array.isArray(candidate) && candidate.length === 2 && typeof candidate[0] === 'string' && typeof candidate[1] === 'object'
+      ? candidate
+      : [candidate]
   const type = resolve(schema)?.type
-  const typeOf = (value: unknown) => (Array.isArray(value) ? 'array' : value === null ? 'null' : typeof value === 'number' ? (Number.isInteger(value) ? 'integer' : 'number') : typeof value)
-  return candidates.find((value) => type === undefined || typeOf(value) === type || (type === 'number' && typeOf(value) === 'integer')) ?? candidates[0]
+  const typeOf = (value: unknown) =>
+    Array.isArray(value)
+      ? 'array'
+      : value === null
+        ? 'null'
+        : typeof value === 'number'
+          ? Number.isInteger(value)
+            ? 'integer'
+            : 'number'
+          : typeof value
+  return (
+    candidates.find((value) => type === undefined || typeOf(value) === type || (type === 'number' && typeOf(value) === 'integer')) ??
+    candidates[0]
+  )
 }
 
 /** The fields a schema declares that A's values can fill, each of its declared type. */
 function bodyOf(schema: Schema | undefined, values: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(schema?.properties ?? {}).filter(([key]) => key in values).map(([key, property]) => [key, valueFor(values[key], property)]))
+  return Object.fromEntries(
+    Object.entries(schema?.properties ?? {})
+      .filter(([key]) => key in values)
+      .map(([key, property]) => [key, valueFor(values[key], property)]),
+  )
 }
 
 /** Every value of A's that a field of a request may name. */
-function tenantAValues(resources: TenantAResources, tenant: { appId: string; organizationId: string }, a: { employee: StoredUser; manager: StoredUser }): Record<string, unknown> {
+function tenantAValues(
+  resources: TenantAResources,
+  tenant: { appId: string; organizationId: string },
+  a: { employee: StoredUser; manager: StoredUser },
+): Record<string, unknown> {
   return {
     ...tenant,
     processId: 'leave-request',
@@ -104,42 +130,56 @@ const PATH_VALUES = (resources: TenantAResources, a: { employee: StoredUser }): 
   actionType: 'cancel',
 })
 
-t.test('cross-tenant matrix (jwt mode): every proxied route, called with a token of tenant B on tenant A\'s resources, is 403/404 and changes nothing of A', async (t) => {
-  const stack = await startSecureStack(t, { config: jwtAuthConfig(), credentials: bearerIdentity() })
-  const pathValues = PATH_VALUES(stack.resources, stack.a)
-  // What a caller of B could learn only from an answer (ids it sent may be echoed in a not-found message).
-  const secrets = ['Family visit', '"result"', '"vat"', stack.a.employee.fullName, '"items"']
-  const callers = [stack.b.admin, stack.b.system, stack.b.user]
-  let requests = 0
-  for (const route of proxyRoutes) {
-    const operation = document.paths[route.url.replace(/:([A-Za-z]+)/g, '{$1}')]?.[route.method.toLowerCase()]
-    t.ok(operation, `${route.operationId} is documented`)
-    const content = operation?.requestBody?.content ?? {}
-    const schema = resolve(content['application/json']?.schema ?? content['multipart/form-data']?.schema)
-    const path = route.url.replace(/:([A-Za-z]+)/g, (_, name: string) => encodeURIComponent(pathValues[name] ?? 'unknown'))
-    for (const named of [TENANT_A, TENANT_B]) {
-      const values = tenantAValues(stack.resources, named, stack.a)
-      for (const caller of callers) {
-        let body: unknown
-        if (content['multipart/form-data']) {
-          const form = new FormData()
-          form.append('fields', JSON.stringify({ ...bodyOf(document.components.schemas.FileUploadFields, values), fileName: 'x.pdf' }))
-          form.append('fileBody', new Blob([Buffer.from('%PDF-1.4 from tenant B')], { type: 'application/pdf' }), 'x.pdf')
-          body = form
-        } else if (schema) body = bodyOf(schema, values)
-        const query = route.method === 'GET' || route.method === 'DELETE' ? `?appId=${named.appId}&organizationId=${named.organizationId}` : ''
-        const before = await snapshotTenantA(stack.store)
-        const answer = await stack.send(route.method, `${path}${query}`, { as: caller, body, operationId: route.operationId })
-        requests++
-        const label = `${route.operationId} by ${caller.fullName} naming ${named.appId}: ${answer.status} ${answer.body.error?.code ?? ''}`
-        const code = answer.body.error?.code
-        const refused = answer.status === 403 || answer.status === 404 || (answer.status === 400 && code !== undefined && NOT_FOUND_AS_400[route.operationId] === code)
-        const emptyRead = answer.status === 200 && CALLER_SCOPED_READS.has(route.operationId)
-        t.ok(refused || emptyRead, label)
-        for (const secret of secrets) t.notOk(answer.text.includes(secret), `${route.operationId}: the answer holds nothing of A (${secret.slice(0, 12)})`)
-        t.equal(await snapshotTenantA(stack.store), before, `${route.operationId} by ${caller.fullName}: A's instance, tasks, locks and notifications unchanged`)
+t.test(
+  'cross-tenant matrix (jwt mode): every proxied route, called with a token of ' +
+    "tenant B on tenant A's resources, is 403/404 and changes nothing of A",
+  async (t) => {
+    const stack = await startSecureStack(t, { config: jwtAuthConfig(), credentials: bearerIdentity() })
+    const pathValues = PATH_VALUES(stack.resources, stack.a)
+    // What a caller of B could learn only from an answer (ids it sent may be echoed in a not-found message).
+    const secrets = ['Family visit', '"result"', '"vat"', stack.a.employee.fullName, '"items"']
+    const callers = [stack.b.admin, stack.b.system, stack.b.user]
+    let requests = 0
+    for (const route of proxyRoutes) {
+      const operation = document.paths[route.url.replace(/:([A-Za-z]+)/g, '{$1}')]?.[route.method.toLowerCase()]
+      t.ok(operation, `${route.operationId} is documented`)
+      const content = operation?.requestBody?.content ?? {}
+      const schema = resolve(content['application/json']?.schema ?? content['multipart/form-data']?.schema)
+      const path = route.url.replace(/:([A-Za-z]+)/g, (_, name: string) => encodeURIComponent(pathValues[name] ?? 'unknown'))
+      for (const named of [TENANT_A, TENANT_B]) {
+        const values = tenantAValues(stack.resources, named, stack.a)
+        for (const caller of callers) {
+          let body: unknown
+          if (content['multipart/form-data']) {
+            const form = new FormData()
+            form.append('fields', JSON.stringify({ ...bodyOf(document.components.schemas.FileUploadFields, values), fileName: 'x.pdf' }))
+            form.append('fileBody', new Blob([Buffer.from('%PDF-1.4 from tenant B')], { type: 'application/pdf' }), 'x.pdf')
+            body = form
+          } else if (schema) body = bodyOf(schema, values)
+          const query =
+            route.method === 'GET' || route.method === 'DELETE' ? `?appId=${named.appId}&organizationId=${named.organizationId}` : ''
+          const before = await snapshotTenantA(stack.store)
+          const answer = await stack.send(route.method, `${path}${query}`, { as: caller, body, operationId: route.operationId })
+          requests++
+          const label = `${route.operationId} by ${caller.fullName} naming ${named.appId}: ${answer.status} ` +
+            `${answer.body.error?.code ?? ''}`
+          const code = answer.body.error?.code
+          const refused =
+            answer.status === 403 ||
+            answer.status === 404 ||
+            (answer.status === 400 && code !== undefined && NOT_FOUND_AS_400[route.operationId] === code)
+          const emptyRead = answer.status === 200 && CALLER_SCOPED_READS.has(route.operationId)
+          t.ok(refused || emptyRead, label)
+          for (const secret of secrets)
+            t.notOk(answer.text.includes(secret), `${route.operationId}: the answer holds nothing of A (${secret.slice(0, 12)})`)
+          t.equal(
+            await snapshotTenantA(stack.store),
+            before,
+            `${route.operationId} by ${caller.fullName}: A's instance, tasks, locks and notifications unchanged`,
+          )
+        }
       }
     }
-  }
-  t.equal(requests, proxyRoutes.length * 6, 'every proxied route was called by every caller in both forms')
-})
+    t.equal(requests, proxyRoutes.length * 6, 'every proxied route was called by every caller in both forms')
+  },
+)

@@ -50,11 +50,19 @@ t.test('filterProblem names the first faulty field of a filter, and passes every
 t.test('bad data-search filters answer 400 naming the field through the gateway, never 500', async (t) => {
   const stack = await startSecureStack(t)
   for (const [what, filter, field, code] of BAD_FILTERS) {
-    const answer = await stack.send('POST', '/external/data/search/Leave%20bookings', { as: stack.a.employee, body: { ...TENANT_A, filter }, operationId: 'searchDataCollection' })
+    const answer = await stack.send('POST', '/external/data/search/Leave%20bookings', {
+      as: stack.a.employee,
+      body: { ...TENANT_A, filter },
+      operationId: 'searchDataCollection',
+    })
     t.equal(answer.status, 400, what)
     t.match(answer.body, { status: 'customerror', error: { code } }, what)
     t.ok(answer.body.error?.message.includes(field), `${what}: the message names ${field}: ${answer.body.error?.message}`)
   }
-  const fine = await stack.send<{ total: number }>('POST', '/external/data/search/Leave%20bookings', { as: stack.a.employee, body: { ...TENANT_A, filter: { $or: [{ days: { $gt: 1 } }, { days: { $exists: false } }] } }, operationId: 'searchDataCollection' })
+  const fine = await stack.send<{ total: number }>('POST', '/external/data/search/Leave%20bookings', {
+    as: stack.a.employee,
+    body: { ...TENANT_A, filter: { $or: [{ days: { $gt: 1 } }, { days: { $exists: false } }] } },
+    operationId: 'searchDataCollection',
+  })
   t.equal(fine.status, 200, 'a well-formed filter still searches')
 })

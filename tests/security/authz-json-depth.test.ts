@@ -28,7 +28,11 @@ function depthOf(value: unknown): number {
 
 t.test('the scanner measures nesting as the parsed value has it, strings and escapes included', async (t) => {
   fc.assert(
-    fc.property(fc.jsonValue({ maxDepth: 8 }), fc.integer({ min: 0, max: 9 }), (value, limit) => nestsDeeperThan(JSON.stringify(value), limit) === depthOf(value) > limit),
+    fc.property(
+      fc.jsonValue({ maxDepth: 8 }),
+      fc.integer({ min: 0, max: 9 }),
+      (value, limit) => nestsDeeperThan(JSON.stringify(value), limit) === depthOf(value) > limit,
+    ),
     { numRuns: 500 },
   )
   t.notOk(nestsDeeperThan('{"a":"[[[[[[[[[[{{{{{{\\"[[["}', 1), 'brackets inside strings, and escaped quotes, do not count')
@@ -82,10 +86,21 @@ t.test('the engine refuses deep bodies itself, on every route, and MAX_JSON_DEPT
   })
   t.equal(direct.status, 400)
   t.match(await direct.json(), { code: 'wm4002', parameters: { field: 'body' } }, 'an ICustomError record from the engine')
-  const within = await stack.send('POST', '/context/activity', { as: stack.a.employee, body: bodyWith({ ...TENANT_A, processInstanceId }, 'extra', 8, 'array'), operationId: 'listContextActivity' })
+  const within = await stack.send('POST', '/context/activity', {
+    as: stack.a.employee,
+    body: bodyWith({ ...TENANT_A, processInstanceId }, 'extra', 8, 'array'),
+    operationId: 'listContextActivity',
+  })
   t.equal(within.status, 200, 'nesting within the limit is served (the unknown field is dropped)')
-  const gatewayDirect = await stack.send('POST', '/user/createUser', { body: bodyWith({ fullName: 'Deep Diver' }, 'unit', 11, 'object'), operationId: 'createUser' })
+  const gatewayDirect = await stack.send('POST', '/user/createUser', {
+    body: bodyWith({ fullName: 'Deep Diver' }, 'unit', 11, 'object'),
+    operationId: 'createUser',
+  })
   t.match(gatewayDirect, { status: 400, body: { error: { code: 'fm4002' } } }, 'a gateway route too')
-  const typed = await fetch(`${stack.gatewayUrl}/notify`, { method: 'POST', headers: { 'content-type': 'application/merge-patch+json' }, body: nested(20, 'array') })
+  const typed = await fetch(`${stack.gatewayUrl}/notify`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/merge-patch+json' },
+    body: nested(20, 'array'),
+  })
   t.not(typed.status, 500, 'a +json type is never a 500')
 })

@@ -75,9 +75,17 @@ const gatewayContract = new ContractChecker('gateway')
 export async function startSecureStack(t: Test, options: StackOptions = {}): Promise<SecureStack> {
   const store = await openTestStore(t)
   await deployHrApp(store)
-  const a = { ...(await createHrUsers(store)), system: await createTestUser(store, { ...TENANT_A, fullName: 'Ivy Integration', isSystemUser: true }) }
+  const a = {
+    ...(await createHrUsers(store)),
+    system: await createTestUser(store, { ...TENANT_A, fullName: 'Ivy Integration', isSystemUser: true }),
+  }
   const b: TenantBUsers = {
-    admin: await createTestUser(store, { ...TENANT_B, fullName: 'Bea Ledger-Admin', roles: ['admin'], swimlanes: ['employee', 'manager', 'hr'] }),
+    admin: await createTestUser(store, {
+      ...TENANT_B,
+      fullName: 'Bea Ledger-Admin',
+      roles: ['admin'],
+      swimlanes: ['employee', 'manager', 'hr'],
+    }),
     system: await createTestUser(store, { ...TENANT_B, fullName: 'Sys Ledger', isSystemUser: true, roles: ['admin'] }),
     user: await createTestUser(store, { ...TENANT_B, fullName: 'Bob Ledger', swimlanes: ['employee', 'manager', 'hr'] }),
   }
@@ -101,15 +109,23 @@ export async function startSecureStack(t: Test, options: StackOptions = {}): Pro
     } catch {
       body = { status: 'error', data: text as Data }
     }
-    if (sendOptions.operationId) t.same(gatewayContract.errors(sendOptions.operationId, response.status, body), [], `${sendOptions.operationId} ${response.status} answer matches the contract`)
+    if (sendOptions.operationId)
+      t.same(
+        gatewayContract.errors(sendOptions.operationId, response.status, body),
+        [],
+        `${sendOptions.operationId} ${response.status} answer matches the contract`,
+      )
     return { status: response.status, body, text }
   }
 
-  const started = await send<Session>('POST', '/context', { as: a.employee, body: { ...TENANT_A, processId: 'leave-request', input: { days: 3, reason: 'Family visit' } } })
+  const started = await send<Session>('POST', '/context', {
+    as: a.employee,
+    body: { ...TENANT_A, processId: 'leave-request', input: { days: 3, reason: 'Family visit' } },
+  })
   if (started.status !== 200) throw new Error(`tenant A's leave request did not start: ${started.text}`)
   const instance = started.body.data.context.processInstance
   const task = started.body.data.formContext.task
-  if (!task) throw new Error('tenant A\'s leave request has no open task')
+  if (!task) throw new Error("tenant A's leave request has no open task")
   return {
     store,
     gatewayUrl: gateway.url,

@@ -51,14 +51,23 @@ async function setUp(t: Tap) {
   const gateway = await startService(t, 'gateway', { config: { engineUrl: engine.url } })
   const client = workflowClient(t, gateway.url, 'gateway')
   const execute = (functionId: string, tenant: typeof HEAVY | typeof OTHER, userId: string, inputParams: Record<string, unknown> = {}) =>
-    client.call<{ status: string; data: { output?: Record<string, unknown> }; error?: { message: string } }>('executeExternalFunction', 'POST', `/external/function/${functionId}/execute`, {
-      user: userId,
-      body: { ...tenant, inputParams },
-    })
+    client.call<{ status: string; data: { output?: Record<string, unknown> }; error?: { message: string } }>(
+      'executeExternalFunction',
+      'POST',
+      `/external/function/${functionId}/execute`,
+      {
+        user: userId,
+        body: { ...tenant, inputParams },
+      },
+    )
   // Workers boot with the pool's first run (seconds on a busy machine): wait for a tenant's share of them.
   const warmUntil = performance.now() + 60_000
   for (;;) {
-    const round = await timed(() => Promise.all([1, 2].flatMap(() => [execute('vatOf', OTHER, ann.userId, { amount: 100 }), execute('poolWarmUp', HEAVY, mallory.userId)])))
+    const round = await timed(() =>
+      Promise.all(
+        [1, 2].flatMap(() => [execute('vatOf', OTHER, ann.userId, { amount: 100 }), execute('poolWarmUp', HEAVY, mallory.userId)]),
+      ),
+    )
     if (round.ms < 300 || performance.now() > warmUntil) break
   }
   return { client, execute, mallory, ann }
@@ -74,14 +83,19 @@ t.test('runaway functions: linear-time regexes, stopped at the limit, other tena
     t.same(value.body.data?.output, { matched: false }, 'the match is decided, within the limit')
   })
 
-  t.test('runaway functions are stopped near FLOW_TIMEOUT_MS while another tenant\'s requests answer meanwhile', async (t) => {
+  t.test("runaway functions are stopped near FLOW_TIMEOUT_MS while another tenant's requests answer meanwhile", async (t) => {
     const heavy = (['hugeRegex', 'recursion'] as const).map((functionId) => timed(() => execute(functionId, HEAVY, mallory.userId)))
     const others: number[] = []
     const until = performance.now() + LIMIT_MS
     while (performance.now() < until) {
       const vat = await timed(() => execute('vatOf', OTHER, ann.userId, { amount: 100 }))
-      t.same(vat.value.body.data?.output, { vat: 20 }, 'another tenant\'s function runs')
-      const start = await timed(() => client.call('startProcess', 'POST', '/process/start', { user: ann.userId, body: { ...OTHER, processId: 'leave-request', input: { days: 2 } } }))
+      t.same(vat.value.body.data?.output, { vat: 20 }, "another tenant's function runs")
+      const start = await timed(() =>
+        client.call('startProcess', 'POST', '/process/start', {
+          user: ann.userId,
+          body: { ...OTHER, processId: 'leave-request', input: { days: 2 } },
+        }),
+      )
       t.equal(start.value.status, 200, 'another tenant starts a process')
       others.push(vat.ms, start.ms)
     }
@@ -96,14 +110,14 @@ t.test('runaway functions: linear-time regexes, stopped at the limit, other tena
     t.ok(Math.max(...others) < LIMIT_MS, `the slowest other request took ${Math.max(...others).toFixed(0)} ms`)
   })
 
-  t.test('a function spinning with plain paths leaves the engine\'s thread after its budget and is stopped at the limit', async (t) => {
+  t.test("a function spinning with plain paths leaves the engine's thread after its budget and is stopped at the limit", async (t) => {
     const items = Array.from({ length: 300 }, (_, index) => index)
     const heavy = timed(() => execute('nestedPaths', HEAVY, mallory.userId, { items }))
     const others: number[] = []
     const until = performance.now() + LIMIT_MS
     while (performance.now() < until) {
       const vat = await timed(() => execute('vatOf', OTHER, ann.userId, { amount: 100 }))
-      t.same(vat.value.body.data?.output, { vat: 20 }, 'another tenant\'s function runs')
+      t.same(vat.value.body.data?.output, { vat: 20 }, "another tenant's function runs")
       others.push(vat.ms)
     }
     const { value, ms } = await heavy
@@ -116,7 +130,7 @@ t.test('runaway functions: linear-time regexes, stopped at the limit, other tena
   })
 })
 
-t.test('a model expression on the engine\'s thread has a small budget of its own', async (t) => {
+t.test("a model expression on the engine's thread has a small budget of its own", async (t) => {
   const store = await openTestStore(t)
   await deployExample(store, 'leave-request', {
     ...OTHER,
@@ -127,7 +141,12 @@ t.test('a model expression on the engine\'s thread has a small budget of its own
   const ann = await createTestUser(store, { ...OTHER, fullName: 'Ann Employee', swimlanes: ['employee'] })
   const engine = await startService(t, 'engine', { store, config: { flowTimeoutMs: 10_000, flowWorkers: { threads: 1, memoryMb: 64 } } })
   const client = workflowClient(t, engine.url)
-  const { value, ms } = await timed(() => client.call<{ message?: string }>('startProcess', 'POST', '/process/start', { user: ann.userId, body: { ...OTHER, processId: 'leave-request', input: { days: 2 } } }))
+  const { value, ms } = await timed(() =>
+    client.call<{ message?: string }>('startProcess', 'POST', '/process/start', {
+      user: ann.userId,
+      body: { ...OTHER, processId: 'leave-request', input: { days: 2 } },
+    }),
+  )
   t.equal(value.status, 500)
   t.ok(ms < 5_000, `the runaway businessKey failed after ${ms.toFixed(0)} ms, not after FLOW_TIMEOUT_MS (10 s)`)
 })
@@ -135,7 +154,11 @@ t.test('a model expression on the engine\'s thread has a small budget of its own
 t.test('a regex RE2 cannot run (back-reference, look-ahead) is refused when the model is inserted', async (t) => {
   const { validateModel } = await import('../../model/validation.js')
   for (const pattern of ['/(a)\\1/', '/a(?=b)/']) {
-    const model = { modelID: 'lib', type: 'functions', modelBody: { functions: { f: { steps: [{ set: { 'output.x': `$match('ab', ${pattern})` } }] } } } }
+    const model = {
+      modelID: 'lib',
+      type: 'functions',
+      modelBody: { functions: { f: { steps: [{ set: { 'output.x': `$match('ab', ${pattern})` } }] } } },
+    }
     t.match(validateModel(model), { message: /cannot run in linear time/ }, `${pattern} is refused`)
   }
 })

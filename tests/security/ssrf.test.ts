@@ -19,7 +19,10 @@ type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 const HR = { appId: 'hr', organizationId: 'acme' }
 
 /** A local server that records what reached it and answers with the headers it got. */
-async function recordingServer(t: Tap, answer: (url: string) => { status: number; headers?: Record<string, string> } = () => ({ status: 200 })) {
+async function recordingServer(
+  t: Tap,
+  answer: (url: string) => { status: number; headers?: Record<string, string> } = () => ({ status: 200 }),
+) {
   const received: Array<{ url: string; headers: IncomingHttpHeaders }> = []
   const server = createServer((request, response) => {
     received.push({ url: request.url ?? '', headers: request.headers })
@@ -34,11 +37,14 @@ async function recordingServer(t: Tap, answer: (url: string) => { status: number
 
 async function setUp(t: Tap) {
   const target = await recordingServer(t)
-  const allowed = await recordingServer(t, (url) => (url === '/redirect' ? { status: 302, headers: { location: `http://127.0.0.1:${target.port}/after-redirect` } } : { status: 200 }))
+  const allowed = await recordingServer(t, (url) =>
+    url === '/redirect' ? { status: 302, headers: { location: `http://127.0.0.1:${target.port}/after-redirect` } } : { status: 200 },
+  )
   const store = await openTestStore(t)
   await deployExample(store, 'hr-lib', {
     ...HR,
-    edit: (body) => Object.assign(body.functions as object, { fetch: { steps: [{ http: { method: 'GET', url: 'input.url' }, as: 'output.answer' }] } }),
+    edit: (body) =>
+      Object.assign(body.functions as object, { fetch: { steps: [{ http: { method: 'GET', url: 'input.url' }, as: 'output.answer' }] } }),
   })
   const ann = await createTestUser(store, { ...HR, fullName: 'Ann Employee', swimlanes: ['employee'] })
   const engine = await startService(t, 'engine', {
@@ -48,12 +54,15 @@ async function setUp(t: Tap) {
   const gateway = await startService(t, 'gateway', { config: { engineUrl: engine.url } })
   const client = workflowClient(t, gateway.url, 'gateway')
   const fetchThrough = (url: string, additionalHeaders?: Record<string, string>) =>
-    client.call<{ status: string; data: { output?: { answer?: { status: number; body: { headers: IncomingHttpHeaders } } } } | null; error?: { message: string } }>(
-      'executeExternalFunction',
-      'POST',
-      '/external/function/fetch/execute',
-      { user: ann.userId, body: { ...HR, inputParams: { url } }, ...(additionalHeaders ? { headers: { additionalheaders: encodeURIComponent(JSON.stringify(additionalHeaders)) } } : {}) },
-    )
+    client.call<{
+      status: string
+      data: { output?: { answer?: { status: number; body: { headers: IncomingHttpHeaders } } } } | null
+      error?: { message: string }
+    }>('executeExternalFunction', 'POST', '/external/function/fetch/execute', {
+      user: ann.userId,
+      body: { ...HR, inputParams: { url } },
+      ...(additionalHeaders ? { headers: { additionalheaders: encodeURIComponent(JSON.stringify(additionalHeaders)) } } : {}),
+    })
   return { target, allowed, enginePort: Number(new URL(engine.url).port), fetchThrough }
 }
 
@@ -87,7 +96,7 @@ t.test('http nodes through the gateway', async (t) => {
     t.equal(target.received.length, 0, 'nothing reached the local server')
   })
 
-  t.test('an allowed host reaches a server on 127.0.0.1, but never the service\'s own port', async (t) => {
+  t.test("an allowed host reaches a server on 127.0.0.1, but never the service's own port", async (t) => {
     const answer = await fetchThrough(`http://127.0.0.1:${allowed.port}/hello`)
     t.equal(answer.status, 200)
     t.equal(answer.body.data?.output?.answer?.status, 200)
@@ -95,7 +104,11 @@ t.test('http nodes through the gateway', async (t) => {
     const byName = await fetchThrough(`http://localhost:${allowed.port}/by-name`)
     t.equal(byName.body.data?.output?.answer?.status, 200, 'an allowed name resolving to loopback')
     const policy = new OutboundPolicy({ allowedHosts: ['127.0.0.1'], forwardHeaders: [], ownPorts: () => [enginePort] })
-    t.match(policy.refusal('127.0.0.1', '127.0.0.1', enginePort), /this service itself/, 'allowing 127.0.0.1 does not open the engine\'s port')
+    t.match(
+      policy.refusal('127.0.0.1', '127.0.0.1', enginePort),
+      /this service itself/,
+      "allowing 127.0.0.1 does not open the engine's port",
+    )
     t.equal(policy.refusal('127.0.0.1', '127.0.0.1', allowed.port), undefined)
   })
 
@@ -107,7 +120,12 @@ t.test('http nodes through the gateway', async (t) => {
   })
 
   t.test('context headers go only to allowed hosts; authorization, cookie and user only when listed', async (t) => {
-    const answer = await fetchThrough(`http://127.0.0.1:${allowed.port}/headers`, { 'x-tenant': 'acme', authorization: 'Bearer secret', cookie: 'sid=1', user: 'someone-else' })
+    const answer = await fetchThrough(`http://127.0.0.1:${allowed.port}/headers`, {
+      'x-tenant': 'acme',
+      authorization: 'Bearer secret',
+      cookie: 'sid=1',
+      user: 'someone-else',
+    })
     const headers = answer.body.data?.output?.answer?.body.headers ?? {}
     t.equal(headers['x-tenant'], 'acme', 'an ordinary context header goes along')
     t.equal(headers.authorization, 'Bearer secret', 'authorization: listed in FLOW_HTTP_FORWARD_HEADERS')

@@ -8,7 +8,12 @@
  */
 export async function timedPost(pool, path, user, body) {
   const started = performance.now()
-  const response = await pool.request({ method: 'POST', path, headers: { 'content-type': 'application/json', user }, body: JSON.stringify(body) })
+  const response = await pool.request({
+    method: 'POST',
+    path,
+    headers: { 'content-type': 'application/json', user },
+    body: JSON.stringify(body),
+  })
   const text = await response.body.text()
   return { status: response.statusCode, text, ms: performance.now() - started }
 }

@@ -20,7 +20,8 @@ export function nginxOnPath() {
  * One nginx process (no master, one worker's work in the process started, so its CPU time is the
  * proxy's) listening on `port` and forwarding everything to `upstream` over kept-alive connections,
  * as the gateway does. Its configuration, logs and temporary files stay in `dir`.
- * @param {{ binary: string, dir: string, port: number, upstream: string }} options the upstream as nginx's `server` names it (`host:port`, `unix:/path`)
+ * @param {{ binary: string, dir: string, port: number, upstream: string }} options the upstream as nginx's `server` names it
+ * (`host:port`, `unix:/path`)
  */
 export async function startNginx({ binary, dir, port, upstream }) {
   const temp = (/** @type {string} */ name) => join(dir, name)
@@ -54,6 +55,10 @@ http {
 `
   const file = temp('nginx.conf')
   writeFileSync(file, config)
-  const running = await startProcess({ command: binary, args: ['-p', dir, '-c', file, '-e', 'stderr'], ready: [`http://127.0.0.1:${port}/liveness`] })
+  const running = await startProcess({
+    command: binary,
+    args: ['-p', dir, '-c', file, '-e', 'stderr'],
+    ready: [`http://127.0.0.1:${port}/liveness`],
+  })
   return { ...running, origin: `http://127.0.0.1:${port}` }
 }

@@ -17,7 +17,10 @@ import { freePort } from './free-port.mjs'
  * @returns {Promise<Running>}
  */
 export async function startProcess({ command = process.execPath, args, env = {}, ready, timeoutMs = 60_000 }) {
-  const child = spawn(command, args, { env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'inherit', 'inherit'] })
+  const child = spawn(command, args, {
+    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  })
   const exited = new Promise((resolveExit) => child.once('exit', resolveExit))
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')

@@ -15,7 +15,10 @@ async function notificationOf(engine: HrEngine, processInstanceId: string): Prom
 }
 
 async function activityTypes(engine: HrEngine, processInstanceId: string): Promise<string[]> {
-  const records = await engine.store.collection(Collections.activities).find({ processInstanceId }, { sort: { timeStamp: 1, _id: 1 } }).toArray()
+  const records = await engine.store
+    .collection(Collections.activities)
+    .find({ processInstanceId }, { sort: { timeStamp: 1, _id: 1 } })
+    .toArray()
   return records.map((record) => record.type as string)
 }
 
@@ -34,13 +37,19 @@ t.test('a leave request runs start to end: submit, approve, book, payroll and te
   const request = formTask(started.body)
   t.match(request, { stepId: 'request', status: 'open', userId: employee.userId, swimlane: 'employee' })
 
-  const submitted = await completeTask(engine, employee, started.body, { dataInstance: { days: 3, reason: 'Family visit' }, additionalInfo: { activityDescription: 'Please approve' } })
+  const submitted = await completeTask(engine, employee, started.body, {
+    dataInstance: { days: 3, reason: 'Family visit' },
+    additionalInfo: { activityDescription: 'Please approve' },
+  })
   t.equal(submitted.status, 200)
   const approve = formTask(submitted.body)
   t.match(approve, { stepId: 'approve', status: 'open', swimlane: 'manager' })
   t.equal(submitted.body.formContext.readOnly, true, 'the employee may not approve')
   const afterSubmit = submitted.body.context.processInstance
-  t.match(afterSubmit.tasks.find((task) => task.taskId === request.taskId), { status: 'completed', completedBy: employee.userId, actionType: 'complete' })
+  t.match(
+    afterSubmit.tasks.find((task) => task.taskId === request.taskId),
+    { status: 'completed', completedBy: employee.userId, actionType: 'complete' },
+  )
   t.match(afterSubmit.notes, [{ note: 'Please approve', userId: employee.userId }], 'activityDescription became a note')
   t.ok(afterSubmit.contributorUsers.includes(employee.userId))
   t.equal(submitted.body.context.dataInstance.lastAction, 'complete', 'userTaskActivity ran after the completion')
@@ -55,7 +64,14 @@ t.test('a leave request runs start to end: submit, approve, book, payroll and te
   t.match(finished.dataInstance, { days: 3, booked: true, bookedBy: manager.userId, payrollUpdated: true, teamInformed: true })
   t.same(approved.body.formContext, {}, 'no task is left to open')
   const notification = await notificationOf(engine, finished.processInstance.processInstanceId)
-  t.match(notification, { eventType: 'Finished', onUs: false, informList: [{ key: 'days', header: '3 days' }, { key: 'status', header: 'completed' }] })
+  t.match(notification, {
+    eventType: 'Finished',
+    onUs: false,
+    informList: [
+      { key: 'days', header: '3 days' },
+      { key: 'status', header: 'completed' },
+    ],
+  })
   t.notOk(notification?.task)
   const bookings = await engine.store.collection(dataCollectionName('hr', 'leave-bookings')).find({}).toArray()
   t.match(bookings, [{ businessKey: finished.processInstance.businessKey, days: 3, employee: employee.userId }])
@@ -77,13 +93,13 @@ t.test('two concurrent completions of one task: exactly one succeeds, the other 
     const loser = answers.find((answer) => answer.status === 409)?.body as unknown as CustomError
     t.ok(['wm3042', 'wm3041'].includes(loser.code), `the loser learns the task changed under it (${loser.code})`)
     const stored = await storedContext(engine, started.context.processInstance.processInstanceId)
-    t.equal(stored.dataInstance.days, winner.context.dataInstance.days, 'the stored data is the winner\'s')
+    t.equal(stored.dataInstance.days, winner.context.dataInstance.days, "the stored data is the winner's")
     t.equal(stored.version, 2, 'one write after the start')
     t.equal(stored.processInstance.tasks.filter((task) => task.stepId === 'approve').length, 1, 'the process advanced once')
   }
 })
 
-t.test('locks: another user\'s lock is 409 wm3040, a task that is not open 409 wm3041, the lock is released on completion', async (t) => {
+t.test("locks: another user's lock is 409 wm3040, a task that is not open 409 wm3041, the lock is released on completion", async (t) => {
   const engine = await startHrEngine(t)
   const { manager, admin, employee } = engine.users
   const { submitted } = await submittedLeave(engine)
@@ -97,7 +113,14 @@ t.test('locks: another user\'s lock is 409 wm3040, a task that is not open 409 w
   t.match(refused.body, { code: 'wm3040' })
   const saveRefused = await engine.call('saveAction', 'POST', '/action/save', {
     user: admin.userId,
-    body: { ...HR, processId: 'leave-request', processInstanceId: submitted.context.processInstance.processInstanceId, businessKey: submitted.context.processInstance.businessKey, taskId: approve.taskId, dataInstance: {} },
+    body: {
+      ...HR,
+      processId: 'leave-request',
+      processInstanceId: submitted.context.processInstance.processInstanceId,
+      businessKey: submitted.context.processInstance.businessKey,
+      taskId: approve.taskId,
+      dataInstance: {},
+    },
   })
   t.match(saveRefused, { status: 409, body: { code: 'wm3040' } })
   t.equal((await completeTask(engine, manager, submitted)).status, 200)
@@ -112,12 +135,20 @@ t.test('who may act: 403 wm4030 for a user not on the task or not on the instanc
   const engine = await startHrEngine(t)
   const { colleague, outsider, stranger, employee } = engine.users
   const started = (await startLeaveRequest(engine, employee)).body
-  t.match(await completeTask(engine, colleague, started), { status: 403, body: { code: 'wm4030' } }, 'a member of the lane, but the task is assigned to the employee')
+  t.match(
+    await completeTask(engine, colleague, started),
+    { status: 403, body: { code: 'wm4030' } },
+    'a member of the lane, but the task is assigned to the employee',
+  )
   t.match(await completeTask(engine, outsider, started), { status: 403, body: { code: 'wm4030' } })
   t.match(await completeTask(engine, stranger, started), { status: 404, body: { code: 'wm3001' } })
   t.match(await completeTask(engine, employee, started, { taskId: 'no-such-task' }), { status: 404, body: { code: 'wm3005' } })
   t.match(await completeTask(engine, employee, started, { actionType: 'function' }), { status: 400, body: { code: 'wm3110' } })
-  t.match(await completeTask(engine, employee, started, { actionType: 'return' }), { status: 400, body: { code: 'wm3110' } }, 'the request step offers no return')
+  t.match(
+    await completeTask(engine, employee, started, { actionType: 'return' }),
+    { status: 400, body: { code: 'wm3110' } },
+    'the request step offers no return',
+  )
   t.equal((await storedContext(engine, started.context.processInstance.processInstanceId)).version, 1, 'refusals change nothing')
 })
 
@@ -138,7 +169,11 @@ t.test('a failing rollback step undoes the whole request: 500 wm3050, stored sta
   t.same(await storedContext(engine, instance.processInstanceId), before, 'the context is untouched')
   t.same(await notificationOf(engine, instance.processInstanceId), notificationBefore, 'no notification')
   t.same(await activityTypes(engine, instance.processInstanceId), activitiesBefore, 'no activity')
-  t.equal((await engine.store.collection(Collections.taskLocks).findOne({ _id: formTask(submitted).taskId }))?.userId, manager.userId, 'the lock stays where it was')
+  t.equal(
+    (await engine.store.collection(Collections.taskLocks).findOne({ _id: formTask(submitted).taskId }))?.userId,
+    manager.userId,
+    'the lock stays where it was',
+  )
 })
 
 t.test('a failing onError-fail step fails its thread and the process; /action/retry re-runs it and continues', async (t) => {
@@ -148,7 +183,7 @@ t.test('a failing onError-fail step fails its thread and the process; /action/re
   await constants.updateOne({ _id: 'hr:payrollOnline' }, { $set: { value: 'no' } })
   const { submitted } = await submittedLeave(engine)
   const approved = await completeTask(engine, manager, (await openForm(engine, manager, submitted)).body)
-  t.equal(approved.status, 200, 'the failure is the process\'s, not the request\'s')
+  t.equal(approved.status, 200, "the failure is the process's, not the request's")
   const instance = approved.body.context.processInstance
   t.equal(instance.processStatus, 'failed')
   const failedThread = instance.threads.find((thread) => thread.status === 'failed')
@@ -166,8 +201,17 @@ t.test('a failing onError-fail step fails its thread and the process; /action/re
   t.equal((await notificationOf(engine, instance.processInstanceId))?.eventType, 'Finished')
   const again = await engine.call('retryAction', 'POST', '/action/retry', { user: manager.userId, body: retryBody })
   t.match(again, { status: 404, body: { code: 'wm3080' } }, 'the thread is no longer failed')
-  t.match(await engine.call('retryAction', 'POST', '/action/retry', { user: manager.userId, body: { ...retryBody, processInstanceId: 'nope' } }), { status: 404, body: { code: 'wm3001' } })
-  t.match(await engine.call('retryAction', 'POST', '/action/retry', { user: manager.userId, body: { processInstanceId: instance.processInstanceId } }), { status: 400, body: { code: 'wm4000', parameters: { field: 'body.threadId' } } })
+  t.match(
+    await engine.call('retryAction', 'POST', '/action/retry', { user: manager.userId, body: { ...retryBody, processInstanceId: 'nope' } }),
+    { status: 404, body: { code: 'wm3001' } },
+  )
+  t.match(
+    await engine.call('retryAction', 'POST', '/action/retry', {
+      user: manager.userId,
+      body: { processInstanceId: instance.processInstanceId },
+    }),
+    { status: 400, body: { code: 'wm4000', parameters: { field: 'body.threadId' } } },
+  )
 })
 
 t.test('save persists the form data, logs a save, runs userTaskActivity and sends Updated; the lock is unchanged', async (t) => {
@@ -178,7 +222,14 @@ t.test('save persists the form data, logs a save, runs userTaskActivity and send
   const task = formTask(started)
   const saved = await engine.call<Session>('saveAction', 'POST', '/action/save', {
     user: employee.userId,
-    body: { ...HR, processId: instance.processId, processInstanceId: instance.processInstanceId, businessKey: instance.businessKey, taskId: task.taskId, dataInstance: { days: 7, reason: 'Trip' } },
+    body: {
+      ...HR,
+      processId: instance.processId,
+      processInstanceId: instance.processInstanceId,
+      businessKey: instance.businessKey,
+      taskId: task.taskId,
+      dataInstance: { days: 7, reason: 'Trip' },
+    },
   })
   t.equal(saved.status, 200)
   t.match(saved.body.context.dataInstance, { days: 7, reason: 'Trip', lastAction: 'save' })
@@ -186,15 +237,27 @@ t.test('save persists the form data, logs a save, runs userTaskActivity and send
   t.match((await storedContext(engine, instance.processInstanceId)).dataInstance, { days: 7, reason: 'Trip' })
   t.equal((await notificationOf(engine, instance.processInstanceId))?.eventType, 'Updated')
   t.same(await activityTypes(engine, instance.processInstanceId), ['start', 'save'])
-  t.equal((await engine.store.collection(Collections.taskLocks).findOne({ _id: task.taskId }))?.userId, employee.userId, 'still the employee\'s')
+  t.equal(
+    (await engine.store.collection(Collections.taskLocks).findOne({ _id: task.taskId }))?.userId,
+    employee.userId,
+    "still the employee's",
+  )
 })
 
-t.test('a function action runs on the request\'s form data and answers its infoList; SPEC.md\'s 401 and 500 statuses', async (t) => {
+t.test("a function action runs on the request's form data and answers its infoList; SPEC.md's 401 and 500 statuses", async (t) => {
   const engine = await startHrEngine(t)
   const { employee } = engine.users
   const started = (await startLeaveRequest(engine, employee)).body
   const instance = started.context.processInstance
-  const body = { ...HR, processId: instance.processId, processInstanceId: instance.processInstanceId, businessKey: instance.businessKey, taskId: formTask(started).taskId, customType: 'checkBalance', dataInstance: { days: 25 } }
+  const body = {
+    ...HR,
+    processId: instance.processId,
+    processInstanceId: instance.processInstanceId,
+    businessKey: instance.businessKey,
+    taskId: formTask(started).taskId,
+    customType: 'checkBalance',
+    dataInstance: { days: 25 },
+  }
   const ran = await engine.call<Session>('runActionFunction', 'POST', '/action/function', { user: employee.userId, body })
   t.equal(ran.status, 200)
   t.same(ran.body.context.infoList, ['Not enough leave days'])
@@ -202,11 +265,23 @@ t.test('a function action runs on the request\'s form data and answers its infoL
   t.equal((await notificationOf(engine, instance.processInstanceId))?.eventType, 'Updated')
   t.same(await activityTypes(engine, instance.processInstanceId), ['start', 'function'])
 
-  t.match(await engine.call('runActionFunction', 'POST', '/action/function', { user: employee.userId, body: { ...body, customType: 'noSuchAction' } }), { status: 401, body: { code: 'wm3051' } })
+  t.match(
+    await engine.call('runActionFunction', 'POST', '/action/function', {
+      user: employee.userId,
+      body: { ...body, customType: 'noSuchAction' },
+    }),
+    { status: 401, body: { code: 'wm3051' } },
+  )
   const { taskId: _taskId, ...withoutTask } = body
-  t.match(await engine.call('runActionFunction', 'POST', '/action/function', { user: employee.userId, body: withoutTask }), { status: 500, body: { code: 'wm3060', parameters: { field: 'body.taskId' } } })
+  t.match(await engine.call('runActionFunction', 'POST', '/action/function', { user: employee.userId, body: withoutTask }), {
+    status: 500,
+    body: { code: 'wm3060', parameters: { field: 'body.taskId' } },
+  })
   const { processInstanceId: _id, ...withoutInstance } = body
-  t.match(await engine.call('runActionFunction', 'POST', '/action/function', { user: employee.userId, body: withoutInstance }), { status: 500, body: { code: 'wm3060' } })
+  t.match(await engine.call('runActionFunction', 'POST', '/action/function', { user: employee.userId, body: withoutInstance }), {
+    status: 500,
+    body: { code: 'wm3060' },
+  })
 })
 
 t.test('a running instance keeps the model version it started with; new instances take the latest live one', async (t) => {
@@ -229,10 +304,13 @@ t.test('a running instance keeps the model version it started with; new instance
   t.equal(formTask(fresh.body).name, 'Request leave (v2)')
 })
 
-t.test('the purchase example runs start to end: parallel finance and legal approvals, then the app library\'s vatOf', async (t) => {
+t.test("the purchase example runs start to end: parallel finance and legal approvals, then the app library's vatOf", async (t) => {
   const engine = await startHrEngine(t)
   const { employee, finance, legal } = engine.users
-  const started = await engine.call<Session>('openContext', 'POST', '/context', { user: employee.userId, body: { ...HR, processId: 'purchase', input: { item: 'Laptop', amount: 1200 } } })
+  const started = await engine.call<Session>('openContext', 'POST', '/context', {
+    user: employee.userId,
+    body: { ...HR, processId: 'purchase', input: { item: 'Laptop', amount: 1200 } },
+  })
   t.equal(started.status, 200)
   const submitted = await completeTask(engine, employee, started.body, { dataInstance: { item: 'Laptop', amount: 1200 } })
   const open = submitted.body.context.processInstance.tasks.filter((task) => task.status === 'open')

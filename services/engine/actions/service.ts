@@ -109,7 +109,16 @@ export async function endTask<Alongside = undefined>(
 ): Promise<{ committed: StoredContext; effects: RuntimeEffect[]; alongside: Alongside | undefined }> {
   const { stored, task, compiled, env, actor, actionType, customType, note } = ending
   const transition = await runtimeCall(deps.fail, 'advance', () =>
-    compiled.act(stateOf(stored), { taskId: task.taskId, actionType, ...(ending.dataInstance ? { dataInstance: ending.dataInstance } : {}), ...(customType ? { customType } : {}) }, env),
+    compiled.act(
+      stateOf(stored),
+      {
+        taskId: task.taskId,
+        actionType,
+        ...(ending.dataInstance ? { dataInstance: ending.dataInstance } : {}),
+        ...(customType ? { customType } : {}),
+      },
+      env,
+    ),
   )
   let state = await runUserTaskActivity(deps.fail, compiled, transition.state, actionType, task, env)
   if (note) state = withNote(state, newNote(env.newId(), note, actor, env.now(), task.taskId))
@@ -179,16 +188,28 @@ export class ActionService {
     const { locks, sessions, fail } = this.deps
     const actionType = body.actionType
     if (actionType === 'function') {
-      throw fail('wm3110', { args: ['function actions run through /action/function, they do not end the task'], parameters: { field: 'body.actionType' } })
+      throw fail('wm3110', {
+        args: ['function actions run through /action/function, they do not end the task'],
+        parameters: { field: 'body.actionType' },
+      })
     }
     const atHand = await this.taskAtHand(actor, body.processInstanceId, body.taskId, additionalHeaders)
     const { stored, task, compiled, env } = atHand
     // The next task opens for the user; locked for them when they started the process (the
     // "original form owner") and may work on it.
-    const openNextTask = async (committed: StoredContext, effects: readonly RuntimeEffect[]): Promise<{ next?: Task; lockHolder?: string }> => {
+    const openNextTask = async (
+      committed: StoredContext,
+      effects: readonly RuntimeEffect[],
+    ): Promise<{ next?: Task; lockHolder?: string }> => {
       const created = createdTasks(effects)
       const next = taskForForm(committed.processInstance, actor, created)
-      if (!next || !created.some((task) => task.taskId === next.taskId) || committed.initiator !== actor.userId || !mayActOnTask(actor, next)) return next ? { next } : {}
+      if (
+        !next ||
+        !created.some((task) => task.taskId === next.taskId) ||
+        committed.initiator !== actor.userId ||
+        !mayActOnTask(actor, next)
+      )
+        return next ? { next } : {}
       const outcome = await locks.acquire(next.taskId, committed._id, actor.userId, env.now())
       return { next, lockHolder: outcome.acquired ? outcome.lock.userId : outcome.holder.userId }
     }
@@ -222,7 +243,14 @@ export class ActionService {
   async save(actor: Actor, body: SaveActionRequest, additionalHeaders: AdditionalHeaders): Promise<Session> {
     const atHand = await this.taskAtHand(actor, body.processInstanceId, body.taskId, additionalHeaders)
     const { stored, task, compiled, env } = atHand
-    const state = await runUserTaskActivity(this.deps.fail, compiled, { processInstance: stored.processInstance, dataInstance: body.dataInstance }, 'save', task, env)
+    const state = await runUserTaskActivity(
+      this.deps.fail,
+      compiled,
+      { processInstance: stored.processInstance, dataInstance: body.dataInstance },
+      'save',
+      task,
+      env,
+    )
     const committed = await this.deps.instances.commit({
       previous: stored,
       state,
@@ -244,7 +272,11 @@ export class ActionService {
     const atHand = await this.taskAtHand(actor, body.processInstanceId, body.taskId, additionalHeaders)
     const { stored, task, compiled, env } = atHand
     const result = await runtimeCall(fail, 'actionFunction', () =>
-      compiled.runActionFunction(stateOf(stored), { taskId: task.taskId, dataInstance: body.dataInstance, ...(body.customType ? { customType: body.customType } : {}) }, env),
+      compiled.runActionFunction(
+        stateOf(stored),
+        { taskId: task.taskId, dataInstance: body.dataInstance, ...(body.customType ? { customType: body.customType } : {}) },
+        env,
+      ),
     )
     const committed = await this.deps.instances.commit({
       previous: stored,
@@ -254,9 +286,15 @@ export class ActionService {
       env,
       actor,
       event: 'Updated',
-      activities: [{ type: 'function', taskId: task.taskId, stepId: task.stepId, details: body.customType ? { customType: body.customType } : {} }],
+      activities: [
+        { type: 'function', taskId: task.taskId, stepId: task.stepId, details: body.customType ? { customType: body.customType } : {} },
+      ],
     })
-    return this.sessionOn(actor, committed, compiled, task.taskId, atHand.lockHolder, result.infoList, { actionType: 'function', taskId: task.taskId, ...(body.customType ? { customType: body.customType } : {}) })
+    return this.sessionOn(actor, committed, compiled, task.taskId, atHand.lockHolder, result.infoList, {
+      actionType: 'function',
+      taskId: task.taskId,
+      ...(body.customType ? { customType: body.customType } : {}),
+    })
   }
 
   async retry(actor: Actor, body: RetryActionRequest, additionalHeaders: AdditionalHeaders): Promise<Session> {
@@ -271,7 +309,12 @@ export class ActionService {
    * (404 wm3005), is open (409 wm3041), the user may work on it (403 wm4030) and nobody else holds
    * its lock (409 wm3040).
    */
-  private async taskAtHand(actor: Actor, processInstanceId: string, taskId: string, additionalHeaders: AdditionalHeaders): Promise<TaskAtHand> {
+  private async taskAtHand(
+    actor: Actor,
+    processInstanceId: string,
+    taskId: string,
+    additionalHeaders: AdditionalHeaders,
+  ): Promise<TaskAtHand> {
     const { instances, models, environments, authorization, locks, fail } = this.deps
     const stored = await instances.loadFor(actor, processInstanceId)
     const task = stored.processInstance.tasks.find((candidate) => candidate.taskId === taskId)
@@ -279,9 +322,15 @@ export class ActionService {
     if (task.status !== 'open') throw fail('wm3041', { args: [taskId], parameters: { taskId, processInstanceId } })
     authorization.assertMayActOnTask(actor, stored.processInstance, task)
     const lock = await locks.holder(taskId)
-    if (lock && lock.userId !== actor.userId) throw fail('wm3040', { args: [taskId, lock.userId], parameters: { taskId, lockedBy: lock.userId } })
+    if (lock && lock.userId !== actor.userId)
+      throw fail('wm3040', { args: [taskId, lock.userId], parameters: { taskId, lockedBy: lock.userId } })
     const compiled = await models.ofInstance(stored.processInstance)
-    const env = await environments.create({ actor: runtimeUserOf(actor), appId: stored.appId, organizationId: stored.organizationId, additionalHeaders })
+    const env = await environments.create({
+      actor: runtimeUserOf(actor),
+      appId: stored.appId,
+      organizationId: stored.organizationId,
+      additionalHeaders,
+    })
     return { stored, task, compiled, env, lockHolder: lock ? lock.userId : null }
   }
 

@@ -10,6 +10,13 @@ t.test('activity reads newest first, also among records of the same millisecond,
   await activities.record({ processInstanceId: 'pi-1', timeStamp: at, type: 'save', userId: 'alice', taskId: 't1', stepId: 'request' })
   await activities.record({ processInstanceId: 'pi-2', timeStamp: at, type: 'start', userId: null })
   const log = await activities.listFor('pi-1')
-  t.same(log.map((record) => record.type), ['save', 'display', 'start'])
-  t.same(log[0], { processInstanceId: 'pi-1', timeStamp: at, type: 'save', userId: 'alice', taskId: 't1', stepId: 'request' }, 'records come back without store ids')
+  t.same(
+    log.map((record) => record.type),
+    ['save', 'display', 'start'],
+  )
+  t.same(
+    log[0],
+    { processInstanceId: 'pi-1', timeStamp: at, type: 'save', userId: 'alice', taskId: 't1', stepId: 'request' },
+    'records come back without store ids',
+  )
 })

@@ -28,16 +28,29 @@ t.test('initiator, contributor, assignee or swimlane member of an open task, or 
   t.equal(accessTo(zoe, instances[7] as ProcessInstance), 'otherTenant')
   t.equal(accessTo(zoe, instances[8] as ProcessInstance), 'otherTenant', 'the organization is part of the tenant')
   const admin = principal({ roles: ['admin'] })
-  t.same(instances.filter((instance) => accessTo(admin, instance) === 'granted').length, 7, 'an admin sees the whole tenant and nothing more')
+  t.same(
+    instances.filter((instance) => accessTo(admin, instance) === 'granted').length,
+    7,
+    'an admin sees the whole tenant and nothing more',
+  )
 })
 
 t.test('the store filter selects exactly the instances the predicate grants', async (t) => {
   const store = await openTestStore(t)
   const contexts = store.collection('authorization-filter-check')
   await contexts.insertMany(instances.map((processInstance) => ({ _id: processInstance.processInstanceId, processInstance })))
-  const principals = [principal(), principal({ swimlanes: ['manager'] }), principal({ userId: 'bob' }), principal({ roles: ['admin'] }), principal({ appId: 'sales' })]
+  const principals = [
+    principal(),
+    principal({ swimlanes: ['manager'] }),
+    principal({ userId: 'bob' }),
+    principal({ roles: ['admin'] }),
+    principal({ appId: 'sales' }),
+  ]
   for (const who of principals) {
-    const expected = instances.filter((instance) => accessTo(who, instance) === 'granted').map((instance) => instance.processInstanceId).sort()
+    const expected = instances
+      .filter((instance) => accessTo(who, instance) === 'granted')
+      .map((instance) => instance.processInstanceId)
+      .sort()
     const found = (await contexts.find(visibleInstancesFilter(who)).toArray()).map((doc) => doc._id as string).sort()
     t.same(found, expected, `${who.userId} ${who.roles.join()} ${who.swimlanes.join()} ${who.appId}`)
   }

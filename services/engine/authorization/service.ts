@@ -45,7 +45,8 @@ export function sameTenant(principal: Principal, instance: Pick<ProcessInstance,
 /** Initiator, contributor, assignee or swimlane member of an open task, or admin. */
 export function accessTo(principal: Principal, instance: ProcessInstance): Access {
   if (!sameTenant(principal, instance)) return 'otherTenant'
-  if (isAdmin(principal) || instance.initiator === principal.userId || instance.contributorUsers.includes(principal.userId)) return 'granted'
+  if (isAdmin(principal) || instance.initiator === principal.userId || instance.contributorUsers.includes(principal.userId))
+    return 'granted'
   const concerned = instance.tasks.some(
     (task) => task.status === 'open' && (task.userId === principal.userId || principal.swimlanes.includes(task.swimlane)),
   )
@@ -90,9 +91,13 @@ export class Authorization {
   /** Throws 404 wm3001 for another tenant's instance, 403 wm4030 when the user is not authorized. */
   assertAccess(principal: Principal, instance: ProcessInstance): void {
     const access = accessTo(principal, instance)
-    if (access === 'otherTenant') throw this.fail('wm3001', { args: [instance.processInstanceId], parameters: { processInstanceId: instance.processInstanceId } })
+    if (access === 'otherTenant')
+      throw this.fail('wm3001', { args: [instance.processInstanceId], parameters: { processInstanceId: instance.processInstanceId } })
     if (access === 'notAuthorized') {
-      throw this.fail('wm4030', { args: [principal.userId, instance.processInstanceId], parameters: { processInstanceId: instance.processInstanceId } })
+      throw this.fail('wm4030', {
+        args: [principal.userId, instance.processInstanceId],
+        parameters: { processInstanceId: instance.processInstanceId },
+      })
     }
   }
 
@@ -107,13 +112,19 @@ export class Authorization {
    */
   assertMayEndTask(principal: Principal, instance: ProcessInstance, task: Task): void {
     if (mayActForOthers(principal) || (accessTo(principal, instance) === 'granted' && mayActOnTask(principal, task))) return
-    throw this.fail('wm4030', { args: [principal.userId, instance.processInstanceId], parameters: { processInstanceId: instance.processInstanceId, taskId: task.taskId } })
+    throw this.fail('wm4030', {
+      args: [principal.userId, instance.processInstanceId],
+      parameters: { processInstanceId: instance.processInstanceId, taskId: task.taskId },
+    })
   }
 
   /** Throws 403 wm4030 unless the user may work on the task. */
   assertMayActOnTask(principal: Principal, instance: ProcessInstance, task: Task): void {
     if (!mayActOnTask(principal, task)) {
-      throw this.fail('wm4030', { args: [principal.userId, instance.processInstanceId], parameters: { processInstanceId: instance.processInstanceId, taskId: task.taskId } })
+      throw this.fail('wm4030', {
+        args: [principal.userId, instance.processInstanceId],
+        parameters: { processInstanceId: instance.processInstanceId, taskId: task.taskId },
+      })
     }
   }
 }

@@ -39,7 +39,10 @@ export class PermanentJobError extends Error {
  * instance). The try is not counted, so a job may wait any number of times.
  */
 export class JobDeferral extends Error {
-  constructor(readonly until: Date, reason: string) {
+  constructor(
+    readonly until: Date,
+    reason: string,
+  ) {
     super(reason)
     this.name = 'JobDeferral'
   }

@@ -7,16 +7,23 @@ t.test('passes run one after another, every interval, until stop() — which lea
   let passes = 0
   let overlapping = 0
   let running = false
-  const loop = new PollLoop(15, async () => {
-    if (running) overlapping++
-    running = true
-    passes++
-    await sleep(10)
-    running = false
-  }, (error) => t.fail(String(error)))
+  const loop = new PollLoop(
+    15,
+    async () => {
+      if (running) overlapping++
+      running = true
+      passes++
+      await sleep(10)
+      running = false
+    },
+    (error) => t.fail(String(error)),
+  )
   loop.start()
   // Until a few passes ran (on a loaded machine a fixed sleep may see fewer), then stop.
-  await waitUntil(async () => passes, (count) => count >= 3)
+  await waitUntil(
+    async () => passes,
+    (count) => count >= 3,
+  )
   await loop.stop(1_000)
   const stoppedAt = passes
   t.ok(stoppedAt >= 3, `it kept polling (${stoppedAt} passes)`)
@@ -28,12 +35,32 @@ t.test('passes run one after another, every interval, until stop() — which lea
 
 t.test('wake() runs the next pass at once instead of after the interval', async (t) => {
   let passes = 0
-  const loop = new PollLoop(60_000, async () => void passes++, (error) => t.fail(String(error)))
+  const loop = new PollLoop(
+    60_000,
+    async () => void passes++,
+    (error) => t.fail(String(error)),
+  )
   loop.start()
-  t.equal(await waitUntil(async () => passes, (count) => count >= 1, 2_000), 1, 'the first pass runs at start')
+  t.equal(
+    await waitUntil(
+      async () => passes,
+      (count) => count >= 1,
+      2_000,
+    ),
+    1,
+    'the first pass runs at start',
+  )
   loop.wake()
   // The interval is a minute: a second pass within two seconds can only be the wake-up.
-  t.equal(await waitUntil(async () => passes, (count) => count >= 2, 2_000), 2, 'woken')
+  t.equal(
+    await waitUntil(
+      async () => passes,
+      (count) => count >= 2,
+      2_000,
+    ),
+    2,
+    'woken',
+  )
   await loop.stop(1_000)
   loop.wake()
   await sleep(20)
@@ -43,10 +70,14 @@ t.test('wake() runs the next pass at once instead of after the interval', async 
 t.test('a failing pass is reported and the loop goes on', async (t) => {
   const errors: unknown[] = []
   let passes = 0
-  const loop = new PollLoop(5, async () => {
-    passes++
-    if (passes === 1) throw new Error('store down')
-  }, (error) => errors.push(error))
+  const loop = new PollLoop(
+    5,
+    async () => {
+      passes++
+      if (passes === 1) throw new Error('store down')
+    },
+    (error) => errors.push(error),
+  )
   loop.start()
   await sleep(60)
   await loop.stop(1_000)
@@ -56,16 +87,24 @@ t.test('a failing pass is reported and the loop goes on', async (t) => {
 
 t.test('stop() waits for a running pass, at most the grace time', async (t) => {
   let finished = false
-  const loop = new PollLoop(10, async () => {
-    await sleep(80)
-    finished = true
-  }, (error) => t.fail(String(error)))
+  const loop = new PollLoop(
+    10,
+    async () => {
+      await sleep(80)
+      finished = true
+    },
+    (error) => t.fail(String(error)),
+  )
   loop.start()
   await sleep(10)
   await loop.stop(1_000)
   t.equal(finished, true, 'the pass finished before stop() resolved')
 
-  const stuck = new PollLoop(10, () => new Promise<void>(() => undefined), (error) => t.fail(String(error)))
+  const stuck = new PollLoop(
+    10,
+    () => new Promise<void>(() => undefined),
+    (error) => t.fail(String(error)),
+  )
   stuck.start()
   await sleep(10)
   const started = Date.now()

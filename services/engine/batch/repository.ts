@@ -188,7 +188,12 @@ export class BatchJobRepository {
   }
 
   /** Ends this owner's claim with `set`; false when the lease was lost meanwhile. */
-  private async release(job: ClaimedBatchJob, owner: string, set: Partial<StoredBatchJob>, increment?: { tryCount: number }): Promise<boolean> {
+  private async release(
+    job: ClaimedBatchJob,
+    owner: string,
+    set: Partial<StoredBatchJob>,
+    increment?: { tryCount: number },
+  ): Promise<boolean> {
     const result = await this.collection.updateOne(
       { _id: job._id, status: 'running', leaseOwner: owner },
       { $set: set, ...(increment ? { $inc: increment } : {}), $unset: { leaseOwner: '', leaseUntil: '' } },
@@ -215,10 +220,13 @@ export class BatchJobRepository {
   }
 
   async countByStatus(): Promise<BatchJobCounts> {
-    const groups = await this.collection.aggregate<{ _id: unknown; count: number }>([{ $group: { _id: '$status', count: { $sum: 1 } } }]).toArray()
+    const groups = await this.collection
+      .aggregate<{ _id: unknown; count: number }>([{ $group: { _id: '$status', count: { $sum: 1 } } }])
+      .toArray()
     const counts: BatchJobCounts = { waiting: 0, running: 0, retrying: 0, done: 0, failed: 0 }
     for (const group of groups) {
-      if (typeof group._id === 'string' && (BATCH_JOB_STATUSES as readonly string[]).includes(group._id)) counts[group._id as BatchJobStatus] = group.count
+      if (typeof group._id === 'string' && (BATCH_JOB_STATUSES as readonly string[]).includes(group._id))
+        counts[group._id as BatchJobStatus] = group.count
     }
     return counts
   }

@@ -13,15 +13,31 @@ const TENANT = { appId: 'hr', organizationId: 'acme' }
 function failedDeploy(jobId: string, hoursAgo: number, modelID: string): StoredBatchJob {
   const at = new Date(Date.now() - hoursAgo * HOUR)
   return {
-    _id: jobId, jobId, kind: 'deploy', status: 'failed', ...TENANT, payload: { modelID, version: 1 }, tryCount: 10,
-    dueAt: at, createdAt: at, updatedAt: at, lastError: 'boom', lastFailureAt: at, finishedAt: at,
+    _id: jobId,
+    jobId,
+    kind: 'deploy',
+    status: 'failed',
+    ...TENANT,
+    payload: { modelID, version: 1 },
+    tryCount: 10,
+    dueAt: at,
+    createdAt: at,
+    updatedAt: at,
+    lastError: 'boom',
+    lastFailureAt: at,
+    finishedAt: at,
   }
 }
 
 t.test('POST /external/batchjob/retry requeues the failed jobs of the window, which then run again', async (t) => {
   const store = await openTestStore(t)
   await store.collection<StoredModel>(Collections.models).insertOne({
-    modelID: 'nightly', type: 'jobScheduler', ...TENANT, version: 1, updateDate: new Date().toISOString(), live: true,
+    modelID: 'nightly',
+    type: 'jobScheduler',
+    ...TENANT,
+    version: 1,
+    updateDate: new Date().toISOString(),
+    live: true,
     modelBody: { schedules: [{ id: 'vat-check', cron: '0 6 * * *', runFunction: { functionId: 'vatOf' } }] },
   })
   const jobs = store.collection<StoredBatchJob>(Collections.batchJobs)
@@ -30,16 +46,32 @@ t.test('POST /external/batchjob/retry requeues the failed jobs of the window, wh
   const { url } = await startService(t, 'engine', { store, config: { batchPollMs: 50 } })
   const engine = workflowClient(t, url)
 
-  const answer = await engine.call<Message>('retryFailedBatchJobs', 'POST', '/external/batchjob/retry', { user: admin.userId, body: { ...TENANT } })
+  const answer = await engine.call<Message>('retryFailedBatchJobs', 'POST', '/external/batchjob/retry', {
+    user: admin.userId,
+    body: { ...TENANT },
+  })
   t.same(answer, { status: 200, body: { message: '1 failed batch job will run again' }, headers: answer.headers })
-  const recent = await waitUntil(() => jobs.findOne({ jobId: 'recent' }), (job) => job?.status === 'done')
+  const recent = await waitUntil(
+    () => jobs.findOne({ jobId: 'recent' }),
+    (job) => job?.status === 'done',
+  )
   t.match(recent, { status: 'done', tryCount: 0 }, 'the requeued deploy ran again, from tryCount 0')
-  t.equal((await store.collection(Collections.schedules).findOne({ _id: 'hr:nightly:vat-check' }))?.modelID, 'nightly', 'and deployed the schedule')
+  t.equal(
+    (await store.collection(Collections.schedules).findOne({ _id: 'hr:nightly:vat-check' }))?.modelID,
+    'nightly',
+    'and deployed the schedule',
+  )
   t.match(await jobs.findOne({ jobId: 'old' }), { status: 'failed', tryCount: 10 }, 'a failure before the 24-hour window stays failed')
 
-  const wider = await engine.call<Message>('retryFailedBatchJobs', 'POST', '/external/batchjob/retry', { user: admin.userId, body: { ...TENANT, nHours: 48 } })
+  const wider = await engine.call<Message>('retryFailedBatchJobs', 'POST', '/external/batchjob/retry', {
+    user: admin.userId,
+    body: { ...TENANT, nHours: 48 },
+  })
   t.equal(wider.body.message, '1 failed batch job will run again', 'nHours widens the window')
-  const none = await engine.call<Message>('retryFailedBatchJobs', 'POST', '/external/batchjob/retry', { user: admin.userId, body: { ...TENANT, nHours: 48 } })
+  const none = await engine.call<Message>('retryFailedBatchJobs', 'POST', '/external/batchjob/retry', {
+    user: admin.userId,
+    body: { ...TENANT, nHours: 48 },
+  })
   t.equal(none.body.message, 'No failed batch job found in the last 48 hours')
 })
 
@@ -47,9 +79,18 @@ t.test("a named user's retry reaches only their own tenant's jobs", async (t) =>
   const store = await openTestStore(t)
   const jobs = store.collection<StoredBatchJob>(Collections.batchJobs)
   await jobs.insertOne(failedDeploy('hr-job', 1, 'nightly'))
-  const salesUser = await createTestUser(store, { appId: 'sales', organizationId: 'acme', fullName: 'Sam Sales', swimlanes: [], roles: ['admin'] })
+  const salesUser = await createTestUser(store, {
+    appId: 'sales',
+    organizationId: 'acme',
+    fullName: 'Sam Sales',
+    swimlanes: [],
+    roles: ['admin'],
+  })
   const { url } = await startService(t, 'engine', { store })
-  const answer = await workflowClient(t, url).call<Message>('retryFailedBatchJobs', 'POST', '/external/batchjob/retry', { user: salesUser.userId, body: TENANT })
+  const answer = await workflowClient(t, url).call<Message>('retryFailedBatchJobs', 'POST', '/external/batchjob/retry', {
+    user: salesUser.userId,
+    body: TENANT,
+  })
   t.equal(answer.body.message, 'No failed batch job found in the last 24 hours')
   t.match(await jobs.findOne({ jobId: 'hr-job' }), { status: 'failed', tryCount: 10 })
 })
@@ -63,19 +104,41 @@ t.test('a bad retry request is a 400 record naming the field and requeues nothin
   const { url } = await startService(t, 'engine', { store })
   const engine = workflowClient(t, url)
   for (const nHours of [0, -1, 'six']) {
-    const answer = await engine.call('retryFailedBatchJobs', 'POST', '/external/batchjob/retry', { user: admin.userId, body: { ...TENANT, nHours } })
+    const answer = await engine.call('retryFailedBatchJobs', 'POST', '/external/batchjob/retry', {
+      user: admin.userId,
+      body: { ...TENANT, nHours },
+    })
     t.match(answer, { status: 400, body: { code: 'wm4000', parameters: { field: 'body.nHours' } } }, `nHours ${JSON.stringify(nHours)}`)
   }
-  t.match(await engine.call('retryFailedBatchJobs', 'POST', '/external/batchjob/retry', { user: 'no-such-user', body: TENANT }), { status: 401, body: { code: 'wm4010' } })
-  t.match(await engine.call('retryFailedBatchJobs', 'POST', '/external/batchjob/retry', { body: TENANT }), { status: 401, body: { code: 'wm4010' } }, 'nor without a user')
-  t.match(await engine.call('retryFailedBatchJobs', 'POST', '/external/batchjob/retry', { user: hrUser.userId, body: TENANT }), { status: 403, body: { code: 'wm4031' } }, 'nor by a user who is not admin')
+  t.match(await engine.call('retryFailedBatchJobs', 'POST', '/external/batchjob/retry', { user: 'no-such-user', body: TENANT }), {
+    status: 401,
+    body: { code: 'wm4010' },
+  })
+  t.match(
+    await engine.call('retryFailedBatchJobs', 'POST', '/external/batchjob/retry', { body: TENANT }),
+    { status: 401, body: { code: 'wm4010' } },
+    'nor without a user',
+  )
+  t.match(
+    await engine.call('retryFailedBatchJobs', 'POST', '/external/batchjob/retry', { user: hrUser.userId, body: TENANT }),
+    { status: 403, body: { code: 'wm4031' } },
+    'nor by a user who is not admin',
+  )
   t.match(await jobs.findOne({ jobId: 'recent' }), { status: 'failed', tryCount: 10 }, 'nothing changed')
 })
 
 t.test('the liveness answer counts the batch jobs by status', async (t) => {
   const store = await openTestStore(t)
   const at = new Date()
-  const base = { kind: 'deploy' as const, ...TENANT, payload: { modelID: 'missing' }, tryCount: 0, dueAt: new Date(at.getTime() + HOUR), createdAt: at, updatedAt: at }
+  const base = {
+    kind: 'deploy' as const,
+    ...TENANT,
+    payload: { modelID: 'missing' },
+    tryCount: 0,
+    dueAt: new Date(at.getTime() + HOUR),
+    createdAt: at,
+    updatedAt: at,
+  }
   await store.collection<StoredBatchJob>(Collections.batchJobs).insertMany([
     { ...base, jobId: 'w1', status: 'waiting' },
     { ...base, jobId: 'w2', status: 'waiting' },

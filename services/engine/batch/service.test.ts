@@ -11,20 +11,34 @@ const HOUR = 3_600_000
 function failedJob(jobId: string, hoursAgo: number, appId = 'hr'): StoredBatchJob {
   const at = new Date(NOW.getTime() - hoursAgo * HOUR)
   return {
-    _id: jobId, jobId, kind: 'deploy', status: 'failed', appId, organizationId: 'acme', payload: {}, tryCount: 10,
-    dueAt: at, createdAt: at, updatedAt: at, lastError: 'boom', lastFailureAt: at, finishedAt: at,
+    _id: jobId,
+    jobId,
+    kind: 'deploy',
+    status: 'failed',
+    appId,
+    organizationId: 'acme',
+    payload: {},
+    tryCount: 10,
+    dueAt: at,
+    createdAt: at,
+    updatedAt: at,
+    lastError: 'boom',
+    lastFailureAt: at,
+    finishedAt: at,
   }
 }
 
 async function seed(t: Parameters<typeof openTestStore>[0]): Promise<Store> {
   const store = await openTestStore(t)
-  await store.collection<StoredBatchJob>('batchJobs').insertMany([
-    failedJob('one-hour-ago', 1),
-    failedJob('almost-a-day-ago', 23.9),
-    failedJob('two-days-ago', 48.5),
-    { ...failedJob('done-recently', 1), status: 'done' },
-    failedJob('other-app', 1, 'sales'),
-  ])
+  await store
+    .collection<StoredBatchJob>('batchJobs')
+    .insertMany([
+      failedJob('one-hour-ago', 1),
+      failedJob('almost-a-day-ago', 23.9),
+      failedJob('two-days-ago', 48.5),
+      { ...failedJob('done-recently', 1), status: 'done' },
+      failedJob('other-app', 1, 'sales'),
+    ])
   return store
 }
 
@@ -53,25 +67,44 @@ t.test('without nHours, the jobs that failed within the last 24 hours go back to
 t.test('nHours widens or narrows the window; appId and organizationId narrow it to a tenant', async (t) => {
   const store = await seed(t)
   const repository = batchJobRepository(store)
-  t.same(await retryFailedJobs(repository, { nHours: 2, appId: 'hr', organizationId: 'acme' }, null, NOW), { requeued: 1, message: '1 failed batch job will run again' })
-  t.same(await retryFailedJobs(repository, { nHours: 72, appId: 'hr' }, null, NOW), { requeued: 2, message: '2 failed batch jobs will run again' })
+  t.same(await retryFailedJobs(repository, { nHours: 2, appId: 'hr', organizationId: 'acme' }, null, NOW), {
+    requeued: 1,
+    message: '1 failed batch job will run again',
+  })
+  t.same(await retryFailedJobs(repository, { nHours: 72, appId: 'hr' }, null, NOW), {
+    requeued: 2,
+    message: '2 failed batch jobs will run again',
+  })
   t.equal((await statusOf(store))['other-app'], 'failed/10', "another app's jobs are left alone")
-  t.same(await retryFailedJobs(repository, { appId: 'hr', organizationId: 'other-org' }, null, NOW), { requeued: 0, message: 'No failed batch job found in the last 24 hours' })
+  t.same(await retryFailedJobs(repository, { appId: 'hr', organizationId: 'other-org' }, null, NOW), {
+    requeued: 0,
+    message: 'No failed batch job found in the last 24 hours',
+  })
 })
 
 t.test("a named user requeues only their own tenant's jobs, whatever the body names", async (t) => {
   const store = await seed(t)
   const repository = batchJobRepository(store)
   const salesUser = { appId: 'sales', organizationId: 'acme' }
-  t.same(await retryFailedJobs(repository, { appId: 'hr', organizationId: 'acme' }, salesUser, NOW), { requeued: 0, message: 'No failed batch job found in the last 24 hours' })
+  t.same(await retryFailedJobs(repository, { appId: 'hr', organizationId: 'acme' }, salesUser, NOW), {
+    requeued: 0,
+    message: 'No failed batch job found in the last 24 hours',
+  })
   t.equal((await statusOf(store))['one-hour-ago'], 'failed/10', "the other tenant's jobs are left alone")
-  t.same(await retryFailedJobs(repository, {}, salesUser, NOW), { requeued: 1, message: '1 failed batch job will run again' }, 'without a tenant in the body: the user\'s own')
+  t.same(
+    await retryFailedJobs(repository, {}, salesUser, NOW),
+    { requeued: 1, message: '1 failed batch job will run again' },
+    "without a tenant in the body: the user's own",
+  )
   t.equal((await statusOf(store))['other-app'], 'waiting/0')
 })
 
 t.test('the message says when nothing was found, naming the window', async (t) => {
   const store = await openTestStore(t)
-  t.same(await retryFailedJobs(batchJobRepository(store), { nHours: 6 }, null, NOW), { requeued: 0, message: 'No failed batch job found in the last 6 hours' })
+  t.same(await retryFailedJobs(batchJobRepository(store), { nHours: 6 }, null, NOW), {
+    requeued: 0,
+    message: 'No failed batch job found in the last 6 hours',
+  })
   t.equal(retryMessage(0, 0.5), 'No failed batch job found in the last 0.5 hours')
 })
 

@@ -33,9 +33,14 @@ export type RequestingTenant = { appId: string; organizationId: string } | null
  */
 export function retryScope(request: RetryRequest, tenant: RequestingTenant): RetryScope | null {
   if (tenant === null) {
-    return { ...(request.appId === undefined ? {} : { appId: request.appId }), ...(request.organizationId === undefined ? {} : { organizationId: request.organizationId }) }
+    return {
+      ...(request.appId === undefined ? {} : { appId: request.appId }),
+      ...(request.organizationId === undefined ? {} : { organizationId: request.organizationId }),
+    }
   }
-  const otherTenant = (request.appId !== undefined && request.appId !== tenant.appId) || (request.organizationId !== undefined && request.organizationId !== tenant.organizationId)
+  const otherTenant =
+    (request.appId !== undefined && request.appId !== tenant.appId) ||
+    (request.organizationId !== undefined && request.organizationId !== tenant.organizationId)
   return otherTenant ? null : { appId: tenant.appId, organizationId: tenant.organizationId }
 }
 

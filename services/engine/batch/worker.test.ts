@@ -13,7 +13,11 @@ const T0 = new Date('2025-06-30T08:00:00.000Z')
 
 const SETTINGS: BatchWorkerSettings = { backoffMs: 100, pollMs: 10, leaseMs: 1_000, retentionMs: 3_600_000, concurrency: 1 }
 
-function worker(store: Store, handler: BatchJobHandler, options: { owner?: string; now?: () => Date; settings?: Partial<BatchWorkerSettings> } = {}): BatchWorker {
+function worker(
+  store: Store,
+  handler: BatchJobHandler,
+  options: { owner?: string; now?: () => Date; settings?: Partial<BatchWorkerSettings> } = {},
+): BatchWorker {
   const handlers: BatchJobHandlers = new Map([['deploy', handler]])
   return new BatchWorker({
     repository: batchJobRepository(store),
@@ -46,17 +50,23 @@ t.test('two workers on one store never run the same job twice, and between them 
   const store = await openTestStore(t)
   const jobs = await enqueue(store, 40, new Date(Date.now() - 1_000))
   const runs = new Map<string, string[]>()
-  const recording = (owner: string): BatchJobHandler => async (job) => {
-    runs.set(job.jobId, [...(runs.get(job.jobId) ?? []), owner])
-    await sleep(2)
-  }
+  const recording =
+    (owner: string): BatchJobHandler =>
+    async (job) => {
+      runs.set(job.jobId, [...(runs.get(job.jobId) ?? []), owner])
+      await sleep(2)
+    }
   const a = worker(store, recording('a'), { owner: 'a', settings: { concurrency: 3 } })
   const b = worker(store, recording('b'), { owner: 'b', settings: { concurrency: 3 } })
   const [ranByA, ranByB] = await Promise.all([a.runDue(), b.runDue()])
 
   t.equal(ranByA + ranByB, 40, 'forty runs in all')
   t.ok(ranByA > 0 && ranByB > 0, `both workers took jobs (a ${ranByA}, b ${ranByB})`)
-  t.same(jobs.filter((job) => runs.get(job.jobId)?.length !== 1).map((job) => job.jobId), [], 'every job ran exactly once')
+  t.same(
+    jobs.filter((job) => runs.get(job.jobId)?.length !== 1).map((job) => job.jobId),
+    [],
+    'every job ran exactly once',
+  )
   t.equal(await store.collection('batchJobs').countDocuments({ status: 'done' }), 40, 'all are done')
 })
 
@@ -101,9 +111,13 @@ t.test('a failing job retries with exponential backoff from BATCH_BACKOFF_MS and
 t.test('a failure no retry can cure fails the job at once', async (t) => {
   const store = await openTestStore(t)
   const [job] = await enqueue(store, 1)
-  const invalid = worker(store, async () => {
-    throw new PermanentJobError('modelBody.schedules must be an array')
-  }, { now: testClock(T0).now })
+  const invalid = worker(
+    store,
+    async () => {
+      throw new PermanentJobError('modelBody.schedules must be an array')
+    },
+    { now: testClock(T0).now },
+  )
   await invalid.runDue()
   t.match(await stored(store, job!.jobId), { status: 'failed', tryCount: 1, lastError: 'modelBody.schedules must be an array' })
 })
@@ -194,7 +208,16 @@ t.test('the poll loop picks up jobs enqueued after it started, and a stopped wor
   polling.start()
   await sleep(50)
   await enqueue(store, 3, new Date())
-  t.equal(await waitUntil(() => ran, (count) => count >= 3, 2_000, 10), 3, 'the jobs ran without a call to runDue')
+  t.equal(
+    await waitUntil(
+      () => ran,
+      (count) => count >= 3,
+      2_000,
+      10,
+    ),
+    3,
+    'the jobs ran without a call to runDue',
+  )
   await polling.stop()
   await enqueue(store, 1, new Date())
   await sleep(60)

@@ -62,7 +62,11 @@ export class BatchWorker {
 
   constructor(private readonly options: BatchWorkerOptions) {
     this.now = options.now ?? (() => new Date())
-    this.loop = new PollLoop(options.settings.pollMs, () => this.pollOnce(), (error) => options.log.error({ err: error }, 'batch worker poll failed'))
+    this.loop = new PollLoop(
+      options.settings.pollMs,
+      () => this.pollOnce(),
+      (error) => options.log.error({ err: error }, 'batch worker poll failed'),
+    )
   }
 
   get owner(): string {
@@ -131,7 +135,10 @@ export class BatchWorker {
       if (!lapsed) return null
       if (lapsed.tryCount < MAX_TRIES) return lapsed
       await repository.failClaimed(lapsed, owner, this.now())
-      this.options.log.warn({ jobId: lapsed.jobId, kind: lapsed.kind, tryCount: lapsed.tryCount }, 'batch job failed: its last try ended with a lapsed lease')
+      this.options.log.warn(
+        { jobId: lapsed.jobId, kind: lapsed.kind, tryCount: lapsed.tryCount },
+        'batch job failed: its last try ended with a lapsed lease',
+      )
     }
     return null
   }
@@ -140,12 +147,15 @@ export class BatchWorker {
     const { repository, owner, settings, log } = this.options
     const handler = this.options.handlers.get(job.kind)
     const jobLog = log.child({ jobId: job.jobId, kind: job.kind, appId: job.appId, tryCount: job.tryCount })
-    const renewal = setInterval(() => {
-      repository.renewLease(job, owner, new Date(this.now().getTime() + settings.leaseMs)).then(
-        (held) => held || jobLog.warn('lost the lease of a running batch job; another engine may run it again'),
-        (error: unknown) => jobLog.warn({ err: error }, 'could not renew the lease of a running batch job'),
-      )
-    }, Math.max(1, Math.floor(settings.leaseMs / 3)))
+    const renewal = setInterval(
+      () => {
+        repository.renewLease(job, owner, new Date(this.now().getTime() + settings.leaseMs)).then(
+          (held) => held || jobLog.warn('lost the lease of a running batch job; another engine may run it again'),
+          (error: unknown) => jobLog.warn({ err: error }, 'could not renew the lease of a running batch job'),
+        )
+      },
+      Math.max(1, Math.floor(settings.leaseMs / 3)),
+    )
     renewal.unref()
     let failure: { error: unknown } | undefined
     try {
@@ -170,7 +180,8 @@ export class BatchWorker {
       }
       const outcome = failureOutcome(job, isPermanentFailure(failure.error), this.now(), settings.backoffMs)
       const message = errorMessage(failure.error)
-      if (!(await repository.recordFailure(job, owner, outcome, message, this.now()))) jobLog.warn({ err: failure.error }, 'batch job failed after its lease was taken over')
+      if (!(await repository.recordFailure(job, owner, outcome, message, this.now())))
+        jobLog.warn({ err: failure.error }, 'batch job failed after its lease was taken over')
       else if (outcome.status === 'failed') jobLog.error({ err: failure.error }, `batch job failed for good: ${message}`)
       else jobLog.warn({ err: failure.error, dueAt: outcome.dueAt }, `batch job failed, will retry: ${message}`)
     } catch (storeError) {

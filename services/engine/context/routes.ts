@@ -34,7 +34,14 @@ async function contextRoutes(fastify: FastifyInstance): Promise<void> {
 export default fp(contextRoutes, {
   name: 'engine-context-routes',
   dependencies: [
-    'process-models', 'process-starter', 'process-instances', 'activities-repository', 'task-locks-repository',
-    'sessions', 'idempotent-starts', 'identity', 'errors',
+    'process-models',
+    'process-starter',
+    'process-instances',
+    'activities-repository',
+    'task-locks-repository',
+    'sessions',
+    'idempotent-starts',
+    'identity',
+    'errors',
   ],
 })

@@ -27,7 +27,11 @@ export function skipsToForm(value: boolean | string | undefined): boolean {
 
 function actionOf(body: ContextRequest): ContextAction | undefined {
   if (!body.actionType) return undefined
-  return { actionType: body.actionType as ActionType, ...(body.customType ? { customType: body.customType } : {}), ...(body.taskId ? { taskId: body.taskId } : {}) }
+  return {
+    actionType: body.actionType as ActionType,
+    ...(body.customType ? { customType: body.customType } : {}),
+    ...(body.taskId ? { taskId: body.taskId } : {}),
+  }
 }
 
 export interface ContextServiceDependencies {
@@ -50,7 +54,12 @@ export class ContextService {
     return this.startInstance(actor, body, additionalHeaders, newInstanceId)
   }
 
-  private async startInstance(actor: Actor, body: ContextRequest, additionalHeaders: AdditionalHeaders, newInstanceId: string | undefined): Promise<Session> {
+  private async startInstance(
+    actor: Actor,
+    body: ContextRequest,
+    additionalHeaders: AdditionalHeaders,
+    newInstanceId: string | undefined,
+  ): Promise<Session> {
     const { models, starter, sessions } = this.deps
     const appId = body.appId ?? (await models.resolveAppId(body.processId))
     const started = await starter.start({
@@ -89,7 +98,10 @@ export class ContextService {
       task = taskForForm(instance, actor)
     }
     const skipToForm = skipsToForm(body.skipToForm)
-    const locking = skipToForm && task?.status === 'open' && mayActOnTask(actor, task) ? locks.acquire(task.taskId, processInstanceId, actor.userId) : undefined
+    const locking =
+      skipToForm && task?.status === 'open' && mayActOnTask(actor, task)
+        ? locks.acquire(task.taskId, processInstanceId, actor.userId)
+        : undefined
     const [outcome] = await Promise.all([
       locking,
       activities.record({

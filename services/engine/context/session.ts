@@ -71,17 +71,28 @@ export class SessionBuilder {
     const step = compiled.step(task.stepId)
     const userTask = step?.type === 'userTask' ? step : undefined
     const open = task.status === 'open'
-    const lockHolder = !open ? null : request.lockHolder !== undefined ? request.lockHolder : ((await this.locks.holder(task.taskId))?.userId ?? null)
+    const lockHolder = !open
+      ? null
+      : request.lockHolder !== undefined
+        ? request.lockHolder
+        : ((await this.locks.holder(task.taskId))?.userId ?? null)
     const lockedByOther = lockHolder !== null && lockHolder !== principal.userId
     const formContext: Session['formContext'] = {
       task,
-      swimlanes: await this.members.membersOf(state.processInstance.appId, state.processInstance.organizationId, Object.keys(compiled.swimlanes)),
+      swimlanes: await this.members.membersOf(
+        state.processInstance.appId,
+        state.processInstance.organizationId,
+        Object.keys(compiled.swimlanes),
+      ),
       readOnly: !open || lockedByOther || !mayActOnTask(principal, task),
     }
     if (lockedByOther) formContext.lockedBy = lockHolder
     if (userTask?.form) formContext.form = userTask.form
     if (userTask?.preForms && userTask.preForms.length > 0 && !request.skipToForm) formContext.preForms = userTask.preForms
-    if (userTask) formContext.actions = userTask.actions.map((action) => (action.customType ? { actionType: action.actionType, customType: action.customType } : { actionType: action.actionType }))
+    if (userTask)
+      formContext.actions = userTask.actions.map((action) =>
+        action.customType ? { actionType: action.actionType, customType: action.customType } : { actionType: action.actionType },
+      )
     return formContext
   }
 }

@@ -34,7 +34,12 @@ export class DataCollectionRepository {
     const collection = this.store.collection(entry.collectionName)
     const [items, total] = await Promise.all([
       collection
-        .find(page.filter, { skip: page.skip, limit: page.limit, ...(page.sort ? { sort: page.sort } : {}), ...(page.projection ? { projection: page.projection } : {}) })
+        .find(page.filter, {
+          skip: page.skip,
+          limit: page.limit,
+          ...(page.sort ? { sort: page.sort } : {}),
+          ...(page.projection ? { projection: page.projection } : {}),
+        })
         .toArray(),
       collection.countDocuments(page.filter),
     ])

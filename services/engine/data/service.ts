@@ -22,7 +22,10 @@ export class DataSearchService {
   async search(actor: Actor, name: string, params: DataSearchParams): Promise<DataSearchResult> {
     const filter = params.filter ?? {}
     this.checkFilter(filter)
-    for (const [field, spec] of [['body.sort', params.sort], ['body.projection', params.projection]] as const) {
+    for (const [field, spec] of [
+      ['body.sort', params.sort],
+      ['body.projection', params.projection],
+    ] as const) {
       const bad = Object.keys(spec ?? {}).find((key) => key === '' || key.startsWith('$'))
       if (bad !== undefined) throw this.fail('wm4000', { args: [`${field} names no field: "${bad}"`], parameters: { field } })
     }
@@ -31,14 +34,24 @@ export class DataSearchService {
     if (!entry) throw this.fail('wm3101', { args: [name], parameters: { collection: name } })
     const skip = params.skip ?? 0
     const limit = params.limit ?? DEFAULT_SEARCH_LIMIT
-    const page = await this.collections.search(entry, { filter, sort: params.sort as Record<string, 1 | -1> | undefined, projection: params.projection as Record<string, 0 | 1> | undefined, skip, limit })
+    const page = await this.collections.search(entry, {
+      filter,
+      sort: params.sort as Record<string, 1 | -1> | undefined,
+      projection: params.projection as Record<string, 0 | 1> | undefined,
+      skip,
+      limit,
+    })
     return { ...page, skip, limit }
   }
 
   /** The filter's shape and operators, then its regex patterns: each fault a 400 naming its field. */
   private checkFilter(filter: unknown): void {
     const problem = filterProblem(filter)
-    if (problem?.operator) throw this.fail('wm3100', { args: [`${problem.operator} at ${problem.field}`], parameters: { field: problem.field, operator: problem.operator } })
+    if (problem?.operator)
+      throw this.fail('wm3100', {
+        args: [`${problem.operator} at ${problem.field}`],
+        parameters: { field: problem.field, operator: problem.operator },
+      })
     if (problem) throw this.fail('wm4000', { args: [problem.message], parameters: { field: problem.field } })
     const regex = regexProblem(filter)
     if (regex) throw this.fail('wm4000', { args: [`body.${regex.path}: ${regex.problem}`], parameters: { field: `body.${regex.path}` } })

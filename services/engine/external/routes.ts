@@ -25,19 +25,23 @@ async function externalRoutes(fastify: FastifyInstance): Promise<void> {
   const typed = fastify.withTypeProvider<TypeBoxTypeProvider>()
   typed.route({
     ...routeFrom(runExternalTaskAction),
-    handler: async (request) => service.act(requireActor(request), request.params.taskId, request.params.actionType, request.body, request.headers.additionalheaders),
+    handler: async (request) =>
+      service.act(requireActor(request), request.params.taskId, request.params.actionType, request.body, request.headers.additionalheaders),
   })
   typed.route({
     ...routeFrom(assignTaskToUser),
-    handler: async (request) => service.assignToUser(requireActor(request), request.params.taskId, request.body, request.headers.additionalheaders),
+    handler: async (request) =>
+      service.assignToUser(requireActor(request), request.params.taskId, request.body, request.headers.additionalheaders),
   })
   typed.route({
     ...routeFrom(assignTaskToSwimlane),
-    handler: async (request) => service.assignToSwimlane(requireActor(request), request.params.taskId, request.body, request.headers.additionalheaders),
+    handler: async (request) =>
+      service.assignToSwimlane(requireActor(request), request.params.taskId, request.body, request.headers.additionalheaders),
   })
   typed.route({
     ...routeFrom(executeExternalFunction),
-    handler: async (request) => service.executeFunction(requireActor(request), request.params.functionId, request.body, request.headers.additionalheaders),
+    handler: async (request) =>
+      service.executeFunction(requireActor(request), request.params.functionId, request.body, request.headers.additionalheaders),
   })
   typed.route({
     ...routeFrom(changeProcessStep),

@@ -27,7 +27,14 @@ import type { TaskLockRepository } from '../locks/repository.js'
 import { runStandaloneFunction } from '../runtime/compile.js'
 import type { CompiledFunction, FunctionCache } from '../runtime/flow/compile.js'
 import type { ProcessInstance, RuntimeEffect, Task } from '../runtime/types.js'
-import { type AdditionalHeaders, type InstanceAtHand, instanceAtHand, type InstanceDependencies, openTaskOf, stateOf } from '../instances/instance-at-hand.js'
+import {
+  type AdditionalHeaders,
+  type InstanceAtHand,
+  instanceAtHand,
+  type InstanceDependencies,
+  openTaskOf,
+  stateOf,
+} from '../instances/instance-at-hand.js'
 import { engineDependencies } from '../dependencies.js'
 
 export const EXTERNAL_ACTION_TYPES = ['complete', 'cancel', 'return'] as const
@@ -62,9 +69,18 @@ export class ExternalService {
   }
 
   /** complete / cancel / return a task headlessly; a failure to advance stores nothing (500 wm3050). */
-  async act(actor: Actor, taskId: string, actionType: string, body: ExternalTaskActionRequest, additionalHeaders: AdditionalHeaders): Promise<{ isSuccess: boolean }> {
+  async act(
+    actor: Actor,
+    taskId: string,
+    actionType: string,
+    body: ExternalTaskActionRequest,
+    additionalHeaders: AdditionalHeaders,
+  ): Promise<{ isSuccess: boolean }> {
     if (!isExternalActionType(actionType)) {
-      throw this.fail('wm3110', { args: [`${actionType} (expected ${EXTERNAL_ACTION_TYPES.join(', ')})`], parameters: { field: 'params.actionType' } })
+      throw this.fail('wm3110', {
+        args: [`${actionType} (expected ${EXTERNAL_ACTION_TYPES.join(', ')})`],
+        parameters: { field: 'params.actionType' },
+      })
     }
     const { stored, compiled, env } = await instanceAtHand(this.deps, actor, { ...body, additionalHeaders, check: 'tenant' })
     const task = openTaskOf(this.fail, stored, taskId)
@@ -84,14 +100,26 @@ export class ExternalService {
   }
 
   /** Assigns a task to a user resolved by the model's `getUser`, else from the tenant's users (404 wm3120). */
-  async assignToUser(actor: Actor, taskId: string, body: AssignToUserRequest, additionalHeaders: AdditionalHeaders): Promise<{ isSuccess: boolean }> {
+  async assignToUser(
+    actor: Actor,
+    taskId: string,
+    body: AssignToUserRequest,
+    additionalHeaders: AdditionalHeaders,
+  ): Promise<{ isSuccess: boolean }> {
     this.deps.authorization.assertMayActForOthers(actor, 'assignToUser')
-    const atHand = await instanceAtHand(this.deps, actor, { processInstanceId: body.processInstance, appId: body.appId, additionalHeaders, check: 'tenant' })
+    const atHand = await instanceAtHand(this.deps, actor, {
+      processInstanceId: body.processInstance,
+      appId: body.appId,
+      additionalHeaders,
+      check: 'tenant',
+    })
     const { stored, compiled, env } = atHand
     const task = openTaskOf(this.fail, stored, taskId)
     const target = await this.targetUser(atHand, task, body.targetUserId)
     const instance = withTask(stored.processInstance, { ...task, userId: target.userId, userName: target.userName })
-    const contributorUsers = instance.contributorUsers.includes(target.userId) ? instance.contributorUsers : [...instance.contributorUsers, target.userId]
+    const contributorUsers = instance.contributorUsers.includes(target.userId)
+      ? instance.contributorUsers
+      : [...instance.contributorUsers, target.userId]
     await this.deps.instances.commit({
       previous: stored,
       state: { processInstance: { ...instance, contributorUsers }, dataInstance: stored.dataInstance },
@@ -100,15 +128,27 @@ export class ExternalService {
       env,
       actor,
       event: 'Assigned',
-      activities: [{ type: 'assign', taskId, stepId: task.stepId, details: { targetUserId: target.userId, targetUserName: target.userName } }],
+      activities: [
+        { type: 'assign', taskId, stepId: task.stepId, details: { targetUserId: target.userId, targetUserName: target.userName } },
+      ],
     })
     return { isSuccess: true }
   }
 
   /** Puts a task into a swimlane's pool (a swimlane of the model, else 400 wm3121): no assignee any more. */
-  async assignToSwimlane(actor: Actor, taskId: string, body: AssignToSwimlaneRequest, additionalHeaders: AdditionalHeaders): Promise<{ isSuccess: boolean }> {
+  async assignToSwimlane(
+    actor: Actor,
+    taskId: string,
+    body: AssignToSwimlaneRequest,
+    additionalHeaders: AdditionalHeaders,
+  ): Promise<{ isSuccess: boolean }> {
     this.deps.authorization.assertMayActForOthers(actor, 'assignToSwimlane')
-    const { stored, compiled, env } = await instanceAtHand(this.deps, actor, { processInstanceId: body.processInstance, appId: body.appId, additionalHeaders, check: 'tenant' })
+    const { stored, compiled, env } = await instanceAtHand(this.deps, actor, {
+      processInstanceId: body.processInstance,
+      appId: body.appId,
+      additionalHeaders,
+      check: 'tenant',
+    })
     const task = openTaskOf(this.fail, stored, taskId)
     if (!Object.hasOwn(compiled.swimlanes, body.swimlane)) {
       throw this.fail('wm3121', { args: [body.swimlane], parameters: { field: 'body.swimlane', swimlane: body.swimlane } })
@@ -116,7 +156,10 @@ export class ExternalService {
     const { userId: _userId, userName: _userName, ...unassigned } = task
     await this.deps.instances.commit({
       previous: stored,
-      state: { processInstance: withTask(stored.processInstance, { ...unassigned, swimlane: body.swimlane }), dataInstance: stored.dataInstance },
+      state: {
+        processInstance: withTask(stored.processInstance, { ...unassigned, swimlane: body.swimlane }),
+        dataInstance: stored.dataInstance,
+      },
       effects: [],
       compiled,
       env,
@@ -132,10 +175,19 @@ export class ExternalService {
    * dataInstance) or standalone (an app function of the user's tenant, no context, no instance
    * authorization). The actor is null only for a scheduled run, which names its tenant.
    */
-  async executeFunction(actor: Actor | null, functionId: string, body: ExternalFunctionRequest, additionalHeaders: AdditionalHeaders): Promise<FunctionResult> {
-    if (body.processInstanceId !== undefined) return this.executeInProcess(actor, functionId, { ...body, processInstanceId: body.processInstanceId }, additionalHeaders)
+  async executeFunction(
+    actor: Actor | null,
+    functionId: string,
+    body: ExternalFunctionRequest,
+    additionalHeaders: AdditionalHeaders,
+  ): Promise<FunctionResult> {
+    if (body.processInstanceId !== undefined)
+      return this.executeInProcess(actor, functionId, { ...body, processInstanceId: body.processInstanceId }, additionalHeaders)
     if (body.appId === undefined) {
-      throw this.fail('wm4000', { args: ['body needs processInstanceId (process-context mode) or appId (standalone mode)'], parameters: { field: 'body.appId' } })
+      throw this.fail('wm4000', {
+        args: ['body needs processInstanceId (process-context mode) or appId (standalone mode)'],
+        parameters: { field: 'body.appId' },
+      })
     }
     const appId = body.appId
     // Another tenant's functions are invisible to a user, as unknown ones are.
@@ -149,7 +201,9 @@ export class ExternalService {
     const definition = env.host.appFunction(functionId)
     if (!definition) throw this.fail('wm3054', { args: [`${functionId} in app ${appId}`], parameters: { functionId } })
     const functionCache: FunctionCache = this.deps.caches.cache<CompiledFunction>('service')
-    const result = await runtimeCall(this.fail, 'function', () => runStandaloneFunction(functionId, definition, body.inputParams ?? {}, env, { functionCache }))
+    const result = await runtimeCall(this.fail, 'function', () =>
+      runStandaloneFunction(functionId, definition, body.inputParams ?? {}, env, { functionCache }),
+    )
     // No instance to store them with: the run's data writes are stored now, all together, once it succeeded.
     await env.unitOfWork.applyAlone()
     return { output: result.output, ...(result.infoList.length > 0 ? { infoList: result.infoList } : {}) }
@@ -161,14 +215,22 @@ export class ExternalService {
     const processInstanceId = body.processInstanceId ?? (await this.idByBusinessKey(actor, body))
     let atHand: InstanceAtHand
     try {
-      atHand = await instanceAtHand(this.deps, actor, { processInstanceId, appId: body.appId, processId: body.processId, businessKey: body.businessKey, additionalHeaders, check: 'tenant' })
+      atHand = await instanceAtHand(this.deps, actor, {
+        processInstanceId,
+        appId: body.appId,
+        processId: body.processId,
+        businessKey: body.businessKey,
+        additionalHeaders,
+        check: 'tenant',
+      })
     } catch (error) {
       // SPEC.md answers an instance that cannot be found with 400.
       if (isServiceError(error) && error.code === 'wm3001') throw this.moveTargetNotFound(processInstanceId)
       throw error
     }
     const { stored, compiled, env } = atHand
-    if (!compiled.step(body.stepId)) throw this.fail('wm3130', { args: [body.stepId], parameters: { field: 'body.stepId', stepId: body.stepId } })
+    if (!compiled.step(body.stepId))
+      throw this.fail('wm3130', { args: [body.stepId], parameters: { field: 'body.stepId', stepId: body.stepId } })
     const request = { ...(body.dataInstance ? { dataInstance: body.dataInstance } : {}), ...(body.status ? { status: body.status } : {}) }
     const transition = await runtimeCall(this.fail, 'advance', () => compiled.changeStep(stateOf(stored), body.stepId, request, env))
     await this.deps.instances.commit({
@@ -191,11 +253,13 @@ export class ExternalService {
    * is not found, 404 wm3120).
    */
   async releaseLocksOf(actor: Actor, userId: string, appId: string | undefined): Promise<{ status: 'OK' }> {
-    if (appId !== undefined && appId !== actor.appId) throw this.fail('wm3120', { args: [userId], parameters: { field: 'params.userId', targetUserId: userId } })
+    if (appId !== undefined && appId !== actor.appId)
+      throw this.fail('wm3120', { args: [userId], parameters: { field: 'params.userId', targetUserId: userId } })
     if (userId !== actor.userId) {
       this.deps.authorization.assertMayActForOthers(actor, `release the locks of ${userId}`)
       const owner = await findActor(this.deps.store, userId)
-      if (!owner || !sameTenant(actor, owner)) throw this.fail('wm3120', { args: [userId], parameters: { field: 'params.userId', targetUserId: userId } })
+      if (!owner || !sameTenant(actor, owner))
+        throw this.fail('wm3120', { args: [userId], parameters: { field: 'params.userId', targetUserId: userId } })
     }
     await this.deps.locks.releaseAllOf(userId)
     return { status: 'OK' }
@@ -225,14 +289,18 @@ export class ExternalService {
     additionalHeaders: AdditionalHeaders,
   ): Promise<FunctionResult> {
     for (const field of ['processId', 'taskId', 'businessKey'] as const) {
-      if (body[field] === undefined) throw this.fail('wm4000', { args: [`body.${field} is required in process-context mode`], parameters: { field: `body.${field}` } })
+      if (body[field] === undefined)
+        throw this.fail('wm4000', { args: [`body.${field} is required in process-context mode`], parameters: { field: `body.${field}` } })
     }
-    if (!actor) throw this.fail('wm4010', { args: ['the user header is required in process-context mode'], parameters: { field: 'headers.user' } })
+    if (!actor)
+      throw this.fail('wm4010', { args: ['the user header is required in process-context mode'], parameters: { field: 'headers.user' } })
     const { stored, compiled, env } = await instanceAtHand(this.deps, actor, { ...body, additionalHeaders, check: 'access' })
     const taskId = body.taskId as string
     const task = stored.processInstance.tasks.find((candidate) => candidate.taskId === taskId)
     if (!task) throw this.fail('wm3005', { args: [taskId], parameters: { taskId, processInstanceId: stored._id } })
-    const result = await runtimeCall(this.fail, 'function', () => compiled.runFunction(functionId, { state: stateOf(stored), input: body.inputParams ?? {}, taskId }, env))
+    const result = await runtimeCall(this.fail, 'function', () =>
+      compiled.runFunction(functionId, { state: stateOf(stored), input: body.inputParams ?? {}, taskId }, env),
+    )
     const committed = await this.deps.instances.commit({
       previous: stored,
       state: { processInstance: stored.processInstance, dataInstance: { ...result.dataInstance, ...result.output } },
@@ -243,11 +311,19 @@ export class ExternalService {
       event: 'Updated',
       activities: [{ type: 'function', taskId, stepId: task.stepId, details: { functionId, headless: true } }],
     })
-    return { dataInstance: committed.dataInstance, output: result.output, ...(result.infoList.length > 0 ? { infoList: result.infoList } : {}) }
+    return {
+      dataInstance: committed.dataInstance,
+      output: result.output,
+      ...(result.infoList.length > 0 ? { infoList: result.infoList } : {}),
+    }
   }
 
   /** The user a task is assigned to: the `getUser` named function's answer, else the tenant's user. */
-  private async targetUser({ stored, compiled, env }: InstanceAtHand, task: Task, targetUserId: string): Promise<{ userId: string; userName: string }> {
+  private async targetUser(
+    { stored, compiled, env }: InstanceAtHand,
+    task: Task,
+    targetUserId: string,
+  ): Promise<{ userId: string; userName: string }> {
     const notFound = () => this.fail('wm3120', { args: [targetUserId], parameters: { targetUserId } })
     const getUser = compiled.namedFunction('getUser')
     if (!getUser) {
@@ -270,7 +346,10 @@ export class ExternalService {
   /** The instance named by processId + businessKey in the user's app (400 when neither form is given). */
   private async idByBusinessKey(actor: Actor, body: ChangeStepRequest): Promise<string> {
     if (body.processId === undefined || body.businessKey === undefined) {
-      throw this.fail('wm4000', { args: ['body needs processInstanceId, or processId and businessKey'], parameters: { field: 'body.processInstanceId' } })
+      throw this.fail('wm4000', {
+        args: ['body needs processInstanceId, or processId and businessKey'],
+        parameters: { field: 'body.processInstanceId' },
+      })
     }
     const reference = `${body.processId} ${body.businessKey}`
     if (body.appId !== undefined && body.appId !== actor.appId) throw this.moveTargetNotFound(reference)
@@ -291,14 +370,21 @@ declare module 'fastify' {
 }
 
 async function externalServicePlugin(fastify: FastifyInstance): Promise<void> {
-  fastify.decorate(
-    'externalService',
-    new ExternalService(engineDependencies(fastify)),
-  )
+  fastify.decorate('externalService', new ExternalService(engineDependencies(fastify)))
 }
 
 /** One headless service for the routes and for scheduled function runs. */
 export default fp(externalServicePlugin, {
   name: 'external-service',
-  dependencies: ['process-models', 'process-instances', 'run-environments', 'contexts-repository', 'task-locks-repository', 'caches', 'store', 'authorization', 'errors'],
+  dependencies: [
+    'process-models',
+    'process-instances',
+    'run-environments',
+    'contexts-repository',
+    'task-locks-repository',
+    'caches',
+    'store',
+    'authorization',
+    'errors',
+  ],
 })

@@ -25,7 +25,9 @@ export interface FileRoutesOptions {
 }
 
 // From the contract's FileUploadFields: every string member, split by whether it is required.
-const TEXT_FIELDS = Object.entries(FileUploadFields.properties).flatMap(([name, schema]) => ('type' in schema && schema.type === 'string' ? [name] : []))
+const TEXT_FIELDS = Object.entries(FileUploadFields.properties).flatMap(([name, schema]) =>
+  'type' in schema && schema.type === 'string' ? [name] : [],
+)
 const REQUIRED: readonly string[] = FileUploadFields.required
 const REQUIRED_TEXT_FIELDS = TEXT_FIELDS.filter((name) => REQUIRED.includes(name))
 const OPTIONAL_TEXT_FIELDS = TEXT_FIELDS.filter((name) => !REQUIRED.includes(name))
@@ -44,7 +46,8 @@ export function parseUploadFields(fail: ErrorFactory<EngineErrorCode>, text: str
   requireInstanceIds(fail, { processInstanceId: textOrUndefined(record.processInstanceId), processId: textOrUndefined(record.processId) })
   const fields: Record<string, unknown> = {}
   for (const name of REQUIRED_TEXT_FIELDS) {
-    if (typeof record[name] !== 'string' || record[name] === '') throw invalid(`fields.${name} must be a non-empty string`, `fields.${name}`)
+    if (typeof record[name] !== 'string' || record[name] === '')
+      throw invalid(`fields.${name} must be a non-empty string`, `fields.${name}`)
     fields[name] = record[name]
   }
   for (const name of OPTIONAL_TEXT_FIELDS) {
@@ -103,7 +106,12 @@ async function fileRoutes(fastify: FastifyInstance, options: FileRoutesOptions):
     try {
       if (!fields) throw fail('wm4000', { args: ['the fields part must come before the fileBody part'], parameters: { field: 'fields' } })
       // The route requires the user header: identity has resolved the actor.
-      return await service.stage(requireActor(request), fields, { stream: part.file, contentType: part.mimetype || 'application/octet-stream', truncated: () => part.file.truncated }, request.headers.additionalheaders)
+      return await service.stage(
+        requireActor(request),
+        fields,
+        { stream: part.file, contentType: part.mimetype || 'application/octet-stream', truncated: () => part.file.truncated },
+        request.headers.additionalheaders,
+      )
     } catch (error) {
       // Let the rest of the bytes flow past, so the answer is not stuck behind an unread request.
       part.file.resume()
@@ -117,7 +125,9 @@ async function fileRoutes(fastify: FastifyInstance, options: FileRoutesOptions):
       throwFileSizeLimit: false,
     })
     // The limit of what is read and discarded after an early answer (lib/server/unread-body.ts).
-    scoped.withTypeProvider<TypeBoxTypeProvider>().route({ ...routeFrom(uploadFile), bodyLimit: uploadBodyLimit(options.maxUploadBytes), handler: upload })
+    scoped
+      .withTypeProvider<TypeBoxTypeProvider>()
+      .route({ ...routeFrom(uploadFile), bodyLimit: uploadBodyLimit(options.maxUploadBytes), handler: upload })
   })
 
   // Untyped on the reply side: the answer is the raw byte stream, which the contract documents as binary.
@@ -132,7 +142,10 @@ async function fileRoutes(fastify: FastifyInstance, options: FileRoutesOptions):
         .send(download.stream)
     },
   })
-  typed.route({ ...routeFrom(deleteFile), handler: async (request) => service.delete(requireActor(request), request.body, request.headers.additionalheaders) })
+  typed.route({
+    ...routeFrom(deleteFile),
+    handler: async (request) => service.delete(requireActor(request), request.body, request.headers.additionalheaders),
+  })
 }
 
 /** `attachment` with the name as plain ASCII (quotes and controls replaced) and, exactly, as RFC 5987 UTF-8. */

@@ -15,7 +15,13 @@ import type { FileStore, StoredFile } from '../../../store/port.js'
 import type { ActivityRepository } from '../activities/repository.js'
 import type { FileRecord, FlowFunctionDefinition, JsonSchema } from '../runtime/types.js'
 import { runtimeCall } from '../instances/runtime-errors.js'
-import { type AdditionalHeaders, type InstanceAtHand, instanceAtHand, type InstanceDependencies, stateOf } from '../instances/instance-at-hand.js'
+import {
+  type AdditionalHeaders,
+  type InstanceAtHand,
+  instanceAtHand,
+  type InstanceDependencies,
+  stateOf,
+} from '../instances/instance-at-hand.js'
 
 export type FileFunctionKind = 'upload' | 'download' | 'delete'
 
@@ -42,7 +48,10 @@ export interface StagedUpload {
 }
 
 /** The ids every file operation needs; SPEC.md answers a missing one with 500 wm3071, before anything else is checked. */
-export function requireInstanceIds(fail: ErrorFactory<EngineErrorCode>, ids: { processInstanceId?: string | undefined; processId?: string | undefined }): void {
+export function requireInstanceIds(
+  fail: ErrorFactory<EngineErrorCode>,
+  ids: { processInstanceId?: string | undefined; processId?: string | undefined },
+): void {
   for (const field of ['processInstanceId', 'processId'] as const) {
     if (!ids[field]) throw fail('wm3071', { args: [field], parameters: { field } })
   }
@@ -113,10 +122,26 @@ export class FileService {
   }
 
   /** Runs the upload function on stored bytes and adds the file (as the function may have renamed it) to the instance. */
-  private async addToInstance(actor: Actor, atHand: InstanceAtHand, task: { taskId: string; stepId: string }, functionId: string, fields: UploadFields, kept: StoredFile, contentType: string): Promise<File> {
+  private async addToInstance(
+    actor: Actor,
+    atHand: InstanceAtHand,
+    task: { taskId: string; stepId: string },
+    functionId: string,
+    fields: UploadFields,
+    kept: StoredFile,
+    contentType: string,
+  ): Promise<File> {
     const { stored, compiled, env } = atHand
-    const input = { storageHandle: kept.storageHandle, fileName: fields.fileName, fileType: contentType, label: fields.label, size: kept.size }
-    const result = await runtimeCall(this.deps.fail, 'function', () => compiled.runFunction(functionId, { state: stateOf(stored), input, taskId: task.taskId }, env))
+    const input = {
+      storageHandle: kept.storageHandle,
+      fileName: fields.fileName,
+      fileType: contentType,
+      label: fields.label,
+      size: kept.size,
+    }
+    const result = await runtimeCall(this.deps.fail, 'function', () =>
+      compiled.runFunction(functionId, { state: stateOf(stored), input, taskId: task.taskId }, env),
+    )
     const output = result.output
     const record: FileRecord = {
       id: env.newId(),
@@ -131,13 +156,23 @@ export class FileService {
     }
     await this.deps.instances.commit({
       previous: stored,
-      state: { processInstance: { ...stored.processInstance, files: [...stored.processInstance.files, record] }, dataInstance: result.dataInstance },
+      state: {
+        processInstance: { ...stored.processInstance, files: [...stored.processInstance.files, record] },
+        dataInstance: result.dataInstance,
+      },
       effects: [],
       compiled,
       env,
       actor,
       event: 'Updated',
-      activities: [{ type: 'fileUpload', taskId: task.taskId, stepId: task.stepId, details: { fileId: record.id, fileName: record.fileName, storageHandle: record.storageHandle, size: kept.size } }],
+      activities: [
+        {
+          type: 'fileUpload',
+          taskId: task.taskId,
+          stepId: task.stepId,
+          details: { fileId: record.id, fileName: record.fileName, storageHandle: record.storageHandle, size: kept.size },
+        },
+      ],
     })
     return contractFile(record)
   }
@@ -146,7 +181,13 @@ export class FileService {
   async download(actor: Actor, body: FileOperationRequest, additionalHeaders: AdditionalHeaders): Promise<Download> {
     const atHand = await this.instanceOf(actor, body, additionalHeaders)
     const { record, functionId } = this.fileAndFunction(atHand, body.storageHandle, 'download')
-    await runtimeCall(this.deps.fail, 'function', () => atHand.compiled.runFunction(functionId, { state: stateOf(atHand.stored), input: { storageHandle: record.storageHandle }, taskId: body.taskId }, atHand.env))
+    await runtimeCall(this.deps.fail, 'function', () =>
+      atHand.compiled.runFunction(
+        functionId,
+        { state: stateOf(atHand.stored), input: { storageHandle: record.storageHandle }, taskId: body.taskId },
+        atHand.env,
+      ),
+    )
     // A download changes no instance: the function's data writes are stored now, all together.
     await atHand.env.unitOfWork.applyAlone()
     const found = await this.deps.files.get(record.storageHandle)
@@ -174,31 +215,72 @@ export class FileService {
     const atHand = await this.instanceOf(actor, body, additionalHeaders)
     const { stored, compiled, env } = atHand
     const { record, functionId } = this.fileAndFunction(atHand, body.storageHandle, 'delete')
-    const result = await runtimeCall(this.deps.fail, 'function', () => compiled.runFunction(functionId, { state: stateOf(stored), input: { storageHandle: record.storageHandle }, taskId: body.taskId }, env))
+    const result = await runtimeCall(this.deps.fail, 'function', () =>
+      compiled.runFunction(
+        functionId,
+        { state: stateOf(stored), input: { storageHandle: record.storageHandle }, taskId: body.taskId },
+        env,
+      ),
+    )
     await this.deps.instances.commit({
       previous: stored,
-      state: { processInstance: { ...stored.processInstance, files: stored.processInstance.files.filter((file) => file.id !== record.id) }, dataInstance: result.dataInstance },
+      state: {
+        processInstance: { ...stored.processInstance, files: stored.processInstance.files.filter((file) => file.id !== record.id) },
+        dataInstance: result.dataInstance,
+      },
       effects: [],
       compiled,
       env,
       actor,
       event: 'Updated',
-      activities: [{ type: 'fileDelete', taskId: body.taskId, stepId: body.taskDefinitionKey, details: { fileId: record.id, fileName: record.fileName, storageHandle: record.storageHandle } }],
+      activities: [
+        {
+          type: 'fileDelete',
+          taskId: body.taskId,
+          stepId: body.taskDefinitionKey,
+          details: { fileId: record.id, fileName: record.fileName, storageHandle: record.storageHandle },
+        },
+      ],
     })
     // The file is gone from the instance; bytes left behind by a failure here are only unreachable.
-    await this.deps.files.delete(record.storageHandle).catch((error: unknown) => this.deps.log.error({ err: error, storageHandle: record.storageHandle }, 'the bytes of a deleted file could not be removed'))
+    await this.deps.files
+      .delete(record.storageHandle)
+      .catch((error: unknown) =>
+        this.deps.log.error({ err: error, storageHandle: record.storageHandle }, 'the bytes of a deleted file could not be removed'),
+      )
     return { isSuccess: true }
   }
 
   /** SPEC.md answers missing ids of a file operation with 500 (wm3071). */
-  private async instanceOf(actor: Actor, ids: { processInstanceId?: string | undefined; processId?: string | undefined; businessKey?: string | undefined; appId?: string | undefined }, additionalHeaders: AdditionalHeaders): Promise<InstanceAtHand> {
+  private async instanceOf(
+    actor: Actor,
+    ids: {
+      processInstanceId?: string | undefined
+      processId?: string | undefined
+      businessKey?: string | undefined
+      appId?: string | undefined
+    },
+    additionalHeaders: AdditionalHeaders,
+  ): Promise<InstanceAtHand> {
     requireInstanceIds(this.deps.fail, ids)
-    return instanceAtHand(this.deps, actor, { processInstanceId: ids.processInstanceId as string, processId: ids.processId, businessKey: ids.businessKey, appId: ids.appId, additionalHeaders, check: 'access' })
+    return instanceAtHand(this.deps, actor, {
+      processInstanceId: ids.processInstanceId as string,
+      processId: ids.processId,
+      businessKey: ids.businessKey,
+      appId: ids.appId,
+      additionalHeaders,
+      check: 'access',
+    })
   }
 
   /** The file of the instance with that handle (404 wm3072) and the model's function for the operation. */
-  private fileAndFunction(atHand: InstanceAtHand, storageHandle: string | undefined, kind: FileFunctionKind): { record: FileRecord; functionId: string } {
-    if (!storageHandle) throw this.deps.fail('wm4000', { args: ['storageHandle must be a non-empty string'], parameters: { field: 'storageHandle' } })
+  private fileAndFunction(
+    atHand: InstanceAtHand,
+    storageHandle: string | undefined,
+    kind: FileFunctionKind,
+  ): { record: FileRecord; functionId: string } {
+    if (!storageHandle)
+      throw this.deps.fail('wm4000', { args: ['storageHandle must be a non-empty string'], parameters: { field: 'storageHandle' } })
     const record = atHand.stored.processInstance.files.find((file) => file.storageHandle === storageHandle)
     if (!record) throw this.fileNotFound(storageHandle, atHand.stored._id)
     return { record, functionId: this.fileFunction(atHand, kind) }
@@ -207,9 +289,11 @@ export class FileService {
   /** The model's file function of that kind, when it exists and declares what MODEL.md requires (500 wm3070 otherwise). */
   private fileFunction({ compiled, env }: InstanceAtHand, kind: FileFunctionKind): string {
     const functionId = compiled.fileFunction(kind)
-    const wrong = (reason: string) => this.deps.fail('wm3070', { args: [`file${kind[0]?.toUpperCase()}${kind.slice(1)}Function ${reason}`], parameters: { kind } })
+    const wrong = (reason: string) =>
+      this.deps.fail('wm3070', { args: [`file${kind[0]?.toUpperCase()}${kind.slice(1)}Function ${reason}`], parameters: { kind } })
     if (!functionId) throw wrong('is not set in the process model')
-    const definition: FlowFunctionDefinition | undefined = compiled.model.modelBody.functions?.[functionId] ?? env.host.appFunction(functionId)
+    const definition: FlowFunctionDefinition | undefined =
+      compiled.model.modelBody.functions?.[functionId] ?? env.host.appFunction(functionId)
     if (!definition) throw wrong(`names function ${functionId}, which does not exist`)
     const [input, output] = REQUIRED_DECLARATIONS[kind]
     const missingInput = input.filter((name) => !declared(definition.input).includes(name))

@@ -16,7 +16,10 @@ export const MODELS_COLLECTION = 'models'
 /** The app ids that own models, as a string; the problem as text when the store cannot answer. */
 export async function describeApps(store: Store): Promise<string> {
   try {
-    const groups = await store.collection(MODELS_COLLECTION).aggregate<{ _id: unknown }>([{ $group: { _id: '$appId' } }, { $sort: { _id: 1 } }]).toArray()
+    const groups = await store
+      .collection(MODELS_COLLECTION)
+      .aggregate<{ _id: unknown }>([{ $group: { _id: '$appId' } }, { $sort: { _id: 1 } }])
+      .toArray()
     const appIds = groups.map((group) => group._id).filter((id): id is string => typeof id === 'string')
     return appIds.length > 0 ? JSON.stringify(appIds) : 'No apps found'
   } catch (error) {

@@ -4,7 +4,6 @@
  * `expiresAt` removes keys IDEMPOTENCY_TTL_HOURS after their claim; until the store's sweep has run,
  * readers treat an expired key as absent.
  */
-import type { FastifyInstance } from 'fastify'
 import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
 import { type Collection, isDuplicateKeyError, type Store } from '../../../store/port.js'
 import { Collections, type StoredIdempotencyKey } from '../../../store/collections.js'

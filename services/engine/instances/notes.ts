@@ -16,6 +16,8 @@ export function newNote(id: string, text: string, author: NoteAuthor, now: Date,
 
 export function withNote(state: ProcessState, note: Note): ProcessState {
   const instance = state.processInstance
-  const contributorUsers = instance.contributorUsers.includes(note.userId) ? instance.contributorUsers : [...instance.contributorUsers, note.userId]
+  const contributorUsers = instance.contributorUsers.includes(note.userId)
+    ? instance.contributorUsers
+    : [...instance.contributorUsers, note.userId]
   return { dataInstance: state.dataInstance, processInstance: { ...instance, notes: [note, ...instance.notes], contributorUsers } }
 }

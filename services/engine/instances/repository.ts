@@ -119,7 +119,10 @@ export class ContextRepository {
       if (result.matchedCount === 0) return null
     } else {
       try {
-        await this.store.applyAtomically([{ collection: Collections.contexts, kind: 'updateOne', filter, update, mustMatch: true }, ...alongside])
+        await this.store.applyAtomically([
+          { collection: Collections.contexts, kind: 'updateOne', filter, update, mustMatch: true },
+          ...alongside,
+        ])
       } catch (error) {
         if (isUnmatchedWriteError(error)) return null
         throw error

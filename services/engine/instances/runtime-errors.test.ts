@@ -19,17 +19,34 @@ t.test('advancing: business failures are 400, a task not open or an action not o
     [new RuntimeError('validation', 'output.vat must be number', { path: '/vat' }), 'wm3050', 500],
   ]
   for (const [error, code, status] of cases) {
-    t.match(runtimeFailure(fail, error, 'advance'), { code, statusCode: status, message: new RegExp(error.message) }, `${error.kind}/${error.details.target ?? ''} → ${code}`)
+    t.match(
+      runtimeFailure(fail, error, 'advance'),
+      { code, statusCode: status, message: new RegExp(error.message) },
+      `${error.kind}/${error.details.target ?? ''} → ${code}`,
+    )
   }
-  t.same(runtimeFailure(fail, new RuntimeError('business', 'no', { code: 'X' }), 'advance').parameters, { code: 'X' }, 'the fail node\'s code is kept')
+  t.same(
+    runtimeFailure(fail, new RuntimeError('business', 'no', { code: 'X' }), 'advance').parameters,
+    { code: 'X' },
+    "the fail node's code is kept",
+  )
 })
 
-t.test('function actions: SPEC.md\'s 401 for a missing function action or any failure of it', async (t) => {
-  t.match(runtimeFailure(fail, new RuntimeError('notFound', 'no function action', { target: 'action' }), 'actionFunction'), { code: 'wm3051', statusCode: 401 })
-  t.match(runtimeFailure(fail, new RuntimeError('notFound', 'no function checkBalance', { target: 'function' }), 'actionFunction'), { code: 'wm3051', statusCode: 401 })
+t.test("function actions: SPEC.md's 401 for a missing function action or any failure of it", async (t) => {
+  t.match(runtimeFailure(fail, new RuntimeError('notFound', 'no function action', { target: 'action' }), 'actionFunction'), {
+    code: 'wm3051',
+    statusCode: 401,
+  })
+  t.match(runtimeFailure(fail, new RuntimeError('notFound', 'no function checkBalance', { target: 'function' }), 'actionFunction'), {
+    code: 'wm3051',
+    statusCode: 401,
+  })
   t.match(runtimeFailure(fail, new RuntimeError('business', 'Not enough days'), 'actionFunction'), { code: 'wm3052', statusCode: 401 })
   t.match(runtimeFailure(fail, new RuntimeError('technical', 'step limit'), 'actionFunction'), { code: 'wm3052', statusCode: 401 })
-  t.match(runtimeFailure(fail, new RuntimeError('conflict', 'not open', { target: 'task' }), 'actionFunction'), { code: 'wm3041', statusCode: 409 })
+  t.match(runtimeFailure(fail, new RuntimeError('conflict', 'not open', { target: 'task' }), 'actionFunction'), {
+    code: 'wm3041',
+    statusCode: 409,
+  })
 })
 
 t.test('a defect in the runtime answers 500 without its text; a catalogue error passes unchanged', async (t) => {
@@ -38,11 +55,14 @@ t.test('a defect in the runtime answers 500 without its text; a catalogue error 
   t.notMatch(defect.message, /Cannot read/)
   const catalogued = fail('wm3042', { args: ['pi-1'] })
   t.equal(runtimeFailure(fail, catalogued, 'advance'), catalogued)
-  await t.rejects(runtimeCall(fail, 'advance', async () => Promise.reject(new RuntimeError('business', 'no'))), { code: 'wm3053' })
+  await t.rejects(
+    runtimeCall(fail, 'advance', async () => Promise.reject(new RuntimeError('business', 'no'))),
+    { code: 'wm3053' },
+  )
   t.equal(await runtimeCall(fail, 'advance', async () => 42), 42)
 })
 
-t.test('functions outside an action: a bad input is the caller\'s 400, a missing function 404, the rest their own codes', async (t) => {
+t.test("functions outside an action: a bad input is the caller's 400, a missing function 404, the rest their own codes", async (t) => {
   const cases: Array<[RuntimeError, string]> = [
     [new RuntimeError('business', 'Not enough days', { code: 'DAYS' }), 'wm3053'],
     [new RuntimeError('validation', 'the input of function f is invalid', { path: 'functions.f.input' }), 'wm3056'],
@@ -53,7 +73,16 @@ t.test('functions outside an action: a bad input is the caller\'s 400, a missing
     [new RuntimeError('conflict', 'task t1 is not open', { target: 'task' }), 'wm3041'],
     [new RuntimeError('technical', 'the function ran longer than 10000 ms'), 'wm3055'],
   ]
-  for (const [error, code] of cases) t.match(runtimeFailure(fail, error, 'function'), { code, message: new RegExp(error.message) }, `${error.kind}/${error.details.path ?? ''} → ${code}`)
-  t.same(runtimeFailure(fail, new RuntimeError('notFound', 'no task', { target: 'task', path: 'x' }), 'function').parameters, { path: 'x' }, 'answered without target, as before')
+  for (const [error, code] of cases)
+    t.match(
+      runtimeFailure(fail, error, 'function'),
+      { code, message: new RegExp(error.message) },
+      `${error.kind}/${error.details.path ?? ''} → ${code}`,
+    )
+  t.same(
+    runtimeFailure(fail, new RuntimeError('notFound', 'no task', { target: 'task', path: 'x' }), 'function').parameters,
+    { path: 'x' },
+    'answered without target, as before',
+  )
   t.match(runtimeFailure(fail, new TypeError('boom'), 'function'), { code: 'wm3055', statusCode: 500 })
 })

@@ -26,7 +26,10 @@ function parametersOf(error: RuntimeError, purpose: RuntimePurpose): Record<stri
 }
 
 /** The code of a failure that is not the runtime's own report (a defect), by purpose. */
-const UNEXPECTED = { advance: 'wm3050', actionFunction: 'wm3052', function: 'wm3055' } as const satisfies Record<RuntimePurpose, EngineErrorCode>
+const UNEXPECTED = { advance: 'wm3050', actionFunction: 'wm3052', function: 'wm3055' } as const satisfies Record<
+  RuntimePurpose,
+  EngineErrorCode
+>
 
 type FailureDetails = { args: string[]; parameters: Record<string, string>; cause: RuntimeError }
 

@@ -189,10 +189,21 @@ async function processInstancesPlugin(fastify: FastifyInstance): Promise<void> {
   const metrics = fastify.engineMetrics
   const onCommitted = metrics ? (change: CommittedChange) => recordCommittedChange(metrics, change) : undefined
   const { contexts, activities, notifications, webhookOutbox, authorization, fail, log } = fastify
-  fastify.decorate('processInstances', new ProcessInstances(contexts, activities, notifications, webhookOutbox, authorization, fail, log, onCommitted))
+  fastify.decorate(
+    'processInstances',
+    new ProcessInstances(contexts, activities, notifications, webhookOutbox, authorization, fail, log, onCommitted),
+  )
 }
 
 export default fp(processInstancesPlugin, {
   name: 'process-instances',
-  dependencies: ['contexts-repository', 'activities-repository', 'notifications-service', 'webhook-outbox', 'authorization', 'errors', 'metrics'],
+  dependencies: [
+    'contexts-repository',
+    'activities-repository',
+    'notifications-service',
+    'webhook-outbox',
+    'authorization',
+    'errors',
+    'metrics',
+  ],
 })

@@ -10,8 +10,22 @@
  */
 import { MessageChannel, type MessagePort } from 'node:worker_threads'
 import { Piscina } from 'piscina'
-import { deserializeError, type HostReply, type IsolatedOutcome, type IsolatedTask, serializeError, type WorkerMessage } from '../runtime/flow/isolation-protocol.js'
-import { type FlowFunctionDefinition, type FunctionIsolation, type FunctionRunResult, type IsolatedRun, RuntimeError, type RunEnvironment } from '../runtime/types.js'
+import {
+  deserializeError,
+  type HostReply,
+  type IsolatedOutcome,
+  type IsolatedTask,
+  serializeError,
+  type WorkerMessage,
+} from '../runtime/flow/isolation-protocol.js'
+import {
+  type FlowFunctionDefinition,
+  type FunctionIsolation,
+  type FunctionRunResult,
+  type IsolatedRun,
+  RuntimeError,
+  type RunEnvironment,
+} from '../runtime/types.js'
 
 export interface FunctionPoolOptions {
   /** Worker threads at most (FLOW_WORKERS). */
@@ -88,7 +102,11 @@ export class FunctionPool {
       minThreads: this.options.threads,
       maxThreads: this.options.threads,
       idleTimeout: 30_000,
-      resourceLimits: { maxOldGenerationSizeMb: this.options.memoryMb, maxYoungGenerationSizeMb: Math.max(4, Math.floor(this.options.memoryMb / 8)), stackSizeMb: 4 },
+      resourceLimits: {
+        maxOldGenerationSizeMb: this.options.memoryMb,
+        maxYoungGenerationSizeMb: Math.max(4, Math.floor(this.options.memoryMb / 8)),
+        stackSizeMb: 4,
+      },
     })
     return this.workers
   }
@@ -111,7 +129,12 @@ export class FunctionPool {
     return share
   }
 
-  private async run(tenant: string, run: IsolatedRun, env: RunEnvironment, resolve: (functionId: string) => Promise<FlowFunctionDefinition | undefined>): Promise<FunctionRunResult> {
+  private async run(
+    tenant: string,
+    run: IsolatedRun,
+    env: RunEnvironment,
+    resolve: (functionId: string) => Promise<FlowFunctionDefinition | undefined>,
+  ): Promise<FunctionRunResult> {
     const { timeoutMs } = env.limits
     // A run that began on the engine's thread has only what is left of its limit.
     const limitMs = Math.max(1, timeoutMs - (run.request.spentMs ?? 0))
@@ -165,7 +188,11 @@ export class FunctionPool {
     } catch (error) {
       if (error instanceof RuntimeError) throw error
       if (timedOut) {
-        throw technical(started ? `the function ran longer than ${timeoutMs} ms` : `the function could not start within ${startBoundMs(timeoutMs)} ms: every worker is busy`)
+        throw technical(
+          started
+            ? `the function ran longer than ${timeoutMs} ms`
+            : `the function could not start within ${startBoundMs(timeoutMs)} ms: every worker is busy`,
+        )
       }
       if ((error as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY') throw technical('the function used more memory than a run may')
       throw technical(`the function's worker failed: ${(error as Error).message}`)
@@ -194,7 +221,12 @@ export class FunctionPool {
 }
 
 /** Answers one host call of a worker with the engine's own host. */
-async function answer(port: MessagePort, message: Extract<WorkerMessage, { type: 'call' }>, env: RunEnvironment, resolve: (functionId: string) => Promise<FlowFunctionDefinition | undefined>): Promise<void> {
+async function answer(
+  port: MessagePort,
+  message: Extract<WorkerMessage, { type: 'call' }>,
+  env: RunEnvironment,
+  resolve: (functionId: string) => Promise<FlowFunctionDefinition | undefined>,
+): Promise<void> {
   let reply: HostReply
   try {
     const value =

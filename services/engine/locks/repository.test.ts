@@ -35,7 +35,7 @@ t.test('of two users racing for a free task exactly one gets it', async (t) => {
   }
 })
 
-t.test('release frees only the holder\'s lock; releaseTask and releaseAllOf free regardless', async (t) => {
+t.test("release frees only the holder's lock; releaseTask and releaseAllOf free regardless", async (t) => {
   const locks = taskLockRepository(await openTestStore(t), 60)
   await locks.acquire('task-1', 'pi-1', 'alice', T0)
   await locks.acquire('task-2', 'pi-1', 'alice', T0)
@@ -44,7 +44,7 @@ t.test('release frees only the holder\'s lock; releaseTask and releaseAllOf free
   t.equal((await locks.holder('task-1', T0))?.userId, 'alice')
   t.equal(await locks.release('task-1', 'alice'), true)
   t.equal(await locks.holder('task-1', T0), null)
-  t.equal(await locks.releaseAllOf('alice'), 1, 'task-2 was alice\'s last lock')
+  t.equal(await locks.releaseAllOf('alice'), 1, "task-2 was alice's last lock")
   t.equal((await locks.holder('task-3', T0))?.userId, 'bob', 'bob keeps his')
   await locks.releaseTask('task-3')
   t.equal(await locks.holder('task-3', T0), null)

@@ -83,7 +83,11 @@ export interface TaskLocksPluginOptions {
   ttlSeconds: number
 }
 
-export default repositoryPlugin<TaskLocksPluginOptions>('taskLocks', ({ store, clock }, options) => taskLockRepository(store, options.ttlSeconds, clock), {
-  name: 'task-locks-repository',
-  dependencies: ['clock'],
-})
+export default repositoryPlugin<TaskLocksPluginOptions>(
+  'taskLocks',
+  ({ store, clock }, options) => taskLockRepository(store, options.ttlSeconds, clock),
+  {
+    name: 'task-locks-repository',
+    dependencies: ['clock'],
+  },
+)

@@ -26,7 +26,10 @@ export class ModelRepository {
    * and its compiled model is nearly always cached already.
    */
   async latestLiveProcessVersion(appId: string, processId: string): Promise<number | null> {
-    const latest = await this.collection.findOne({ processId, appId, type: 'process', live: true }, { sort: { version: -1 }, projection: { _id: 0, version: 1 } })
+    const latest = await this.collection.findOne(
+      { processId, appId, type: 'process', live: true },
+      { sort: { version: -1 }, projection: { _id: 0, version: 1 } },
+    )
     return latest ? latest.version : null
   }
 

@@ -53,7 +53,10 @@ export class ProcessModels {
     if (cached) return cached
     const model = await this.repository.liveProcessVersion(instance.appId, instance.processId, instance.modelVersion)
     if (!model) {
-      throw this.fail('wm3002', { args: [`${instance.processId} version ${instance.modelVersion} in app ${instance.appId}`], parameters: { processId: instance.processId, appId: instance.appId } })
+      throw this.fail('wm3002', {
+        args: [`${instance.processId} version ${instance.modelVersion} in app ${instance.appId}`],
+        parameters: { processId: instance.processId, appId: instance.appId },
+      })
     }
     return this.compiled(model)
   }
@@ -62,7 +65,10 @@ export class ProcessModels {
   async resolveAppId(processId: string): Promise<string> {
     const apps = await this.repository.appsWithLiveProcess(processId)
     if (apps.length === 1) return apps[0] as string
-    const reason = apps.length === 0 ? `no app has a live model of process ${processId}` : `process ${processId} exists in several apps (${apps.sort().join(', ')})`
+    const reason =
+      apps.length === 0
+        ? `no app has a live model of process ${processId}`
+        : `process ${processId} exists in several apps (${apps.sort().join(', ')})`
     throw this.fail('wm3003', { args: [reason], parameters: { field: 'body.appId', processId } })
   }
 
@@ -88,7 +94,8 @@ export class ProcessModels {
     const functions = new Map<string, FlowFunctionDefinition>()
     for (const library of await this.repository.liveFunctionLibraries(appId)) {
       const body = library.modelBody as { functions?: Record<string, FlowFunctionDefinition> }
-      for (const [functionId, definition] of Object.entries(body.functions ?? {})) if (!functions.has(functionId)) functions.set(functionId, definition)
+      for (const [functionId, definition] of Object.entries(body.functions ?? {}))
+        if (!functions.has(functionId)) functions.set(functionId, definition)
     }
     return functions
   }

@@ -7,7 +7,13 @@ async function setUp(t: Tap) {
   const engine = await startHrEngine(t)
   const started = (await startLeaveRequest(engine, engine.users.employee)).body
   const instance = started.context.processInstance
-  const body = { ...HR, processId: instance.processId, processInstanceId: instance.processInstanceId, businessKey: instance.businessKey, taskId: formTask(started).taskId }
+  const body = {
+    ...HR,
+    processId: instance.processId,
+    processInstanceId: instance.processInstanceId,
+    businessKey: instance.businessKey,
+    taskId: formTask(started).taskId,
+  }
   return { engine, started, body }
 }
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
@@ -23,10 +29,17 @@ t.test('adding notes keeps them newest first, makes the author a contributor, lo
   t.equal(first.status, 200)
   const second = await engine.call<Session>('addNote', 'POST', '/note/add', { user: employee.userId, body: { ...body, note: 'second' } })
   const notes = second.body.context.processInstance.notes
-  t.same(notes.map((note) => note.note), ['second', 'first'], 'newest first')
+  t.same(
+    notes.map((note) => note.note),
+    ['second', 'first'],
+    'newest first',
+  )
   t.match(notes[0], { userId: employee.userId, userName: 'Eve Employee', taskId: body.taskId, createDate: String, updateDate: String })
   t.ok(second.body.context.processInstance.contributorUsers.includes(employee.userId), 'the author is a contributor')
-  const activity = await engine.call<ActivityRecord[]>('listContextActivity', 'POST', '/context/activity', { user: employee.userId, body: { processInstanceId: body.processInstanceId } })
+  const activity = await engine.call<ActivityRecord[]>('listContextActivity', 'POST', '/context/activity', {
+    user: employee.userId,
+    body: { processInstanceId: body.processInstanceId },
+  })
   t.same(activity.body.filter((entry) => entry.type === 'noteAdded').length, 2, 'one noteAdded per note')
   const notification = await engine.store.collection<NotificationRecord>(Collections.notifications).findOne({ _id: body.processInstanceId })
   t.equal(notification?.eventType, 'Updated')
@@ -41,22 +54,37 @@ t.test('only the author may update or delete a note; a missing note is wm3090', 
   const note = added.body.context.processInstance.notes[0]!
   const versionBefore = (await storedOf(engine, body.processInstanceId)).version
 
-  const notAuthor = await engine.call<{ code: string }>('updateNote', 'POST', '/note/update', { user: admin.userId, body: { processInstanceId: body.processInstanceId, note: { id: note.id, note: 'hijacked' } } })
+  const notAuthor = await engine.call<{ code: string }>('updateNote', 'POST', '/note/update', {
+    user: admin.userId,
+    body: { processInstanceId: body.processInstanceId, note: { id: note.id, note: 'hijacked' } },
+  })
   t.match(notAuthor, { status: 404, body: { code: 'wm3091' } }, 'an admin is still not the author')
-  const notDeleted = await engine.call<{ code: string }>('deleteNote', 'POST', '/note/delete', { user: admin.userId, body: { processInstanceId: body.processInstanceId, noteId: note.id } })
+  const notDeleted = await engine.call<{ code: string }>('deleteNote', 'POST', '/note/delete', {
+    user: admin.userId,
+    body: { processInstanceId: body.processInstanceId, noteId: note.id },
+  })
   t.match(notDeleted, { status: 404, body: { code: 'wm3091' } })
-  const missing = await engine.call<{ code: string }>('updateNote', 'POST', '/note/update', { user: employee.userId, body: { processInstanceId: body.processInstanceId, note: { id: 'no-such-note', note: 'x' } } })
+  const missing = await engine.call<{ code: string }>('updateNote', 'POST', '/note/update', {
+    user: employee.userId,
+    body: { processInstanceId: body.processInstanceId, note: { id: 'no-such-note', note: 'x' } },
+  })
   t.match(missing, { status: 404, body: { code: 'wm3090' } })
   t.equal((await storedOf(engine, body.processInstanceId)).version, versionBefore, 'refused changes store nothing')
 
-  const updated = await engine.call<Session>('updateNote', 'POST', '/note/update', { user: employee.userId, body: { processInstanceId: body.processInstanceId, note: { id: note.id, note: 'final' } } })
+  const updated = await engine.call<Session>('updateNote', 'POST', '/note/update', {
+    user: employee.userId,
+    body: { processInstanceId: body.processInstanceId, note: { id: note.id, note: 'final' } },
+  })
   t.equal(updated.status, 200)
   const changed = updated.body.context.processInstance.notes[0]!
   t.equal(changed.note, 'final')
   t.equal(changed.createDate, note.createDate, 'creation time kept')
   t.ok(changed.updateDate >= note.updateDate, 'updateDate refreshed')
 
-  const deleted = await engine.call<Session>('deleteNote', 'POST', '/note/delete', { user: employee.userId, body: { processInstanceId: body.processInstanceId, noteId: note.id } })
+  const deleted = await engine.call<Session>('deleteNote', 'POST', '/note/delete', {
+    user: employee.userId,
+    body: { processInstanceId: body.processInstanceId, noteId: note.id },
+  })
   t.same(deleted.body.context.processInstance.notes, [])
 })
 
@@ -64,10 +92,23 @@ t.test('notes: bad input, unknown task, another tenant and another process chang
   const { engine, body } = await setUp(t)
   const { employee, stranger } = engine.users
   const versionBefore = (await storedOf(engine, body.processInstanceId)).version
-  t.match(await engine.call('addNote', 'POST', '/note/add', { user: employee.userId, body: { ...body, note: undefined } }), { status: 400, body: { code: 'wm4000' } })
-  t.match(await engine.call('addNote', 'POST', '/note/add', { user: employee.userId, body: { ...body, taskId: 'nope', note: 'x' } }), { status: 404, body: { code: 'wm3005' } })
-  t.match(await engine.call('addNote', 'POST', '/note/add', { user: employee.userId, body: { ...body, processId: 'purchase', note: 'x' } }), { status: 404, body: { code: 'wm3001' } })
-  t.match(await engine.call('addNote', 'POST', '/note/add', { user: stranger.userId, body: { ...body, note: 'x' } }), { status: 404, body: { code: 'wm3001' } }, 'another app\'s instance is not found')
+  t.match(await engine.call('addNote', 'POST', '/note/add', { user: employee.userId, body: { ...body, note: undefined } }), {
+    status: 400,
+    body: { code: 'wm4000' },
+  })
+  t.match(await engine.call('addNote', 'POST', '/note/add', { user: employee.userId, body: { ...body, taskId: 'nope', note: 'x' } }), {
+    status: 404,
+    body: { code: 'wm3005' },
+  })
+  t.match(
+    await engine.call('addNote', 'POST', '/note/add', { user: employee.userId, body: { ...body, processId: 'purchase', note: 'x' } }),
+    { status: 404, body: { code: 'wm3001' } },
+  )
+  t.match(
+    await engine.call('addNote', 'POST', '/note/add', { user: stranger.userId, body: { ...body, note: 'x' } }),
+    { status: 404, body: { code: 'wm3001' } },
+    "another app's instance is not found",
+  )
   t.match(await engine.call('addNote', 'POST', '/note/add', { body: { ...body, note: 'x' } }), { status: 401, body: { code: 'wm4010' } })
   t.equal((await storedOf(engine, body.processInstanceId)).version, versionBefore)
 })

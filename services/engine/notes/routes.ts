@@ -12,9 +12,18 @@ async function noteRoutes(fastify: FastifyInstance): Promise<void> {
   const service = new NoteService(engineDependencies(fastify))
   const typed = fastify.withTypeProvider<TypeBoxTypeProvider>()
   // Every note route requires the user header: identity has resolved the actor.
-  typed.route({ ...routeFrom(addNote), handler: async (request) => service.add(requireActor(request), request.body, request.headers.additionalheaders) })
-  typed.route({ ...routeFrom(updateNote), handler: async (request) => service.update(requireActor(request), request.body, request.headers.additionalheaders) })
-  typed.route({ ...routeFrom(deleteNote), handler: async (request) => service.delete(requireActor(request), request.body, request.headers.additionalheaders) })
+  typed.route({
+    ...routeFrom(addNote),
+    handler: async (request) => service.add(requireActor(request), request.body, request.headers.additionalheaders),
+  })
+  typed.route({
+    ...routeFrom(updateNote),
+    handler: async (request) => service.update(requireActor(request), request.body, request.headers.additionalheaders),
+  })
+  typed.route({
+    ...routeFrom(deleteNote),
+    handler: async (request) => service.delete(requireActor(request), request.body, request.headers.additionalheaders),
+  })
 }
 
 export default fp(noteRoutes, {

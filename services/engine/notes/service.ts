@@ -10,7 +10,13 @@ import { taskForForm } from '../tasks/form-task.js'
 import { newNote, withNote } from '../instances/notes.js'
 import type { ActivityEntry } from '../instances/service.js'
 import type { Note, ProcessState } from '../runtime/types.js'
-import { type AdditionalHeaders, type InstanceAtHand, instanceAtHand, type InstanceDependencies, stateOf } from '../instances/instance-at-hand.js'
+import {
+  type AdditionalHeaders,
+  type InstanceAtHand,
+  instanceAtHand,
+  type InstanceDependencies,
+  stateOf,
+} from '../instances/instance-at-hand.js'
 
 export interface NoteServiceDependencies extends InstanceDependencies {
   sessions: SessionBuilder
@@ -29,7 +35,10 @@ export class NoteService {
       const task = stored.processInstance.tasks.find((candidate) => candidate.taskId === body.taskId)
       if (!task) throw this.deps.fail('wm3005', { args: [body.taskId], parameters: { taskId: body.taskId, processInstanceId: stored._id } })
       const note = newNote(env.newId(), body.note, actor, env.now(), task.taskId)
-      return { state: withNote(stateOf(stored), note), activity: { type: 'noteAdded', taskId: task.taskId, stepId: task.stepId, details: { noteId: note.id } } }
+      return {
+        state: withNote(stateOf(stored), note),
+        activity: { type: 'noteAdded', taskId: task.taskId, stepId: task.stepId, details: { noteId: note.id } },
+      }
     })
   }
 
@@ -38,7 +47,10 @@ export class NoteService {
       const note = this.ownNote(actor, stored.processInstance.notes, body.note.id, stored._id)
       const changed: Note = { ...note, note: body.note.note, updateDate: env.now().toISOString() }
       const notes = stored.processInstance.notes.map((candidate) => (candidate.id === note.id ? changed : candidate))
-      return { state: { dataInstance: stored.dataInstance, processInstance: { ...stored.processInstance, notes } }, activity: { type: 'noteUpdated', details: { noteId: note.id } } }
+      return {
+        state: { dataInstance: stored.dataInstance, processInstance: { ...stored.processInstance, notes } },
+        activity: { type: 'noteUpdated', details: { noteId: note.id } },
+      }
     })
   }
 
@@ -46,7 +58,10 @@ export class NoteService {
     return this.change(actor, body, additionalHeaders, ({ stored }) => {
       const note = this.ownNote(actor, stored.processInstance.notes, body.noteId, stored._id)
       const notes = stored.processInstance.notes.filter((candidate) => candidate.id !== note.id)
-      return { state: { dataInstance: stored.dataInstance, processInstance: { ...stored.processInstance, notes } }, activity: { type: 'noteDeleted', details: { noteId: note.id } } }
+      return {
+        state: { dataInstance: stored.dataInstance, processInstance: { ...stored.processInstance, notes } },
+        activity: { type: 'noteDeleted', details: { noteId: note.id } },
+      }
     })
   }
 
@@ -79,6 +94,12 @@ export class NoteService {
       activities: [activity],
       allowedWhileSuspended: true,
     })
-    return this.deps.sessions.build({ principal: actor, state: committed, compiled, task: taskForForm(committed.processInstance, actor), skipToForm: true })
+    return this.deps.sessions.build({
+      principal: actor,
+      state: committed,
+      compiled,
+      task: taskForForm(committed.processInstance, actor),
+      skipToForm: true,
+    })
   }
 }

@@ -14,7 +14,12 @@ async function notificationRoutes(fastify: FastifyInstance): Promise<void> {
     ...routeFrom(listNotifications),
     // The route requires the user header: identity has resolved the actor.
     handler: async (request, reply) => {
-      const page = await fastify.notifications.list(requireActor(request), request.params.appId, request.query.limit ?? DEFAULT_PAGE_SIZE, request.query.cursor)
+      const page = await fastify.notifications.list(
+        requireActor(request),
+        request.params.appId,
+        request.query.limit ?? DEFAULT_PAGE_SIZE,
+        request.query.cursor,
+      )
       if (page.nextCursor) reply.header('x-next-cursor', page.nextCursor)
       return page.records
     },
@@ -39,5 +44,13 @@ async function notificationRoutes(fastify: FastifyInstance): Promise<void> {
 
 export default fp(notificationRoutes, {
   name: 'engine-notification-routes',
-  dependencies: ['notifications-service', 'contexts-repository', 'process-models', 'run-environments', 'authorization', 'identity', 'errors'],
+  dependencies: [
+    'notifications-service',
+    'contexts-repository',
+    'process-models',
+    'run-environments',
+    'authorization',
+    'identity',
+    'errors',
+  ],
 })

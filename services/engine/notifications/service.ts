@@ -86,12 +86,22 @@ export class Notifications {
    * The writes that rewrite the instance's record for a change about to be stored, so that the
    * record is stored with the change or not at all.
    */
-  async writesFor(state: ProcessState, eventType: NotificationEventType, compiled: CompiledProcess, env: RunEnvironment): Promise<AtomicWrite[]> {
+  async writesFor(
+    state: ProcessState,
+    eventType: NotificationEventType,
+    compiled: CompiledProcess,
+    env: RunEnvironment,
+  ): Promise<AtomicWrite[]> {
     return this.repository.writesFor(notificationRecord(state, eventType, await this.informList(state, compiled, env)))
   }
 
   /** Rewrites the instance's record after a change. */
-  async publish(state: ProcessState, eventType: NotificationEventType, compiled: CompiledProcess, env: RunEnvironment): Promise<StoredNotification> {
+  async publish(
+    state: ProcessState,
+    eventType: NotificationEventType,
+    compiled: CompiledProcess,
+    env: RunEnvironment,
+  ): Promise<StoredNotification> {
     const record = notificationRecord(state, eventType, await this.informList(state, compiled, env))
     await this.repository.write(record)
     return record
@@ -100,7 +110,11 @@ export class Notifications {
   /** The records of the app the user may see, newest first, `limit` at a time. */
   async list(principal: Principal, appId: string, limit: number, cursor: string | undefined): Promise<NotificationPage> {
     const after = cursor === undefined ? undefined : decodeCursor(cursor)
-    if (cursor !== undefined && !after) throw this.fail('wm4000', { args: ['querystring.cursor is not a cursor this service issued'], parameters: { field: 'querystring.cursor' } })
+    if (cursor !== undefined && !after)
+      throw this.fail('wm4000', {
+        args: ['querystring.cursor is not a cursor this service issued'],
+        parameters: { field: 'querystring.cursor' },
+      })
     // Another tenant's app is invisible: nothing to list, not an error.
     if (!sameTenant(principal, { appId, organizationId: principal.organizationId })) return { records: [] }
     const records = await this.repository.page({ appId, ...visibleInstancesFilter(principal) }, limit + 1, after)
@@ -155,16 +169,34 @@ export interface ResendRequest {
  * event (404 C-3003 when the app has no such instance, or it belongs to another tenant than the
  * user's; 403 wm4030 when the user is not authorized on it).
  */
-export async function resendNotification(deps: ResendDependencies, actor: Actor, request: ResendRequest, additionalHeaders?: string | string[]): Promise<void> {
+export async function resendNotification(
+  deps: ResendDependencies,
+  actor: Actor,
+  request: ResendRequest,
+  additionalHeaders?: string | string[],
+): Promise<void> {
   const stored = request.processInstanceId
     ? await deps.contexts.find(request.processInstanceId)
     : await deps.contexts.findByBusinessKey(request.appId, request.processId, request.businessKey)
   const reference = request.processInstanceId ?? `${request.processId} ${request.businessKey}`
   if (!stored || stored.appId !== request.appId || !sameTenant(actor, stored)) {
-    throw deps.fail('C-3003', { args: [reference], parameters: { processInstanceId: request.processInstanceId ?? '', businessKey: request.businessKey } })
+    throw deps.fail('C-3003', {
+      args: [reference],
+      parameters: { processInstanceId: request.processInstanceId ?? '', businessKey: request.businessKey },
+    })
   }
   deps.authorization.assertAccess(actor, stored.processInstance)
   const compiled = await deps.models.ofInstance(stored.processInstance)
-  const env = await deps.environments.create({ actor: runtimeUserOf(actor), appId: stored.appId, organizationId: stored.organizationId, additionalHeaders })
-  await deps.notifications.publish({ processInstance: stored.processInstance, dataInstance: stored.dataInstance }, request.eventType, compiled, env)
+  const env = await deps.environments.create({
+    actor: runtimeUserOf(actor),
+    appId: stored.appId,
+    organizationId: stored.organizationId,
+    additionalHeaders,
+  })
+  await deps.notifications.publish(
+    { processInstance: stored.processInstance, dataInstance: stored.dataInstance },
+    request.eventType,
+    compiled,
+    env,
+  )
 }

@@ -78,7 +78,8 @@ export class ProcessStarter {
   async start(command: StartCommand): Promise<Started> {
     const { actor, appId, processId } = command
     // Another tenant's models are invisible to the user.
-    if (actor && actor.appId !== appId) throw this.fail('wm3002', { args: [`${processId} in app ${appId}`], parameters: { processId, appId } })
+    if (actor && actor.appId !== appId)
+      throw this.fail('wm3002', { args: [`${processId} in app ${appId}`], parameters: { processId, appId } })
     // Starting for another initiator is acting for others.
     if (actor && command.initiatorUserId !== undefined && command.initiatorUserId !== actor.userId) {
       this.authorization.assertMayActForOthers(actor, `start a process for ${command.initiatorUserId}`)
@@ -102,7 +103,14 @@ export class ProcessStarter {
     const processInstanceId = command.processInstanceId ?? env.newId()
     const transition = await runtimeCall(this.fail, 'advance', () =>
       compiled.start(
-        { input: command.input, processInstanceId, appId, organizationId, initiator, ...(command.businessKey ? { businessKey: command.businessKey } : {}) },
+        {
+          input: command.input,
+          processInstanceId,
+          appId,
+          organizationId,
+          initiator,
+          ...(command.businessKey ? { businessKey: command.businessKey } : {}),
+        },
         env,
       ),
     )
@@ -140,7 +148,9 @@ export class ProcessStarter {
     const stored = await this.instances.loadFor(principal, processInstanceId)
     if (appId !== undefined && appId !== stored.appId) throw this.instances.notFound(processInstanceId)
     return {
-      tasks: stored.processInstance.tasks.filter((task) => task.status === 'open').map(({ taskId, stepId, name }) => ({ taskId, stepId, name })),
+      tasks: stored.processInstance.tasks
+        .filter((task) => task.status === 'open')
+        .map(({ taskId, stepId, name }) => ({ taskId, stepId, name })),
       processStatus: stored.processStatus,
     }
   }
@@ -160,7 +170,15 @@ export class ProcessStarter {
 async function processStarterPlugin(fastify: FastifyInstance): Promise<void> {
   fastify.decorate(
     'processStarter',
-    new ProcessStarter(fastify.store, fastify.processModels, fastify.runEnvironments, fastify.processInstances, fastify.taskLocks, fastify.authorization, fastify.fail),
+    new ProcessStarter(
+      fastify.store,
+      fastify.processModels,
+      fastify.runEnvironments,
+      fastify.processInstances,
+      fastify.taskLocks,
+      fastify.authorization,
+      fastify.fail,
+    ),
   )
 }
 

@@ -41,7 +41,9 @@ export class ProcessQueryRepository {
   /** Running instances of the process among those `visible` selects, newest update first, with their tasks. */
   async running(appId: string, processId: string, visible: Filter): Promise<InstanceSummary[]> {
     const filter = { processId, processStatus: 'running', appId, ...visible }
-    return (await this.collection.find(filter, { sort: { lastUpdate: -1 }, projection: { ...SUMMARY_FIELDS, 'processInstance.tasks': 1 } }).toArray()) as InstanceSummary[]
+    return (await this.collection
+      .find(filter, { sort: { lastUpdate: -1 }, projection: { ...SUMMARY_FIELDS, 'processInstance.tasks': 1 } })
+      .toArray()) as InstanceSummary[]
   }
 
   /** Instances of the process updated within [from, to], newest update first. */
@@ -70,4 +72,7 @@ export function processQueryRepository(store: Store): ProcessQueryRepository {
   return new ProcessQueryRepository(store.collection<StoredContext>(Collections.contexts))
 }
 
-export default repositoryPlugin('processQueries', ({ store }) => processQueryRepository(store), { name: 'process-queries-repository', dependencies: ['contexts-repository'] })
+export default repositoryPlugin('processQueries', ({ store }) => processQueryRepository(store), {
+  name: 'process-queries-repository',
+  dependencies: ['contexts-repository'],
+})

@@ -12,47 +12,103 @@ t.test('queries answer the running / recently updated instances of a process tha
   await completeTask(engine, outsider, cancelled, { actionType: 'cancel' })
   const id = (session: Session) => session.context.processInstance.processInstanceId
 
-  const active = await engine.call<ActiveProcessInfo[]>('queryActiveProcesses', 'POST', '/query/activeProcessIds', { user: outsider.userId, body: { ...HR, processId: 'leave-request' } })
-  t.same(active.body.map((info) => info.processInstanceId), [id(mine)], 'running only, and only what the user may see')
-  t.match(active.body[0], { processId: 'leave-request', processStatus: 'running', tasks: [{ stepId: 'request', name: 'Request leave', userId: outsider.userId, swimlane: 'employee' }] })
-  const all = await engine.call<ActiveProcessInfo[]>('queryActiveProcesses', 'POST', '/query/activeProcessIds', { user: admin.userId, body: { ...HR, processId: 'leave-request' } })
-  t.same(new Set(all.body.map((info) => info.processInstanceId)), new Set([id(mine), id(theirs)]), 'an admin sees the tenant\'s running instances')
-  const foreign = await engine.call<ActiveProcessInfo[]>('queryActiveProcesses', 'POST', '/query/activeProcessIds', { user: stranger.userId, body: { appId: 'hr', processId: 'leave-request' } })
+  const active = await engine.call<ActiveProcessInfo[]>('queryActiveProcesses', 'POST', '/query/activeProcessIds', {
+    user: outsider.userId,
+    body: { ...HR, processId: 'leave-request' },
+  })
+  t.same(
+    active.body.map((info) => info.processInstanceId),
+    [id(mine)],
+    'running only, and only what the user may see',
+  )
+  t.match(active.body[0], {
+    processId: 'leave-request',
+    processStatus: 'running',
+    tasks: [{ stepId: 'request', name: 'Request leave', userId: outsider.userId, swimlane: 'employee' }],
+  })
+  const all = await engine.call<ActiveProcessInfo[]>('queryActiveProcesses', 'POST', '/query/activeProcessIds', {
+    user: admin.userId,
+    body: { ...HR, processId: 'leave-request' },
+  })
+  t.same(
+    new Set(all.body.map((info) => info.processInstanceId)),
+    new Set([id(mine), id(theirs)]),
+    "an admin sees the tenant's running instances",
+  )
+  const foreign = await engine.call<ActiveProcessInfo[]>('queryActiveProcesses', 'POST', '/query/activeProcessIds', {
+    user: stranger.userId,
+    body: { appId: 'hr', processId: 'leave-request' },
+  })
   t.same(foreign.body, [], 'another tenant sees nothing')
 
   const from = new Date(Date.now() - 60_000).toISOString()
-  const updated = await engine.call<ProcessInfo[]>('queryProcessesUpdatedBetween', 'POST', '/query/processIdsUpdatedBetween', { user: admin.userId, body: { ...HR, processId: 'leave-request', date1: from } })
+  const updated = await engine.call<ProcessInfo[]>('queryProcessesUpdatedBetween', 'POST', '/query/processIdsUpdatedBetween', {
+    user: admin.userId,
+    body: { ...HR, processId: 'leave-request', date1: from },
+  })
   t.equal(updated.body.length, 3, 'date2 defaults to now; finished instances count too')
-  t.ok(updated.body.every((info, index) => index === 0 || info.lastUpdate <= updated.body[index - 1]!.lastUpdate), 'newest update first')
-  const past = await engine.call<ProcessInfo[]>('queryProcessesUpdatedBetween', 'POST', '/query/processIdsUpdatedBetween', { user: admin.userId, body: { ...HR, processId: 'leave-request', date1: '2020-01-01T00:00:00Z', date2: '2020-12-31T00:00:00Z' } })
+  t.ok(
+    updated.body.every((info, index) => index === 0 || info.lastUpdate <= updated.body[index - 1]!.lastUpdate),
+    'newest update first',
+  )
+  const past = await engine.call<ProcessInfo[]>('queryProcessesUpdatedBetween', 'POST', '/query/processIdsUpdatedBetween', {
+    user: admin.userId,
+    body: { ...HR, processId: 'leave-request', date1: '2020-01-01T00:00:00Z', date2: '2020-12-31T00:00:00Z' },
+  })
   t.same(past.body, [])
-  t.match(await engine.call('queryProcessesUpdatedBetween', 'POST', '/query/processIdsUpdatedBetween', { user: admin.userId, body: { ...HR, processId: 'leave-request', date1: '2021-01-01T00:00:00Z', date2: '2020-01-01T00:00:00Z' } }), { status: 400, body: { code: 'wm4000' } }, 'date1 after date2')
-  t.match(await engine.call('queryProcessesUpdatedBetween', 'POST', '/query/processIdsUpdatedBetween', { user: admin.userId, body: { ...HR, processId: 'leave-request' } }), { status: 400, body: { code: 'wm4000' } })
-  t.match(await engine.call('queryActiveProcesses', 'POST', '/query/activeProcessIds', { body: { ...HR, processId: 'leave-request' } }), { status: 401 })
+  t.match(
+    await engine.call('queryProcessesUpdatedBetween', 'POST', '/query/processIdsUpdatedBetween', {
+      user: admin.userId,
+      body: { ...HR, processId: 'leave-request', date1: '2021-01-01T00:00:00Z', date2: '2020-01-01T00:00:00Z' },
+    }),
+    { status: 400, body: { code: 'wm4000' } },
+    'date1 after date2',
+  )
+  t.match(
+    await engine.call('queryProcessesUpdatedBetween', 'POST', '/query/processIdsUpdatedBetween', {
+      user: admin.userId,
+      body: { ...HR, processId: 'leave-request' },
+    }),
+    { status: 400, body: { code: 'wm4000' } },
+  )
+  t.match(await engine.call('queryActiveProcesses', 'POST', '/query/activeProcessIds', { body: { ...HR, processId: 'leave-request' } }), {
+    status: 401,
+  })
 })
 
-t.test('context and activity per requested instance, in request order; null for one not found, not visible or of another key', async (t) => {
-  const engine = await startHrEngine(t)
-  const { outsider, employee } = engine.users
-  const mine = (await startLeaveRequest(engine, outsider)).body.context.processInstance
-  const theirs = (await startLeaveRequest(engine, employee)).body.context.processInstance
-  const answer = await engine.call<ContextAndActivity[]>('queryProcessInstanceContextAndActivity', 'POST', '/query/processInstanceContextAndActivity', {
-    user: outsider.userId,
-    body: {
-      ...HR,
-      processId: 'leave-request',
-      processInstances: [
-        { processInstanceId: theirs.processInstanceId, businessKey: theirs.businessKey },
-        { processInstanceId: mine.processInstanceId, businessKey: mine.businessKey },
-        { processInstanceId: mine.processInstanceId, businessKey: 'LR-wrong' },
-        { processInstanceId: 'missing', businessKey: 'x' },
-      ],
-    },
-  })
-  t.same(answer.body.map((entry) => entry.context === null), [true, false, true, true])
-  const found = answer.body[1]!
-  t.same(found.context?.dataInstance, { days: 3, reason: 'Family visit' })
-  t.equal(found.context?.processInstance.processInstanceId, mine.processInstanceId)
-  t.match(found.activity, [{ type: 'start' }])
-  t.same(answer.body[0]!.activity, [], 'nothing of an instance the user may not see')
-})
+t.test(
+  'context and activity per requested instance, in request order; null for one not found, not visible or of another key',
+  async (t) => {
+    const engine = await startHrEngine(t)
+    const { outsider, employee } = engine.users
+    const mine = (await startLeaveRequest(engine, outsider)).body.context.processInstance
+    const theirs = (await startLeaveRequest(engine, employee)).body.context.processInstance
+    const answer = await engine.call<ContextAndActivity[]>(
+      'queryProcessInstanceContextAndActivity',
+      'POST',
+      '/query/processInstanceContextAndActivity',
+      {
+        user: outsider.userId,
+        body: {
+          ...HR,
+          processId: 'leave-request',
+          processInstances: [
+            { processInstanceId: theirs.processInstanceId, businessKey: theirs.businessKey },
+            { processInstanceId: mine.processInstanceId, businessKey: mine.businessKey },
+            { processInstanceId: mine.processInstanceId, businessKey: 'LR-wrong' },
+            { processInstanceId: 'missing', businessKey: 'x' },
+          ],
+        },
+      },
+    )
+    t.same(
+      answer.body.map((entry) => entry.context === null),
+      [true, false, true, true],
+    )
+    const found = answer.body[1]!
+    t.same(found.context?.dataInstance, { days: 3, reason: 'Family visit' })
+    t.equal(found.context?.processInstance.processInstanceId, mine.processInstanceId)
+    t.match(found.activity, [{ type: 'start' }])
+    t.same(answer.body[0]!.activity, [], 'nothing of an instance the user may not see')
+  },
+)

@@ -16,13 +16,30 @@ import { routeFrom } from '../../../lib/server/route.js'
 import { QueryService } from './service.js'
 
 async function queryRoutes(fastify: FastifyInstance): Promise<void> {
-  const service = new QueryService({ queries: fastify.processQueries, activities: fastify.activities, fail: fastify.fail, now: fastify.clock })
+  const service = new QueryService({
+    queries: fastify.processQueries,
+    activities: fastify.activities,
+    fail: fastify.fail,
+    now: fastify.clock,
+  })
   const typed = fastify.withTypeProvider<TypeBoxTypeProvider>()
   // Every query requires the user header: identity has resolved the actor.
-  typed.route({ ...routeFrom(queryActiveProcesses), handler: async (request) => service.activeProcesses(requireActor(request), request.body) })
-  typed.route({ ...routeFrom(queryProcessesUpdatedBetween), handler: async (request) => service.updatedBetween(requireActor(request), request.body) })
+  typed.route({
+    ...routeFrom(queryActiveProcesses),
+    handler: async (request) => service.activeProcesses(requireActor(request), request.body),
+  })
+  typed.route({
+    ...routeFrom(queryProcessesUpdatedBetween),
+    handler: async (request) => service.updatedBetween(requireActor(request), request.body),
+  })
   typed.route({ ...routeFrom(queryOverdueTasks), handler: async (request) => service.overdueTasks(requireActor(request), request.body) })
-  typed.route({ ...routeFrom(queryProcessInstanceContextAndActivity), handler: async (request) => service.contextAndActivity(requireActor(request), request.body) })
+  typed.route({
+    ...routeFrom(queryProcessInstanceContextAndActivity),
+    handler: async (request) => service.contextAndActivity(requireActor(request), request.body),
+  })
 }
 
-export default fp(queryRoutes, { name: 'engine-query-routes', dependencies: ['process-queries-repository', 'activities-repository', 'identity', 'errors'] })
+export default fp(queryRoutes, {
+  name: 'engine-query-routes',
+  dependencies: ['process-queries-repository', 'activities-repository', 'identity', 'errors'],
+})

@@ -86,7 +86,11 @@ export class QueryService {
   async updatedBetween(actor: Actor, body: UpdatedBetweenQuery): Promise<ProcessInfo[]> {
     const from = parseDate(this.deps.fail, body.date1, 'body.date1')
     const to = body.date2 === undefined ? this.now() : parseDate(this.deps.fail, body.date2, 'body.date2')
-    if (from > to) throw this.deps.fail('wm4000', { args: [`body.date1 (${body.date1}) is after body.date2 (${to.toISOString()})`], parameters: { field: 'body.date1' } })
+    if (from > to)
+      throw this.deps.fail('wm4000', {
+        args: [`body.date1 (${body.date1}) is after body.date2 (${to.toISOString()})`],
+        parameters: { field: 'body.date1' },
+      })
     if (!this.inScope(actor, body.appId)) return []
     return (await this.deps.queries.updatedBetween(actor.appId, body.processId, from, to, visibleInstancesFilter(actor))).map(processInfo)
   }
@@ -104,7 +108,9 @@ export class QueryService {
   /** One entry per requested instance, in request order; `context` null for one not found, not visible or of another key. */
   async contextAndActivity(actor: Actor, body: ContextAndActivityQuery): Promise<ContextAndActivity[]> {
     const ids = body.processInstances.map((entry) => entry.processInstanceId)
-    const found = this.inScope(actor, body.appId) ? await this.deps.queries.byIds(actor.appId, body.processId, ids, visibleInstancesFilter(actor)) : []
+    const found = this.inScope(actor, body.appId)
+      ? await this.deps.queries.byIds(actor.appId, body.processId, ids, visibleInstancesFilter(actor))
+      : []
     const byId = new Map(found.map((stored) => [stored._id, stored]))
     return Promise.all(
       body.processInstances.map(async ({ processInstanceId, businessKey }) => {

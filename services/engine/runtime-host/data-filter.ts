@@ -6,7 +6,23 @@ import { mongoRegexProblem } from '../../../store/regex.js'
  * other collections.
  */
 export const ALLOWED_FILTER_OPERATORS: ReadonlySet<string> = new Set([
-  '$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$and', '$or', '$nor', '$not', '$exists', '$regex', '$options', '$elemMatch', '$size',
+  '$eq',
+  '$ne',
+  '$gt',
+  '$gte',
+  '$lt',
+  '$lte',
+  '$in',
+  '$nin',
+  '$and',
+  '$or',
+  '$nor',
+  '$not',
+  '$exists',
+  '$regex',
+  '$options',
+  '$elemMatch',
+  '$size',
 ])
 
 /** The first operator of `filter` (at any depth) that is not allowed, or undefined when all are. */
@@ -96,7 +112,10 @@ const FIELD_OPERAND: Readonly<Record<string, (value: unknown) => string | undefi
   $regex: (value) => (typeof value === 'string' ? undefined : 'must be a string'),
   $options: (value) => (typeof value === 'string' ? undefined : 'must be a string'),
   $size: (value) => (Number.isInteger(value) && (value as number) >= 0 ? undefined : 'must be a non-negative integer'),
-  $not: (value) => (isPlainObject(value) && Object.keys(value).length > 0 && Object.keys(value).every((key) => key.startsWith('$')) ? undefined : 'must be an object of operators'),
+  $not: (value) =>
+    isPlainObject(value) && Object.keys(value).length > 0 && Object.keys(value).every((key) => key.startsWith('$'))
+      ? undefined
+      : 'must be an object of operators',
   $elemMatch: (value) => (isPlainObject(value) ? undefined : 'must be an object'),
 }
 
@@ -132,7 +151,8 @@ export function filterProblem(filter: unknown, root = 'body.filter'): FilterProb
       const at = `${field}.${key}`
       if (kind === 'query') {
         if (LOGICAL_OPERATORS.has(key)) {
-          if (!Array.isArray(operand) || operand.length === 0) return { field: at, message: `${at} must be a non-empty array of conditions` }
+          if (!Array.isArray(operand) || operand.length === 0)
+            return { field: at, message: `${at} must be a non-empty array of conditions` }
           operand.forEach((member, index) => pending.push({ kind: 'query', value: member, field: `${at}[${index}]` }))
         } else if (key.startsWith('$')) {
           if (!ALLOWED_FILTER_OPERATORS.has(key)) return { field: at, message: `${at}: operator not allowed`, operator: key }
@@ -143,7 +163,8 @@ export function filterProblem(filter: unknown, root = 'body.filter'): FilterProb
       } else {
         const check = FIELD_OPERAND[key]
         if (check === undefined) {
-          if (!ALLOWED_FILTER_OPERATORS.has(key) || LOGICAL_OPERATORS.has(key)) return { field: at, message: `${at}: operator not allowed on a field`, operator: key }
+          if (!ALLOWED_FILTER_OPERATORS.has(key) || LOGICAL_OPERATORS.has(key))
+            return { field: at, message: `${at}: operator not allowed on a field`, operator: key }
           return { field: at, message: `${at}: operator not allowed on a field` }
         }
         const problem = check(operand)

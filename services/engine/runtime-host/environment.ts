@@ -42,7 +42,13 @@ const MAX_OUTBOUND_RESPONSE_BYTES = 10 * 1024 * 1024
 export const SYSTEM_USER: RuntimeUser = { userId: 'system', fullName: 'System', roles: [], swimlanes: [] }
 
 export function runtimeUserOf(actor: Actor): RuntimeUser {
-  return { userId: actor.userId, fullName: actor.fullName, roles: actor.roles, swimlanes: actor.swimlanes, ...(actor.unit ? { unit: actor.unit } : {}) }
+  return {
+    userId: actor.userId,
+    fullName: actor.fullName,
+    roles: actor.roles,
+    swimlanes: actor.swimlanes,
+    ...(actor.unit ? { unit: actor.unit } : {}),
+  }
 }
 
 export interface EnvironmentRequest {
@@ -88,7 +94,14 @@ export class RunEnvironments {
     const isolation = this.pool.forTenant(JSON.stringify([request.organizationId, request.appId]))
     const { metrics } = this.telemetry
     return {
-      actor: request.actor, host, savepoints: unitOfWork, unitOfWork, limits: this.limits, isolation, now: this.clock, newId: randomUUID,
+      actor: request.actor,
+      host,
+      savepoints: unitOfWork,
+      unitOfWork,
+      limits: this.limits,
+      isolation,
+      now: this.clock,
+      newId: randomUUID,
       ...(metrics ? { observer: metrics } : {}),
     }
   }
@@ -128,7 +141,15 @@ async function runEnvironmentsPlugin(fastify: FastifyInstance, options: RunEnvir
   const pool = new FunctionPool(options.flowWorkers)
   const configured = { timeoutMs: options.flowTimeoutMs, inlineBudgetMs: options.flowInlineBudgetMs }
   const telemetry = { metrics: fastify.engineMetrics, tracing: fastify.tracing }
-  const environments = new RunEnvironments(fastify.store, fastify.processModels, { dispatcher, policy }, pool, configured, fastify.clock, telemetry)
+  const environments = new RunEnvironments(
+    fastify.store,
+    fastify.processModels,
+    { dispatcher, policy },
+    pool,
+    configured,
+    fastify.clock,
+    telemetry,
+  )
   fastify.decorate('runEnvironments', environments)
   fastify.addHook('onClose', async () => {
     await Promise.all([dispatcher.close(), pool.close()])

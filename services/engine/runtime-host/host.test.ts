@@ -23,12 +23,23 @@ function outbound(t: Tap) {
 
 async function hostFor(t: Tap, additionalHeaders: Record<string, string> = {}) {
   const store = await openTestStore(t)
-  const host = new StoreFlowHost({ store, ...outbound(t), unitOfWork: new UnitOfWork(store), appId: 'hr', organizationId: 'acme', appFunctions: new Map(), additionalHeaders })
+  const host = new StoreFlowHost({
+    store,
+    ...outbound(t),
+    unitOfWork: new UnitOfWork(store),
+    appId: 'hr',
+    organizationId: 'acme',
+    appFunctions: new Map(),
+    additionalHeaders,
+  })
   return { store, host }
 }
 
 /** A local HTTP server that answers with what it received. */
-async function echoServer(t: Tap, answer: (headers: IncomingHttpHeaders, body: string) => { status: number; type: string; body: string } | 'hang') {
+async function echoServer(
+  t: Tap,
+  answer: (headers: IncomingHttpHeaders, body: string) => { status: number; type: string; body: string } | 'hang',
+) {
   const server = createServer((request, response) => {
     let body = ''
     request.on('data', (chunk: Buffer) => (body += chunk.toString()))
@@ -53,9 +64,14 @@ async function echoServer(t: Tap, answer: (headers: IncomingHttpHeaders, body: s
 t.test('additionalheaders: a URL-encoded JSON object of headers, anything else gives none', async (t) => {
   const encode = (value: unknown) => encodeURIComponent(JSON.stringify(value))
   t.same(decodeAdditionalHeaders(encode({ 'X-Tenant': 'acme', 'x-count': 3 })), { 'x-tenant': 'acme', 'x-count': '3' })
-  t.same(decodeAdditionalHeaders(encode({ host: 'evil', 'Content-Length': '1', 'x-ok': 'yes', 'bad name': 'x', nested: { a: 1 } })), { 'x-ok': 'yes' }, 'framing headers, invalid names and objects are dropped')
+  t.same(
+    decodeAdditionalHeaders(encode({ host: 'evil', 'Content-Length': '1', 'x-ok': 'yes', 'bad name': 'x', nested: { a: 1 } })),
+    { 'x-ok': 'yes' },
+    'framing headers, invalid names and objects are dropped',
+  )
   t.same(decodeAdditionalHeaders(encode({ 'x-crlf': 'a\r\nInjected: 1' })), {}, 'a value that would split the header is dropped')
-  for (const raw of [undefined, '', '%E0%A4%A', 'not json', encode([1, 2]), encode('text'), encode(null)]) t.same(decodeAdditionalHeaders(raw), {}, `${String(raw)} gives none`)
+  for (const raw of [undefined, '', '%E0%A4%A', 'not json', encode([1, 2]), encode('text'), encode(null)])
+    t.same(decodeAdditionalHeaders(raw), {}, `${String(raw)} gives none`)
 })
 
 t.test('filters may use comparison and logic operators only', async (t) => {
@@ -65,14 +81,20 @@ t.test('filters may use comparison and logic operators only', async (t) => {
   t.equal(disallowedOperator({ $and: [{ a: 1 }, { b: { $function: {} } }] }), '$function')
 })
 
-t.test('http sends the function\'s request with the additional headers and reads JSON answers', async (t) => {
+t.test("http sends the function's request with the additional headers and reads JSON answers", async (t) => {
   const url = await echoServer(t, (headers, body) => ({ status: 201, type: 'application/json', body: JSON.stringify({ headers, body }) }))
   const { host } = await hostFor(t, { 'x-tenant': 'acme', 'x-override': 'context' })
-  const response = await host.http({ method: 'post', url: `${url}/book`, headers: { 'X-Override': 'function' }, body: { days: 3 }, timeoutMs: 2000 })
+  const response = await host.http({
+    method: 'post',
+    url: `${url}/book`,
+    headers: { 'X-Override': 'function' },
+    body: { days: 3 },
+    timeoutMs: 2000,
+  })
   t.equal(response.status, 201)
   const echoed = response.body as { headers: Record<string, string>; body: string }
-  t.equal(echoed.headers['x-tenant'], 'acme', 'the request\'s additionalheaders travel along')
-  t.equal(echoed.headers['x-override'], 'function', 'the function\'s own header wins')
+  t.equal(echoed.headers['x-tenant'], 'acme', "the request's additionalheaders travel along")
+  t.equal(echoed.headers['x-override'], 'function', "the function's own header wins")
   t.equal(echoed.headers['content-type'], 'application/json')
   t.same(JSON.parse(echoed.body), { days: 3 })
   t.match(response.headers, { 'content-type': 'application/json' })
@@ -82,28 +104,66 @@ t.test('http failures are technical runtime errors: timeout, unreachable, not ht
   const url = await echoServer(t, () => 'hang')
   const { host } = await hostFor(t)
   const started = Date.now()
-  await t.rejects(host.http({ method: 'GET', url, headers: {}, timeoutMs: 200 }), { name: 'RuntimeError', kind: 'technical', message: /no answer within 200 ms/ })
+  await t.rejects(host.http({ method: 'GET', url, headers: {}, timeoutMs: 200 }), {
+    name: 'RuntimeError',
+    kind: 'technical',
+    message: /no answer within 200 ms/,
+  })
   t.ok(Date.now() - started < 2000, 'gave up at the timeout')
-  await t.rejects(host.http({ method: 'GET', url: 'http://127.0.0.1:1/', headers: {}, timeoutMs: 1000 }), { name: 'RuntimeError', kind: 'technical' })
-  await t.rejects(host.http({ method: 'GET', url: 'file:///etc/passwd', headers: {}, timeoutMs: 1000 }), { kind: 'technical', message: /not http/ })
+  await t.rejects(host.http({ method: 'GET', url: 'http://127.0.0.1:1/', headers: {}, timeoutMs: 1000 }), {
+    name: 'RuntimeError',
+    kind: 'technical',
+  })
+  await t.rejects(host.http({ method: 'GET', url: 'file:///etc/passwd', headers: {}, timeoutMs: 1000 }), {
+    kind: 'technical',
+    message: /not http/,
+  })
 })
 
-t.test('data nodes work on the app\'s data collections through the registry', async (t) => {
+t.test("data nodes work on the app's data collections through the registry", async (t) => {
   const { store, host } = await hostFor(t)
   await deployExample(store, 'leave-bookings', { appId: 'hr', organizationId: 'acme' })
-  t.match(await host.data({ operation: 'insert', collection: 'Leave bookings', doc: { businessKey: 'LR-1', days: 3 } }), { insertedId: /\w+/ })
+  t.match(await host.data({ operation: 'insert', collection: 'Leave bookings', doc: { businessKey: 'LR-1', days: 3 } }), {
+    insertedId: /\w+/,
+  })
   await host.data({ operation: 'insert', collection: 'Leave bookings', doc: { businessKey: 'LR-2', days: 12 } })
-  t.match(await host.data({ operation: 'find', collection: 'Leave bookings', filter: { days: { $gt: 5 } } }), [{ businessKey: 'LR-2', days: 12 }])
-  t.match(await host.data({ operation: 'update', collection: 'Leave bookings', filter: { businessKey: 'LR-1' }, set: { days: 4 } }), { matchedCount: 1, modifiedCount: 1 })
+  t.match(await host.data({ operation: 'find', collection: 'Leave bookings', filter: { days: { $gt: 5 } } }), [
+    { businessKey: 'LR-2', days: 12 },
+  ])
+  t.match(await host.data({ operation: 'update', collection: 'Leave bookings', filter: { businessKey: 'LR-1' }, set: { days: 4 } }), {
+    matchedCount: 1,
+    modifiedCount: 1,
+  })
   t.match(await host.data({ operation: 'find', collection: 'Leave bookings', filter: { businessKey: 'LR-1' } }), [{ days: 4 }])
   t.match(await host.data({ operation: 'delete', collection: 'Leave bookings', filter: { businessKey: 'LR-2' } }), { deletedCount: 1 })
 
   await t.rejects(host.data({ operation: 'find', collection: 'Nope' }), { kind: 'technical', message: 'Data collection not found: Nope' })
-  await t.rejects(host.data({ operation: 'find', collection: 'Leave bookings', filter: { $where: 'true' } }), { kind: 'technical', message: /\$where/ })
-  await t.rejects(host.data({ operation: 'update', collection: 'Leave bookings', filter: {}, set: { $inc: { days: 1 } } }), { kind: 'technical', message: /may not start with \$: \$inc/ })
-  await t.rejects(host.data({ operation: 'insert', collection: 'Leave bookings', doc: 'text' }), { kind: 'technical', message: /must be an object/ })
-  await t.rejects(host.data({ operation: 'insert', collection: 'Leave bookings', doc: { businessKey: 'LR-1' } }), { kind: 'technical', message: /duplicate key/ }, 'store errors (the unique index) are technical failures')
-  const other = new StoreFlowHost({ store, ...outbound(t), unitOfWork: new UnitOfWork(store), appId: 'sales', organizationId: 'acme', appFunctions: new Map(), additionalHeaders: {} })
+  await t.rejects(host.data({ operation: 'find', collection: 'Leave bookings', filter: { $where: 'true' } }), {
+    kind: 'technical',
+    message: /\$where/,
+  })
+  await t.rejects(host.data({ operation: 'update', collection: 'Leave bookings', filter: {}, set: { $inc: { days: 1 } } }), {
+    kind: 'technical',
+    message: /may not start with \$: \$inc/,
+  })
+  await t.rejects(host.data({ operation: 'insert', collection: 'Leave bookings', doc: 'text' }), {
+    kind: 'technical',
+    message: /must be an object/,
+  })
+  await t.rejects(
+    host.data({ operation: 'insert', collection: 'Leave bookings', doc: { businessKey: 'LR-1' } }),
+    { kind: 'technical', message: /duplicate key/ },
+    'store errors (the unique index) are technical failures',
+  )
+  const other = new StoreFlowHost({
+    store,
+    ...outbound(t),
+    unitOfWork: new UnitOfWork(store),
+    appId: 'sales',
+    organizationId: 'acme',
+    appFunctions: new Map(),
+    additionalHeaders: {},
+  })
   await t.rejects(other.data({ operation: 'find', collection: 'Leave bookings' }), RuntimeError, 'another app does not see the collection')
 })
 

@@ -5,7 +5,13 @@
  */
 import { type Dispatcher, request } from 'undici'
 import type { Store } from '../../../store/port.js'
-import { Collections, type StoredConstant, type StoredDataCollection, type StoredModel, type StoredUser } from '../../../store/collections.js'
+import {
+  Collections,
+  type StoredConstant,
+  type StoredDataCollection,
+  type StoredModel,
+  type StoredUser,
+} from '../../../store/collections.js'
 import {
   type DataOperation,
   type FlowFunctionDefinition,
@@ -144,7 +150,13 @@ export class StoreFlowHost implements FlowHost {
         case 'insert':
           return { insertedId: await work.insert(collection, this.fieldsOf(operation.doc, 'doc'), await this.uniqueKeysOf(entry)) }
         case 'update':
-          return await work.update(collection, filter(), this.fieldsOf(operation.set, 'set'), operation.upsert === true, await this.uniqueKeysOf(entry))
+          return await work.update(
+            collection,
+            filter(),
+            this.fieldsOf(operation.set, 'set'),
+            operation.upsert === true,
+            await this.uniqueKeysOf(entry),
+          )
         case 'find':
           return await work.find(collection, filter(), MAX_FOUND_DOCUMENTS)
         case 'delete':
@@ -165,7 +177,13 @@ export class StoreFlowHost implements FlowHost {
   async findUser(userId: string): Promise<RuntimeUser | null> {
     const user = await this.scope.store.collection<StoredUser>(Collections.users).findOne({ userId, appId: this.scope.appId })
     if (!user || (user.organizationId ?? '') !== this.scope.organizationId) return null
-    return { userId: user.userId, fullName: user.fullName, roles: user.roles ?? [], swimlanes: user.swimlanes ?? [], ...(user.unit ? { unit: user.unit } : {}) }
+    return {
+      userId: user.userId,
+      fullName: user.fullName,
+      roles: user.roles ?? [],
+      swimlanes: user.swimlanes ?? [],
+      ...(user.unit ? { unit: user.unit } : {}),
+    }
   }
 
   /** The unique indexes of a data collection: those of every version of its model (indexes are only ever added). */
@@ -179,7 +197,10 @@ export class StoreFlowHost implements FlowHost {
   }
 
   private async readUniqueKeys(entry: StoredDataCollection): Promise<UniqueKey[]> {
-    const versions = await this.scope.store.collection<StoredModel>(Collections.models).find({ appId: this.scope.appId, modelID: entry.modelID }).toArray()
+    const versions = await this.scope.store
+      .collection<StoredModel>(Collections.models)
+      .find({ appId: this.scope.appId, modelID: entry.modelID })
+      .toArray()
     const keys = new Map<string, UniqueKey>()
     for (const model of versions) {
       const indexes = (model.modelBody as { indexes?: Array<{ keys: Record<string, unknown>; unique?: boolean }> }).indexes ?? []

@@ -6,23 +6,58 @@ const LEDGER = 'ledger'
 
 t.test('reads in the run see its own writes; nothing reaches the store until the writes are applied', async (t) => {
   const store = await openTestStore(t)
-  await store.collection(LEDGER).insertMany([{ _id: 'a', n: 1 }, { _id: 'b', n: 2 }, { _id: 'c', n: 3 }])
+  await store.collection(LEDGER).insertMany([
+    { _id: 'a', n: 1 },
+    { _id: 'b', n: 2 },
+    { _id: 'c', n: 3 },
+  ])
   const work = new UnitOfWork(store)
 
   const inserted = await work.insert(LEDGER, { n: 4 }, [])
   t.same((await work.find(LEDGER, { n: { $gte: 3 } }, 10)).map((doc) => doc.n).sort(), [3, 4], 'a find sees the insert')
-  t.match(await work.update(LEDGER, { n: { $gte: 2 } }, { big: true }, false, []), { matchedCount: 3, modifiedCount: 3, upsertedId: null }, 'an update matches committed and own documents')
+  t.match(
+    await work.update(LEDGER, { n: { $gte: 2 } }, { big: true }, false, []),
+    { matchedCount: 3, modifiedCount: 3, upsertedId: null },
+    'an update matches committed and own documents',
+  )
   t.equal(await work.delete(LEDGER, { _id: 'b' }), 1)
-  t.same((await work.find(LEDGER, { big: true }, 10)).map((doc) => doc._id).sort(), ['c', inserted].sort(), 'the deleted one is gone, the updated ones show their change')
+  t.same(
+    (await work.find(LEDGER, { big: true }, 10)).map((doc) => doc._id).sort(),
+    ['c', inserted].sort(),
+    'the deleted one is gone, the updated ones show their change',
+  )
   const upsert = await work.update(LEDGER, { kind: 'total' }, { n: 10 }, true, [])
-  t.match(await work.find(LEDGER, { kind: 'total' }, 10), [{ _id: upsert.upsertedId, kind: 'total', n: 10 }], 'an upsert is seen with the id it reported')
+  t.match(
+    await work.find(LEDGER, { kind: 'total' }, 10),
+    [{ _id: upsert.upsertedId, kind: 'total', n: 10 }],
+    'an upsert is seen with the id it reported',
+  )
   t.equal(await work.find(LEDGER, {}, 2).then((docs) => docs.length), 2, 'the limit holds across committed and own documents')
 
-  t.same(await store.collection(LEDGER).find({}, { sort: { _id: 1 } }).toArray(), [{ _id: 'a', n: 1 }, { _id: 'b', n: 2 }, { _id: 'c', n: 3 }], 'the store is untouched so far')
+  t.same(
+    await store
+      .collection(LEDGER)
+      .find({}, { sort: { _id: 1 } })
+      .toArray(),
+    [
+      { _id: 'a', n: 1 },
+      { _id: 'b', n: 2 },
+      { _id: 'c', n: 3 },
+    ],
+    'the store is untouched so far',
+  )
   await work.applyAlone()
   t.same(
-    await store.collection(LEDGER).find({}, { sort: { n: 1 } }).toArray(),
-    [{ _id: 'a', n: 1 }, { _id: 'c', n: 3, big: true }, { _id: inserted, n: 4, big: true }, { _id: upsert.upsertedId, kind: 'total', n: 10 }],
+    await store
+      .collection(LEDGER)
+      .find({}, { sort: { n: 1 } })
+      .toArray(),
+    [
+      { _id: 'a', n: 1 },
+      { _id: 'c', n: 3, big: true },
+      { _id: inserted, n: 4, big: true },
+      { _id: upsert.upsertedId, kind: 'total', n: 10 },
+    ],
     'applied, the store holds what the run saw',
   )
 })
@@ -36,9 +71,13 @@ t.test('duplicates fail the write at once: an explicit _id, a unique key against
   await t.rejects(work.insert(LEDGER, { _id: 'a' }, unique), { code: 11000 })
   await t.rejects(work.insert(LEDGER, { code: 'A' }, unique), { code: 11000 })
   await work.insert(LEDGER, { code: 'B' }, unique)
-  await t.rejects(work.insert(LEDGER, { code: 'B' }, unique), { code: 11000 }, 'against the run\'s own insert')
+  await t.rejects(work.insert(LEDGER, { code: 'B' }, unique), { code: 11000 }, "against the run's own insert")
   await t.rejects(work.update(LEDGER, {}, { code: 'C' }, false, unique), { code: 11000 }, 'two documents updated to one key')
-  t.match(await work.update(LEDGER, { code: 'B' }, { code: 'B', seen: true }, false, unique), { modifiedCount: 1 }, 'a document keeping its own key is no duplicate')
+  t.match(
+    await work.update(LEDGER, { code: 'B' }, { code: 'B', seen: true }, false, unique),
+    { modifiedCount: 1 },
+    'a document keeping its own key is no duplicate',
+  )
   await work.applyAlone()
   t.equal(await store.collection(LEDGER).countDocuments(), 2)
 })
@@ -53,8 +92,23 @@ t.test('discardSince forgets the writes after a mark, in the overlay too', async
   await work.update(LEDGER, { _id: 'kept' }, { n: 20 }, false, [])
   await work.delete(LEDGER, { _id: 'a' })
   work.discardSince(mark)
-  t.same((await work.find(LEDGER, {}, 10)).sort((x, y) => String(x._id).localeCompare(String(y._id))), [{ _id: 'a', n: 1 }, { _id: 'kept', n: 2 }])
+  t.same(
+    (await work.find(LEDGER, {}, 10)).sort((x, y) => String(x._id).localeCompare(String(y._id))),
+    [
+      { _id: 'a', n: 1 },
+      { _id: 'kept', n: 2 },
+    ],
+  )
   t.equal(work.writes().length, 1)
   await work.applyAlone()
-  t.same(await store.collection(LEDGER).find({}, { sort: { _id: 1 } }).toArray(), [{ _id: 'a', n: 1 }, { _id: 'kept', n: 2 }])
+  t.same(
+    await store
+      .collection(LEDGER)
+      .find({}, { sort: { _id: 1 } })
+      .toArray(),
+    [
+      { _id: 'a', n: 1 },
+      { _id: 'kept', n: 2 },
+    ],
+  )
 })

@@ -97,14 +97,21 @@ export class UnitOfWork implements Savepoints {
     const id = doc._id === undefined ? newObjectIdHex() : doc._id
     const stored = { _id: id, ...doc }
     // A freshly generated id collides with nothing; one the function chose may.
-    if (doc._id !== undefined && (await this.visible(collection, { _id: id }, 1)).length > 0) throw new DuplicateKeyError(collection, '_id_', { _id: id })
+    if (doc._id !== undefined && (await this.visible(collection, { _id: id }, 1)).length > 0)
+      throw new DuplicateKeyError(collection, '_id_', { _id: id })
     await this.assertUnique(collection, [stored], unique)
     this.shadow(collection, id, stored)
     this.pending.push({ collection, kind: 'insertOne', doc: structuredClone(stored) })
     return id
   }
 
-  async update(collection: string, filter: Filter, set: Document, upsert: boolean, unique: readonly UniqueKey[]): Promise<{ matchedCount: number; modifiedCount: number; upsertedId: unknown }> {
+  async update(
+    collection: string,
+    filter: Filter,
+    set: Document,
+    upsert: boolean,
+    unique: readonly UniqueKey[],
+  ): Promise<{ matchedCount: number; modifiedCount: number; upsertedId: unknown }> {
     const matched = await this.visible(collection, filter)
     const update: Document = { $set: set }
     const written: Document[] = []
@@ -144,14 +151,19 @@ export class UnitOfWork implements Savepoints {
     const options = limit === undefined ? {} : { limit }
     if (!shadows || shadows.size === 0) return this.store.collection(collection).find(filter, options).toArray()
     const ownIds = [...shadows.values()].map((entry) => entry.id)
-    const committed = await this.store.collection(collection).find({ $and: [filter, { _id: { $nin: ownIds } }] }, options).toArray()
+    const committed = await this.store
+      .collection(collection)
+      .find({ $and: [filter, { _id: { $nin: ownIds } }] }, options)
+      .toArray()
     const query = compileQuery(filter)
     const own = [...shadows.values()].flatMap(({ doc }) => (doc && query.test(doc) ? [structuredClone(doc)] : []))
     const all = [...committed, ...own]
     return limit === undefined ? all : all.slice(0, limit)
   }
 
-  /** Throws the store's duplicate-key error when a written document collides with another one the run sees (or with another written one). */
+  /**
+   * Throws the store's duplicate-key error when a written document collides with another one the run sees (or with another written one).
+   */
   private async assertUnique(collection: string, written: readonly Document[], unique: readonly UniqueKey[]): Promise<void> {
     if (written.length === 0) return
     const writtenIds = new Set(written.map((doc) => idKey(doc._id)))
@@ -162,7 +174,9 @@ export class UnitOfWork implements Savepoints {
         const keyValue = Object.fromEntries(fields.map((field) => [field, valueAt(doc, field) ?? null]))
         const key = JSON.stringify(keyValue)
         // Documents being written are checked against each other here, not against their old selves.
-        const collides = seen.has(key) || (await this.visible(collection, keyValue, writtenIds.size + 1)).some((other) => !writtenIds.has(idKey(other._id)))
+        const collides =
+          seen.has(key) ||
+          (await this.visible(collection, keyValue, writtenIds.size + 1)).some((other) => !writtenIds.has(idKey(other._id)))
         if (collides) throw new DuplicateKeyError(collection, fields.map((field) => `${field}_1`).join('_'), keyValue)
         seen.add(key)
       }

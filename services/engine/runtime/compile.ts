@@ -56,7 +56,9 @@ function functionResolver(local: ReadonlyMap<string, CompiledFunction>, compiler
 export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: CompileOptions = {}): CompiledProcess {
   const body = model.modelBody
   const compiler = new FunctionCompiler(options.functionCache)
-  const localFunctions = new Map(Object.entries(body.functions ?? {}).map(([functionId, definition]) => [functionId, compiler.compile(functionId, definition)]))
+  const localFunctions = new Map(
+    Object.entries(body.functions ?? {}).map(([functionId, definition]) => [functionId, compiler.compile(functionId, definition)]),
+  )
   const resolveFunction = functionResolver(localFunctions, compiler)
 
   const caseConditions = new Map<string, CompiledExpression[]>()
@@ -64,7 +66,11 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
   const dueDates = new Map<string, CompiledExpression>()
   const escalationAssignees = new Map<string, Map<number, CompiledExpression>>()
   for (const [stepId, step] of Object.entries(body.steps)) {
-    if (step.type === 'switch') caseConditions.set(stepId, step.cases.map((entry, index) => compileExpression(entry.when, `steps.${stepId}.cases[${index}].when`)))
+    if (step.type === 'switch')
+      caseConditions.set(
+        stepId,
+        step.cases.map((entry, index) => compileExpression(entry.when, `steps.${stepId}.cases[${index}].when`)),
+      )
     if (step.type !== 'userTask') continue
     if (step.assignTo !== undefined && !NOT_EXPRESSIONS.has(step.assignTo)) {
       assignees.set(stepId, compileExpression(step.assignTo, `steps.${stepId}.assignTo`))
@@ -89,7 +95,8 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
     if (request.businessKey !== undefined) return request.businessKey
     if (!businessKey) return env.newId()
     const key = await businessKey.evaluate({ input: request.input, user: request.initiator }, expressionScope(env))
-    if (key === undefined || key === null || key === '') throw new RuntimeError('technical', 'businessKey gave no value', { path: 'businessKey' })
+    if (key === undefined || key === null || key === '')
+      throw new RuntimeError('technical', 'businessKey gave no value', { path: 'businessKey' })
     return textOf(key)
   }
 
@@ -110,7 +117,8 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
     validateInput: (input) => checkInput(input),
     step: (stepId) => (Object.hasOwn(body.steps, stepId) ? body.steps[stepId] : undefined),
     namedFunction: (name) => body.namedFunctions?.[name],
-    fileFunction: (kind) => ({ upload: body.fileUploadFunction, download: body.fileDownloadFunction, delete: body.fileDeleteFunction })[kind],
+    fileFunction: (kind) =>
+      ({ upload: body.fileUploadFunction, download: body.fileDownloadFunction, delete: body.fileDeleteFunction })[kind],
 
     async start(request, env) {
       const now = env.now().toISOString()
@@ -132,7 +140,10 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
         contributorUsers: [],
         threads: [{ threadId: env.newId(), stepId: body.start, status: 'active' }],
       }
-      const working = new Working({ processInstance: instance, dataInstance: request.input }, new Map([[request.initiator.userId, request.initiator.fullName]]))
+      const working = new Working(
+        { processInstance: instance, dataInstance: request.input },
+        new Map([[request.initiator.userId, request.initiator.fullName]]),
+      )
       await interpreter.advance(working, env)
       return working.transition(env)
     },
@@ -143,7 +154,11 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
       const step = interpreter.userTaskStep(task.stepId)
       const action = chooseAction(step, request.actionType, request.customType)
       if (!action) {
-        throw new RuntimeError('notFound', `step ${task.stepId} has no ${request.actionType} action${request.customType ? ` "${request.customType}"` : ''}`, { target: 'action' })
+        throw new RuntimeError(
+          'notFound',
+          `step ${task.stepId} has no ${request.actionType} action${request.customType ? ` "${request.customType}"` : ''}`,
+          { target: 'action' },
+        )
       }
       if (request.dataInstance !== undefined) working.data = deepCopy(request.dataInstance)
       if (action.function !== undefined) {
@@ -173,7 +188,11 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
       const task = openTask(working.instance, request.taskId)
       const action = chooseAction(interpreter.userTaskStep(task.stepId), 'function', request.customType)
       if (!action?.function) {
-        throw new RuntimeError('notFound', `step ${task.stepId} has no function action${request.customType ? ` "${request.customType}"` : ''}`, { target: 'action' })
+        throw new RuntimeError(
+          'notFound',
+          `step ${task.stepId} has no function action${request.customType ? ` "${request.customType}"` : ''}`,
+          { target: 'action' },
+        )
       }
       const fn = interpreter.requireFunction(action.function, env)
       const formData = deepCopy(request.dataInstance)
@@ -201,13 +220,22 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
       return working.transition(env)
     },
 
-    async changeStep(state: ProcessState, stepId: string, request: { dataInstance?: DataInstance; status?: ProcessStatus }, env: RunEnvironment): Promise<Transition> {
+    async changeStep(
+      state: ProcessState,
+      stepId: string,
+      request: { dataInstance?: DataInstance; status?: ProcessStatus },
+      env: RunEnvironment,
+    ): Promise<Transition> {
       if (!Object.hasOwn(body.steps, stepId)) throw new RuntimeError('notFound', `step ${stepId} not found`, { target: 'step' })
       const working = new Working(state)
       interpreter.cancelOpenTasks(working, env)
       if (request.dataInstance !== undefined) working.data = deepCopy(request.dataInstance)
       const status = request.status ?? 'running'
-      const thread = { threadId: env.newId(), stepId, status: status === 'running' ? 'active' : status === 'failed' ? 'failed' : 'done' } as const
+      const thread = {
+        threadId: env.newId(),
+        stepId,
+        status: status === 'running' ? 'active' : status === 'failed' ? 'failed' : 'done',
+      } as const
       working.instance.threads = [{ ...thread }]
       working.instance.processStatus = status
       if (status === 'running') await interpreter.advance(working, env)

@@ -122,7 +122,8 @@ export function toJsonValue(value: unknown, location: string): unknown {
     case 'boolean':
       return value
     case 'number':
-      if (!Number.isFinite(value)) throw new RuntimeError('technical', `${location}: the result ${String(value)} is not a JSON number`, { path: location })
+      if (!Number.isFinite(value))
+        throw new RuntimeError('technical', `${location}: the result ${String(value)} is not a JSON number`, { path: location })
       return value
     case 'object': {
       if (Array.isArray(value)) return value.filter((item) => item !== undefined).map((item) => toJsonValue(item, location))

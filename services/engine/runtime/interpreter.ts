@@ -48,7 +48,10 @@ export class Working {
   readonly effects: RuntimeEffect[] = []
   readonly infoList: string[] = []
 
-  constructor(state: ProcessState, private readonly knownUserNames: ReadonlyMap<string, string> = new Map()) {
+  constructor(
+    state: ProcessState,
+    private readonly knownUserNames: ReadonlyMap<string, string> = new Map(),
+  ) {
     const copy = deepCopy(state)
     this.instance = copy.processInstance
     this.data = copy.dataInstance
@@ -112,7 +115,8 @@ export class Interpreter {
       const thread = instance.threads.find((candidate) => candidate.status === 'active')
       if (!thread) break
       budget--
-      if (budget < 0) throw technical(`the process ran more than ${env.limits.maxAutomaticSteps} automatic steps without waiting (a loop in the model?)`)
+      if (budget < 0)
+        throw technical(`the process ran more than ${env.limits.maxAutomaticSteps} automatic steps without waiting (a loop in the model?)`)
       await this.executeStep(thread, working, env)
     }
     instance.processStatus = instance.threads.some((thread) => thread.status === 'failed') ? 'failed' : 'running'
@@ -123,9 +127,23 @@ export class Interpreter {
    * comes back in the result. The instance's `lastUpdate` is its stored revision (a transition sets
    * it only at its end), so a step re-run from the same stored state gets the same idempotency scope.
    */
-  runInProcess(fn: CompiledFunction, working: Working, input: unknown, data: DataInstance, env: RunEnvironment, stepId: string, task?: Task): Promise<FunctionRunResult> {
+  runInProcess(
+    fn: CompiledFunction,
+    working: Working,
+    input: unknown,
+    data: DataInstance,
+    env: RunEnvironment,
+    stepId: string,
+    task?: Task,
+  ): Promise<FunctionRunResult> {
     const { processInstanceId, lastUpdate } = working.instance
-    const request = { input, data, process: processView(working.instance), idempotencyScope: `${processInstanceId}\n${lastUpdate}\n${stepId}`, ...(task ? { task } : {}) }
+    const request = {
+      input,
+      data,
+      process: processView(working.instance),
+      idempotencyScope: `${processInstanceId}\n${lastUpdate}\n${stepId}`,
+      ...(task ? { task } : {}),
+    }
     return executeFunction(fn, request, env, (functionId) => this.model.resolveFunction(functionId, env))
   }
 
@@ -184,7 +202,13 @@ export class Interpreter {
         thread.status = 'waiting'
         thread.stepId = step.join
         for (const branch of step.branches) {
-          working.instance.threads.push({ threadId: env.newId(), stepId: branch, status: 'active', parentThreadId: thread.threadId, join: step.join })
+          working.instance.threads.push({
+            threadId: env.newId(),
+            stepId: branch,
+            status: 'active',
+            parentThreadId: thread.threadId,
+            join: step.join,
+          })
         }
         return
       case 'join':
@@ -200,7 +224,9 @@ export class Interpreter {
   private arriveAtJoin(thread: Thread, working: Working): void {
     thread.status = 'done'
     const instance = working.instance
-    const siblings = instance.threads.filter((candidate) => candidate.parentThreadId === thread.parentThreadId && candidate.join === thread.join)
+    const siblings = instance.threads.filter(
+      (candidate) => candidate.parentThreadId === thread.parentThreadId && candidate.join === thread.join,
+    )
     if (siblings.some((sibling) => sibling.status !== 'done')) return
     const parent = instance.threads.find((candidate) => candidate.threadId === thread.parentThreadId)
     if (!parent) throw technical(`thread ${thread.threadId} has no parent thread ${thread.parentThreadId ?? ''}`)
@@ -209,7 +235,14 @@ export class Interpreter {
     parent.status = 'active'
   }
 
-  private async runFunctionStep(thread: Thread, functionId: string, next: string, onError: 'rollback' | 'fail', working: Working, env: RunEnvironment): Promise<void> {
+  private async runFunctionStep(
+    thread: Thread,
+    functionId: string,
+    next: string,
+    onError: 'rollback' | 'fail',
+    working: Working,
+    env: RunEnvironment,
+  ): Promise<void> {
     const mark = env.savepoints?.mark()
     try {
       const fn = this.requireFunction(functionId, env)
@@ -306,7 +339,12 @@ export class Interpreter {
     return { dueDate: date.toISOString() }
   }
 
-  private async assigneeOf(stepId: string, step: UserTaskStep, working: Working, env: RunEnvironment): Promise<{ userId?: string; userName?: string }> {
+  private async assigneeOf(
+    stepId: string,
+    step: UserTaskStep,
+    working: Working,
+    env: RunEnvironment,
+  ): Promise<{ userId?: string; userName?: string }> {
     const assignTo = step.assignTo ?? 'swimlane'
     if (assignTo === 'swimlane') return {}
     let userId: string

@@ -41,23 +41,58 @@ function onlyOpenTask(t: Test, state: ProcessState): Task {
 
 async function startLeave(days: number, host = leaveHost()): Promise<{ started: Transition; host: FakeHost }> {
   const env = fakeEnvironment(employee, host)
-  const started = await leave.start({ input: { days, reason: 'holiday' }, processInstanceId: 'pi-1', appId: 'hr', organizationId: 'acme', initiator: employee }, env)
+  const started = await leave.start(
+    { input: { days, reason: 'holiday' }, processInstanceId: 'pi-1', appId: 'hr', organizationId: 'acme', initiator: employee },
+    env,
+  )
   return { started, host }
 }
 
-async function actAs(process: CompiledProcess, actor: RuntimeUser, state: ProcessState, taskId: string, actionType: 'complete' | 'cancel' | 'return', host: FakeHost, dataInstance?: Record<string, unknown>): Promise<Transition> {
-  return process.act(state, { taskId, actionType, ...(dataInstance ? { dataInstance } : {}) }, fakeEnvironment(actor, host, {}, { next: 100 + state.processInstance.tasks.length * 10 }))
+async function actAs(
+  process: CompiledProcess,
+  actor: RuntimeUser,
+  state: ProcessState,
+  taskId: string,
+  actionType: 'complete' | 'cancel' | 'return',
+  host: FakeHost,
+  dataInstance?: Record<string, unknown>,
+): Promise<Transition> {
+  return process.act(
+    state,
+    { taskId, actionType, ...(dataInstance ? { dataInstance } : {}) },
+    fakeEnvironment(actor, host, {}, { next: 100 + state.processInstance.tasks.length * 10 }),
+  )
 }
 
 t.test('start creates the instance, evaluates the businessKey and waits at the first user task, assigned to the initiator', async (t) => {
   const { started } = await startLeave(5)
   const instance = started.state.processInstance
-  t.match(instance, { processInstanceId: 'pi-1', processId: 'leave-request', processName: 'Leave request', appId: 'hr', organizationId: 'acme', modelVersion: 1, processStatus: 'running', initiator: 'emma' })
+  t.match(instance, {
+    processInstanceId: 'pi-1',
+    processId: 'leave-request',
+    processName: 'Leave request',
+    appId: 'hr',
+    organizationId: 'acme',
+    modelVersion: 1,
+    processStatus: 'running',
+    initiator: 'emma',
+  })
   t.match(instance.businessKey, /^LR-id-\d+/, 'businessKey from the model expression, $uuid() included')
   t.same(started.state.dataInstance, { days: 5, reason: 'holiday' }, 'the input is the first dataInstance')
   const task = onlyOpenTask(t, started.state)
-  t.match(task, { stepId: 'request', name: 'Request leave', swimlane: 'employee', userId: 'emma', userName: 'Emma Employee', form: 'leave-form', preForms: ['leave-intro'] })
-  t.same(started.effects.map((effect) => effect.kind), ['taskCreated'])
+  t.match(task, {
+    stepId: 'request',
+    name: 'Request leave',
+    swimlane: 'employee',
+    userId: 'emma',
+    userName: 'Emma Employee',
+    form: 'leave-form',
+    preForms: ['leave-intro'],
+  })
+  t.same(
+    started.effects.map((effect) => effect.kind),
+    ['taskCreated'],
+  )
   t.match(instance.threads, [{ stepId: 'request', status: 'waiting' }])
 })
 
@@ -71,21 +106,40 @@ t.test('validateInput reports what breaks the model input schema', async (t) => 
 t.test('a short leave request runs submit → approve → switch default → book → parallel → join → end', async (t) => {
   const { started, host } = await startLeave(5)
   const request = onlyOpenTask(t, started.state)
-  const submitted = await actAs(leave, employee, started.state, request.taskId, 'complete', host, { days: 5, reason: 'holiday', note: 'form data' })
+  const submitted = await actAs(leave, employee, started.state, request.taskId, 'complete', host, {
+    days: 5,
+    reason: 'holiday',
+    note: 'form data',
+  })
   const approve = onlyOpenTask(t, submitted.state)
   t.match(approve, { stepId: 'approve', swimlane: 'manager' })
   t.notOk(approve.userId, 'a swimlane task waits in the pool')
-  t.match(submitted.state.processInstance.tasks.find((task) => task.taskId === request.taskId), { status: 'completed', completedBy: 'emma', actionType: 'complete' })
+  t.match(
+    submitted.state.processInstance.tasks.find((task) => task.taskId === request.taskId),
+    { status: 'completed', completedBy: 'emma', actionType: 'complete' },
+  )
   t.equal(submitted.state.dataInstance.note, 'form data', 'the form data replaced the dataInstance')
 
   const approved = await actAs(leave, manager, submitted.state, approve.taskId, 'complete', host)
   const instance = approved.state.processInstance
   t.equal(instance.processStatus, 'completed')
   t.same(openTasks(approved.state), [])
-  t.match(approved.state.dataInstance, { booked: true, bookedBy: 'max', payrollUpdated: true, teamInformed: true }, 'bookLeave ran as the approver, both branches ran')
-  t.same(host.dataOperations, [{ operation: 'insert', collection: 'Leave bookings', doc: { businessKey: instance.businessKey, days: 5, employee: 'emma' } }])
-  t.same(approved.effects.map((effect) => effect.kind), ['taskEnded', 'processEnded'])
-  t.ok(instance.threads.every((thread) => thread.status === 'done'), 'every thread is done')
+  t.match(
+    approved.state.dataInstance,
+    { booked: true, bookedBy: 'max', payrollUpdated: true, teamInformed: true },
+    'bookLeave ran as the approver, both branches ran',
+  )
+  t.same(host.dataOperations, [
+    { operation: 'insert', collection: 'Leave bookings', doc: { businessKey: instance.businessKey, days: 5, employee: 'emma' } },
+  ])
+  t.same(
+    approved.effects.map((effect) => effect.kind),
+    ['taskEnded', 'processEnded'],
+  )
+  t.ok(
+    instance.threads.every((thread) => thread.status === 'done'),
+    'every thread is done',
+  )
   t.equal(instance.threads.length, 1, 'the branch threads are folded back into their parent at the join')
 })
 
@@ -114,16 +168,28 @@ t.test('cancel ends the process as cancelled', async (t) => {
   const cancelled = await actAs(leave, employee, started.state, onlyOpenTask(t, started.state).taskId, 'cancel', host)
   t.equal(cancelled.state.processInstance.processStatus, 'cancelled')
   t.match(cancelled.state.processInstance.tasks[0], { status: 'cancelled', actionType: 'cancel' })
-  t.same(cancelled.effects.map((effect) => effect.kind), ['taskEnded', 'processEnded'])
+  t.same(
+    cancelled.effects.map((effect) => effect.kind),
+    ['taskEnded', 'processEnded'],
+  )
 })
 
 t.test('acting on a task that is not open, or unknown, or with an action the step lacks, is refused', async (t) => {
   const { started, host } = await startLeave(5)
   const request = onlyOpenTask(t, started.state)
   const submitted = await actAs(leave, employee, started.state, request.taskId, 'complete', host)
-  t.match(await refusal(actAs(leave, employee, submitted.state, request.taskId, 'complete', host)), { kind: 'conflict', details: { target: 'task' } })
-  t.match(await refusal(actAs(leave, employee, submitted.state, 'nope', 'complete', host)), { kind: 'notFound', details: { target: 'task' } })
-  t.match(await refusal(actAs(leave, employee, started.state, request.taskId, 'return', host)), { kind: 'notFound', details: { target: 'action' } })
+  t.match(await refusal(actAs(leave, employee, submitted.state, request.taskId, 'complete', host)), {
+    kind: 'conflict',
+    details: { target: 'task' },
+  })
+  t.match(await refusal(actAs(leave, employee, submitted.state, 'nope', 'complete', host)), {
+    kind: 'notFound',
+    details: { target: 'task' },
+  })
+  t.match(await refusal(actAs(leave, employee, started.state, request.taskId, 'return', host)), {
+    kind: 'notFound',
+    details: { target: 'action' },
+  })
 })
 
 t.test('the runtime never changes the state it is given', async (t) => {
@@ -142,11 +208,21 @@ t.test('onError fail: the thread and the process fail, the other branch goes on,
   t.equal(instance.processStatus, 'failed')
   const failed = instance.threads.find((thread) => thread.status === 'failed')
   t.match(failed, { stepId: 'updatePayroll', error: { message: 'Payroll system is offline', code: 'PAYROLL_OFFLINE' } })
-  t.match(instance.threads.find((thread) => thread.stepId === 'joined' && thread.status === 'done'), { join: 'joined' }, 'informTeam reached the join')
+  t.match(
+    instance.threads.find((thread) => thread.stepId === 'joined' && thread.status === 'done'),
+    { join: 'joined' },
+    'informTeam reached the join',
+  )
   t.equal(approved.state.dataInstance.teamInformed, true)
-  t.match(approved.effects.find((effect) => effect.kind === 'threadFailed'), { thread: { stepId: 'updatePayroll' } })
+  t.match(
+    approved.effects.find((effect) => effect.kind === 'threadFailed'),
+    { thread: { stepId: 'updatePayroll' } },
+  )
 
-  t.match(await refusal(leave.retry(approved.state, 'no-such-thread', fakeEnvironment(manager, host))), { kind: 'notFound', details: { target: 'thread' } })
+  t.match(await refusal(leave.retry(approved.state, 'no-such-thread', fakeEnvironment(manager, host))), {
+    kind: 'notFound',
+    details: { target: 'thread' },
+  })
   const stillOffline = await leave.retry(approved.state, failed?.threadId ?? '', fakeEnvironment(manager, host))
   t.equal(stillOffline.state.processInstance.processStatus, 'failed', 'a retry that fails again leaves the thread failed')
 
@@ -161,7 +237,10 @@ t.test('onError rollback (the default): the failure is thrown and the given stat
   const { started } = await startLeave(5, host)
   const submitted = await actAs(leave, employee, started.state, onlyOpenTask(t, started.state).taskId, 'complete', host)
   const snapshot = structuredClone(submitted.state)
-  t.match(await refusal(actAs(leave, manager, submitted.state, onlyOpenTask(t, submitted.state).taskId, 'complete', host)), { kind: 'technical', message: /bookings store down/ })
+  t.match(await refusal(actAs(leave, manager, submitted.state, onlyOpenTask(t, submitted.state).taskId, 'complete', host)), {
+    kind: 'technical',
+    message: /bookings store down/,
+  })
   t.same(submitted.state, snapshot)
 })
 
@@ -169,12 +248,19 @@ t.test('a function action runs on the form data, answers output and info, and le
   const { started, host } = await startLeave(5)
   const task = onlyOpenTask(t, started.state)
   const env = fakeEnvironment(employee, host)
-  const result = await leave.runActionFunction(started.state, { taskId: task.taskId, customType: 'checkBalance', dataInstance: { days: 25 } }, env)
+  const result = await leave.runActionFunction(
+    started.state,
+    { taskId: task.taskId, customType: 'checkBalance', dataInstance: { days: 25 } },
+    env,
+  )
   t.same(result.output, { remaining: -5, balanceOk: false })
   t.same(result.infoList, ['Not enough leave days'])
   t.equal(onlyOpenTask(t, result.state).taskId, task.taskId)
   t.same(result.state.dataInstance, { days: 25 }, 'the data is the form data')
-  t.match(await refusal(leave.runActionFunction(started.state, { taskId: task.taskId, customType: 'nope', dataInstance: {} }, env)), { kind: 'notFound', details: { target: 'action' } })
+  t.match(await refusal(leave.runActionFunction(started.state, { taskId: task.taskId, customType: 'nope', dataInstance: {} }, env)), {
+    kind: 'notFound',
+    details: { target: 'action' },
+  })
 })
 
 t.test('runFunction runs a task function in the process context, and a library function standalone', async (t) => {
@@ -186,16 +272,28 @@ t.test('runFunction runs a task function in the process context, and a library f
   t.same(result.dataInstance, { days: 5, reason: 'holiday', suggested: true })
   const vat = await leave.runFunction('vatOf', { state: null, input: { amount: 100 } }, env)
   t.same(vat.output, { vat: 20 }, 'an app function with $constant')
-  t.match(await refusal(leave.runFunction('missing', { state: null, input: {} }, env)), { kind: 'notFound', details: { target: 'function' } })
+  t.match(await refusal(leave.runFunction('missing', { state: null, input: {} }, env)), {
+    kind: 'notFound',
+    details: { target: 'function' },
+  })
 })
 
 t.test('changeStep cancels the open tasks and moves the process to the step', async (t) => {
   const { started, host } = await startLeave(5)
   const moved = await leave.changeStep(started.state, 'approve', { dataInstance: { days: 2 } }, fakeEnvironment(manager, host))
-  t.match(moved.state.processInstance.tasks, [{ stepId: 'request', status: 'cancelled' }, { stepId: 'approve', status: 'open' }])
+  t.match(moved.state.processInstance.tasks, [
+    { stepId: 'request', status: 'cancelled' },
+    { stepId: 'approve', status: 'open' },
+  ])
   t.same(moved.state.dataInstance, { days: 2 })
-  t.same(moved.effects.map((effect) => effect.kind), ['taskCancelled', 'taskCreated'])
-  t.match(await refusal(leave.changeStep(started.state, 'nowhere', {}, fakeEnvironment(manager, host))), { kind: 'notFound', details: { target: 'step' } })
+  t.same(
+    moved.effects.map((effect) => effect.kind),
+    ['taskCancelled', 'taskCreated'],
+  )
+  t.match(await refusal(leave.changeStep(started.state, 'nowhere', {}, fakeEnvironment(manager, host))), {
+    kind: 'notFound',
+    details: { target: 'step' },
+  })
   const closed = await leave.changeStep(started.state, 'done', { status: 'completed' }, fakeEnvironment(manager, host))
   t.equal(closed.state.processInstance.processStatus, 'completed')
   t.same(openTasks(closed.state), [])
@@ -212,7 +310,10 @@ t.test('inform evaluates each header into the informList', async (t) => {
 t.test('purchase: two parallel user tasks join before the library function runs and the process ends', async (t) => {
   const buyer = user('bob', ['buyer'])
   const host = fakeHost({ constants: { vatRate: '0.2' }, users, appFunctions: hrLibrary })
-  const started = await purchase.start({ input: { item: 'pen', amount: 10 }, processInstanceId: 'p-1', appId: 'hr', organizationId: 'acme', initiator: buyer }, fakeEnvironment(buyer, host))
+  const started = await purchase.start(
+    { input: { item: 'pen', amount: 10 }, processInstanceId: 'p-1', appId: 'hr', organizationId: 'acme', initiator: buyer },
+    fakeEnvironment(buyer, host),
+  )
   t.match(started.state.processInstance, { processName: 'Purchase approval', processId: 'purchase' })
   t.match(started.state.processInstance.businessKey, /^id-/, 'a generated businessKey without a model expression')
   const submitted = await actAs(purchase, buyer, started.state, onlyOpenTask(t, started.state).taskId, 'complete', host)
@@ -223,7 +324,10 @@ t.test('purchase: two parallel user tasks join before the library function runs 
   const legal = approvals.find((task) => task.stepId === 'legal') as Task
   const oneDone = await actAs(purchase, user('fin', ['finance']), submitted.state, finance.taskId, 'complete', host)
   t.equal(oneDone.state.processInstance.processStatus, 'running', 'the join waits for the other branch')
-  t.same(openTasks(oneDone.state).map((task) => task.stepId), ['legal'])
+  t.same(
+    openTasks(oneDone.state).map((task) => task.stepId),
+    ['legal'],
+  )
   const bothDone = await actAs(purchase, user('leo', ['legal']), oneDone.state, legal.taskId, 'complete', host)
   t.equal(bothDone.state.processInstance.processStatus, 'completed')
 })
@@ -241,8 +345,16 @@ t.test('a model that loops through automatic steps is stopped by the automatic-s
       functions: { noop: { steps: [] } },
     } satisfies ProcessModelBody,
   })
-  t.match(await refusal(looping.start({ input: {}, processInstanceId: 'x', appId: 'hr', organizationId: 'acme', initiator: employee }, fakeEnvironment(employee, leaveHost(), { maxAutomaticSteps: 50 }))), {
-    kind: 'technical',
-    message: /more than 50 automatic steps/,
-  })
+  t.match(
+    await refusal(
+      looping.start(
+        { input: {}, processInstanceId: 'x', appId: 'hr', organizationId: 'acme', initiator: employee },
+        fakeEnvironment(employee, leaveHost(), { maxAutomaticSteps: 50 }),
+      ),
+    ),
+    {
+      kind: 'technical',
+      message: /more than 50 automatic steps/,
+    },
+  )
 })

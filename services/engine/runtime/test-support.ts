@@ -18,14 +18,28 @@ import type {
   WorkflowModel,
 } from './types.js'
 
-export const TEST_LIMITS: RunLimits = { timeoutMs: 2000, inlineBudgetMs: 20, expressionNodes: 20_000, maxSteps: 1000, maxCallDepth: 8, maxAutomaticSteps: 200 }
+export const TEST_LIMITS: RunLimits = {
+  timeoutMs: 2000,
+  inlineBudgetMs: 20,
+  expressionNodes: 20_000,
+  maxSteps: 1000,
+  maxCallDepth: 8,
+  maxAutomaticSteps: 200,
+}
 
 export function exampleModel<Body = ProcessModelBody>(name: string, version = 1): WorkflowModel<Body> {
-  const raw = JSON.parse(readFileSync(join(examplesDir, `${name}.json`), 'utf8')) as Omit<WorkflowModel<Body>, 'appId' | 'version' | 'updateDate'>
+  const raw = JSON.parse(readFileSync(join(examplesDir, `${name}.json`), 'utf8')) as Omit<
+    WorkflowModel<Body>,
+    'appId' | 'version' | 'updateDate'
+  >
   return { ...raw, appId: 'hr', organizationId: 'acme', version, updateDate: '2026-01-01T00:00:00.000Z' }
 }
 
-export function user(userId: string, swimlanes: string[] = [], fullName = userId.replace(/^./, (first) => first.toUpperCase())): RuntimeUser {
+export function user(
+  userId: string,
+  swimlanes: string[] = [],
+  fullName = userId.replace(/^./, (first) => first.toUpperCase()),
+): RuntimeUser {
   return { userId, fullName, roles: [], swimlanes }
 }
 
@@ -72,7 +86,12 @@ export interface FakeEnvironment extends RunEnvironment {
 }
 
 /** An environment acting as `actor`, with ids `id-1`, `id-2`, … and a clock that stands still. */
-export function fakeEnvironment(actor: RuntimeUser, host: FakeHost = fakeHost(), limits: Partial<RunLimits> = {}, counter = { next: 0 }): FakeEnvironment {
+export function fakeEnvironment(
+  actor: RuntimeUser,
+  host: FakeHost = fakeHost(),
+  limits: Partial<RunLimits> = {},
+  counter = { next: 0 },
+): FakeEnvironment {
   let now = Date.parse('2026-03-01T09:00:00.000Z')
   return {
     actor,

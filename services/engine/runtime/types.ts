@@ -9,7 +9,14 @@
  * RunEnvironment, so tests drive it with plain objects.
  */
 
-import type { JsonObject, SwimlaneDefinition, StepDefinition, FlowFunctionDefinition, ProcessModelBody, WorkflowModel } from '../../../model/types.js'
+import type {
+  JsonObject,
+  SwimlaneDefinition,
+  StepDefinition,
+  FlowFunctionDefinition,
+  ProcessModelBody,
+  WorkflowModel,
+} from '../../../model/types.js'
 import type { ProcessStatus, Task, Thread, ProcessInstance, DataInstance, ProcessState, InformItem } from '../../../model/instance.js'
 
 export type * from '../../../model/types.js'
@@ -128,7 +135,11 @@ export interface IsolatedRun {
  * definition of a function a `call` node names; host calls go to `env.host`.
  */
 export interface FunctionIsolation {
-  run(run: IsolatedRun, env: RunEnvironment, resolve: (functionId: string) => Promise<FlowFunctionDefinition | undefined>): Promise<FunctionRunResult>
+  run(
+    run: IsolatedRun,
+    env: RunEnvironment,
+    resolve: (functionId: string) => Promise<FlowFunctionDefinition | undefined>,
+  ): Promise<FunctionRunResult>
 }
 
 /** How a top-level flow-function run ended: `business` a `fail` node or invalid input, `timeout` its time limit. */
@@ -179,7 +190,6 @@ export interface FunctionRunResult {
 }
 
 // ---------------------------------------------------------------- the runtime's entry points
-
 
 export interface StartRequest {
   /** Already validated against the model's input schema (CompiledProcess.validateInput). */
@@ -244,7 +254,12 @@ export interface CompiledProcess {
   /** Re-runs a failed thread's step and continues. */
   retry(state: ProcessState, threadId: string, env: RunEnvironment): Promise<Transition>
   /** Forces the process to a step: open tasks cancelled, threads reset, then runs until it waits. */
-  changeStep(state: ProcessState, stepId: string, request: { dataInstance?: DataInstance; status?: ProcessStatus }, env: RunEnvironment): Promise<Transition>
+  changeStep(
+    state: ProcessState,
+    stepId: string,
+    request: { dataInstance?: DataInstance; status?: ProcessStatus },
+    env: RunEnvironment,
+  ): Promise<Transition>
   /** The model's `inform` evaluated into a notification's informList. */
   inform(state: ProcessState, env: RunEnvironment): Promise<InformItem[]>
 }

@@ -54,13 +54,15 @@ export function scheduleDefinitions(model: Pick<StoredModel, 'modelID' | 'type' 
 /** The action a scheduledRun job payload carries (copied from its schedule when it fired). */
 function payloadAction(payload: Record<string, unknown>): ScheduleAction {
   const { startProcess, runFunction } = payload
-  if ((startProcess === undefined) === (runFunction === undefined)) throw fault('payload', 'must have exactly one of startProcess and runFunction')
+  if ((startProcess === undefined) === (runFunction === undefined))
+    throw fault('payload', 'must have exactly one of startProcess and runFunction')
   if (startProcess !== undefined) {
     if (!isObject(startProcess) || !nonEmptyString(startProcess.processId) || !isObject(startProcess.input)) {
       throw fault('payload.startProcess', 'must name a processId and an input object')
     }
     const { processId, input, initiatorUserId } = startProcess
-    if (initiatorUserId !== undefined && !nonEmptyString(initiatorUserId)) throw fault('payload.startProcess.initiatorUserId', 'must be a non-empty string')
+    if (initiatorUserId !== undefined && !nonEmptyString(initiatorUserId))
+      throw fault('payload.startProcess.initiatorUserId', 'must be a non-empty string')
     return { startProcess: { processId, input, ...(initiatorUserId === undefined ? {} : { initiatorUserId }) } }
   }
   if (!isObject(runFunction) || !nonEmptyString(runFunction.functionId)) throw fault('payload.runFunction', 'must name a functionId')

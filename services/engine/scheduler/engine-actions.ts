@@ -37,15 +37,22 @@ export function engineScheduledActions({ processStarter, functions }: EngineActi
 
     async runFunction(request) {
       const tenant = { appId: request.appId, ...(request.organizationId === undefined ? {} : { organizationId: request.organizationId }) }
-      const { output } = await functions.executeFunction(null, request.functionId, { ...tenant, inputParams: request.inputParams }, undefined)
+      const { output } = await functions.executeFunction(
+        null,
+        request.functionId,
+        { ...tenant, inputParams: request.inputParams },
+        undefined,
+      )
       return { output }
     },
   }
 }
 
 async function scheduledRunsPlugin(fastify: FastifyInstance): Promise<void> {
-
-  fastify.batchHandlers.set('scheduledRun', scheduledRunHandler(engineScheduledActions({ processStarter: fastify.processStarter, functions: fastify.externalService })))
+  fastify.batchHandlers.set(
+    'scheduledRun',
+    scheduledRunHandler(engineScheduledActions({ processStarter: fastify.processStarter, functions: fastify.externalService })),
+  )
 }
 
 export default fp(scheduledRunsPlugin, {

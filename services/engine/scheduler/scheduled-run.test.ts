@@ -8,8 +8,17 @@ const NOW = new Date('2025-06-30T08:00:00.000Z')
 
 function job(payload: Record<string, unknown>): ClaimedBatchJob {
   const stored: StoredBatchJob = {
-    _id: 'job-1', jobId: 'job-1', kind: 'scheduledRun', status: 'running', appId: 'hr', organizationId: 'acme', tryCount: 0,
-    dueAt: NOW, createdAt: NOW, updatedAt: NOW, payload: { modelID: 'nightly', modelVersion: 3, scheduleId: 's', tick: NOW.toISOString(), ...payload },
+    _id: 'job-1',
+    jobId: 'job-1',
+    kind: 'scheduledRun',
+    status: 'running',
+    appId: 'hr',
+    organizationId: 'acme',
+    tryCount: 0,
+    dueAt: NOW,
+    createdAt: NOW,
+    updatedAt: NOW,
+    payload: { modelID: 'nightly', modelVersion: 3, scheduleId: 's', tick: NOW.toISOString(), ...payload },
   }
   return stored as ClaimedBatchJob
 }
@@ -33,9 +42,12 @@ function recordingActions(): { actions: ScheduledActions; starts: ScheduledStart
   }
 }
 
-t.test('a fired startProcess schedule starts the process in the job\'s tenant as the given initiator', async (t) => {
+t.test("a fired startProcess schedule starts the process in the job's tenant as the given initiator", async (t) => {
   const { actions, starts, runs } = recordingActions()
-  await scheduledRunHandler(actions)(job({ startProcess: { processId: 'leave-request', input: { days: 2 }, initiatorUserId: 'u-1' } }), { now: NOW, log: silentLogger })
+  await scheduledRunHandler(actions)(job({ startProcess: { processId: 'leave-request', input: { days: 2 }, initiatorUserId: 'u-1' } }), {
+    now: NOW,
+    log: silentLogger,
+  })
   t.match(starts, [{ appId: 'hr', organizationId: 'acme', processId: 'leave-request', input: { days: 2 }, initiatorUserId: 'u-1' }])
   t.same(runs, [])
 })
@@ -54,7 +66,10 @@ t.test('a fired runFunction schedule runs the function standalone with its input
 
 t.test('a payload that names no action is a permanent failure, and nothing runs', async (t) => {
   const { actions, starts, runs } = recordingActions()
-  const failure = await scheduledRunHandler(actions)(job({}), { now: NOW, log: silentLogger }).then(() => undefined, (error: unknown) => error)
+  const failure = await scheduledRunHandler(actions)(job({}), { now: NOW, log: silentLogger }).then(
+    () => undefined,
+    (error: unknown) => error,
+  )
   t.match(failure, { message: 'payload must have exactly one of startProcess and runFunction' })
   t.ok(isPermanentFailure(failure))
   t.same([...starts, ...runs], [])

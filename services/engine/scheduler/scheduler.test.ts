@@ -22,7 +22,15 @@ let nextVersion = 1
 /** Stores a live jobScheduler model version and the deploy job the gateway's insertModel creates with it. */
 async function insertSchedulerModel(store: Store, modelID: string, schedules: unknown[], now: Date): Promise<StoredBatchJob> {
   const version = nextVersion++
-  const model: StoredModel = { modelID, type: 'jobScheduler', ...APP, version, updateDate: now.toISOString(), modelBody: { schedules }, live: true }
+  const model: StoredModel = {
+    modelID,
+    type: 'jobScheduler',
+    ...APP,
+    version,
+    updateDate: now.toISOString(),
+    modelBody: { schedules },
+    live: true,
+  }
   await store.collection<StoredModel>(Collections.models).insertOne(model)
   const repository = batchJobRepository(store)
   await repository.ensureIndexes()
@@ -43,7 +51,13 @@ function deployWorker(store: Store, clock: TestClock): BatchWorker {
 }
 
 function scheduler(store: Store, clock: TestClock): Scheduler {
-  return new Scheduler({ schedules: scheduleRepository(store), batchJobs: batchJobRepository(store), pollMs: 10, log: silentLogger, now: clock.now })
+  return new Scheduler({
+    schedules: scheduleRepository(store),
+    batchJobs: batchJobRepository(store),
+    pollMs: 10,
+    log: silentLogger,
+    now: clock.now,
+  })
 }
 
 async function deploy(store: Store, clock: TestClock, modelID: string, schedules: unknown[]): Promise<StoredBatchJob | null> {
@@ -60,7 +74,11 @@ async function scheduledRuns(store: Store): Promise<StoredBatchJob[]> {
   return batchJobRepository(store).find({ kind: 'scheduledRun' })
 }
 
-const EVERY_2_SECONDS = { id: 'tick', cron: '*/2 * * * * *', startProcess: { processId: 'leave-request', input: { days: 1 }, initiatorUserId: 'u-1' } }
+const EVERY_2_SECONDS = {
+  id: 'tick',
+  cron: '*/2 * * * * *',
+  startProcess: { processId: 'leave-request', input: { days: 1 }, initiatorUserId: 'u-1' },
+}
 const NIGHTLY = { id: 'vat-check', cron: '0 6 * * *', timezone: 'UTC', runFunction: { functionId: 'vatOf', inputParams: { amount: 100 } } }
 
 t.test('a deploy job registers the schedules of its jobScheduler model', async (t) => {
@@ -69,36 +87,61 @@ t.test('a deploy job registers the schedules of its jobScheduler model', async (
   const job = await deploy(store, clock, 'nightly', [EVERY_2_SECONDS, NIGHTLY])
   t.match(job, { status: 'done', tryCount: 0 })
   const schedules = await storedSchedules(store, 'nightly')
-  t.same(schedules.map((schedule) => schedule.scheduleId), ['tick', 'vat-check'])
-  t.match(schedules[0], { _id: 'hr:nightly:tick', ...APP, modelID: 'nightly', cron: '*/2 * * * * *', startProcess: EVERY_2_SECONDS.startProcess, lastFiredAt: T0 })
+  t.same(
+    schedules.map((schedule) => schedule.scheduleId),
+    ['tick', 'vat-check'],
+  )
+  t.match(schedules[0], {
+    _id: 'hr:nightly:tick',
+    ...APP,
+    modelID: 'nightly',
+    cron: '*/2 * * * * *',
+    startProcess: EVERY_2_SECONDS.startProcess,
+    lastFiredAt: T0,
+  })
   t.match(schedules[1], { timezone: 'UTC', runFunction: NIGHTLY.runFunction })
   t.notOk('startProcess' in schedules[1]!, 'only the action the model gives')
-  t.same([schedules[0]?.nextTickAt, schedules[1]?.nextTickAt], [at(2_000), new Date('2025-07-01T06:00:00.000Z')], 'each knows its first tick')
+  t.same(
+    [schedules[0]?.nextTickAt, schedules[1]?.nextTickAt],
+    [at(2_000), new Date('2025-07-01T06:00:00.000Z')],
+    'each knows its first tick',
+  )
   const repository = scheduleRepository(store)
   t.same(await repository.due(at(1_999)), [], 'no schedule is due before its first tick')
-  t.same((await repository.due(at(2_000))).map((schedule) => schedule.scheduleId), ['tick'], 'only the schedule whose tick came is read')
+  t.same(
+    (await repository.due(at(2_000))).map((schedule) => schedule.scheduleId),
+    ['tick'],
+    'only the schedule whose tick came is read',
+  )
 })
 
-t.test('a later version replaces the schedules: changed ones rewritten, dropped ones removed, unchanged timing keeps lastFiredAt', async (t) => {
-  const store = await openTestStore(t)
-  const clock = testClock(T0)
-  await deploy(store, clock, 'nightly', [EVERY_2_SECONDS, NIGHTLY, { ...NIGHTLY, id: 'weekly', cron: '0 7 * * 1' }])
-  clock.set(at(10_000))
-  await scheduler(store, clock).fireDue()
-  t.same((await storedSchedules(store, 'nightly'))[0]?.lastFiredAt, at(10_000), 'tick fired at +10 s')
+t.test(
+  'a later version replaces the schedules: changed ones rewritten, dropped ones removed, unchanged timing keeps lastFiredAt',
+  async (t) => {
+    const store = await openTestStore(t)
+    const clock = testClock(T0)
+    await deploy(store, clock, 'nightly', [EVERY_2_SECONDS, NIGHTLY, { ...NIGHTLY, id: 'weekly', cron: '0 7 * * 1' }])
+    clock.set(at(10_000))
+    await scheduler(store, clock).fireDue()
+    t.same((await storedSchedules(store, 'nightly'))[0]?.lastFiredAt, at(10_000), 'tick fired at +10 s')
 
-  clock.set(at(11_000))
-  const replaced = await deploy(store, clock, 'nightly', [
-    { ...EVERY_2_SECONDS, startProcess: { processId: 'purchase', input: { item: 'pen', amount: 1 } } },
-    { ...NIGHTLY, cron: '30 6 * * *' },
-  ])
-  t.match(replaced, { status: 'done' })
-  const [tick, vat, ...rest] = await storedSchedules(store, 'nightly')
-  t.same(rest, [], 'the schedule the new version dropped is removed')
-  t.match(tick, { startProcess: { processId: 'purchase' }, lastFiredAt: at(10_000) }, 'same cron: action replaced, lastFiredAt kept')
-  t.same(tick && 'startProcess' in tick ? tick.startProcess : undefined, { processId: 'purchase', input: { item: 'pen', amount: 1 } }, 'nothing of the old action is left')
-  t.match(vat, { cron: '30 6 * * *', lastFiredAt: at(11_000) }, 'new cron: counts from the deploy, so no earlier tick fires')
-})
+    clock.set(at(11_000))
+    const replaced = await deploy(store, clock, 'nightly', [
+      { ...EVERY_2_SECONDS, startProcess: { processId: 'purchase', input: { item: 'pen', amount: 1 } } },
+      { ...NIGHTLY, cron: '30 6 * * *' },
+    ])
+    t.match(replaced, { status: 'done' })
+    const [tick, vat, ...rest] = await storedSchedules(store, 'nightly')
+    t.same(rest, [], 'the schedule the new version dropped is removed')
+    t.match(tick, { startProcess: { processId: 'purchase' }, lastFiredAt: at(10_000) }, 'same cron: action replaced, lastFiredAt kept')
+    t.same(
+      tick && 'startProcess' in tick ? tick.startProcess : undefined,
+      { processId: 'purchase', input: { item: 'pen', amount: 1 } },
+      'nothing of the old action is left',
+    )
+    t.match(vat, { cron: '30 6 * * *', lastFiredAt: at(11_000) }, 'new cron: counts from the deploy, so no earlier tick fires')
+  },
+)
 
 t.test('a version with an empty schedule list removes every schedule of the model, and only of that model', async (t) => {
   const store = await openTestStore(t)
@@ -122,14 +165,21 @@ t.test('an invalid schedule fails the deploy job at once and changes nothing', a
     [[{ ...NIGHTLY, cron: '61 * * * *' }], /^modelBody\.schedules\[0\]\.cron is not a valid cron expression/],
     [[{ ...NIGHTLY, timezone: 'Mars/Olympus' }], /^modelBody\.schedules\[0\]\.timezone is not a known time zone: Mars\/Olympus/],
     [[NIGHTLY, { ...EVERY_2_SECONDS, id: 'vat-check' }], /^modelBody\.schedules\[1\]\.id repeats schedule id "vat-check"/],
-    [[{ id: 'both', cron: '* * * * *', startProcess: EVERY_2_SECONDS.startProcess, runFunction: NIGHTLY.runFunction }], /^modelBody\.schedules\[0\] must have exactly one of startProcess and runFunction/],
+    [
+      [{ id: 'both', cron: '* * * * *', startProcess: EVERY_2_SECONDS.startProcess, runFunction: NIGHTLY.runFunction }],
+      /^modelBody\.schedules\[0\] must have exactly one of startProcess and runFunction/,
+    ],
     [[{ ...EVERY_2_SECONDS, startProcess: { processId: 'p' } }], /^modelBody\.schedules\[0\]\.startProcess\.input must be an object/],
   ]
   for (const [schedules, message] of cases) {
     const job = await deploy(store, clock, 'nightly', schedules)
     t.match(job, { status: 'failed', tryCount: 1, lastError: message }, String(message))
   }
-  t.same((await storedSchedules(store, 'nightly')).map((schedule) => schedule.cron), [NIGHTLY.cron], 'the deployed schedules are untouched')
+  t.same(
+    (await storedSchedules(store, 'nightly')).map((schedule) => schedule.cron),
+    [NIGHTLY.cron],
+    'the deployed schedules are untouched',
+  )
 })
 
 t.test('a deploy job of an older version deploys the latest live one; a draft is never deployed', async (t) => {
@@ -138,12 +188,22 @@ t.test('a deploy job of an older version deploys the latest live one; a draft is
   const old = await insertSchedulerModel(store, 'nightly', [NIGHTLY], clock.now())
   await insertSchedulerModel(store, 'nightly', [EVERY_2_SECONDS], clock.now())
   await store.collection<StoredModel>(Collections.models).insertOne({
-    modelID: 'nightly', type: 'jobScheduler', ...APP, version: 99, updateDate: T0.toISOString(), modelBody: { schedules: [] }, live: false,
+    modelID: 'nightly',
+    type: 'jobScheduler',
+    ...APP,
+    version: 99,
+    updateDate: T0.toISOString(),
+    modelBody: { schedules: [] },
+    live: false,
   })
   const worker = deployWorker(store, clock)
   await worker.runDue()
   t.match(await batchJobRepository(store).findByJobId(old.jobId), { status: 'done' })
-  t.same((await storedSchedules(store, 'nightly')).map((schedule) => schedule.scheduleId), ['tick'], 'the latest live version wins whatever order the jobs ran in')
+  t.same(
+    (await storedSchedules(store, 'nightly')).map((schedule) => schedule.scheduleId),
+    ['tick'],
+    'the latest live version wins whatever order the jobs ran in',
+  )
 })
 
 t.test('every engine sees every tick, yet each tick fires once: two schedulers on one store', async (t) => {
@@ -161,10 +221,21 @@ t.test('every engine sees every tick, yet each tick fires once: two schedulers o
     firedByB += fromB.length
   }
   const runs = await scheduledRuns(store)
-  t.same(runs.map((run) => run.payload.tick), [2, 4, 6, 8, 10].map((s) => at(s * 1_000).toISOString()), 'ticks +2 s … +10 s, once each')
+  t.same(
+    runs.map((run) => run.payload.tick),
+    [2, 4, 6, 8, 10].map((s) => at(s * 1_000).toISOString()),
+    'ticks +2 s … +10 s, once each',
+  )
   t.equal(firedByA + firedByB, 5, 'one engine fired each')
-  t.same(runs.map((run) => run.scheduleKey), runs.map((run) => `hr:nightly:tick:${String(run.payload.tick)}`))
-  t.match(runs[0], { status: 'waiting', ...APP, payload: { modelID: 'nightly', scheduleId: 'tick', startProcess: EVERY_2_SECONDS.startProcess } })
+  t.same(
+    runs.map((run) => run.scheduleKey),
+    runs.map((run) => `hr:nightly:tick:${String(run.payload.tick)}`),
+  )
+  t.match(runs[0], {
+    status: 'waiting',
+    ...APP,
+    payload: { modelID: 'nightly', scheduleId: 'tick', startProcess: EVERY_2_SECONDS.startProcess },
+  })
 })
 
 t.test('after downtime the missed ticks collapse into one catch-up run, then the schedule keeps its rhythm', async (t) => {
@@ -176,13 +247,24 @@ t.test('after downtime the missed ticks collapse into one catch-up run, then the
   const fired = await engine.fireDue()
   t.same(
     fired.map((job) => [job.payload.scheduleId, job.payload.tick]).sort(),
-    [['tick', at(3 * 86_400_000).toISOString()], ['vat-check', '2025-07-03T06:00:00.000Z']],
+    [
+      ['tick', at(3 * 86_400_000).toISOString()],
+      ['vat-check', '2025-07-03T06:00:00.000Z'],
+    ],
     'one run per schedule: its latest missed tick',
   )
   t.same(await engine.fireDue(), [], 'nothing more at the same moment')
   clock.set(at(3 * 86_400_000 + 2_000))
-  t.same((await engine.fireDue()).map((job) => job.payload.tick), [at(3 * 86_400_000 + 2_000).toISOString()], 'the next tick on time')
-  t.same((await storedSchedules(store, 'nightly')).map((schedule) => schedule.nextTickAt), [at(3 * 86_400_000 + 4_000), new Date('2025-07-04T06:00:00.000Z')], 'and each schedule knows its next one')
+  t.same(
+    (await engine.fireDue()).map((job) => job.payload.tick),
+    [at(3 * 86_400_000 + 2_000).toISOString()],
+    'the next tick on time',
+  )
+  t.same(
+    (await storedSchedules(store, 'nightly')).map((schedule) => schedule.nextTickAt),
+    [at(3 * 86_400_000 + 4_000), new Date('2025-07-04T06:00:00.000Z')],
+    'and each schedule knows its next one',
+  )
 })
 
 t.test('a next tick that came without a tick to fire (another engine fired it) is corrected, not fired again', async (t) => {
@@ -216,7 +298,11 @@ t.test('a schedule in a time zone fires at its local time', async (t) => {
   clock.set(new Date('2025-06-30T03:59:59.999Z'))
   t.same(await engine.fireDue(), [], 'not before 06:00 in Berlin')
   clock.set(new Date('2025-06-30T04:00:00.000Z'))
-  t.same((await engine.fireDue()).map((job) => job.payload.tick), ['2025-06-30T04:00:00.000Z'], '06:00 Berlin summer time is 04:00 UTC')
+  t.same(
+    (await engine.fireDue()).map((job) => job.payload.tick),
+    ['2025-06-30T04:00:00.000Z'],
+    '06:00 Berlin summer time is 04:00 UTC',
+  )
 })
 
 t.test('schedules survive a restart: a new engine on the reopened store fires them', async (t) => {
@@ -230,5 +316,8 @@ t.test('schedules survive a restart: a new engine on the reopened store fires th
   t.teardown(() => reopened.close())
   clock.set(at(2_000))
   const fired = await scheduler(reopened, clock).fireDue()
-  t.same(fired.map((job) => job.scheduleKey), [`hr:nightly:tick:${at(2_000).toISOString()}`])
+  t.same(
+    fired.map((job) => job.scheduleKey),
+    [`hr:nightly:tick:${at(2_000).toISOString()}`],
+  )
 })

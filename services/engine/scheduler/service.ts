@@ -39,7 +39,13 @@ export function deployHandler(schedules: ScheduleRepository): BatchJobHandler {
       const definitions: ScheduleDefinition[] = model ? scheduleDefinitions(model) : []
       const organizationId = model?.organizationId ?? job.organizationId
       const result = await schedules.replaceModelSchedules(
-        { appId: job.appId, ...(organizationId === undefined ? {} : { organizationId }), modelID, modelVersion: model?.version ?? 0, definitions },
+        {
+          appId: job.appId,
+          ...(organizationId === undefined ? {} : { organizationId }),
+          modelID,
+          modelVersion: model?.version ?? 0,
+          definitions,
+        },
         now,
       )
       const latest = await schedules.latestLiveModel(job.appId, modelID)

@@ -6,7 +6,9 @@ import type { ProcessInstance, Task } from '../runtime/types.js'
  * newest the user may work on first, else the newest.
  */
 export function taskForForm(instance: ProcessInstance, principal: Principal, candidates?: readonly Task[]): Task | undefined {
-  const pool = (candidates && candidates.some((task) => task.status === 'open') ? candidates : instance.tasks).filter((task) => task.status === 'open')
+  const pool = (candidates && candidates.some((task) => task.status === 'open') ? candidates : instance.tasks).filter(
+    (task) => task.status === 'open',
+  )
   const newestFirst = [...pool].reverse().sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0))
   return newestFirst.find((task) => mayActOnTask(principal, task)) ?? newestFirst[0]
 }

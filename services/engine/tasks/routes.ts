@@ -14,11 +14,19 @@ async function taskRoutes(fastify: FastifyInstance): Promise<void> {
   // Both routes require the user header: identity has resolved the actor.
   typed.route({
     ...routeFrom(runTaskFunction),
-    handler: async (request) => service.runFunction(requireActor(request), request.params.taskId, request.params.functionId, request.body, request.headers.additionalheaders),
+    handler: async (request) =>
+      service.runFunction(
+        requireActor(request),
+        request.params.taskId,
+        request.params.functionId,
+        request.body,
+        request.headers.additionalheaders,
+      ),
   })
   typed.route({
     ...routeFrom(commitTask),
-    handler: async (request) => service.commit(requireActor(request), request.params.taskId, request.body, request.headers.additionalheaders),
+    handler: async (request) =>
+      service.commit(requireActor(request), request.params.taskId, request.body, request.headers.additionalheaders),
   })
 }
 

@@ -19,7 +19,13 @@ export interface TaskServiceDependencies extends InstanceDependencies {
 export class TaskService {
   constructor(private readonly deps: TaskServiceDependencies) {}
 
-  async runFunction(actor: Actor, taskId: string, functionId: string, body: TaskRunRequest, additionalHeaders: AdditionalHeaders): Promise<TaskFunctionResult> {
+  async runFunction(
+    actor: Actor,
+    taskId: string,
+    functionId: string,
+    body: TaskRunRequest,
+    additionalHeaders: AdditionalHeaders,
+  ): Promise<TaskFunctionResult> {
     const { instances, authorization, fail } = this.deps
     const { stored, compiled, env } = await instanceAtHand(this.deps, actor, { ...body, additionalHeaders, check: 'access' })
     const task = openTaskOf(fail, stored, taskId)
@@ -27,10 +33,15 @@ export class TaskService {
     const step = compiled.step(task.stepId)
     const ownTaskFunction = step?.type === 'userTask' && (step.taskFunctions ?? []).includes(functionId)
     if (!ownTaskFunction && !env.host.appFunction(functionId)) {
-      throw fail('wm3054', { args: [`${functionId} is neither a task function of step ${task.stepId} nor a function of the app`], parameters: { functionId, taskId } })
+      throw fail('wm3054', {
+        args: [`${functionId} is neither a task function of step ${task.stepId} nor a function of the app`],
+        parameters: { functionId, taskId },
+      })
     }
     const state = { processInstance: stored.processInstance, dataInstance: body.dataInstance ?? stored.dataInstance }
-    const result = await runtimeCall(fail, 'function', () => compiled.runFunction(functionId, { state, input: body.inputParams ?? {}, taskId }, env))
+    const result = await runtimeCall(fail, 'function', () =>
+      compiled.runFunction(functionId, { state, input: body.inputParams ?? {}, taskId }, env),
+    )
     const committed = await instances.commit({
       previous: stored,
       state: { processInstance: stored.processInstance, dataInstance: result.dataInstance },
@@ -41,7 +52,11 @@ export class TaskService {
       event: 'Updated',
       activities: [{ type: 'taskFunction', taskId, stepId: task.stepId, details: { functionId } }],
     })
-    return { dataInstance: committed.dataInstance, output: result.output, ...(result.infoList.length > 0 ? { infoList: result.infoList } : {}) }
+    return {
+      dataInstance: committed.dataInstance,
+      output: result.output,
+      ...(result.infoList.length > 0 ? { infoList: result.infoList } : {}),
+    }
   }
 
   async commit(actor: Actor, taskId: string, body: TaskCommitRequest, additionalHeaders: AdditionalHeaders): Promise<{ success: boolean }> {

@@ -26,7 +26,9 @@ export class SwimlaneMemberRepository {
     if (swimlaneIds.length === 0) return members
     // The (appId, swimlanes) index reads only the members; users without an organization belong to
     // the organization '' (checked below), which an equality on organizationId cannot say.
-    const users = await this.users.find({ appId, swimlanes: { $in: [...swimlaneIds] } }, { projection: { _id: 0, userId: 1, swimlanes: 1, organizationId: 1 } }).toArray()
+    const users = await this.users
+      .find({ appId, swimlanes: { $in: [...swimlaneIds] } }, { projection: { _id: 0, userId: 1, swimlanes: 1, organizationId: 1 } })
+      .toArray()
     for (const user of users) {
       if ((user.organizationId ?? '') !== organizationId) continue
       for (const swimlane of user.swimlanes ?? []) members[swimlane]?.push(user.userId)

@@ -24,39 +24,60 @@ async function eventually(t: Test, name: string, check: () => boolean | Promise<
   return ms
 }
 
-t.test("the table of SPEC.md: allowed combinations are recorded, every other one (and id outside service/swagger) is 400 fm3030", async (t) => {
-  const { gateway, client } = await startGateway(t)
-  let allowed = 0
-  for (const target of ['fm', 'wfm', 'all'] as const) {
-    for (const type of ['app', 'all', 'swagger', 'endpoint', 'service']) {
-      const answer = await client.call<Envelope<{ status: string }>>('evictCache', 'GET', `/external/cache/${type}/${target}/evict`)
-      const expected = ALLOWED_CACHE_TYPES[target].includes(type)
-      t.equal(answer.status, expected ? 200 : 400, `${type}/${target}`)
-      if (expected) {
-        allowed++
-        t.same(answer.body, { status: 'success', data: { status: 'OK' } })
-      } else t.equal(answer.body.error?.code, 'fm3030')
+t.test(
+  'the table of SPEC.md: allowed combinations are recorded, every other one (and id outside service/swagger) is 400 fm3030',
+  async (t) => {
+    const { gateway, client } = await startGateway(t)
+    let allowed = 0
+    for (const target of ['fm', 'wfm', 'all'] as const) {
+      for (const type of ['app', 'all', 'swagger', 'endpoint', 'service']) {
+        const answer = await client.call<Envelope<{ status: string }>>('evictCache', 'GET', `/external/cache/${type}/${target}/evict`)
+        const expected = ALLOWED_CACHE_TYPES[target].includes(type)
+        t.equal(answer.status, expected ? 200 : 400, `${type}/${target}`)
+        if (expected) {
+          allowed++
+          t.same(answer.body, { status: 'success', data: { status: 'OK' } })
+        } else t.equal(answer.body.error?.code, 'fm3030')
+      }
     }
-  }
-  t.equal(allowed, 11, 'fm allows 4 types, wfm 3, all 4')
-  for (const [type, target, status] of [['service', 'wfm', 200], ['swagger', 'fm', 200], ['swagger', 'all', 200], ['app', 'fm', 400], ['all', 'all', 400], ['endpoint', 'fm', 400]] as const) {
-    const answer = await client.call('evictCache', 'GET', `/external/cache/${type}/${target}/evict?id=one-key`)
-    t.equal(answer.status, status, `${type}/${target} with id`)
-    if (status === 200) allowed++
-  }
-  t.equal((await client.call('evictCache', 'GET', '/external/cache/app/gateway/evict')).status, 400, 'an unknown target')
-  t.equal((await client.call('evictCache', 'GET', '/external/cache/models/fm/evict')).status, 400, 'an unknown type')
-  const records = await gateway.app.store.collection<StoredCacheInvalidation>(Collections.cacheInvalidations).find({}, { sort: { sequence: 1 } }).toArray()
-  t.equal(records.length, allowed, 'one record per accepted call, none for a rejected one')
-  t.match(records.at(-1), { target: 'all', cacheType: 'swagger', id: 'one-key' })
-  t.same(records.map((record) => record.sequence), records.map((_, n) => n + 1), 'records are numbered in order')
-})
+    t.equal(allowed, 11, 'fm allows 4 types, wfm 3, all 4')
+    for (const [type, target, status] of [
+      ['service', 'wfm', 200],
+      ['swagger', 'fm', 200],
+      ['swagger', 'all', 200],
+      ['app', 'fm', 400],
+      ['all', 'all', 400],
+      ['endpoint', 'fm', 400],
+    ] as const) {
+      const answer = await client.call('evictCache', 'GET', `/external/cache/${type}/${target}/evict?id=one-key`)
+      t.equal(answer.status, status, `${type}/${target} with id`)
+      if (status === 200) allowed++
+    }
+    t.equal((await client.call('evictCache', 'GET', '/external/cache/app/gateway/evict')).status, 400, 'an unknown target')
+    t.equal((await client.call('evictCache', 'GET', '/external/cache/models/fm/evict')).status, 400, 'an unknown type')
+    const records = await gateway.app.store
+      .collection<StoredCacheInvalidation>(Collections.cacheInvalidations)
+      .find({}, { sort: { sequence: 1 } })
+      .toArray()
+    t.equal(records.length, allowed, 'one record per accepted call, none for a rejected one')
+    t.match(records.at(-1), { target: 'all', cacheType: 'swagger', id: 'one-key' })
+    t.same(
+      records.map((record) => record.sequence),
+      records.map((_, n) => n + 1),
+      'records are numbered in order',
+    )
+  },
+)
 
 t.test('an eviction reaches every instance, gateways and engine, within about a second', async (t) => {
   const store = await openTestStore(t)
   // The default poll interval (CACHE_POLL_MS 1 s): what "within about a second" means in production.
   const config = {}
-  const [gatewayA, gatewayB, engine] = [await startGateway(t, { store, config }), await startGateway(t, { store, config }), await startService(t, 'engine', { store, config })]
+  const [gatewayA, gatewayB, engine] = [
+    await startGateway(t, { store, config }),
+    await startGateway(t, { store, config }),
+    await startService(t, 'engine', { store, config }),
+  ]
   const gateways = [gatewayA.gateway.app, gatewayB.gateway.app]
   for (const app of [...gateways, engine.app]) {
     for (const type of app.caches.types()) app.caches.cache(type).set('k1', 'cached')
@@ -75,15 +96,23 @@ t.test('an eviction reaches every instance, gateways and engine, within about a 
   t.equal(gateways[0]!.caches.cache('app').size, 2, 'a wfm eviction leaves the gateways alone')
 
   await gatewayA.client.call('evictCache', 'GET', '/external/cache/all/all/evict')
-  await eventually(t, 'everything evicted everywhere', () => [...gateways, engine.app].every((app) => app.caches.types().every((type) => app.caches.cache(type).size === 0)))
+  await eventually(t, 'everything evicted everywhere', () =>
+    [...gateways, engine.app].every((app) => app.caches.types().every((type) => app.caches.cache(type).size === 0)),
+  )
 })
 
 t.test('a model stored through one gateway is served by another within about a second', async (t) => {
   const store = await openTestStore(t)
-  const [gatewayA, gatewayB] = [await startGateway(t, { store, config: { cachePollMs: POLL_MS } }), await startGateway(t, { store, config: { cachePollMs: POLL_MS } })]
+  const [gatewayA, gatewayB] = [
+    await startGateway(t, { store, config: { cachePollMs: POLL_MS } }),
+    await startGateway(t, { store, config: { cachePollMs: POLL_MS } }),
+  ]
   await gatewayA.client.call('insertModel', 'POST', '/model/insertModel', { body: insertModelRequest('leave-form', HR) })
   const reader = await createTestUser(store, { ...HR, fullName: 'Hr Reader' })
-  const version = async () => (await fetch(`${gatewayB.gateway.url}/model/getModel/leave-form?appId=hr`, { headers: { user: reader.userId } })).headers.get('etag')?.split('-')[2]
+  const version = async () =>
+    (await fetch(`${gatewayB.gateway.url}/model/getModel/leave-form?appId=hr`, { headers: { user: reader.userId } })).headers
+      .get('etag')
+      ?.split('-')[2]
   t.equal(await version(), '1', 'B has cached version 1')
   await gatewayA.client.call('insertModel', 'POST', '/model/insertModel', { body: insertModelRequest('leave-form', HR) })
   await eventually(t, 'B serves version 2', async () => (await version()) === '2')
@@ -91,7 +120,10 @@ t.test('a model stored through one gateway is served by another within about a s
 
 t.test('after a swagger eviction the gateway reads its OpenAPI document again', async (t) => {
   const store = await openTestStore(t)
-  const [gatewayA, gatewayB] = [await startGateway(t, { store, config: { cachePollMs: POLL_MS } }), await startGateway(t, { store, config: { cachePollMs: POLL_MS } })]
+  const [gatewayA, gatewayB] = [
+    await startGateway(t, { store, config: { cachePollMs: POLL_MS } }),
+    await startGateway(t, { store, config: { cachePollMs: POLL_MS } }),
+  ]
   const title = async () => ((await (await fetch(`${gatewayB.gateway.url}/docs/json`)).json()) as { info: { title: string } }).info.title
   const original = await title()
   const swagger = gatewayB.gateway.app.caches.cache<OpenApiDocument>('swagger')

@@ -27,7 +27,10 @@ export const ALLOWED_CACHE_TYPES: Readonly<Record<CacheTarget, readonly string[]
 export const KEYED_CACHE_TYPES: readonly string[] = ['service', 'swagger']
 
 export class CacheEviction {
-  constructor(private readonly store: Store, private readonly fail: ErrorFactory<GatewayErrorCode>) {}
+  constructor(
+    private readonly store: Store,
+    private readonly fail: ErrorFactory<GatewayErrorCode>,
+  ) {}
 
   /**
    * `appOnly`: a tenant admin's eviction, limited to its app — only the `app` caches, of that app
@@ -35,13 +38,23 @@ export class CacheEviction {
    */
   async evict(cacheType: string, cacheTarget: CacheTarget, id: string | undefined, appOnly?: string): Promise<void> {
     if (!ALLOWED_CACHE_TYPES[cacheTarget].includes(cacheType)) {
-      throw this.fail('fm3030', { args: [`cacheType ${cacheType} is not allowed for target ${cacheTarget} (allowed: ${ALLOWED_CACHE_TYPES[cacheTarget].join(', ')})`], parameters: { field: 'params.cacheType' } })
+      throw this.fail('fm3030', {
+        args: [`cacheType ${cacheType} is not allowed for target ${cacheTarget} (allowed: ${ALLOWED_CACHE_TYPES[cacheTarget].join(', ')})`],
+        parameters: { field: 'params.cacheType' },
+      })
     }
     if (id !== undefined && !KEYED_CACHE_TYPES.includes(cacheType)) {
-      throw this.fail('fm3030', { args: [`id is valid only with cacheType ${KEYED_CACHE_TYPES.join(' or ')}`], parameters: { field: 'query.id' } })
+      throw this.fail('fm3030', {
+        args: [`id is valid only with cacheType ${KEYED_CACHE_TYPES.join(' or ')}`],
+        parameters: { field: 'query.id' },
+      })
     }
     if (appOnly !== undefined) {
-      if (cacheType !== 'app') throw this.fail('fm4030', { args: [`a tenant admin evicts only its app's caches (cacheType app), not ${cacheType}`], parameters: { field: 'params.cacheType' } })
+      if (cacheType !== 'app')
+        throw this.fail('fm4030', {
+          args: [`a tenant admin evicts only its app's caches (cacheType app), not ${cacheType}`],
+          parameters: { field: 'params.cacheType' },
+        })
       await recordInvalidation(this.store, { target: cacheTarget, cacheType, id: appOnly })
       return
     }

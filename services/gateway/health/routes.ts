@@ -19,8 +19,7 @@ async function healthRoutes(fastify: FastifyInstance, options: GatewayHealthOpti
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
   app.route({
     ...routeFrom(getGatewayHealthcheck),
-    handler: async (_request, reply) =>
-      reply.envelope({ name: GATEWAY_SERVICE_NAME, ...versionInfo, time: new Date().toISOString() }),
+    handler: async (_request, reply) => reply.envelope({ name: GATEWAY_SERVICE_NAME, ...versionInfo, time: new Date().toISOString() }),
   })
   app.route({
     ...routeFrom(getGatewayLiveness),

@@ -24,7 +24,12 @@ function streamHeaders(clientId: string): Record<string, string> {
 }
 
 /** Services whose info lines land in their rings, as in the all-in-one. */
-async function startLogged(t: Test, kinds: Array<'gateway' | 'engine'>, config: Partial<Config> = LOG_CONFIG, rings: LogRings = { fm: new LogRing(), wfm: new LogRing() }) {
+async function startLogged(
+  t: Test,
+  kinds: Array<'gateway' | 'engine'>,
+  config: Partial<Config> = LOG_CONFIG,
+  rings: LogRings = { fm: new LogRing(), wfm: new LogRing() },
+) {
   const started: Record<string, { url: string; app: Awaited<ReturnType<typeof startService>>['app'] }> = {}
   for (const kind of kinds) {
     const ring = kind === 'gateway' ? rings.fm : rings.wfm
@@ -51,7 +56,10 @@ t.test("the stream sends the client's lines only, without timestamps, with the S
   await stream.waitFor((s) => s.events().some((event) => event.includes('"reqId":"mine"') && event.includes('request completed')))
   const events = stream.events()
   t.equal(events[0], '[CI: c-1] a platform line from before the stream', 'recent lines first, the leading timestamp removed')
-  t.notOk(events.some((event) => event.includes('c-2') || event.includes('"theirs"')), "another client's lines are not sent")
+  t.notOk(
+    events.some((event) => event.includes('c-2') || event.includes('"theirs"')),
+    "another client's lines are not sent",
+  )
   const pinoLines = events.filter((event) => event.startsWith('{')).map((event) => JSON.parse(event) as Record<string, unknown>)
   t.ok(pinoLines.length >= 2)
   for (const line of pinoLines) {
@@ -66,7 +74,14 @@ t.test('a whitespace heartbeat is sent every LOG_HEARTBEAT_MS', async (t) => {
   t.teardown(() => stream.close())
   await stream.waitFor((s) => s.received().split(' \n\n').length - 1 >= 3, 2000)
   // The stream's own request is logged for the client; apart from that line, only heartbeats.
-  t.equal(stream.received().replace(/^data: .*\n\n/gm, '').trim(), '', 'only whitespace while nothing else is logged for the client')
+  t.equal(
+    stream
+      .received()
+      .replace(/^data: .*\n\n/gm, '')
+      .trim(),
+    '',
+    'only whitespace while nothing else is logged for the client',
+  )
 })
 
 t.test('the request is checked in the documented order: 400, then 500, then 401', async (t) => {
@@ -74,13 +89,37 @@ t.test('the request is checked in the documented order: 400, then 500, then 401'
   const unconfigured = await startService(t, 'gateway', { config: { studioTokenSecret: SECRET } })
   const cases: Array<[string, string, Record<string, string>, number, string]> = [
     ['no lplogclientid', started.gateway!.url + '/cloud/serviceLog/fm', { studiotoken: tokenFor('c-1') }, 400, 'fm3040'],
-    ['an unusable lplogclientid', started.gateway!.url + '/cloud/serviceLog/fm', { lplogclientid: 'has spaces', studiotoken: tokenFor('has spaces') }, 400, 'fm3040'],
+    [
+      'an unusable lplogclientid',
+      started.gateway!.url + '/cloud/serviceLog/fm',
+      { lplogclientid: 'has spaces', studiotoken: tokenFor('has spaces') },
+      400,
+      'fm3040',
+    ],
     ['another service', started.gateway!.url + '/cloud/serviceLog/db', streamHeaders('c-1'), 400, 'fm3040'],
     ['no DEPLOYMENT_ENV', unconfigured.url + '/cloud/serviceLog/fm', streamHeaders('c-1'), 500, 'fm3041'],
     ['no studiotoken', started.gateway!.url + '/cloud/serviceLog/fm', { lplogclientid: 'c-1' }, 401, 'fm4011'],
-    ['a token for another client', started.gateway!.url + '/cloud/serviceLog/fm', { lplogclientid: 'c-1', studiotoken: tokenFor('c-2') }, 401, 'fm4011'],
-    ['an expired token', started.gateway!.url + '/cloud/serviceLog/fm', { lplogclientid: 'c-1', studiotoken: tokenFor('c-1', { exp: 1 }) }, 401, 'fm4011'],
-    ['a token of another secret', started.gateway!.url + '/cloud/serviceLog/fm', { lplogclientid: 'c-1', studiotoken: signStudioToken({ sub: 'c-1' }, 'x'.repeat(40)) }, 401, 'fm4011'],
+    [
+      'a token for another client',
+      started.gateway!.url + '/cloud/serviceLog/fm',
+      { lplogclientid: 'c-1', studiotoken: tokenFor('c-2') },
+      401,
+      'fm4011',
+    ],
+    [
+      'an expired token',
+      started.gateway!.url + '/cloud/serviceLog/fm',
+      { lplogclientid: 'c-1', studiotoken: tokenFor('c-1', { exp: 1 }) },
+      401,
+      'fm4011',
+    ],
+    [
+      'a token of another secret',
+      started.gateway!.url + '/cloud/serviceLog/fm',
+      { lplogclientid: 'c-1', studiotoken: signStudioToken({ sub: 'c-1' }, 'x'.repeat(40)) },
+      401,
+      'fm4011',
+    ],
   ]
   for (const [name, url, headers, status, code] of cases) {
     const answer = await fetch(url, { headers })
@@ -97,11 +136,18 @@ t.test('200 connects and disconnects leave no listener, stream or timer behind',
   const timers = () => process.getActiveResourcesInfo().filter((resource) => resource === 'Timeout').length
   const timersBefore = timers()
   for (let round = 0; round < 20; round++) {
-    const streams = await Promise.all(Array.from({ length: 10 }, () => openEventStream(`${gateway.url}/cloud/serviceLog/fm`, streamHeaders('c-1'))))
+    const streams = await Promise.all(
+      Array.from({ length: 10 }, () => openEventStream(`${gateway.url}/cloud/serviceLog/fm`, streamHeaders('c-1'))),
+    )
     t.equal(rings.fm!.listenerCount >= 10, true, `round ${round}: the streams listen`)
     for (const stream of streams) stream.close()
   }
-  await waitUntil(() => rings.fm!.listenerCount + gateway.app.logStreams.size, (open) => open === 0, 3000, 20)
+  await waitUntil(
+    () => rings.fm!.listenerCount + gateway.app.logStreams.size,
+    (open) => open === 0,
+    3000,
+    20,
+  )
   t.equal(rings.fm!.listenerCount, 0, 'no ring listener left')
   t.equal(gateway.app.logStreams.size, 0, 'no open stream (each one clears its heartbeat timer when it ends)')
   t.ok(timers() <= timersBefore + 2, `no heartbeat timers left (${timersBefore} before, ${timers()} after)`)
@@ -122,17 +168,26 @@ t.test("the all-in-one streams the engine's lines (wfm) from memory", async (t) 
   t.teardown(() => stream.close())
   await fetch(`${started.engine!.url}/liveness`, { headers: { lplogclientid: 'c-9', 'x-request-id': 'engine-call' } })
   await stream.waitFor((s) => s.events().some((event) => event.includes('"reqId":"engine-call"')))
-  t.notOk(stream.events().some((event) => event.includes('/cloud/serviceLog')), "the gateway's own lines are not in the engine's stream")
+  t.notOk(
+    stream.events().some((event) => event.includes('/cloud/serviceLog')),
+    "the gateway's own lines are not in the engine's stream",
+  )
 })
 
 t.test("a gateway in another process relays the engine's lines from LOG_SOURCE_WFM_URL", async (t) => {
   const { started } = await startLogged(t, ['engine'])
-  const gateway = await startService(t, 'gateway', { config: { ...LOG_CONFIG, logSourceUrls: { fm: undefined, wfm: `${started.engine!.url}/internal/serviceLog` } } })
+  const gateway = await startService(t, 'gateway', {
+    config: { ...LOG_CONFIG, logSourceUrls: { fm: undefined, wfm: `${started.engine!.url}/internal/serviceLog` } },
+  })
   const stream = await openEventStream(`${gateway.url}/cloud/serviceLog/wfm`, streamHeaders('c-5'))
   t.equal(stream.response.status, 200)
   // Without keep-alive: a kept-alive test connection would hold the engine's close for seconds.
-  await (await request(`${started.engine!.url}/liveness`, { headers: { lplogclientid: 'c-5', 'x-request-id': 'relayed' }, reset: true })).body.text()
-  await (await request(`${started.engine!.url}/liveness`, { headers: { lplogclientid: 'c-6', 'x-request-id': 'not-relayed' }, reset: true })).body.text()
+  await (
+    await request(`${started.engine!.url}/liveness`, { headers: { lplogclientid: 'c-5', 'x-request-id': 'relayed' }, reset: true })
+  ).body.text()
+  await (
+    await request(`${started.engine!.url}/liveness`, { headers: { lplogclientid: 'c-6', 'x-request-id': 'not-relayed' }, reset: true })
+  ).body.text()
   await stream.waitFor((s) => s.events().some((event) => event.includes('"reqId":"relayed"') && event.includes('request completed')))
   t.notOk(stream.events().some((event) => event.includes('not-relayed')))
   for (const event of stream.events()) t.notOk('time' in (JSON.parse(event) as object), 'no timestamps')
@@ -141,9 +196,13 @@ t.test("a gateway in another process relays the engine's lines from LOG_SOURCE_W
 
 t.test('a service in no process of ours: 500 fm3041 without a source, 502 fm3042 when the source fails', async (t) => {
   const without = await startService(t, 'gateway', { config: LOG_CONFIG })
-  const unreachable = await startService(t, 'gateway', { config: { ...LOG_CONFIG, logSourceUrls: { fm: undefined, wfm: 'http://127.0.0.1:9/internal/serviceLog' } } })
+  const unreachable = await startService(t, 'gateway', {
+    config: { ...LOG_CONFIG, logSourceUrls: { fm: undefined, wfm: 'http://127.0.0.1:9/internal/serviceLog' } },
+  })
   const engineWithoutRing = await startService(t, 'engine')
-  const refusing = await startService(t, 'gateway', { config: { ...LOG_CONFIG, logSourceUrls: { fm: undefined, wfm: `${engineWithoutRing.url}/internal/serviceLog` } } })
+  const refusing = await startService(t, 'gateway', {
+    config: { ...LOG_CONFIG, logSourceUrls: { fm: undefined, wfm: `${engineWithoutRing.url}/internal/serviceLog` } },
+  })
   for (const [name, url, status, code] of [
     ['no LOG_SOURCE_WFM_URL', without.url, 500, 'fm3041'],
     ['an unreachable source', unreachable.url, 502, 'fm3042'],

@@ -36,9 +36,16 @@ export class LogStreamService {
   /** The checked request's feed; throws the documented error otherwise, before anything is streamed. */
   async open(request: LogStreamRequest): Promise<LogFeed> {
     const clientId = logClientId({ headers: request.headers })
-    if (clientId === undefined) throw this.fail('fm3040', { args: ['the lplogclientid header is missing or unusable'], parameters: { field: 'headers.lplogclientid' } })
+    if (clientId === undefined)
+      throw this.fail('fm3040', {
+        args: ['the lplogclientid header is missing or unusable'],
+        parameters: { field: 'headers.lplogclientid' },
+      })
     if (!(LOG_SERVICES as readonly string[]).includes(request.service)) {
-      throw this.fail('fm3040', { args: [`unknown service ${JSON.stringify(request.service)} (fm or wfm)`], parameters: { field: 'params.service' } })
+      throw this.fail('fm3040', {
+        args: [`unknown service ${JSON.stringify(request.service)} (fm or wfm)`],
+        parameters: { field: 'params.service' },
+      })
     }
     const service = request.service as LogService
     if (this.config.deploymentEnv === undefined) throw this.fail('fm3041', { args: ['DEPLOYMENT_ENV is not set'] })
@@ -48,12 +55,16 @@ export class LogStreamService {
     if (!token) throw this.fail('fm4011', { args: ['the studiotoken header is missing'], parameters: { field: 'headers.studiotoken' } })
     const verdict = verifyStudioToken(token, this.config.studioTokenSecret)
     if (!verdict.valid) throw this.fail('fm4011', { args: [verdict.problem], parameters: { field: 'headers.studiotoken' } })
-    if (verdict.claims.sub !== clientId) throw this.fail('fm4011', { args: ['its sub is not the lplogclientid'], parameters: { field: 'headers.studiotoken' } })
+    if (verdict.claims.sub !== clientId)
+      throw this.fail('fm4011', { args: ['its sub is not the lplogclientid'], parameters: { field: 'headers.studiotoken' } })
 
     const ring = this.rings[service]
     if (ring) return ringFeed(ring, clientId)
     const url = this.config.logSourceUrls[service]
-    if (url === undefined) throw this.fail('fm3041', { args: [`LOG_SOURCE_${service.toUpperCase()}_URL is not set and the service does not run in this process`] })
+    if (url === undefined)
+      throw this.fail('fm3041', {
+        args: [`LOG_SOURCE_${service.toUpperCase()}_URL is not set and the service does not run in this process`],
+      })
     try {
       // A gateway source checks the studio token again; the engine's internal feed, in jwt mode, the
       // caller's bearer token (the gateway has none of its own).

@@ -23,8 +23,14 @@ async function modelRoutes(fastify: FastifyInstance): Promise<void> {
     handler: async (request, reply) => {
       // A tenant admin deploys only into its own tenant, whichever of the model or the body names it.
       const { model } = request.body
-      const tenant = fastify.adminTenantOf(request, { organizationId: model.organizationId ?? request.body.organizationId, appId: model.appId ?? request.body.appId }, 'body.model')
-      return reply.envelope(await fastify.modelService.insert(tenant ? { ...request.body, ...tenant, model: { ...model, ...tenant } } : request.body))
+      const tenant = fastify.adminTenantOf(
+        request,
+        { organizationId: model.organizationId ?? request.body.organizationId, appId: model.appId ?? request.body.appId },
+        'body.model',
+      )
+      return reply.envelope(
+        await fastify.modelService.insert(tenant ? { ...request.body, ...tenant, model: { ...model, ...tenant } } : request.body),
+      )
     },
   })
 
@@ -34,7 +40,8 @@ async function modelRoutes(fastify: FastifyInstance): Promise<void> {
    */
   async function appToServe(request: FastifyRequest, askedAppId: string | undefined, modelID: string): Promise<string | null> {
     const reader = readerOf(fastify, request)
-    if (reader.kind === 'anonymous') throw fail('fm4012', { args: ['a user or the admin token is required to fetch a model'], parameters: { field: 'headers.user' } })
+    if (reader.kind === 'anonymous')
+      throw fail('fm4012', { args: ['a user or the admin token is required to fetch a model'], parameters: { field: 'headers.user' } })
     if (reader.kind === 'user') return askedAppId === undefined || askedAppId === reader.tenant.appId ? reader.tenant.appId : null
     return askedAppId || (await fastify.modelService.appOfModel(modelID))
   }
@@ -47,9 +54,13 @@ async function modelRoutes(fastify: FastifyInstance): Promise<void> {
         const modelID = request.params.id
         const appId = await appToServe(request, request.query.appId, modelID)
         const model = appId ? await fastify.modelService.served(appId, modelID) : null
-        if (!model) throw fail('fm3027', { args: [`model ${modelID}${appId ? ` in app ${appId}` : ''}`], parameters: { field: 'params.id' } })
+        if (!model)
+          throw fail('fm3027', { args: [`model ${modelID}${appId ? ` in app ${appId}` : ''}`], parameters: { field: 'params.id' } })
         // x-raw: the success answers are not the documented (error) schemas, so they go untyped.
-        const raw: FastifyReply = reply.header('etag', model.etag).header('cache-control', MODEL_CACHE_CONTROL).header('vary', 'Accept-Encoding')
+        const raw: FastifyReply = reply
+          .header('etag', model.etag)
+          .header('cache-control', MODEL_CACHE_CONTROL)
+          .header('vary', 'Accept-Encoding')
         if (etagMatches(request.headers['if-none-match'], model.etag)) return raw.code(304).send()
         return raw.type('application/json; charset=utf-8').send(model.body)
       },

@@ -56,7 +56,11 @@ export function modelEtag(model: Pick<StoredModel, 'modelID' | 'version' | 'upda
 /** Does an `if-none-match` header (one tag, a list, weak tags, or `*`) match the current ETag? */
 export function etagMatches(ifNoneMatch: string | undefined, etag: string): boolean {
   if (ifNoneMatch === undefined) return false
-  const opaque = (tag: string): string => tag.trim().replace(/^W\//, '').replace(/^"(.*)"$/, '$1')
+  const opaque = (tag: string): string =>
+    tag
+      .trim()
+      .replace(/^W\//, '')
+      .replace(/^"(.*)"$/, '$1')
   const current = opaque(etag)
   return ifNoneMatch.split(',').some((tag) => tag.trim() === '*' || opaque(tag) === current)
 }
@@ -98,7 +102,11 @@ export class ModelService {
   async insert(request: InsertModelRequest, now: Date = new Date()): Promise<InsertResult> {
     const { model, live } = request
     const appId = model.appId ?? request.appId
-    if (appId === undefined || appId === '') throw this.fail('fm4000', { args: ['body.model.appId is required (or the injected body.appId)'], parameters: { field: 'body.model.appId' } })
+    if (appId === undefined || appId === '')
+      throw this.fail('fm4000', {
+        args: ['body.model.appId is required (or the injected body.appId)'],
+        parameters: { field: 'body.model.appId' },
+      })
     const organizationId = model.organizationId ?? request.organizationId
     const appFunctions = await this.repository.liveAppFunctionIds(appId, model.type === 'functions' ? model.modelID : undefined)
     const fault = validateModel(model, appFunctions)
@@ -178,14 +186,16 @@ export class ModelService {
     for (const [name, value] of Object.entries(body)) {
       await this.repository.putConstant({ _id: `${model.appId}:${name}`, appId: model.appId, name, value, modelID: model.modelID })
     }
-    for (const constant of before) if (constant.modelID === model.modelID && !Object.hasOwn(body, constant.name)) await this.repository.removeConstant(constant._id)
+    for (const constant of before)
+      if (constant.modelID === model.modelID && !Object.hasOwn(body, constant.name)) await this.repository.removeConstant(constant._id)
   }
 
   /** Before anything is stored: the name is the app's only one of it, and the indexes can be built. */
   private async prepareDataCollection(model: StoredModel): Promise<void> {
     const body = model.modelBody as { name: string; indexes?: Array<{ keys: Record<string, 1 | -1>; unique?: boolean }> }
     const [owner] = await this.repository.dataCollectionsOf(model.appId, { name: body.name })
-    if (owner && owner.modelID !== model.modelID) throw this.invalid('modelBody.name', `is already the name of the data collection of model ${owner.modelID}`)
+    if (owner && owner.modelID !== model.modelID)
+      throw this.invalid('modelBody.name', `is already the name of the data collection of model ${owner.modelID}`)
     const collectionName = dataCollectionName(model.appId, model.modelID)
     for (const [position, index] of (body.indexes ?? []).entries()) {
       try {
@@ -203,7 +213,12 @@ export class ModelService {
       await this.repository.removeDataCollection(model.appId, name)
       for (const entry of before) await this.repository.putDataCollection(entry)
     })
-    const entry: StoredDataCollection = { appId: model.appId, name, modelID: model.modelID, collectionName: dataCollectionName(model.appId, model.modelID) }
+    const entry: StoredDataCollection = {
+      appId: model.appId,
+      name,
+      modelID: model.modelID,
+      collectionName: dataCollectionName(model.appId, model.modelID),
+    }
     await this.repository.putDataCollection(entry)
     // A renamed collection is found by its new name only; its documents stay where they are.
     for (const old of before) if (old.name !== name) await this.repository.removeDataCollection(model.appId, old.name)
@@ -235,7 +250,11 @@ export class ModelService {
    */
   async appOfModel(modelID: string): Promise<string | null> {
     const apps = await this.repository.appsWithModel(modelID)
-    if (apps.length > 1) throw this.fail('fm4000', { args: [`query.appId is required: model ${modelID} exists in apps ${apps.join(', ')}`], parameters: { field: 'query.appId' } })
+    if (apps.length > 1)
+      throw this.fail('fm4000', {
+        args: [`query.appId is required: model ${modelID} exists in apps ${apps.join(', ')}`],
+        parameters: { field: 'query.appId' },
+      })
     return apps[0] ?? null
   }
 

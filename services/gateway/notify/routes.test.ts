@@ -7,20 +7,40 @@ const PI = 'pi-7'
 t.test('POST /notify creates the record, then applies only the fields given, merging processInstance', async (t) => {
   const { gateway, client } = await startGateway(t)
   const first = await client.call<Envelope<{ message: string }>>('upsertNotification', 'POST', '/notify', {
-    body: { appId: 'hr', organizationId: 'acme', notificationObject: { eventType: 'Created', onUs: true, processInstance: { processInstanceId: PI, businessKey: 'LR-1', processName: 'Leave' }, informList: [{ header: 'Days: 3' }] } },
+    body: {
+      appId: 'hr',
+      organizationId: 'acme',
+      notificationObject: {
+        eventType: 'Created',
+        onUs: true,
+        processInstance: { processInstanceId: PI, businessKey: 'LR-1', processName: 'Leave' },
+        informList: [{ header: 'Days: 3' }],
+      },
+    },
   })
   t.same(first.body, { status: 'success', data: { message: 'notified' } })
-  await client.call('upsertNotification', 'POST', '/notify', { body: { notificationObject: { eventType: 'Updated', processInstance: { processInstanceId: PI, lastUpdate: '2025-07-01T10:00:00.000Z', businessKey: 'LR-2' } } } })
+  await client.call('upsertNotification', 'POST', '/notify', {
+    body: {
+      notificationObject: {
+        eventType: 'Updated',
+        processInstance: { processInstanceId: PI, lastUpdate: '2025-07-01T10:00:00.000Z', businessKey: 'LR-2' },
+      },
+    },
+  })
   const stored = await gateway.app.store.collection(Collections.notifications).findOne({ _id: PI })
-  t.same(stored, {
-    _id: PI,
-    appId: 'hr',
-    organizationId: 'acme',
-    eventType: 'Updated',
-    onUs: true,
-    informList: [{ header: 'Days: 3' }],
-    processInstance: { processInstanceId: PI, businessKey: 'LR-2', processName: 'Leave', lastUpdate: '2025-07-01T10:00:00.000Z' },
-  }, 'eventType replaced, onUs and informList kept, processInstance fields merged')
+  t.same(
+    stored,
+    {
+      _id: PI,
+      appId: 'hr',
+      organizationId: 'acme',
+      eventType: 'Updated',
+      onUs: true,
+      informList: [{ header: 'Days: 3' }],
+      processInstance: { processInstanceId: PI, businessKey: 'LR-2', processName: 'Leave', lastUpdate: '2025-07-01T10:00:00.000Z' },
+    },
+    'eventType replaced, onUs and informList kept, processInstance fields merged',
+  )
 })
 
 t.test('POST /notify without processInstance.processInstanceId is 400 wm3019 and writes nothing', async (t) => {
@@ -36,7 +56,9 @@ t.test('POST /notify without processInstance.processInstanceId is 400 wm3019 and
 
 t.test('keys such as __proto__, constructor or $set cannot pollute anything or reach the store as operators', async (t) => {
   const { gateway, client } = await startGateway(t)
-  await client.call('upsertNotification', 'POST', '/notify', { body: { notificationObject: { eventType: 'Created', processInstance: { processInstanceId: PI } } } })
+  await client.call('upsertNotification', 'POST', '/notify', {
+    body: { notificationObject: { eventType: 'Created', processInstance: { processInstanceId: PI } } },
+  })
   const attacks = [
     '{"notificationObject":{"__proto__":{"polluted":true},"processInstance":{"processInstanceId":"pi-7"}}}',
     '{"notificationObject":{"processInstance":{"processInstanceId":"pi-7","__proto__":{"polluted":true}}}}',
@@ -51,5 +73,9 @@ t.test('keys such as __proto__, constructor or $set cannot pollute anything or r
     t.equal(answer.status, 400, body)
   }
   t.equal(({} as Record<string, unknown>).polluted, undefined, 'Object.prototype untouched')
-  t.same(await gateway.app.store.collection(Collections.notifications).find({}).toArray(), [{ _id: PI, eventType: 'Created', processInstance: { processInstanceId: PI } }], 'the record is unchanged and no other was made')
+  t.same(
+    await gateway.app.store.collection(Collections.notifications).find({}).toArray(),
+    [{ _id: PI, eventType: 'Created', processInstance: { processInstanceId: PI } }],
+    'the record is unchanged and no other was made',
+  )
 })

@@ -15,7 +15,10 @@ async function notifyRoutes(fastify: FastifyInstance): Promise<void> {
     handler: async (request, reply) => {
       const { notificationObject } = request.body
       const record: Record<string, unknown> = notificationObject
-      const named = { organizationId: stringOrUndefined(record.organizationId) ?? request.body.organizationId, appId: stringOrUndefined(record.appId) ?? request.body.appId }
+      const named = {
+        organizationId: stringOrUndefined(record.organizationId) ?? request.body.organizationId,
+        appId: stringOrUndefined(record.appId) ?? request.body.appId,
+      }
       const tenant = fastify.adminTenantOf(request, named, 'body.notificationObject')
       if (tenant) {
         // A tenant admin's upsert neither reaches another tenant's record nor moves one out of its own.

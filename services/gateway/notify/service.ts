@@ -33,24 +33,32 @@ export function unsafeFieldName(value: unknown, path: string): string | undefine
 }
 
 export class NotificationUpserts {
-  constructor(private readonly repository: NotificationRepository, private readonly fail: ErrorFactory<GatewayErrorCode>) {}
+  constructor(
+    private readonly repository: NotificationRepository,
+    private readonly fail: ErrorFactory<GatewayErrorCode>,
+  ) {}
 
   /** 403 when the record of `processInstanceId` exists and belongs to another tenant than `tenant`. */
   async assertRecordInTenant(processInstanceId: string | undefined, tenant: { organizationId: string; appId: string }): Promise<void> {
     if (typeof processInstanceId !== 'string' || processInstanceId === '') return
     const existing = (await this.repository.find(processInstanceId)) as { organizationId?: unknown; appId?: unknown } | null
     if (existing && (existing.organizationId !== tenant.organizationId || existing.appId !== tenant.appId)) {
-      throw this.fail('fm4030', { args: ["a tenant admin changes only its own tenant's notification records"], parameters: { field: `${FIELD}.processInstance.processInstanceId` } })
+      throw this.fail('fm4030', {
+        args: ["a tenant admin changes only its own tenant's notification records"],
+        parameters: { field: `${FIELD}.processInstance.processInstanceId` },
+      })
     }
   }
 
   async upsert(request: NotifyRequest): Promise<void> {
     const { notificationObject } = request
     const processInstanceId = notificationObject.processInstance?.processInstanceId
-    if (typeof processInstanceId !== 'string' || processInstanceId === '') throw this.fail('wm3019', { parameters: { field: `${FIELD}.processInstance.processInstanceId` } })
+    if (typeof processInstanceId !== 'string' || processInstanceId === '')
+      throw this.fail('wm3019', { parameters: { field: `${FIELD}.processInstance.processInstanceId` } })
     const unsafe = unsafeFieldName(notificationObject, FIELD)
     if (unsafe !== undefined) throw this.fail('fm4000', { args: [`${unsafe} is not an allowed field name`], parameters: { field: unsafe } })
-    if ('_id' in notificationObject) throw this.fail('fm4000', { args: [`${FIELD}._id cannot be set`], parameters: { field: `${FIELD}._id` } })
+    if ('_id' in notificationObject)
+      throw this.fail('fm4000', { args: [`${FIELD}._id cannot be set`], parameters: { field: `${FIELD}._id` } })
 
     const fields: Record<string, unknown> = {}
     for (const [key, value] of Object.entries(notificationObject)) {

@@ -32,9 +32,15 @@ export class InvalidEngineAnswer extends Error {
  * The envelope for an engine answer that is not streamed: the resource of a success (an empty body
  * is `data: null`), or the error record of a failure, its stack kept only in development.
  */
-export function envelopeOfEngineAnswer(statusCode: number, contentType: string | string[] | number | undefined, body: string, exposeStack: boolean): Envelope {
+export function envelopeOfEngineAnswer(
+  statusCode: number,
+  contentType: string | string[] | number | undefined,
+  body: string,
+  exposeStack: boolean,
+): Envelope {
   if (statusCode < 400) return successEnvelope(body.trim() === '' ? null : parseJson(body, statusCode))
-  if (!isJsonContentType(contentType)) throw new InvalidEngineAnswer(`${statusCode} with ${String(contentType ?? 'no content type')} instead of an error record`)
+  if (!isJsonContentType(contentType))
+    throw new InvalidEngineAnswer(`${statusCode} with ${String(contentType ?? 'no content type')} instead of an error record`)
   const record = parseJson(body, statusCode)
   if (!isCustomErrorRecord(record)) throw new InvalidEngineAnswer(`${statusCode} without an error record`)
   const { stack, ...withoutStack } = record
@@ -82,8 +88,14 @@ function utf8(body: Uint8Array): string {
  * than decoded, parsed, serialised and encoded again: the same JSON value at a fraction of the CPU,
  * on the proxy's most frequent answer.
  */
-export function envelopeBytesOfEngineAnswer(statusCode: number, contentType: string | string[] | number | undefined, body: Uint8Array, exposeStack: boolean): Buffer {
-  if (statusCode >= 400 || isBlank(body)) return Buffer.from(JSON.stringify(envelopeOfEngineAnswer(statusCode, contentType, utf8(body), exposeStack)))
+export function envelopeBytesOfEngineAnswer(
+  statusCode: number,
+  contentType: string | string[] | number | undefined,
+  body: Uint8Array,
+  exposeStack: boolean,
+): Buffer {
+  if (statusCode >= 400 || isBlank(body))
+    return Buffer.from(JSON.stringify(envelopeOfEngineAnswer(statusCode, contentType, utf8(body), exposeStack)))
   if (!delimitsObjectOrArray(body)) parseJson(utf8(body), statusCode)
   return Buffer.concat([SUCCESS_PREFIX, body, SUCCESS_SUFFIX])
 }

@@ -9,7 +9,18 @@ import type { IncomingHttpHeaders } from 'node:http'
 
 type Headers = IncomingHttpHeaders
 
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'http2-settings'])
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'http2-settings',
+])
 
 /**
  * Request headers the gateway sets or must not pass on besides the hop-by-hop ones: `host` is the

@@ -42,19 +42,28 @@ function json(answer: RawAnswer): Record<string, unknown> {
 
 /** Rejects when `promise` has not settled within `ms`: a stalled stream fails the test instead of hanging it. */
 function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  return Promise.race([promise, new Promise<T>((_resolve, reject) => setTimeout(() => reject(new Error(`${what} did not happen within ${ms} ms`)), ms).unref())])
+  return Promise.race([
+    promise,
+    new Promise<T>((_resolve, reject) => setTimeout(() => reject(new Error(`${what} did not happen within ${ms} ms`)), ms).unref()),
+  ])
 }
 
 t.test('a JSON resource of the engine reaches the client in the envelope, query string and status kept', async (t) => {
   const engine = await startFakeEngine(t, (app) => {
-    app.get('/process/:processInstanceId', async () => ({ tasks: [{ taskId: 't-1', stepId: 'approve', name: 'Approve leave' }], processStatus: 'running' }))
+    app.get('/process/:processInstanceId', async () => ({
+      tasks: [{ taskId: 't-1', stepId: 'approve', name: 'Approve leave' }],
+      processStatus: 'running',
+    }))
   })
   const gateway = await startService(t, 'gateway', { config: { engineUrl: engine.url } })
   const answer = await send(`${gateway.url}/process/p-1?organizationId=acme&appId=hr`, {})
   t.equal(answer.status, 200)
   t.match(answer.headers['content-type'], /^application\/json/)
   const body = json(answer)
-  t.same(body, { status: 'success', data: { tasks: [{ taskId: 't-1', stepId: 'approve', name: 'Approve leave' }], processStatus: 'running' } })
+  t.same(body, {
+    status: 'success',
+    data: { tasks: [{ taskId: 't-1', stepId: 'approve', name: 'Approve leave' }], processStatus: 'running' },
+  })
   t.same(contract.errors('getProcessStatus', 200, body), [])
   t.equal(engine.received[0]?.url, '/process/p-1?organizationId=acme&appId=hr', 'the engine got the path and the auto-injected query')
 })
@@ -71,22 +80,42 @@ t.test('engine error records are enveloped with DESIGN.md §4 status mapping, th
   const engine = await startFakeEngine(t, (app) => {
     app.post('/context', async (request, reply) => {
       const wanted = cases.find((entry) => entry.code === request.headers['x-wanted-code'])!
-      return reply.code(wanted.status).send(engineError(wanted.status, wanted.code, `failure ${wanted.code}`, { summary: 'Title', parameters: { field: 'body.processId' }, stack: 'Error: at engine.ts:1' }))
+      return reply.code(wanted.status).send(
+        engineError(wanted.status, wanted.code, `failure ${wanted.code}`, {
+          summary: 'Title',
+          parameters: { field: 'body.processId' },
+          stack: 'Error: at engine.ts:1',
+        }),
+      )
     })
   })
   const gateway = await startService(t, 'gateway', { config: { engineUrl: engine.url } })
   for (const entry of cases) {
-    const answer = await send(`${gateway.url}/context`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-wanted-code': entry.code }, body: '{"processId":"leave-request"}' })
+    const answer = await send(`${gateway.url}/context`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-wanted-code': entry.code },
+      body: '{"processId":"leave-request"}',
+    })
     t.equal(answer.status, entry.status, `${entry.code} keeps its status`)
     const body = json(answer)
-    t.same(body, { status: entry.envelope, data: null, error: { message: `failure ${entry.code}`, code: entry.code, title: 'Title', parameters: { field: 'body.processId' } } }, `${entry.code} is ${entry.envelope}, the engine's stack left out`)
+    t.same(
+      body,
+      {
+        status: entry.envelope,
+        data: null,
+        error: { message: `failure ${entry.code}`, code: entry.code, title: 'Title', parameters: { field: 'body.processId' } },
+      },
+      `${entry.code} is ${entry.envelope}, the engine's stack left out`,
+    )
     t.same(contract.errors('openContext', entry.status, body), [], `${entry.code} answer conforms`)
   }
 })
 
 t.test('the engine stack reaches the client only in development', async (t) => {
   const engine = await startFakeEngine(t, (app) => {
-    app.post('/note/add', async (_request, reply) => reply.code(500).send(engineError(500, 'wm5000', 'Internal error', { stack: 'Error: boom\n    at engine.ts:1' })))
+    app.post('/note/add', async (_request, reply) =>
+      reply.code(500).send(engineError(500, 'wm5000', 'Internal error', { stack: 'Error: boom\n    at engine.ts:1' })),
+    )
   })
   const gateway = await startService(t, 'gateway', { config: { engineUrl: engine.url, development: true } })
   const body = json(await send(`${gateway.url}/note/add`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }))
@@ -97,26 +126,46 @@ t.test('every row of the proxy table reaches its engine path with its method; /a
   const engine = await startFakeEngine(t, (app) => {
     for (const route of new Set(proxyRoutes.map((entry) => `${entry.method} ${entry.engineUrl}`))) {
       const [method, url] = route.split(' ') as [string, string]
-      app.route({ method: method as 'GET' | 'POST' | 'DELETE', url, handler: async (request) => ({ engineMethod: request.method, enginePath: request.url.split('?')[0] }) })
+      app.route({
+        method: method as 'GET' | 'POST' | 'DELETE',
+        url,
+        handler: async (request) => ({ engineMethod: request.method, enginePath: request.url.split('?')[0] }),
+      })
     }
   })
   const gateway = await startService(t, 'gateway', { config: { engineUrl: engine.url } })
   for (const route of proxyRoutes) {
     const path = route.url.replace(/:(\w+)/g, (_match, name: string) => `sample-${name}`)
     const enginePath = route.engineUrl.replace(/:(\w+)/g, (_match, name: string) => `sample-${name}`)
-    const answer = await send(`${gateway.url}${path}`, route.method === 'POST' ? { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' } : { method: route.method })
+    const answer = await send(
+      `${gateway.url}${path}`,
+      route.method === 'POST' ? { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' } : { method: route.method },
+    )
     const engineAnswer = { engineMethod: route.method, enginePath }
     // A raw route (the file download) passes its success through untouched, whatever its type.
-    t.same(json(answer), route.raw ? engineAnswer : { status: 'success', data: engineAnswer }, `${route.method} ${route.url} -> ${enginePath}`)
+    t.same(
+      json(answer),
+      route.raw ? engineAnswer : { status: 'success', data: engineAnswer },
+      `${route.method} ${route.url} -> ${enginePath}`,
+    )
   }
 })
 
 t.test('path parameters reach the engine encoded as the client sent them', async (t) => {
   const engine = await startFakeEngine(t, (app) => {
-    app.post('/external/data/search/:collection', async (request) => ({ items: [(request.params as { collection: string }).collection], total: 1, skip: 0, limit: 50 }))
+    app.post('/external/data/search/:collection', async (request) => ({
+      items: [(request.params as { collection: string }).collection],
+      total: 1,
+      skip: 0,
+      limit: 50,
+    }))
   })
   const gateway = await startService(t, 'gateway', { config: { engineUrl: engine.url } })
-  const answer = await send(`${gateway.url}/external/data/search/Leave%20bookings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
+  const answer = await send(`${gateway.url}/external/data/search/Leave%20bookings`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{}',
+  })
   t.match(json(answer), { status: 'success', data: { items: ['Leave bookings'] } })
   t.equal(engine.received[0]?.url, '/external/data/search/Leave%20bookings')
 })
@@ -126,7 +175,12 @@ t.test('JSON bodies reach the engine byte for byte', async (t) => {
     app.post('/action/save', async (request) => ({ echoed: await text(request.body as Readable) }))
   })
   const gateway = await startService(t, 'gateway', { config: { engineUrl: engine.url } })
-  const sent = JSON.stringify({ processId: 'leave-request', dataInstance: { days: 3, reason: 'Family visit — é' }, organizationId: 'acme', appId: 'hr' })
+  const sent = JSON.stringify({
+    processId: 'leave-request',
+    dataInstance: { days: 3, reason: 'Family visit — é' },
+    organizationId: 'acme',
+    appId: 'hr',
+  })
   const answer = await send(`${gateway.url}/action/save`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: sent })
   t.same(json(answer), { status: 'success', data: { echoed: sent } })
 })
@@ -134,7 +188,8 @@ t.test('JSON bodies reach the engine byte for byte', async (t) => {
 t.test('correlation headers are injected, user/lplogclientid/additionalheaders forwarded, hop-by-hop headers dropped', async (t) => {
   const engine = await startFakeEngine(t, (app) => {
     app.get('/notifications/:appId', async (_request, reply) =>
-      reply.header('x-engine-note', 'kept').header('traceparent', '00-11111111111111111111111111111111-2222222222222222-01').send([]))
+      reply.header('x-engine-note', 'kept').header('traceparent', '00-11111111111111111111111111111111-2222222222222222-01').send([]),
+    )
   })
   const gateway = await startService(t, 'gateway', { config: { engineUrl: engine.url } })
   const callerTrace = '4bf92f3577b34da6a3ce929d0e0e4736'
@@ -163,7 +218,8 @@ t.test('correlation headers are injected, user/lplogclientid/additionalheaders f
   t.equal(forwarded.user, 'u-42')
   t.equal(forwarded.lplogclientid, 'client-9')
   t.equal(forwarded.additionalheaders, encodeURIComponent(JSON.stringify({ tenant: 'acme' })))
-  for (const dropped of ['x-hop-only', 'keep-alive', 'proxy-authorization', 'te', 'accept-encoding']) t.notOk(dropped in forwarded, `${dropped} stays on its hop`)
+  for (const dropped of ['x-hop-only', 'keep-alive', 'proxy-authorization', 'te', 'accept-encoding'])
+    t.notOk(dropped in forwarded, `${dropped} stays on its hop`)
   t.notMatch(String(forwarded.connection ?? ''), /x-hop-only/)
   t.equal(answer.headers['x-engine-note'], 'kept', "the engine's end-to-end answer headers are kept")
   t.equal(answer.headers['x-request-id'], 'req-77')
@@ -178,7 +234,7 @@ t.test('connections to the engine are kept alive and reused', async (t) => {
   t.equal(new Set(engine.received.map((request) => request.remotePort)).size, 1, 'five requests, one connection')
 })
 
-t.test('with ENGINE_SOCKET the gateway reaches the engine over its Unix socket, not ENGINE_URL\'s port', async (t) => {
+t.test("with ENGINE_SOCKET the gateway reaches the engine over its Unix socket, not ENGINE_URL's port", async (t) => {
   const engine = await startFakeEngine(t, (app) => {
     app.get('/process/:processInstanceId', async () => ({ tasks: [], processStatus: 'running' }))
   })
@@ -211,14 +267,18 @@ t.test('a file download streams to the client untouched, before the engine has f
   const gateway = await startService(t, 'gateway', { config: { engineUrl: engine.url } })
   const received = await within(
     new Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
-      const outgoing = httpRequest(`${gateway.url}/file/download`, { method: 'POST', headers: { 'content-type': 'application/json' } }, (response) => {
-        const chunks: Buffer[] = []
-        response.on('data', (chunk: Buffer) => {
-          chunks.push(chunk)
-          if (Buffer.concat(chunks).length >= first.length) clientGotFirstBytes()
-        })
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) }))
-      })
+      const outgoing = httpRequest(
+        `${gateway.url}/file/download`,
+        { method: 'POST', headers: { 'content-type': 'application/json' } },
+        (response) => {
+          const chunks: Buffer[] = []
+          response.on('data', (chunk: Buffer) => {
+            chunks.push(chunk)
+            if (Buffer.concat(chunks).length >= first.length) clientGotFirstBytes()
+          })
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) }))
+        },
+      )
       outgoing.on('error', reject)
       outgoing.end('{"storageHandle":"h-1"}')
     }),
@@ -233,7 +293,9 @@ t.test('a file download streams to the client untouched, before the engine has f
 
 t.test('a download that fails answers enveloped JSON', async (t) => {
   const engine = await startFakeEngine(t, (app) => {
-    app.post('/file/download', async (_request, reply) => reply.code(500).send(engineError(500, 'wm3070', 'The model has no fileDownloadFunction')))
+    app.post('/file/download', async (_request, reply) =>
+      reply.code(500).send(engineError(500, 'wm3070', 'The model has no fileDownloadFunction')),
+    )
   })
   const gateway = await startService(t, 'gateway', { config: { engineUrl: engine.url } })
   const answer = await send(`${gateway.url}/file/download`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
@@ -247,7 +309,8 @@ t.test('a 20 MiB multipart upload streams through the gateway: the engine reads 
   const boundary = 'workflow-test-boundary'
   const fileSize = 20 * 1024 * 1024
   const head = Buffer.from(
-    `--${boundary}\r\nContent-Disposition: form-data; name="fields"\r\n\r\n${JSON.stringify({ processId: 'leave-request', processInstanceId: 'p-1', fileName: 'scan.pdf' })}\r\n` +
+    `--${boundary}\r\nContent-Disposition: form-data; ` +
+      `name="fields"\r\n\r\n${JSON.stringify({ processId: 'leave-request', processInstanceId: 'p-1', fileName: 'scan.pdf' })}\r\n` +
       `--${boundary}\r\nContent-Disposition: form-data; name="fileBody"; filename="scan.pdf"\r\nContent-Type: application/pdf\r\n\r\n`,
   )
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`)
@@ -264,12 +327,25 @@ t.test('a 20 MiB multipart upload streams through the gateway: the engine reads 
         length += (chunk as Buffer).length
         if (length >= head.length + half.length) engineGotFirstHalf()
       }
-      return { id: hash.digest('hex'), storageHandle: `bytes-${length}`, label: request.headers['content-type'] ?? '', fileName: 'scan.pdf', fileType: 'application/pdf' }
+      return {
+        id: hash.digest('hex'),
+        storageHandle: `bytes-${length}`,
+        label: request.headers['content-type'] ?? '',
+        fileName: 'scan.pdf',
+        fileType: 'application/pdf',
+      }
     })
   })
   const gateway = await startService(t, 'gateway', { config: { engineUrl: engine.url } })
   const body = new PassThrough()
-  const answer = send(`${gateway.url}/file/upload`, { method: 'POST', headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(head.length + 2 * half.length + tail.length) }, body })
+  const answer = send(`${gateway.url}/file/upload`, {
+    method: 'POST',
+    headers: {
+      'content-type': `multipart/form-data; boundary=${boundary}`,
+      'content-length': String(head.length + 2 * half.length + tail.length),
+    },
+    body,
+  })
   body.write(head)
   body.write(half)
   // The rest is sent only once the engine has the first half: a gateway that held the body whole
@@ -278,33 +354,53 @@ t.test('a 20 MiB multipart upload streams through the gateway: the engine reads 
   body.write(half)
   body.end(tail)
   const result = json(await answer)
-  t.same(result, { status: 'success', data: { id: sentHash, storageHandle: `bytes-${head.length + 2 * half.length + tail.length}`, label: `multipart/form-data; boundary=${boundary}`, fileName: 'scan.pdf', fileType: 'application/pdf' } }, 'every byte arrived, in order, with its content type')
+  t.same(
+    result,
+    {
+      status: 'success',
+      data: {
+        id: sentHash,
+        storageHandle: `bytes-${head.length + 2 * half.length + tail.length}`,
+        label: `multipart/form-data; boundary=${boundary}`,
+        fileName: 'scan.pdf',
+        fileType: 'application/pdf',
+      },
+    },
+    'every byte arrived, in order, with its content type',
+  )
   t.same(contract.errors('uploadFile', 200, result), [])
 })
 
-t.test('an engine slower than the route timeout answers 504 fm5040 at the timeout; file routes allow 300 s to 60 s elsewhere', async (t) => {
-  // PROXY_TIMEOUT_SCALE 0.01: 60 s -> 600 ms, 300 s -> 3 s. undici's timers are coarse (they tick
-  // every half second or so, early or late), which is why the engine takes 2 s and the bounds are wide.
-  const engine = await startFakeEngine(t, (app) => {
-    for (const url of ['/note/add', '/file/delete']) {
-      app.post(url, async () => {
-        await new Promise((resolve) => setTimeout(resolve, 2000))
-        return { isSuccess: true }
-      })
-    }
-  })
-  const gateway = await startService(t, 'gateway', { config: { engineUrl: engine.url, proxyTimeoutScale: 0.01 } })
-  const started = Date.now()
-  const timedOut = await send(`${gateway.url}/note/add`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
-  const elapsed = Date.now() - started
-  t.equal(timedOut.status, 504)
-  const body = json(timedOut)
-  t.same(body, { status: 'error', data: null, error: { message: 'Engine timeout', code: 'fm5040' } })
-  t.same(contract.errors('addNote', 504, body), [])
-  t.ok(elapsed >= 300 && elapsed < 1900, `answered at the 600 ms timeout, not after the engine (${elapsed} ms)`)
-  const slowFile = await send(`${gateway.url}/file/delete`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
-  t.same(json(slowFile), { status: 'success', data: { isSuccess: true } }, 'the same delay is within a file route’s timeout')
-})
+t.test(
+  'an engine slower than the route timeout answers 504 fm5040 at the timeout; file routes allow 300 s to 60 s elsewhere',
+  async (t) => {
+    // PROXY_TIMEOUT_SCALE 0.01: 60 s -> 600 ms, 300 s -> 3 s. undici's timers are coarse (they tick
+    // every half second or so, early or late), which is why the engine takes 2 s and the bounds are wide.
+    const engine = await startFakeEngine(t, (app) => {
+      for (const url of ['/note/add', '/file/delete']) {
+        app.post(url, async () => {
+          await new Promise((resolve) => setTimeout(resolve, 2000))
+          return { isSuccess: true }
+        })
+      }
+    })
+    const gateway = await startService(t, 'gateway', { config: { engineUrl: engine.url, proxyTimeoutScale: 0.01 } })
+    const started = Date.now()
+    const timedOut = await send(`${gateway.url}/note/add`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
+    const elapsed = Date.now() - started
+    t.equal(timedOut.status, 504)
+    const body = json(timedOut)
+    t.same(body, { status: 'error', data: null, error: { message: 'Engine timeout', code: 'fm5040' } })
+    t.same(contract.errors('addNote', 504, body), [])
+    t.ok(elapsed >= 300 && elapsed < 1900, `answered at the 600 ms timeout, not after the engine (${elapsed} ms)`)
+    const slowFile = await send(`${gateway.url}/file/delete`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    })
+    t.same(json(slowFile), { status: 'success', data: { isSuccess: true } }, 'the same delay is within a file route’s timeout')
+  },
+)
 
 t.test('an unreachable engine answers 502 fm5020 at once', async (t) => {
   const gateway = await startService(t, 'gateway', { config: { engineUrl: await closedPortUrl() } })
@@ -337,7 +433,8 @@ t.test('the route table lives in the endpoint cache: the proxy reads it on every
     app.get('/moved/:processInstanceId', async (request) => ({ tasks: [], processStatus: `seen at ${request.url}` }))
   })
   const gateway = await startService(t, 'gateway', { config: { engineUrl: engine.url } })
-  const statusOf = async (): Promise<unknown> => (json(await send(`${gateway.url}/process/p-1`, {})).data as { processStatus: unknown }).processStatus
+  const statusOf = async (): Promise<unknown> =>
+    (json(await send(`${gateway.url}/process/p-1`, {})).data as { processStatus: unknown }).processStatus
   t.equal(await statusOf(), 'seen at /process/p-1')
 
   const endpointCache = gateway.app.caches.cache<ProxyRouteTable>('endpoint')

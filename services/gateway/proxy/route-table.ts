@@ -66,7 +66,12 @@ export function buildRouteTable(routes: readonly ProxyRoute[], options: RouteTab
   return new Map(
     routes.map((route) => {
       const forwarding = { timeoutMs: Math.max(1, Math.round(route.timeoutSeconds * 1000 * options.timeoutScale)), raw: route.raw }
-      const target: ProxyTarget = { operationId: route.operationId, enginePath: pathTemplate(route.engineUrl, options.enginePathPrefix), ...forwarding, replyOptions: options.replyOptions(forwarding) }
+      const target: ProxyTarget = {
+        operationId: route.operationId,
+        enginePath: pathTemplate(route.engineUrl, options.enginePathPrefix),
+        ...forwarding,
+        replyOptions: options.replyOptions(forwarding),
+      }
       return [routeKey(route.method, route.url), target]
     }),
   )

@@ -72,7 +72,11 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
 
   // With ENGINE_SOCKET the pool connects to the engine's Unix socket; ENGINE_URL still gives the
   // host header and the path prefix.
-  const pool = new Pool(engine.origin, { connections: MAX_ENGINE_CONNECTIONS, connectTimeout: CONNECT_TIMEOUT_MS, socketPath: config.engineSocket })
+  const pool = new Pool(engine.origin, {
+    connections: MAX_ENGINE_CONNECTIONS,
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    socketPath: config.engineSocket,
+  })
   fastify.addHook('onClose', async () => pool.close())
 
   function failure(request: { body: unknown }, error: unknown): ServiceError {

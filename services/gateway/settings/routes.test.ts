@@ -35,14 +35,20 @@ t.test('GET /settings/:file finds the app from the referer in the three ways of 
     t.equal(answer.headers.get('content-type'), 'application/javascript; charset=UTF-8')
     const script = await answer.text()
     t.match(script, /^window\.__WORKFLOW_SETTINGS__ = window\.__WORKFLOW_SETTINGS__ \|\| \{\}; window\.__WORKFLOW_SETTINGS__\["app"\] = /)
-    t.same(assigned(script), { earlier: true, app: { title: 'HR portal', theme: 'light' } }, 'the script assigns the file and keeps what was there')
+    t.same(
+      assigned(script),
+      { earlier: true, app: { title: 'HR portal', theme: 'light' } },
+      'the script assigns the file and keeps what was there',
+    )
   }
 })
 
 t.test('a </script> or U+2028 inside a value cannot break out of the script', async (t) => {
   const { gateway, client } = await startGateway(t)
   const hostile = { title: '</script><script>alert(1)</script>', line: 'a\u2028b\u2029c', quote: '"]; alert(2); //' }
-  await client.call('insertModel', 'POST', '/model/insertModel', { body: insertModelRequest('hr-settings', { ...HR, edit: (body) => void ((body.files as Record<string, unknown>).app = hostile) }) })
+  await client.call('insertModel', 'POST', '/model/insertModel', {
+    body: insertModelRequest('hr-settings', { ...HR, edit: (body) => void ((body.files as Record<string, unknown>).app = hostile) }),
+  })
   const script = await (await fetch(`${gateway.url}/settings/app`, { headers: { referer: 'https://x.example/?appId=hr' } })).text()
   t.notMatch(script, /<\/script/i, 'no closing tag in the source')
   t.notMatch(script, /[\u2028\u2029]/, 'no raw line separators')
@@ -69,14 +75,24 @@ t.test('an unresolved app, an unknown file, or an app without settings is 404 fm
   }
   const unknownFile = await fetch(`${gateway.url}/settings/nothing`, { headers: { referer: 'https://x.example/?appId=hr' } })
   t.equal(unknownFile.status, 404)
-  t.equal((await fetch(`${gateway.url}/settings/bad.file`, { headers: { referer: 'https://x.example/?appId=hr' } })).status, 400, 'the file id pattern is checked')
+  t.equal(
+    (await fetch(`${gateway.url}/settings/bad.file`, { headers: { referer: 'https://x.example/?appId=hr' } })).status,
+    400,
+    'the file id pattern is checked',
+  )
 })
 
 t.test('a new settings version is served at once by the gateway that stored it', async (t) => {
   const { gateway, client } = await startGateway(t)
   await client.call('insertModel', 'POST', '/model/insertModel', { body: insertModelRequest('hr-settings', HR) })
-  const read = async () => assigned(await (await fetch(`${gateway.url}/settings/app`, { headers: { referer: 'https://x.example/?appId=hr' } })).text()).app
+  const read = async () =>
+    assigned(await (await fetch(`${gateway.url}/settings/app`, { headers: { referer: 'https://x.example/?appId=hr' } })).text()).app
   t.same(await read(), { title: 'HR portal', theme: 'light' })
-  await client.call('insertModel', 'POST', '/model/insertModel', { body: insertModelRequest('hr-settings', { ...HR, edit: (body) => void ((body.files as Record<string, unknown>).app = { title: 'v2' }) }) })
+  await client.call('insertModel', 'POST', '/model/insertModel', {
+    body: insertModelRequest('hr-settings', {
+      ...HR,
+      edit: (body) => void ((body.files as Record<string, unknown>).app = { title: 'v2' }),
+    }),
+  })
   t.same(await read(), { title: 'v2' })
 })

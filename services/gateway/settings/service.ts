@@ -35,7 +35,10 @@ export function appIdFromCompositeId(q: string): string | undefined {
 }
 
 export class SettingsService {
-  constructor(private readonly models: ModelService, private readonly fail: ErrorFactory<GatewayErrorCode>) {}
+  constructor(
+    private readonly models: ModelService,
+    private readonly fail: ErrorFactory<GatewayErrorCode>,
+  ) {}
 
   /** The app of the page: its `appId` query parameter, else its `processId`'s app, else its `q`'s. */
   async appIdOf(referer: string | undefined): Promise<string | undefined> {
@@ -56,9 +59,11 @@ export class SettingsService {
 
   async script(file: string, referer: string | undefined): Promise<string> {
     const appId = await this.appIdOf(referer)
-    if (appId === undefined) throw this.fail('fm3027', { args: ['the appId could not be resolved from the referer'], parameters: { field: 'headers.referer' } })
+    if (appId === undefined)
+      throw this.fail('fm3027', { args: ['the appId could not be resolved from the referer'], parameters: { field: 'headers.referer' } })
     const files = await this.models.settingsFiles(appId)
-    if (!files.has(file)) throw this.fail('fm3027', { args: [`settings file ${file} of app ${appId}`], parameters: { field: 'params.file' } })
+    if (!files.has(file))
+      throw this.fail('fm3027', { args: [`settings file ${file} of app ${appId}`], parameters: { field: 'params.file' } })
     return settingsScript(file, files.get(file))
   }
 }

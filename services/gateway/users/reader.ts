@@ -23,5 +23,8 @@ export function readerOf(fastify: Pick<FastifyInstance, 'presentsAdminToken'>, r
 
 /** Does the request's own scope (query) name a tenant other than the reader's? */
 export function namesOtherTenant(tenant: Tenant, asked: TenantScope): boolean {
-  return (asked.appId !== undefined && asked.appId !== tenant.appId) || (asked.organizationId !== undefined && asked.organizationId !== tenant.organizationId)
+  return (
+    (asked.appId !== undefined && asked.appId !== tenant.appId) ||
+    (asked.organizationId !== undefined && asked.organizationId !== tenant.organizationId)
+  )
 }

@@ -4,15 +4,28 @@ import { Collections } from '../../../store/collections.js'
 import { type Envelope, startGateway } from '../../testing/gateway.js'
 
 const TENANT = { organizationId: 'acme', appId: 'hr' }
-const ada = { firstName: 'Ada', lastName: 'Lovelace', fullName: 'Ada Lovelace', unit: { id: 'u-eng', name: 'Engineering' }, roles: ['employee'], ...TENANT }
+const ada = {
+  firstName: 'Ada',
+  lastName: 'Lovelace',
+  fullName: 'Ada Lovelace',
+  unit: { id: 'u-eng', name: 'Engineering' },
+  roles: ['employee'],
+  ...TENANT,
+}
 
 t.test('createUser stores the user with a server-generated UUID and answers it', async (t) => {
   const { gateway, client } = await startGateway(t)
-  const created = await client.call<Envelope<User>>('createUser', 'POST', '/user/createUser', { body: { ...ada, userId: 'chosen-by-client', unknownField: 'dropped' } })
+  const created = await client.call<Envelope<User>>('createUser', 'POST', '/user/createUser', {
+    body: { ...ada, userId: 'chosen-by-client', unknownField: 'dropped' },
+  })
   t.equal(created.status, 200)
   t.match(created.body.data.userId, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, 'a v4 UUID')
   t.not(created.body.data.userId, 'chosen-by-client', 'the client cannot choose the id')
-  t.same(created.body.data, { ...ada, isSystemUser: false, userId: created.body.data.userId }, 'the record as given, isSystemUser defaulting to false')
+  t.same(
+    created.body.data,
+    { ...ada, isSystemUser: false, userId: created.body.data.userId },
+    'the record as given, isSystemUser defaulting to false',
+  )
   const stored = await gateway.app.store.collection(Collections.users).findOne({ userId: created.body.data.userId })
   t.notOk(stored && 'unknownField' in stored, 'unknown fields are never stored')
 })
@@ -40,15 +53,25 @@ t.test('createUser answers the four 400 messages of SPEC.md and writes nothing t
 t.test('of concurrent creates with one name (any case) exactly one wins', async (t) => {
   const { gateway, client } = await startGateway(t)
   const names = ['Grace Hopper', 'GRACE HOPPER', 'grace hopper', 'Grace hopper', 'gRACE hOPPER', 'Grace Hopper']
-  const answers = await Promise.all(names.map((fullName) => client.call<Envelope<User>>('createUser', 'POST', '/user/createUser', { body: { ...ada, fullName } })))
+  const answers = await Promise.all(
+    names.map((fullName) => client.call<Envelope<User>>('createUser', 'POST', '/user/createUser', { body: { ...ada, fullName } })),
+  )
   t.equal(answers.filter((answer) => answer.status === 200).length, 1, 'one is created')
-  t.equal(answers.filter((answer) => answer.body.error?.code === 'fm3004').length, names.length - 1, 'the others are told the name is taken')
+  t.equal(
+    answers.filter((answer) => answer.body.error?.code === 'fm3004').length,
+    names.length - 1,
+    'the others are told the name is taken',
+  )
   t.equal(await gateway.app.store.collection(Collections.users).countDocuments({}), 1)
 })
 
 t.test('updateUser replaces the stored document whole, without validation', async (t) => {
   const { client } = await startGateway(t)
-  const created = (await client.call<Envelope<User>>('createUser', 'POST', '/user/createUser', { body: { ...ada, email: 'ada@example.org', swimlanes: ['employee'] } })).body.data
+  const created = (
+    await client.call<Envelope<User>>('createUser', 'POST', '/user/createUser', {
+      body: { ...ada, email: 'ada@example.org', swimlanes: ['employee'] },
+    })
+  ).body.data
   await client.call('createUser', 'POST', '/user/createUser', { body: { ...ada, fullName: 'Charles Babbage' } })
   // No unit, no roles, another user's name: all accepted, and the old fields are gone.
   const replacement = { userId: created.userId, fullName: 'Charles Babbage', ...TENANT }
@@ -74,13 +97,22 @@ t.test('a created user keeps its name reserved, and a freed name can be taken ag
   const first = (await client.call<Envelope<User>>('createUser', 'POST', '/user/createUser', { body: ada })).body.data
   await client.call('updateUser', 'POST', '/user/updateUser', { body: { ...ada, userId: first.userId, fullName: 'Augusta King' } })
   t.equal((await client.call('createUser', 'POST', '/user/createUser', { body: ada })).status, 200, 'the old name is free after a rename')
-  t.equal((await client.call('createUser', 'POST', '/user/createUser', { body: { ...ada, fullName: 'augusta king' } })).status, 400, 'the new name is taken')
+  t.equal(
+    (await client.call('createUser', 'POST', '/user/createUser', { body: { ...ada, fullName: 'augusta king' } })).status,
+    400,
+    'the new name is taken',
+  )
 })
 
 t.test('deleteUser removes the user for good; an unknown id is 404', async (t) => {
   const { client } = await startGateway(t)
   const created = (await client.call<Envelope<User>>('createUser', 'POST', '/user/createUser', { body: ada })).body.data
-  const deleted = await client.call<Envelope<{ message: string }>>('deleteUser', 'DELETE', '/user/deleteUser?organizationId=acme&appId=hr', { body: { id: created.userId } })
+  const deleted = await client.call<Envelope<{ message: string }>>(
+    'deleteUser',
+    'DELETE',
+    '/user/deleteUser?organizationId=acme&appId=hr',
+    { body: { id: created.userId } },
+  )
   t.same(deleted.body, { status: 'success', data: { message: 'User deleted successfully' } })
   t.equal((await client.call<Envelope<null>>('getUserById', 'GET', `/user/getUserById/${created.userId}`)).body.data, null)
   const again = await client.call<Envelope<null>>('deleteUser', 'DELETE', '/user/deleteUser', { body: { id: created.userId } })
@@ -102,7 +134,10 @@ t.test('listWorkflowUsers lists the users of the organizationId + appId given as
   await client.call('createUser', 'POST', '/user/createUser', { body: { ...ada, fullName: 'Bob' } })
   await client.call('createUser', 'POST', '/user/createUser', { body: { ...ada, fullName: 'Carol', appId: 'finance' } })
   await client.call('createUser', 'POST', '/user/createUser', { body: { ...ada, fullName: 'Dan', organizationId: 'other' } })
-  const names = async (query: string) => (await client.call<Envelope<User[]>>('listWorkflowUsers', 'GET', `/user/listWorkflowUsers${query}`)).body.data.map((user) => user.fullName)
+  const names = async (query: string) =>
+    (await client.call<Envelope<User[]>>('listWorkflowUsers', 'GET', `/user/listWorkflowUsers${query}`)).body.data.map(
+      (user) => user.fullName,
+    )
   t.same(await names('?organizationId=acme&appId=hr'), ['Ada Lovelace', 'Bob'])
   t.same(await names('?organizationId=acme&appId=finance'), ['Carol'])
   t.same(await names('?organizationId=nobody&appId=hr'), [])

@@ -35,7 +35,10 @@ async function userRoutes(fastify: FastifyInstance): Promise<void> {
     ...routeFrom(deleteUser),
     handler: async (request, reply) => {
       // The tenant travels as query parameters on DELETE; a JSON body may carry it too (DESIGN.md §4).
-      const named = { organizationId: request.query.organizationId ?? request.body.organizationId, appId: request.query.appId ?? request.body.appId }
+      const named = {
+        organizationId: request.query.organizationId ?? request.body.organizationId,
+        appId: request.query.appId ?? request.body.appId,
+      }
       await fastify.users.delete(request.body.id, fastify.adminTenantOf(request, named, 'query') ?? named)
       return reply.envelope({ message: 'User deleted successfully' })
     },
@@ -48,7 +51,9 @@ async function userRoutes(fastify: FastifyInstance): Promise<void> {
       fastify.adminTenantOf(request, request.query, 'query')
       const reader = readerOf(fastify, request)
       if (reader.kind !== 'user') return reply.envelope(await fastify.users.get(request.params.userId, request.query))
-      return reply.envelope(namesOtherTenant(reader.tenant, request.query) ? null : await fastify.users.get(request.params.userId, reader.tenant))
+      return reply.envelope(
+        namesOtherTenant(reader.tenant, request.query) ? null : await fastify.users.get(request.params.userId, reader.tenant),
+      )
     },
   })
   app.route({
@@ -57,7 +62,8 @@ async function userRoutes(fastify: FastifyInstance): Promise<void> {
       fastify.adminTenantOf(request, request.query, 'query')
       const reader = readerOf(fastify, request)
       if (reader.kind === 'admin') return reply.envelope(await fastify.users.list(request.query))
-      if (reader.kind === 'user') return reply.envelope(namesOtherTenant(reader.tenant, request.query) ? [] : await fastify.users.list(reader.tenant))
+      if (reader.kind === 'user')
+        return reply.envelope(namesOtherTenant(reader.tenant, request.query) ? [] : await fastify.users.list(reader.tenant))
       // Nobody identified (development): one named tenant, never every tenant's users.
       const { appId, organizationId } = request.query
       if (appId === undefined || organizationId === undefined) {

@@ -32,7 +32,10 @@ function userRecord(user: UserDocument): User {
 }
 
 export class UserService {
-  constructor(private readonly repository: UserRepository, private readonly fail: ErrorFactory<GatewayErrorCode>) {}
+  constructor(
+    private readonly repository: UserRepository,
+    private readonly fail: ErrorFactory<GatewayErrorCode>,
+  ) {}
 
   async create(input: UserInput): Promise<User> {
     if (input.fullName === undefined || input.fullName.trim() === '') throw this.fail('fm3001', { parameters: { field: 'body.fullName' } })

@@ -64,7 +64,8 @@ function wrongTypeValue(allowed: string[], seed: number): unknown {
     fc.array(fc.integer(), { maxLength: 3 }),
     fc.dictionary(fc.string({ minLength: 1, maxLength: 5 }), fc.integer(), { maxKeys: 3, noNullPrototype: true }),
   )
-  const acceptable = (value: unknown) => !allowed.includes(jsonType(value)) && !(allowed.includes('number') && jsonType(value) === 'integer')
+  const acceptable = (value: unknown) =>
+    !allowed.includes(jsonType(value)) && !(allowed.includes('number') && jsonType(value) === 'integer')
   return fc.sample(anyType.filter(acceptable), { seed, numRuns: 1 })[0]
 }
 
@@ -100,7 +101,10 @@ export function variantsOf(document: OpenApiDocument, request: GeneratedRequest,
   const basePath = pathOf(request, request.values.path, baseQuery)
   let seed = options.seed
 
-  const wire = (payload: BodyPayload | undefined, changes: { path?: string; contentType?: string; multipartParts?: 'fields' | 'fileBody' } = {}): WireRequest => {
+  const wire = (
+    payload: BodyPayload | undefined,
+    changes: { path?: string; contentType?: string; multipartParts?: 'fields' | 'fileBody' } = {},
+  ): WireRequest => {
     const path = changes.path ?? basePath
     if (payload === undefined || request.bodyKind === 'none') return { method: request.method, path, headers }
     const text = 'text' in payload ? payload.text : JSON.stringify(payload.value)
@@ -112,8 +116,12 @@ export function variantsOf(document: OpenApiDocument, request: GeneratedRequest,
     }
     return { method: request.method, path, headers: { ...headers, 'content-type': changes.contentType ?? 'application/json' }, body: text }
   }
-  const add = (label: string, payload: BodyPayload | undefined, changes?: Parameters<typeof wire>[1], expectation: Expectation = 'no-5xx') =>
-    variants.push({ label, expectation, wire: wire(payload, changes) })
+  const add = (
+    label: string,
+    payload: BodyPayload | undefined,
+    changes?: Parameters<typeof wire>[1],
+    expectation: Expectation = 'no-5xx',
+  ) => variants.push({ label, expectation, wire: wire(payload, changes) })
 
   const valid: BodyPayload | undefined = request.bodyKind === 'none' ? undefined : { value: request.body }
 
@@ -126,10 +134,14 @@ export function variantsOf(document: OpenApiDocument, request: GeneratedRequest,
         ['__proto__', '__proto__'],
         ['../ traversal', '../../etc/passwd'],
       ] as const) {
-        add(`path.${parameter.name} ${what}`, valid, { path: pathOf(request, { ...request.values.path, [parameter.name]: value }, baseQuery) })
+        add(`path.${parameter.name} ${what}`, valid, {
+          path: pathOf(request, { ...request.values.path, [parameter.name]: value }, baseQuery),
+        })
       }
       // A percent-encoding cut short: the router cannot decode the path.
-      add(`path.${parameter.name} bad percent-encoding`, valid, { path: pathOf(request, { ...request.values.path, [parameter.name]: 'PLACEHOLDER' }, baseQuery).replace('PLACEHOLDER', '%E0%A4%A') })
+      add(`path.${parameter.name} bad percent-encoding`, valid, {
+        path: pathOf(request, { ...request.values.path, [parameter.name]: 'PLACEHOLDER' }, baseQuery).replace('PLACEHOLDER', '%E0%A4%A'),
+      })
     }
     // Headers other than the caller's identity (that one is the authorization suites' matter).
     if (parameter.in === 'header' && !(parameter.name in options.identity)) {
@@ -138,7 +150,11 @@ export function variantsOf(document: OpenApiDocument, request: GeneratedRequest,
         ['invalid JSON', '{"a":'],
       ] as const) {
         const sent = wire(valid)
-        variants.push({ label: `header.${parameter.name} ${what}`, expectation: 'no-5xx', wire: { ...sent, headers: { ...sent.headers, [parameter.name]: value } } })
+        variants.push({
+          label: `header.${parameter.name} ${what}`,
+          expectation: 'no-5xx',
+          wire: { ...sent, headers: { ...sent.headers, [parameter.name]: value } },
+        })
       }
     }
     if (parameter.in === 'query') {
@@ -172,33 +188,54 @@ export function variantsOf(document: OpenApiDocument, request: GeneratedRequest,
         add(`body.${name} {"$ne":null}`, { value: { ...body, [name]: NE_NULL } })
         add(`body.${name} ${LONG_STRING_LENGTH} chars`, { value: { ...body, [name]: 's'.repeat(LONG_STRING_LENGTH) } })
       }
-      if (types.includes('number')) for (const extreme of [1e308, -1e308]) add(`body.${name} ${extreme}`, { value: { ...body, [name]: extreme } })
-      if (types.includes('string') && typeof resolveRef(document, propertySchema).format === 'string') add(`body.${name} not its format`, { value: { ...body, [name]: 'not-a-date-nor-anything' } })
+      if (types.includes('number'))
+        for (const extreme of [1e308, -1e308]) add(`body.${name} ${extreme}`, { value: { ...body, [name]: extreme } })
+      if (types.includes('string') && typeof resolveRef(document, propertySchema).format === 'string')
+        add(`body.${name} not its format`, { value: { ...body, [name]: 'not-a-date-nor-anything' } })
       if (types.includes('object')) {
         add(`body.${name} array for object`, { value: { ...body, [name]: [body[name] ?? {}] } })
         // Query operators where plain values belong (free-form objects reach stores and filters).
-        for (const operators of [{ $gt: '' }, { $and: 1 }, { field: { $regex: '(' } }]) add(`body.${name} ${JSON.stringify(operators)}`, { value: { ...body, [name]: operators } })
+        for (const operators of [{ $gt: '' }, { $and: 1 }, { field: { $regex: '(' } }])
+          add(`body.${name} ${JSON.stringify(operators)}`, { value: { ...body, [name]: operators } })
         // One level down: the declared fields of a nested object, broken the same way.
         const inner = resolveRef(document, propertySchema)
-        const current = (body[name] !== null && typeof body[name] === 'object' && !Array.isArray(body[name]) ? body[name] : {}) as Record<string, unknown>
+        const current = (body[name] !== null && typeof body[name] === 'object' && !Array.isArray(body[name]) ? body[name] : {}) as Record<
+          string,
+          unknown
+        >
         for (const [innerName, innerSchema] of Object.entries((inner.properties ?? {}) as Record<string, JsonSchema>)) {
           const innerTypes = schemaTypes(document, innerSchema)
           if (innerTypes.length > 0) {
             const wrong = wrongTypeValue(innerTypes, seed++)
-            add(`body.${name}.${innerName} wrong type ${summary(wrong)}`, { value: { ...body, [name]: { ...current, [innerName]: wrong } } })
+            add(`body.${name}.${innerName} wrong type ${summary(wrong)}`, {
+              value: { ...body, [name]: { ...current, [innerName]: wrong } },
+            })
           }
-          if (innerTypes.includes('string')) add(`body.${name}.${innerName} {"$ne":null}`, { value: { ...body, [name]: { ...current, [innerName]: NE_NULL } } })
+          if (innerTypes.includes('string'))
+            add(`body.${name}.${innerName} {"$ne":null}`, { value: { ...body, [name]: { ...current, [innerName]: NE_NULL } } })
         }
-        for (const innerName of (inner.required ?? []) as string[]) add(`body.${name}.${innerName} removed`, { value: { ...body, [name]: omit(current, innerName) } })
+        for (const innerName of (inner.required ?? []) as string[])
+          add(`body.${name}.${innerName} removed`, { value: { ...body, [name]: omit(current, innerName) } })
       }
     }
     add('body array for object', { value: [body] })
     add('body null', { value: null })
     // Every string field at once: a NUL, a lone surrogate, a right-to-left override, a line break.
     const oddText = 'a\u0000b\ud800c\u202ed\ne'
-    add('body strings with control characters', { value: { ...body, ...Object.fromEntries(Object.keys(properties).filter((name) => schemaTypes(document, properties[name]).includes('string')).map((name) => [name, oddText])) } })
+    add('body strings with control characters', {
+      value: {
+        ...body,
+        ...Object.fromEntries(
+          Object.keys(properties)
+            .filter((name) => schemaTypes(document, properties[name]).includes('string'))
+            .map((name) => [name, oddText]),
+        ),
+      },
+    })
     add('body __proto__ key', { text: `{"__proto__":{"polluted":true},${JSON.stringify(body).slice(1)}`.replace(/,}$/, '}') })
-    add('body constructor.prototype key', { text: `{"constructor":{"prototype":{"polluted":true}},${JSON.stringify(body).slice(1)}`.replace(/,}$/, '}') })
+    add('body constructor.prototype key', {
+      text: `{"constructor":{"prototype":{"polluted":true}},${JSON.stringify(body).slice(1)}`.replace(/,}$/, '}'),
+    })
     const deepField = Object.keys(properties).find((name) => schemaTypes(document, properties[name]).includes('object')) ?? 'nested'
     const deep = { value: { ...body, [deepField]: nested(DEEP_NESTING_LEVELS) } }
     if (request.bodyKind === 'json') {

@@ -47,7 +47,12 @@ export async function startSweepServices(t: Test): Promise<SweepServices> {
   const gateway = await startService(t, 'gateway', {
     store,
     logger,
-    config: { engineUrl: engine.url, adminToken: ADMIN_TOKEN, studioTokenSecret: 'sweep-studio-secret-0123456789abcdef', deploymentEnv: 'test' },
+    config: {
+      engineUrl: engine.url,
+      adminToken: ADMIN_TOKEN,
+      studioTokenSecret: 'sweep-studio-secret-0123456789abcdef',
+      deploymentEnv: 'test',
+    },
   })
   return { gatewayUrl: gateway.url, engineUrl: engine.url, users, victim, errorLines: lines }
 }
@@ -84,10 +89,16 @@ export async function freshInstance(services: SweepServices): Promise<InstanceId
   const form = new FormData()
   form.append('fields', JSON.stringify({ ...ids, taskDefinitionKey: 'request', label: 'Sweep file', fileName: 'sweep.txt' }))
   form.append('fileBody', new Blob(['sweep file']), 'sweep.txt')
-  const uploaded = await fetch(`${services.gatewayUrl}/file/upload`, { method: 'POST', headers: sweepIdentity(services, { adminToken: false }), body: form })
+  const uploaded = await fetch(`${services.gatewayUrl}/file/upload`, {
+    method: 'POST',
+    headers: sweepIdentity(services, { adminToken: false }),
+    body: form,
+  })
   const file = (await uploaded.json()) as { data: { storageHandle: string } }
   if (uploaded.status !== 200) throw new Error(`setup upload answered ${uploaded.status}: ${JSON.stringify(file)}`)
-  const noted = (await postJson(services, '/note/add', { ...ids, note: 'Sweep note' })) as { context: { processInstance: { notes?: Array<{ id: string }> } } }
+  const noted = (await postJson(services, '/note/add', { ...ids, note: 'Sweep note' })) as {
+    context: { processInstance: { notes?: Array<{ id: string }> } }
+  }
   const noteId = noted.context.processInstance.notes?.[0]?.id ?? randomUUID()
   return { processInstanceId, businessKey, taskId, storageHandle: file.data.storageHandle, noteId }
 }
@@ -106,7 +117,16 @@ export function bindingsFor(services: SweepServices, operationId: string, ids: I
     taskId: ids.taskId,
   }
   const common: Bindings = {
-    path: { ...ownIds, userId: employee, id: 'leave-request', functionId: 'suggestDates', collection: 'Leave bookings', actionType: 'complete', service: 'wfm', file: 'app' },
+    path: {
+      ...ownIds,
+      userId: employee,
+      id: 'leave-request',
+      functionId: 'suggestDates',
+      collection: 'Leave bookings',
+      actionType: 'complete',
+      service: 'wfm',
+      file: 'app',
+    },
     query: { appId: HR.appId, organizationId: HR.organizationId },
     header: { lplogclientid: 'sweep-client', referer: `http://localhost/portal?appId=${HR.appId}` },
     body: {

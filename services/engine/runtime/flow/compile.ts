@@ -121,7 +121,8 @@ function compileNode(node: FlowNode, location: string): CompiledNode {
     }
   }
   if ('info' in node) return { kind: 'info', message: compileExpression(node.info, `${location}.info`) }
-  if ('fail' in node) return { kind: 'fail', message: compileExpression(node.fail, `${location}.fail`), ...optionalMember('code', node.code) }
+  if ('fail' in node)
+    return { kind: 'fail', message: compileExpression(node.fail, `${location}.fail`), ...optionalMember('code', node.code) }
   throw new Error(`${location} is not a flow node`)
 }
 
@@ -166,7 +167,14 @@ export function compileFunction(functionId: string, definition: FlowFunctionDefi
       break
     }
   }
-  return { functionId, definition, checkInput: compileSchema(definition.input), checkOutput: compileSchema(definition.output), nodes, costly }
+  return {
+    functionId,
+    definition,
+    checkInput: compileSchema(definition.input),
+    checkOutput: compileSchema(definition.output),
+    nodes,
+    costly,
+  }
 }
 
 /** Compiles through a cache; without one, every compiler has a private cache. */

@@ -36,7 +36,9 @@ export function processView(instance: ProcessInstance): ProcessView {
 export type FunctionResolver = (functionId: string) => CompiledFunction | undefined | Promise<CompiledFunction | undefined>
 
 /** What a run needs of its environment: of the host only its constants, HTTP and data (a worker has no more). */
-export type FunctionEnvironment = Pick<RunEnvironment, 'actor' | 'limits' | 'now' | 'newId'> & { host: Pick<FlowHost, 'constant' | 'http' | 'data'> }
+export type FunctionEnvironment = Pick<RunEnvironment, 'actor' | 'limits' | 'now' | 'newId'> & {
+  host: Pick<FlowHost, 'constant' | 'http' | 'data'>
+}
 
 interface Run {
   readonly env: FunctionEnvironment
@@ -66,7 +68,8 @@ interface InlineBudget {
 class MoveToPool extends EvaluationInterrupt {}
 
 function checkInlineBudget(budget: InlineBudget | undefined): void {
-  if (budget && performance.now() - budget.startedAt - budget.waitedMs > budget.busyMs) throw new MoveToPool(`held the engine's thread over ${budget.busyMs} ms`)
+  if (budget && performance.now() - budget.startedAt - budget.waitedMs > budget.busyMs)
+    throw new MoveToPool(`held the engine's thread over ${budget.busyMs} ms`)
 }
 
 /** Awaits something that does not hold the thread (a host call): the inline budget does not count it. */
@@ -100,7 +103,10 @@ async function withinDeadline<T>(run: Run, what: string, call: () => Promise<T>)
   if (remaining <= 0) throw technical(`the function ran longer than ${run.env.limits.timeoutMs} ms`)
   let timer: NodeJS.Timeout | undefined
   const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(technical(`the function ran longer than ${run.env.limits.timeoutMs} ms (waiting for ${what})`)), remaining)
+    timer = setTimeout(
+      () => reject(technical(`the function ran longer than ${run.env.limits.timeoutMs} ms (waiting for ${what})`)),
+      remaining,
+    )
   })
   try {
     return await awaited(run, Promise.race([call(), expired]))
@@ -123,7 +129,9 @@ function assign(frame: Frame, path: AssignmentPath | undefined, value: unknown):
 }
 
 function describeInvalid(functionId: string, what: 'input' | 'output', messages: string[]): RuntimeError {
-  return new RuntimeError('validation', `the ${what} of function ${functionId} is invalid: ${messages.join('; ')}`, { path: `functions.${functionId}.${what}` })
+  return new RuntimeError('validation', `the ${what} of function ${functionId} is invalid: ${messages.join('; ')}`, {
+    path: `functions.${functionId}.${what}`,
+  })
 }
 
 function headerValues(value: unknown, location: string): Record<string, string> {
@@ -160,7 +168,11 @@ async function executeNode(node: CompiledNode, frame: Frame, run: Run, depth: nu
     }
     case 'fail': {
       const message = await evaluate(node.message, frame, run)
-      throw new RuntimeError('business', typeof message === 'string' ? message : JSON.stringify(message ?? 'failed'), node.code === undefined ? {} : { code: node.code })
+      throw new RuntimeError(
+        'business',
+        typeof message === 'string' ? message : JSON.stringify(message ?? 'failed'),
+        node.code === undefined ? {} : { code: node.code },
+      )
     }
     case 'http': {
       const url = await evaluate(node.url, frame, run)
@@ -171,9 +183,11 @@ async function executeNode(node: CompiledNode, frame: Frame, run: Run, depth: nu
       const timeoutMs = Math.min(node.timeoutMs ?? remaining, remaining)
       const idempotencyKey = idempotencyKeyOf(run, node.location)
       const response = await withinDeadline(run, `${node.method} ${url}`, () =>
-        run.env.host.http({ method: node.method, url, headers, timeoutMs, idempotencyKey, ...(body === undefined ? {} : { body }) }).catch((error: unknown) => {
-          throw hostFailure(error, node.location)
-        }),
+        run.env.host
+          .http({ method: node.method, url, headers, timeoutMs, idempotencyKey, ...(body === undefined ? {} : { body }) })
+          .catch((error: unknown) => {
+            throw hostFailure(error, node.location)
+          }),
       )
       assign(frame, node.as, { status: response.status, headers: response.headers, body: toJsonValue(response.body, node.location) })
       return
@@ -196,12 +210,23 @@ async function executeNode(node: CompiledNode, frame: Frame, run: Run, depth: nu
       return
     }
     case 'call': {
-      if (depth >= run.env.limits.maxCallDepth) throw technical(`${node.location}: calls nest deeper than ${run.env.limits.maxCallDepth}`, node.location)
+      if (depth >= run.env.limits.maxCallDepth)
+        throw technical(`${node.location}: calls nest deeper than ${run.env.limits.maxCallDepth}`, node.location)
       const callee = await awaited(run, run.resolve(node.functionId))
-      if (!callee) throw new RuntimeError('notFound', `${node.location}: function ${node.functionId} not found`, { target: 'function', path: node.location })
+      if (!callee)
+        throw new RuntimeError('notFound', `${node.location}: function ${node.functionId} not found`, {
+          target: 'function',
+          path: node.location,
+        })
       if (run.inlineBudget && callee.costly) throw new MoveToPool(`calls ${node.functionId}, which ${callee.costly}`)
       const input = node.input ? await evaluate(node.input, frame, run) : {}
-      const output = await invoke(callee, input, { data: frame.roots.data, process: frame.store.process, task: frame.store.task }, run, depth + 1)
+      const output = await invoke(
+        callee,
+        input,
+        { data: frame.roots.data, process: frame.store.process, task: frame.store.task },
+        run,
+        depth + 1,
+      )
       assign(frame, node.as, output)
       return
     }
@@ -253,7 +278,12 @@ async function invoke(fn: CompiledFunction, input: unknown, shared: SharedContex
  * worker pool: its data writes are discarded, and it runs again from the start there, with the time
  * it has left and the answers of the outbound calls it already made (http-replay.ts).
  */
-export async function executeFunction(fn: CompiledFunction, request: FunctionRunRequest, env: RunEnvironment, resolve: FunctionResolver): Promise<FunctionRunResult> {
+export async function executeFunction(
+  fn: CompiledFunction,
+  request: FunctionRunRequest,
+  env: RunEnvironment,
+  resolve: FunctionResolver,
+): Promise<FunctionRunResult> {
   const { observer } = env
   if (!observer) return executeWhereCheapest(fn, request, env, resolve)
   const startedAt = performance.now()
@@ -284,7 +314,11 @@ async function executeWhereCheapest(
   const { isolation, savepoints } = env
   if (!isolation) return executeInline(fn, request, env, resolve)
   const inPool = (poolRequest: FunctionRunRequest, host: FlowHost): Promise<FunctionRunResult> =>
-    isolation.run({ functionId: fn.functionId, definition: fn.definition, request: poolRequest }, { ...env, host }, async (functionId) => (await resolve(functionId))?.definition)
+    isolation.run(
+      { functionId: fn.functionId, definition: fn.definition, request: poolRequest },
+      { ...env, host },
+      async (functionId) => (await resolve(functionId))?.definition,
+    )
   if (fn.costly !== undefined || savepoints === undefined || env.limits.inlineBudgetMs <= 0) return inPool(request, env.host)
   // Both attempts send the same idempotency keys, also for a standalone run.
   const scoped: FunctionRunRequest = { ...request, idempotencyScope: request.idempotencyScope ?? `run:${env.newId()}` }
@@ -304,7 +338,13 @@ async function executeWhereCheapest(
  * Runs a function on this thread, bounded by the run's deadline (what is left of `limits.timeoutMs`
  * after `request.spentMs`) and step budget; with `inlineBudgetMs`, also by the thread time it may hold.
  */
-export async function executeInline(fn: CompiledFunction, request: FunctionRunRequest, env: FunctionEnvironment, resolve: FunctionResolver, inlineBudgetMs?: number): Promise<FunctionRunResult> {
+export async function executeInline(
+  fn: CompiledFunction,
+  request: FunctionRunRequest,
+  env: FunctionEnvironment,
+  resolve: FunctionResolver,
+  inlineBudgetMs?: number,
+): Promise<FunctionRunResult> {
   const deadline = performance.now() + env.limits.timeoutMs - (request.spentMs ?? 0)
   const inlineBudget = inlineBudgetMs === undefined ? undefined : { busyMs: inlineBudgetMs, startedAt: performance.now(), waitedMs: 0 }
   const run: Run = {

@@ -27,7 +27,12 @@ function recordingSavepoints(): Savepoints & { discarded: number[] } {
   return { discarded, mark: () => marks++, discardSince: (mark) => void discarded.push(mark) }
 }
 
-async function runWithPool(definition: FlowFunctionDefinition, input: JsonObject, limits: Partial<RunLimits> = {}, library: Record<string, FlowFunctionDefinition> = {}) {
+async function runWithPool(
+  definition: FlowFunctionDefinition,
+  input: JsonObject,
+  limits: Partial<RunLimits> = {},
+  library: Record<string, FlowFunctionDefinition> = {},
+) {
   const host = fakeHost({ appFunctions: library })
   const isolation = recordingIsolation()
   const savepoints = recordingSavepoints()
@@ -43,13 +48,23 @@ async function runWithPool(definition: FlowFunctionDefinition, input: JsonObject
 
 t.test('a cheap function runs on the engine thread and never reaches the pool', async (t) => {
   // A budget no machine can exhaust here: what keeps it on the engine's thread is what it uses, not how busy the machine is.
-  const { result, isolation } = await runWithPool({ steps: [{ set: { 'output.total': '$sum(input.amounts)' } }] }, { amounts: [1, 2, 3] }, { inlineBudgetMs: 60_000 })
+  const { result, isolation } = await runWithPool(
+    { steps: [{ set: { 'output.total': '$sum(input.amounts)' } }] },
+    { amounts: [1, 2, 3] },
+    { inlineBudgetMs: 60_000 },
+  )
   t.same(result.output, { total: 6 })
   t.equal(isolation.runs.length, 0)
 })
 
 t.test('a function that defines a function, uses a range or $sort goes to the pool from its first step', async (t) => {
-  for (const expression of ['( $f := function($n) { $n * 2 }; $f(2) )', '$count([1..3])', '$sort(input.amounts)[0]', "$eval('1 + 1')", '$pad("", 3)']) {
+  for (const expression of [
+    '( $f := function($n) { $n * 2 }; $f(2) )',
+    '$count([1..3])',
+    '$sort(input.amounts)[0]',
+    "$eval('1 + 1')",
+    '$pad("", 3)',
+  ]) {
     const { isolation } = await runWithPool({ steps: [{ set: { 'output.value': expression } }] }, { amounts: [3, 1] })
     t.equal(isolation.runs.length, 1, expression)
     t.equal(isolation.runs[0]?.spentMs, undefined, `${expression}: nothing was spent before`)
@@ -58,7 +73,12 @@ t.test('a function that defines a function, uses a range or $sort goes to the po
 
 t.test('a function calling a costly function moves to the pool when it reaches the call', async (t) => {
   const { result, isolation, savepoints } = await runWithPool(
-    { steps: [{ data: 'insert', collection: 'Log', doc: "{ 'at': 1 }" }, { call: 'recursive', as: 'output.called' }] },
+    {
+      steps: [
+        { data: 'insert', collection: 'Log', doc: "{ 'at': 1 }" },
+        { call: 'recursive', as: 'output.called' },
+      ],
+    },
     {},
     {},
     { recursive: { steps: [{ set: { 'output.n': '( $f := function($n) { $n = 0 ? 0 : $f($n - 1) }; $f(3) )' } }] } },
@@ -104,8 +124,13 @@ t.test('with FLOW_INLINE_BUDGET_MS 0 every run goes to the pool', async (t) => {
 t.test('a run moved to the pool keeps the limit of the whole run, not a fresh one', async (t) => {
   const isolation = recordingIsolation()
   const env = { ...fakeEnvironment(user('ada'), fakeHost(), { timeoutMs: 50 }), isolation, savepoints: recordingSavepoints() }
-  const compiled = compileFunction('subject', { steps: [{ set: { 'output.n': '$count($$.input.items.($$.input.items.($$.input.items)))' } }] })
+  const compiled = compileFunction('subject', {
+    steps: [{ set: { 'output.n': '$count($$.input.items.($$.input.items.($$.input.items)))' } }],
+  })
   const started = performance.now()
-  await t.rejects(executeFunction(compiled, { input: { items: Array.from({ length: 60 }, (_, index) => index) }, spentMs: 45 }, env, () => undefined), { kind: 'technical', message: /ran longer than 50 ms/ })
+  await t.rejects(
+    executeFunction(compiled, { input: { items: Array.from({ length: 60 }, (_, index) => index) }, spentMs: 45 }, env, () => undefined),
+    { kind: 'technical', message: /ran longer than 50 ms/ },
+  )
   t.ok(performance.now() - started < 45, 'stopped when the 5 ms left were used up')
 })

@@ -10,7 +10,15 @@ import type { MessagePort } from 'node:worker_threads'
 import type { DataOperation, FlowFunctionDefinition, HttpRequest, HttpResponse } from '../types.js'
 import { type CompiledFunction, FunctionCompiler } from './compile.js'
 import { executeInline, type FunctionEnvironment } from './execute.js'
-import { deserializeError, type HostCall, type HostReply, type IsolatedOutcome, type IsolatedTask, serializeError, type WorkerMessage } from './isolation-protocol.js'
+import {
+  deserializeError,
+  type HostCall,
+  type HostReply,
+  type IsolatedOutcome,
+  type IsolatedTask,
+  serializeError,
+  type WorkerMessage,
+} from './isolation-protocol.js'
 
 /** Compiled functions kept by one worker; cleared when full (definitions change rarely, workers are recycled). */
 const MAX_CACHED_FUNCTIONS = 500
@@ -26,7 +34,8 @@ const compiler = new FunctionCompiler(new BoundedCache())
 
 // Tenants' code gives way to the engine's own thread: on a busy machine a spinning run must not take
 // the CPU the engine needs to answer everyone else. Linux keeps the nice value per thread, so this
-// lowers this worker only (to nice 10: it yields to the engine, yet still gets a share of a machine busy with other work); where it is refused, the worker runs at the normal priority.
+// lowers this worker only (to nice 10: it yields to the engine, yet still gets a share of a machine busy with other work); where it is
+// refused, the worker runs at the normal priority.
 try {
   setPriority(constants.priority.PRIORITY_BELOW_NORMAL)
 } catch {
