@@ -21,6 +21,16 @@ const adminRequests: Array<[operationId: string, method: string, path: string, b
   ['insertModel', 'POST', '/model/insertModel', insertModelRequest('leave-form', { appId: 'hr', organizationId: 'acme' })],
   ['evictCache', 'GET', '/external/cache/app/fm/evict'],
   ['upsertNotification', 'POST', '/notify', { notificationObject: { processInstance: { processInstanceId: 'pi-1' } } }],
+  [
+    'createSubscription',
+    'POST',
+    '/subscription/create',
+    { url: 'https://hooks.example.com/x', events: ['Created'], organizationId: 'acme', appId: 'hr' },
+  ],
+  ['listSubscriptions', 'GET', '/subscription/list?organizationId=acme&appId=hr'],
+  ['deleteSubscription', 'DELETE', '/subscription/delete', { id: 's-1' }],
+  ['listSubscriptionDeliveries', 'GET', '/subscription/s-1/deliveries?organizationId=acme&appId=hr'],
+  ['redeliverWebhook', 'POST', '/subscription/s-1/redeliver', { deliveryId: 'd-1' }],
 ]
 
 function send(url: string, method: string, path: string, body: unknown, headers: Record<string, string> = {}) {
@@ -47,7 +57,8 @@ t.test('with ADMIN_TOKEN set, every admin endpoint answers 401 permissionError w
       t.same(contract.errors(operationId, 401, envelope), [])
     }
   }
-  for (const collection of [Collections.users, Collections.models, Collections.cacheInvalidations, Collections.notifications]) {
+  const collections = [Collections.users, Collections.models, Collections.cacheInvalidations, Collections.notifications, Collections.webhookSubscriptions]
+  for (const collection of collections) {
     t.equal(await gateway.app.store.collection(collection).countDocuments({}), 0, `nothing in ${collection}`)
   }
 })

@@ -110,4 +110,4 @@ await Promise.all(
 process.stdout.write(`1..${fileNumber}\n`)
 if (failures.length > 0) process.stdout.write(`\nFailed:\n${failures.map((name) => `  - ${name}`).join('\n')}\n`)
 process.stdout.write(`\n${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ''}\n`)
-process.exit(failed > 0 ? 1 : 0)
+process.exitCode = failed > 0 ? 1 : 0

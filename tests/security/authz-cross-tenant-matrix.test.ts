@@ -14,7 +14,7 @@ import { ContractChecker } from '../../services/testing/contract.js'
 import { bearerIdentity, jwtAuthConfig } from '../../services/testing/tokens.js'
 import { snapshotTenantA, startSecureStack, type TenantAResources, TENANT_A, TENANT_B } from './authz-stack.js'
 
-type Schema = { $ref?: string; type?: string; properties?: Record<string, Schema>; required?: string[] }
+type Schema = { $ref?: string; type?: string; enum?: unknown[]; properties?: Record<string, Schema>; required?: string[] }
 type Operation = { requestBody?: { content?: Record<string, { schema?: Schema }> } }
 
 const gateway = new ContractChecker('gateway')
@@ -33,10 +33,13 @@ const CALLER_SCOPED_READS = new Set([
   'queryProcessesUpdatedBetween',
   'queryProcessInstanceContextAndActivity',
   'queryOverdueTasks',
+  'listBatchJobs',
   'getConstantValue',
   'retryFailedBatchJobs',
   'startBulkOperation',
 ])
+/** Secrets that are also a key of an operation's own answer: a page of batch jobs is `{ items, nextCursor }`. */
+const OWN_ANSWER_KEYS: Record<string, string[]> = { listBatchJobs: ['"items"'] }
 /** SPEC.md answers an instance that cannot be found to move with 400 (wm3131). */
 const NOT_FOUND_AS_400: Record<string, string> = { changeProcessStep: 'wm3131' }
 
@@ -69,12 +72,20 @@ function valueFor(candidate: unknown, schema: Schema | undefined): unknown {
   )
 }
 
-/** The fields a schema declares that A's values can fill, each of its declared type. */
+/**
+ * The fields a schema declares that A's values can fill, each of its declared type; a value its
+ * field's enum does not take is left out (`status: 'cancelled'` names no batch job status), so the
+ * request reaches the tenant check instead of failing validation.
+ */
 function bodyOf(schema: Schema | undefined, values: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(
     Object.entries(schema?.properties ?? {})
       .filter(([key]) => key in values)
-      .map(([key, property]) => [key, valueFor(values[key], property)]),
+      .map(([key, property]) => [key, valueFor(values[key], property)] as const)
+      .filter(([key, value]) => {
+        const allowed = resolve(schema?.properties?.[key])?.enum
+        return allowed === undefined || allowed.includes(value)
+      }),
   )
 }
 
@@ -170,7 +181,7 @@ t.test(
             (answer.status === 400 && code !== undefined && NOT_FOUND_AS_400[route.operationId] === code)
           const emptyRead = answer.status === 200 && CALLER_SCOPED_READS.has(route.operationId)
           t.ok(refused || emptyRead, label)
-          for (const secret of secrets)
+          for (const secret of secrets.filter((secret) => !OWN_ANSWER_KEYS[route.operationId]?.includes(secret)))
             t.notOk(answer.text.includes(secret), `${route.operationId}: the answer holds nothing of A (${secret.slice(0, 12)})`)
           t.equal(
             await snapshotTenantA(stack.store),
