@@ -57,7 +57,13 @@ t.test('with ADMIN_TOKEN set, every admin endpoint answers 401 permissionError w
       t.same(contract.errors(operationId, 401, envelope), [])
     }
   }
-  const collections = [Collections.users, Collections.models, Collections.cacheInvalidations, Collections.notifications, Collections.webhookSubscriptions]
+  const collections = [
+    Collections.users,
+    Collections.models,
+    Collections.cacheInvalidations,
+    Collections.notifications,
+    Collections.webhookSubscriptions,
+  ]
   for (const collection of collections) {
     t.equal(await gateway.app.store.collection(collection).countDocuments({}), 0, `nothing in ${collection}`)
   }

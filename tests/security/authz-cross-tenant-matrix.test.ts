@@ -172,8 +172,8 @@ t.test(
           const before = await snapshotTenantA(stack.store)
           const answer = await stack.send(route.method, `${path}${query}`, { as: caller, body, operationId: route.operationId })
           requests++
-          const label = `${route.operationId} by ${caller.fullName} naming ${named.appId}: ${answer.status} ` +
-            `${answer.body.error?.code ?? ''}`
+          const label =
+            `${route.operationId} by ${caller.fullName} naming ${named.appId}: ${answer.status} ` + `${answer.body.error?.code ?? ''}`
           const code = answer.body.error?.code
           const refused =
             answer.status === 403 ||
