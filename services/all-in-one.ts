@@ -7,7 +7,7 @@
  */
 import type { Config } from '../lib/config/config.js'
 import { LogRing } from '../plugins/logging/ring.js'
-import { closeOnSignals } from '../lib/server/start.js'
+import { type Closable, closeOnSignals } from '../lib/server/start.js'
 import { type GatewayThread, startGatewayThread } from './gateway-thread/thread.js'
 import { LOG_SERVICE, openProcessBase, serve, serviceLogger, shutdownLog } from './main.js'
 
@@ -25,6 +25,10 @@ function gatewayConfig(config: Config, engineLocalUrl: string): Config {
 }
 
 const { config, stdout, logger, store } = await openProcessBase()
+// The signals are handled before anything listens (see services/main.ts `start`): what has started
+// when one arrives is closed, servers first, the store last.
+const closables: Closable[] = [store]
+const shutdown = closeOnSignals({ closables, log: shutdownLog(logger) })
 const engineRing = new LogRing()
 const engine = await serve('engine', {
   config,
@@ -32,6 +36,7 @@ const engine = await serve('engine', {
   logger: serviceLogger('engine', config.logLevel, engineRing, stdout),
   logRings: { [LOG_SERVICE.engine]: engineRing },
 })
+closables.unshift(...engine.closables)
 
 let gateway: GatewayThread
 try {
@@ -43,7 +48,7 @@ try {
   process.exit(1)
 }
 
-const shutdown = closeOnSignals({ closables: [gateway, ...engine.closables, store], log: shutdownLog(logger) })
+closables.unshift(gateway)
 // A process whose gateway is gone would still look alive to a supervisor; it ends instead, so the supervisor restarts it.
 gateway.onUnexpectedExit((reason) => {
   logger.fatal({ err: reason }, 'the gateway thread stopped')

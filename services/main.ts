@@ -93,6 +93,11 @@ export function shutdownLog(logger: Logger): ShutdownOptions['log'] {
 /** One service on this thread, the production shape. */
 export async function start(kind: ServiceKind): Promise<void> {
   const { config, stdout, logger, store } = await openProcessBase()
+  // Listening before the signals are handled would let a SIGTERM that comes just after the service
+  // said it listens kill it outright, the store left unclosed: the handler comes first, and closes
+  // whatever has started by the time a signal arrives (servers first, the store last).
+  const closables: Closable[] = [store]
+  closeOnSignals({ closables, log: shutdownLog(logger) })
   const ring = new LogRing()
   const service = await serve(kind, {
     config,
@@ -100,5 +105,5 @@ export async function start(kind: ServiceKind): Promise<void> {
     logger: serviceLogger(kind, config.logLevel, ring, stdout),
     logRings: { [LOG_SERVICE[kind]]: ring },
   })
-  closeOnSignals({ closables: [...service.closables, store], log: shutdownLog(logger) })
+  closables.unshift(...service.closables)
 }
