@@ -1,10 +1,8 @@
 import type { EditableModelBody } from '../../services/testing/models.js'
 import t from 'tap'
-import type { Session } from '../../openapi/generated/schemas.js'
 import { Collections, type StoredBatchJob, type StoredContext, type StoredModel } from '../../store/collections.js'
-import type { Envelope } from '../../services/testing/gateway.js'
 import { waitUntil } from '../../services/testing/wait.js'
-import { HR, startDueStack } from './support.js'
+import { completeLeaveTask, HR, startDueStack } from './support.js'
 
 const MINUTE = 60_000
 
@@ -22,18 +20,7 @@ t.test('a user task with dueIn is due that long after its creation, one with a d
   const session = await stack.startLeave(stack.users.employee, 4)
   t.equal(session.formContext.task?.dueDate, '2026-03-05T08:30:00.000Z', "P3D after the task was created (the engine's clock)")
   const instance = session.context.processInstance
-  const completed = await stack.client.call<Envelope<Session>>('completeAction', 'POST', '/action/complete', {
-    user: stack.users.employee.userId,
-    body: {
-      ...HR,
-      processId: 'leave-request',
-      processInstanceId: instance.processInstanceId,
-      businessKey: instance.businessKey,
-      taskId: session.formContext.task!.taskId,
-      actionType: 'complete',
-      dataInstance: session.context.dataInstance,
-    },
-  })
+  const completed = await completeLeaveTask(stack, stack.users.employee, session)
   t.equal(completed.status, 200)
   const stored = await stack.context(instance.processInstanceId)
   t.equal(openTask(stored, 'approve')?.dueDate, '2026-03-06T00:00:00.000Z', 'the expression gave four days after March 2nd')
@@ -144,18 +131,7 @@ t.test('an escalation does not run when its task ended first', async (t) => {
   })
   const session = await stack.startLeave(stack.users.employee)
   const instance = session.context.processInstance
-  const completed = await stack.client.call('completeAction', 'POST', '/action/complete', {
-    user: stack.users.employee.userId,
-    body: {
-      ...HR,
-      processId: 'leave-request',
-      processInstanceId: instance.processInstanceId,
-      businessKey: instance.businessKey,
-      taskId: session.formContext.task!.taskId,
-      actionType: 'complete',
-      dataInstance: session.context.dataInstance,
-    },
-  })
+  const completed = await completeLeaveTask(stack, stack.users.employee, session)
   t.equal(completed.status, 200)
   const jobs = await stack.advanceUntil(
     10 * MINUTE,

@@ -2,7 +2,7 @@ import t from 'tap'
 import type { OverdueTask, Session } from '../../openapi/generated/schemas.js'
 import type { StoredUser } from '../../store/collections.js'
 import type { Envelope } from '../../services/testing/gateway.js'
-import { HR, startDueStack, type DueStack } from './support.js'
+import { completeLeaveTask, HR, startDueStack, type DueStack } from './support.js'
 
 const HOUR = 3_600_000
 
@@ -14,19 +14,7 @@ function overdue(stack: DueStack, user: StoredUser, body: Record<string, unknown
 }
 
 async function complete(stack: DueStack, user: StoredUser, session: Session): Promise<void> {
-  const instance = session.context.processInstance
-  const answer = await stack.client.call('completeAction', 'POST', '/action/complete', {
-    user: user.userId,
-    body: {
-      ...HR,
-      processId: 'leave-request',
-      processInstanceId: instance.processInstanceId,
-      businessKey: instance.businessKey,
-      taskId: session.formContext.task!.taskId,
-      actionType: 'complete',
-      dataInstance: session.context.dataInstance,
-    },
-  })
+  const answer = await completeLeaveTask(stack, user, session)
   if (answer.status !== 200) throw new Error(`complete failed: ${JSON.stringify(answer.body)}`)
 }
 

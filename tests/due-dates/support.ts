@@ -117,3 +117,20 @@ export async function startDueStack(t: Test, options: { engines?: number } = {})
   }
   return stack
 }
+
+/** Completes the task a session opened, as `user`, through the gateway; answers the gateway's answer. */
+export function completeLeaveTask(stack: DueStack, user: { userId: string }, session: Session) {
+  const instance = session.context.processInstance
+  return stack.client.call<Envelope<Session>>('completeAction', 'POST', '/action/complete', {
+    user: user.userId,
+    body: {
+      ...HR,
+      processId: 'leave-request',
+      processInstanceId: instance.processInstanceId,
+      businessKey: instance.businessKey,
+      taskId: session.formContext.task!.taskId,
+      actionType: 'complete',
+      dataInstance: session.context.dataInstance,
+    },
+  })
+}
