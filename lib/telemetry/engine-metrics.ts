@@ -2,7 +2,6 @@
  * The engine's workflow metrics. Label values are bounded: process, step and function ids come from
  * deployed models, statuses and outcomes from fixed lists; never instance, task or user ids.
  */
-import { Counter, Gauge, Histogram } from 'prom-client'
 import { DURATION_BUCKETS, STORE_BUCKETS, ServiceMetrics } from './service-metrics.js'
 
 /** How a flow-function run ended: `business` a `fail` node, `technical` any other failure, `timeout` its time limit. */
@@ -22,89 +21,73 @@ const TASK_BUCKETS = [1, 10, 60, 300, 900, 3600, 4 * 3600, 86_400, 3 * 86_400, 7
 const BATCH_SIZE_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
 
 export class EngineMetrics extends ServiceMetrics {
-  private readonly started = new Counter({
-    name: 'workflow_process_instances_started_total',
-    help: 'Process instances started.',
-    labelNames: ['process_id'],
-    registers: [this.registry],
-  })
-  private readonly ended = new Counter({
-    name: 'workflow_process_instances_ended_total',
-    help: 'Process instances that ended, by how (completed, cancelled).',
-    labelNames: ['process_id', 'status'],
-    registers: [this.registry],
-  })
-  private readonly failed = new Counter({
-    name: 'workflow_process_instances_failed_total',
-    help: 'Process instance threads that failed at a step (onError "fail").',
-    labelNames: ['process_id'],
-    registers: [this.registry],
-  })
-  private readonly tasksCompleted = new Counter({
-    name: 'workflow_tasks_completed_total',
-    help: 'User tasks ended by an action, by process, step and action type.',
-    labelNames: ['process_id', 'step_id', 'action_type'],
-    registers: [this.registry],
-  })
-  private readonly taskDuration = new Histogram({
-    name: 'workflow_task_duration_seconds',
-    help: 'Time user tasks stayed open, from creation until an action ended them.',
-    labelNames: ['process_id', 'step_id'],
-    buckets: TASK_BUCKETS,
-    registers: [this.registry],
-  })
-  private readonly tasksOpen = new Gauge({
-    name: 'workflow_tasks_open',
-    help: 'Open user tasks, by process and step (a count kept up to date, resynchronised from the store now and then).',
-    labelNames: ['process_id', 'step_id'],
-    registers: [this.registry],
-  })
-  private readonly functionDuration = new Histogram({
-    name: 'workflow_flow_function_duration_seconds',
-    help: 'Flow-function runs, by function id and outcome (ok, business, technical, timeout).',
-    labelNames: ['function_id', 'outcome'],
-    buckets: DURATION_BUCKETS,
-    registers: [this.registry],
-  })
-  private readonly scheduleFirings = new Counter({
-    name: 'workflow_schedule_firings_total',
-    help: 'Schedule ticks this engine fired (each one queues a scheduledRun batch job).',
-    registers: [this.registry],
-  })
-  private readonly storeDuration = new Histogram({
-    name: 'workflow_store_operation_duration_seconds',
-    help: 'Store calls, by collection and operation.',
-    labelNames: ['collection', 'operation'],
-    buckets: STORE_BUCKETS,
-    registers: [this.registry],
-  })
-  private readonly journalCommitDuration = new Histogram({
-    name: 'workflow_journal_commit_duration_seconds',
-    help: 'Embedded store: time from handing a batch to the journal thread until SQLite committed it.',
-    buckets: STORE_BUCKETS,
-    registers: [this.registry],
-  })
-  private readonly journalBatchWrites = new Histogram({
-    name: 'workflow_journal_batch_writes',
-    help: 'Embedded store: writes grouped into one journal commit.',
-    buckets: BATCH_SIZE_BUCKETS,
-    registers: [this.registry],
-  })
+  private readonly started = this.counter('workflow_process_instances_started_total', 'Process instances started.', ['process_id'])
+  private readonly ended = this.counter(
+    'workflow_process_instances_ended_total',
+    'Process instances that ended, by how (completed, cancelled).',
+    ['process_id', 'status'],
+  )
+  private readonly failed = this.counter(
+    'workflow_process_instances_failed_total',
+    'Process instance threads that failed at a step (onError "fail").',
+    ['process_id'],
+  )
+  private readonly tasksCompleted = this.counter(
+    'workflow_tasks_completed_total',
+    'User tasks ended by an action, by process, step and action type.',
+    ['process_id', 'step_id', 'action_type'],
+  )
+  private readonly taskDuration = this.histogram(
+    'workflow_task_duration_seconds',
+    'Time user tasks stayed open, from creation until an action ended them.',
+    TASK_BUCKETS,
+    ['process_id', 'step_id'],
+  )
+  private readonly tasksOpen = this.gauge(
+    'workflow_tasks_open',
+    'Open user tasks, by process and step (a count kept up to date, resynchronised from the store now and then).',
+    ['process_id', 'step_id'],
+  )
+  private readonly functionDuration = this.histogram(
+    'workflow_flow_function_duration_seconds',
+    'Flow-function runs, by function id and outcome (ok, business, technical, timeout).',
+    DURATION_BUCKETS,
+    ['function_id', 'outcome'],
+  )
+  private readonly scheduleFirings = this.counter(
+    'workflow_schedule_firings_total',
+    'Schedule ticks this engine fired (each one queues a scheduledRun batch job).',
+  )
+  private readonly storeDuration = this.histogram(
+    'workflow_store_operation_duration_seconds',
+    'Store calls, by collection and operation.',
+    STORE_BUCKETS,
+    ['collection', 'operation'],
+  )
+  private readonly journalCommitDuration = this.histogram(
+    'workflow_journal_commit_duration_seconds',
+    'Embedded store: time from handing a batch to the journal thread until SQLite committed it.',
+    STORE_BUCKETS,
+  )
+  private readonly journalBatchWrites = this.histogram(
+    'workflow_journal_batch_writes',
+    'Embedded store: writes grouped into one journal commit.',
+    BATCH_SIZE_BUCKETS,
+  )
 
   private countBatchJobs: (() => Promise<Record<string, number>>) | undefined
 
   constructor() {
     super()
-    const batchJobs: Gauge<'status'> = new Gauge({
-      name: 'workflow_batch_jobs',
-      help: 'Batch jobs in the store, by status (counted through the status index at each scrape).',
-      labelNames: ['status'],
-      registers: [this.registry],
-      collect: async () => {
-        const counts = (await this.countBatchJobs?.()) ?? {}
-        for (const [status, count] of Object.entries(counts)) batchJobs.set({ status }, count)
+    const readBatchJobCounts = async (): Promise<Record<string, number>> => (await this.countBatchJobs?.()) ?? {}
+    this.gauge(
+      'workflow_batch_jobs',
+      'Batch jobs in the store, by status (counted through the status index at each scrape).',
+      ['status'],
+      async function collect() {
+        for (const [status, count] of Object.entries(await readBatchJobCounts())) this.set({ status }, count)
       },
-    })
+    )
   }
 
   /** Where the batch-job gauge reads its counts at each scrape: through an index, never a scan. */

@@ -4,26 +4,8 @@
  * this wrapper through `fastify.store`, and with neither metrics nor tracing they get the store as is.
  */
 import type { Span } from '@opentelemetry/api'
-import type {
-  AtomicWrite,
-  AtomicWriteResult,
-  Collection,
-  Cursor,
-  DeleteResult,
-  Document,
-  FileStore,
-  Filter,
-  FindOneAndUpdateOptions,
-  FindOneOptions,
-  FindOptions,
-  IndexOptions,
-  InsertManyResult,
-  InsertOneResult,
-  Store,
-  UpdateFilter,
-  UpdateOptions,
-  UpdateResult,
-} from '../../store/port.js'
+import { forwardingCollection, invoke } from '../../store/forwarding-collection.js'
+import type { AtomicWrite, AtomicWriteResult, Collection, Document, FileStore, Store } from '../../store/port.js'
 import { recordFailure, type Tracing } from './tracing.js'
 
 export interface StoreOperationRecorder {
@@ -58,72 +40,16 @@ class Probe {
   }
 }
 
-class MeasuredCursor<T> implements Cursor<T> {
-  constructor(
-    private readonly cursor: Cursor<T>,
-    private readonly probe: Probe,
-    private readonly collection: string,
-    private readonly operation: string,
-  ) {}
-
-  toArray(): Promise<T[]> {
-    return this.probe.measure(this.collection, this.operation, () => this.cursor.toArray())
-  }
-}
-
-class MeasuredCollection<T extends object> implements Collection<T> {
-  readonly collectionName: string
-
-  constructor(
-    private readonly inner: Collection<T>,
-    private readonly probe: Probe,
-  ) {
-    this.collectionName = inner.collectionName
-  }
-
-  private measure<R>(operation: string, call: () => Promise<R>): Promise<R> {
-    return this.probe.measure(this.collectionName, operation, call)
-  }
-
-  insertOne(doc: T): Promise<InsertOneResult> {
-    return this.measure('insertOne', () => this.inner.insertOne(doc))
-  }
-  insertMany(docs: T[]): Promise<InsertManyResult> {
-    return this.measure('insertMany', () => this.inner.insertMany(docs))
-  }
-  findOne(filter: Filter, options?: FindOneOptions): Promise<T | null> {
-    return this.measure('findOne', () => this.inner.findOne(filter, options))
-  }
-  find(filter: Filter, options?: FindOptions): Cursor<T> {
-    return new MeasuredCursor(this.inner.find(filter, options), this.probe, this.collectionName, 'find')
-  }
-  updateOne(filter: Filter, update: UpdateFilter, options?: UpdateOptions): Promise<UpdateResult> {
-    return this.measure('updateOne', () => this.inner.updateOne(filter, update, options))
-  }
-  updateMany(filter: Filter, update: UpdateFilter, options?: UpdateOptions): Promise<UpdateResult> {
-    return this.measure('updateMany', () => this.inner.updateMany(filter, update, options))
-  }
-  replaceOne(filter: Filter, replacement: T, options?: UpdateOptions): Promise<UpdateResult> {
-    return this.measure('replaceOne', () => this.inner.replaceOne(filter, replacement, options))
-  }
-  findOneAndUpdate(filter: Filter, update: UpdateFilter, options?: FindOneAndUpdateOptions): Promise<T | null> {
-    return this.measure('findOneAndUpdate', () => this.inner.findOneAndUpdate(filter, update, options))
-  }
-  deleteOne(filter: Filter): Promise<DeleteResult> {
-    return this.measure('deleteOne', () => this.inner.deleteOne(filter))
-  }
-  deleteMany(filter: Filter): Promise<DeleteResult> {
-    return this.measure('deleteMany', () => this.inner.deleteMany(filter))
-  }
-  countDocuments(filter?: Filter): Promise<number> {
-    return this.measure('countDocuments', () => this.inner.countDocuments(filter))
-  }
-  aggregate<R extends Document = Document>(pipeline: Document[]): Cursor<R> {
-    return new MeasuredCursor(this.inner.aggregate<R>(pipeline), this.probe, this.collectionName, 'aggregate')
-  }
-  createIndex(keys: Record<string, 1 | -1>, options?: IndexOptions): Promise<string> {
-    return this.measure('createIndex', () => this.inner.createIndex(keys, options))
-  }
+/** The collection with every call measured; a cursor is measured when it is read. */
+function measuredCollection(inner: Collection<object>, probe: Probe): Collection<object> {
+  const name = inner.collectionName
+  return forwardingCollection(name, {
+    call: (method, args) => probe.measure(name, method, () => invoke(inner, method, args)),
+    cursor: (method, args) => {
+      const cursor = invoke(inner, method, args)
+      return { toArray: () => probe.measure(name, method, () => cursor.toArray()) }
+    },
+  })
 }
 
 class MeasuredFileStore implements FileStore {
@@ -161,7 +87,7 @@ class MeasuredStore implements Store {
   collection<T extends object = Document>(name: string): Collection<T> {
     let collection = this.collections.get(name)
     if (!collection) {
-      collection = new MeasuredCollection(this.inner.collection<object>(name), this.probe)
+      collection = measuredCollection(this.inner.collection<object>(name), this.probe)
       this.collections.set(name, collection)
     }
     return collection as Collection<T>

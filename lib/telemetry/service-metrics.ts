@@ -3,7 +3,7 @@
  * `http_server_request_duration_seconds`. Each app has a registry of its own, so two services in one
  * process (the all-in-one, tests) expose what is theirs on their own port.
  */
-import { collectDefaultMetrics, Histogram, Registry } from 'prom-client'
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 
 /** Request and call durations: a fast service answers in milliseconds, a slow route in seconds. */
 export const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
@@ -28,13 +28,35 @@ export class ServiceMetrics {
   constructor() {
     collectDefaultMetrics({ register: this.registry })
     for (const name of MISNAMED_DEFAULT_GAUGES) this.registry.removeSingleMetric(name)
-    this.httpDuration = new Histogram({
-      name: 'http_server_request_duration_seconds',
-      help: 'Duration of HTTP requests served, by route template, method and status code.',
-      labelNames: ['http_route', 'http_request_method', 'http_response_status_code'],
-      buckets: DURATION_BUCKETS,
-      registers: [this.registry],
-    })
+    this.httpDuration = this.histogram(
+      'http_server_request_duration_seconds',
+      'Duration of HTTP requests served, by route template, method and status code.',
+      DURATION_BUCKETS,
+      ['http_route', 'http_request_method', 'http_response_status_code'],
+    )
+  }
+
+  /** A counter in this service's registry (the helpers below keep each metric's declaration to its name, help and labels). */
+  protected counter<Label extends string = never>(name: string, help: string, labelNames: readonly Label[] = []): Counter<Label> {
+    return new Counter({ name, help, labelNames, registers: [this.registry] })
+  }
+
+  protected histogram<Label extends string = never>(
+    name: string,
+    help: string,
+    buckets: number[],
+    labelNames: readonly Label[] = [],
+  ): Histogram<Label> {
+    return new Histogram({ name, help, buckets, labelNames, registers: [this.registry] })
+  }
+
+  protected gauge<Label extends string = never>(
+    name: string,
+    help: string,
+    labelNames: readonly Label[] = [],
+    collect?: (this: Gauge<Label>) => Promise<void>,
+  ): Gauge<Label> {
+    return new Gauge({ name, help, labelNames, registers: [this.registry], ...(collect ? { collect } : {}) })
   }
 
   /** `route` is the route template (`/process/:processInstanceId`), never the URL. */

@@ -6,31 +6,10 @@
  */
 import type { Readable } from 'node:stream'
 import { MessageChannel, type MessagePort } from 'node:worker_threads'
-import type {
-  AtomicWrite,
-  AtomicWriteResult,
-  Collection,
-  Cursor,
-  DeleteResult,
-  Document,
-  FileStore,
-  Filter,
-  FindOneAndUpdateOptions,
-  FindOneOptions,
-  FindOptions,
-  IndexOptions,
-  InsertManyResult,
-  InsertOneResult,
-  Store,
-  StoredFile,
-  UpdateFilter,
-  UpdateOptions,
-  UpdateResult,
-} from '../port.js'
+import { type CollectionMethod, type CollectionOperations, forwardingCollection } from '../forwarding-collection.js'
+import type { AtomicWrite, AtomicWriteResult, Collection, Document, FileStore, InsertOneResult, Store, StoredFile } from '../port.js'
 import { receiveStream, sendStream } from './port-stream.js'
 import {
-  type CollectionMethod,
-  type CollectionOperations,
   deserializeError,
   type FileMeta,
   type FoundFileReply,
@@ -94,73 +73,30 @@ class StoreConnection {
   }
 }
 
-class RemoteCollection<T extends object> implements Collection<T> {
-  constructor(
-    readonly collectionName: string,
-    private readonly connection: StoreConnection,
-  ) {}
-
-  async insertOne(doc: T): Promise<InsertOneResult> {
-    const result = (await this.call('insertOne', doc as Document)) as InsertOneResult
-    // The driver puts the generated id on the caller's document; the host only had a copy of it.
-    if ((doc as Document)._id === undefined) (doc as Document)._id = result.insertedId
-    return result
-  }
-
-  async insertMany(docs: T[]): Promise<InsertManyResult> {
-    const { result, ids } = (await this.call('insertMany', docs as Document[])) as InsertManyReply
-    docs.forEach((doc, index) => {
-      if ((doc as Document)._id === undefined) (doc as Document)._id = ids[index]
-    })
-    return result
-  }
-
-  findOne(filter: Filter, options?: FindOneOptions): Promise<T | null> {
-    return this.call('findOne', filter, options) as Promise<T | null>
-  }
-
-  find(filter: Filter, options?: FindOptions): Cursor<T> {
-    return { toArray: () => this.call('find', filter, options) as Promise<T[]> }
-  }
-
-  updateOne(filter: Filter, update: UpdateFilter, options?: UpdateOptions): Promise<UpdateResult> {
-    return this.call('updateOne', filter, update, options) as Promise<UpdateResult>
-  }
-
-  updateMany(filter: Filter, update: UpdateFilter, options?: UpdateOptions): Promise<UpdateResult> {
-    return this.call('updateMany', filter, update, options) as Promise<UpdateResult>
-  }
-
-  replaceOne(filter: Filter, replacement: T, options?: UpdateOptions): Promise<UpdateResult> {
-    return this.call('replaceOne', filter, replacement as Document, options) as Promise<UpdateResult>
-  }
-
-  findOneAndUpdate(filter: Filter, update: UpdateFilter, options?: FindOneAndUpdateOptions): Promise<T | null> {
-    return this.call('findOneAndUpdate', filter, update, options) as Promise<T | null>
-  }
-
-  deleteOne(filter: Filter): Promise<DeleteResult> {
-    return this.call('deleteOne', filter) as Promise<DeleteResult>
-  }
-
-  deleteMany(filter: Filter): Promise<DeleteResult> {
-    return this.call('deleteMany', filter) as Promise<DeleteResult>
-  }
-
-  countDocuments(filter?: Filter): Promise<number> {
-    return this.call('countDocuments', filter) as Promise<number>
-  }
-
-  aggregate<R extends Document = Document>(pipeline: Document[]): Cursor<R> {
-    return { toArray: () => this.call('aggregate', pipeline) as Promise<R[]> }
-  }
-
-  createIndex(keys: Record<string, 1 | -1>, options?: IndexOptions): Promise<string> {
-    return this.call('createIndex', keys, options) as Promise<string>
-  }
-
-  private call<M extends CollectionMethod>(method: M, ...args: CollectionOperations[M]): Promise<unknown> {
-    return this.connection.value({ target: 'collection', collection: this.collectionName, method, args })
+/** A collection whose every call runs on the host; documents come back as copies. */
+function remoteCollection(collectionName: string, connection: StoreConnection): Collection<object> {
+  // The arguments are the ones the caller gave the port's method of that name.
+  const call = (method: CollectionMethod, args: unknown[]): Promise<unknown> =>
+    connection.value({ target: 'collection', collection: collectionName, method, args: args as CollectionOperations[typeof method] })
+  const forwarded = forwardingCollection<object>(collectionName, {
+    call,
+    cursor: (method, args) => ({ toArray: () => call(method, args) as Promise<unknown[]> }),
+  })
+  return {
+    ...forwarded,
+    async insertOne(doc: Document) {
+      const result = (await call('insertOne', [doc])) as InsertOneResult
+      // The driver puts the generated id on the caller's document; the host only had a copy of it.
+      if (doc._id === undefined) doc._id = result.insertedId
+      return result
+    },
+    async insertMany(docs: Document[]) {
+      const { result, ids } = (await call('insertMany', [docs])) as InsertManyReply
+      docs.forEach((doc, index) => {
+        if (doc._id === undefined) doc._id = ids[index]
+      })
+      return result
+    },
   }
 }
 
@@ -191,7 +127,7 @@ class RemoteFileStore implements FileStore {
 export class RemoteStore implements Store {
   readonly files: FileStore
   private readonly connection: StoreConnection
-  private readonly collections = new Map<string, RemoteCollection<object>>()
+  private readonly collections = new Map<string, Collection<object>>()
 
   /** `kind` is the kind of the store the host runs (repositories may ask). */
   constructor(
@@ -205,7 +141,7 @@ export class RemoteStore implements Store {
   collection<T extends object = Document>(name: string): Collection<T> {
     let collection = this.collections.get(name)
     if (!collection) {
-      collection = new RemoteCollection<object>(name, this.connection)
+      collection = remoteCollection(name, this.connection)
       this.collections.set(name, collection)
     }
     return collection as unknown as Collection<T>

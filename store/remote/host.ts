@@ -3,12 +3,11 @@
  * (on the thread that owns it) and answers with the result or the error.
  */
 import { MessageChannel, type MessagePort } from 'node:worker_threads'
+import type { CollectionMethod, CollectionOperations } from '../forwarding-collection.js'
 import type { Collection, Store } from '../port.js'
 import { receiveStream, sendStream } from './port-stream.js'
 import {
   type CollectionCall,
-  type CollectionMethod,
-  type CollectionOperations,
   type FoundFileReply,
   type InsertManyReply,
   type StoreCall,

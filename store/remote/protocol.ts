@@ -5,15 +5,8 @@
  * so they travel as SerializedError and are rebuilt with the same observable shape.
  */
 import type { MessagePort } from 'node:worker_threads'
-import type { AtomicWrite, Collection, InsertManyResult } from '../port.js'
-
-/** The collection methods a client forwards: every method of the port. */
-export type CollectionMethod = {
-  [M in keyof Collection]: Collection[M] extends (...args: never[]) => unknown ? M : never
-}[keyof Collection]
-
-/** Each forwarded method's arguments, as the port declares them. */
-export type CollectionOperations = { [M in CollectionMethod]: Parameters<Collection[M]> }
+import type { CollectionMethod, CollectionOperations } from '../forwarding-collection.js'
+import type { AtomicWrite, InsertManyResult } from '../port.js'
 
 export interface CollectionCall<M extends CollectionMethod = CollectionMethod> {
   target: 'collection'
