@@ -20,6 +20,7 @@ import type { BatchWorker } from '../batch/worker.js'
 import type { ProcessControl } from '../control/service.js'
 import type { ContextRepository } from '../instances/repository.js'
 import type { InstanceDependencies } from '../instances/instance-at-hand.js'
+import { engineDependencies } from '../dependencies.js'
 
 /** Instances read (and kept in memory) at a time. */
 export const BULK_PAGE_SIZE = 250
@@ -147,15 +148,10 @@ declare module 'fastify' {
 
 async function bulkOperationsPlugin(fastify: FastifyInstance): Promise<void> {
   const bulk = new BulkOperations({
-    store: fastify.store,
-    contexts: fastify.contexts,
+    ...engineDependencies(fastify),
     control: fastify.processControl,
     batchJobs: fastify.batchJobs,
     worker: fastify.batchWorker,
-    instances: fastify.processInstances,
-    models: fastify.processModels,
-    environments: fastify.runEnvironments,
-    fail: fastify.fail,
   })
   fastify.decorate('bulkOperations', bulk)
   fastify.batchHandlers.set('bulkOperation', bulk.handler)

@@ -13,15 +13,11 @@ import {
 } from '../../../openapi/generated/engine-routes.js'
 import { requireActor } from '../../../plugins/identity/plugin.js'
 import { routeFrom } from '../../../lib/server/route.js'
+import { engineDependencies } from '../dependencies.js'
 import { QueryService } from './service.js'
 
 async function queryRoutes(fastify: FastifyInstance): Promise<void> {
-  const service = new QueryService({
-    queries: fastify.processQueries,
-    activities: fastify.activities,
-    fail: fastify.fail,
-    now: fastify.clock,
-  })
+  const service = new QueryService({ ...engineDependencies(fastify), queries: fastify.processQueries })
   const typed = fastify.withTypeProvider<TypeBoxTypeProvider>()
   // Every query requires the user header: identity has resolved the actor.
   typed.route({
