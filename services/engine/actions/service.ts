@@ -22,19 +22,20 @@ import { newNote, withNote } from '../instances/notes.js'
 import type { ActivityEntry, ProcessInstances } from '../instances/service.js'
 import { type RequestEnvironment, runtimeUserOf, type RunEnvironments } from '../runtime-host/environment.js'
 import { runtimeCall } from '../instances/runtime-errors.js'
+import { commitAtHand } from '../instances/at-hand-operations.js'
+import { type AdditionalHeaders, type InstanceAtHand, stateOf } from '../instances/instance-at-hand.js'
 import type { TaskLockRepository } from '../locks/repository.js'
 import type { ProcessModels } from '../models/service.js'
 import type { CompiledProcess, ProcessState, RuntimeEffect, Task, Transition } from '../runtime/types.js'
 import type { StoredContext } from '../../../store/collections.js'
 
-type AdditionalHeaders = string | string[] | undefined
+/** An open task of an instance at hand: what ending it works on. */
+export interface TaskOfInstanceAtHand extends InstanceAtHand {
+  task: Task
+}
 
 /** An open task the user may work on now, with what acting on it needs. */
-interface TaskAtHand {
-  stored: StoredContext
-  task: Task
-  compiled: CompiledProcess
-  env: RequestEnvironment
+interface TaskAtHand extends TaskOfInstanceAtHand {
   /** The user holding the task's lock: the actor or nobody (anyone else was refused). */
   lockHolder: string | null
 }
@@ -51,10 +52,6 @@ export interface ActionServiceDependencies {
 
 function createdTasks(effects: readonly RuntimeEffect[]): Task[] {
   return effects.flatMap((effect) => (effect.kind === 'taskCreated' ? [effect.task] : []))
-}
-
-function stateOf(stored: StoredContext): ProcessState {
-  return { processInstance: stored.processInstance, dataInstance: stored.dataInstance }
 }
 
 /**
@@ -77,16 +74,15 @@ export async function runUserTaskActivity(
   return { processInstance: state.processInstance, dataInstance: result.dataInstance }
 }
 
-/** What ending a task takes; the UI's `/action/complete` and the headless task action both use it. */
+/**
+ * What ending a task takes besides the task; the UI's `/action/complete`, the headless task action
+ * and an escalation's action use it.
+ */
 export interface TaskEnding {
-  stored: StoredContext
-  task: Task
-  compiled: CompiledProcess
-  env: RequestEnvironment
   actor: Actor
   actionType: 'complete' | 'cancel' | 'return'
-  customType?: string | undefined
-  dataInstance?: ProcessState['dataInstance'] | undefined
+  /** What the request asks along with the action (its body): a custom type, the new data. */
+  request?: { customType?: string | undefined; dataInstance?: ProcessState['dataInstance'] | undefined }
   /** The `activityDescription` note to add with the action. */
   note?: string | undefined
   /** Details of the activity record beyond the customType. */
@@ -104,32 +100,26 @@ export interface TaskEnding {
  */
 export async function endTask<Alongside = undefined>(
   deps: Pick<ActionServiceDependencies, 'instances' | 'locks' | 'fail'>,
+  atHand: TaskOfInstanceAtHand,
   ending: TaskEnding,
   alongside?: (stored: StoredContext, effects: readonly RuntimeEffect[]) => Promise<Alongside>,
 ): Promise<{ committed: StoredContext; effects: RuntimeEffect[]; alongside: Alongside | undefined }> {
-  const { stored, task, compiled, env, actor, actionType, customType, note } = ending
+  const { stored, task, compiled, env } = atHand
+  const { actor, actionType, note } = ending
+  const { customType, dataInstance } = ending.request ?? {}
   const transition = await runtimeCall(deps.fail, 'advance', () =>
     compiled.act(
       stateOf(stored),
-      {
-        taskId: task.taskId,
-        actionType,
-        ...(ending.dataInstance ? { dataInstance: ending.dataInstance } : {}),
-        ...(customType ? { customType } : {}),
-      },
+      { taskId: task.taskId, actionType, ...(dataInstance ? { dataInstance } : {}), ...(customType ? { customType } : {}) },
       env,
     ),
   )
   let state = await runUserTaskActivity(deps.fail, compiled, transition.state, actionType, task, env)
   if (note) state = withNote(state, newNote(env.newId(), note, actor, env.now(), task.taskId))
   let alongsideResult: Alongside | undefined
-  const committed = await deps.instances.commit({
-    previous: stored,
+  const committed = await commitAtHand(deps, atHand, actor, {
     state,
     effects: transition.effects,
-    compiled,
-    env,
-    actor,
     event: ending.event ?? 'TaskCompleted',
     activities: [
       {
@@ -159,7 +149,7 @@ export async function retryFailedThread(
   threadId: string,
   additionalHeaders: AdditionalHeaders,
 ): Promise<{ committed: StoredContext; compiled: CompiledProcess; transition: Transition }> {
-  const { instances, models, environments, fail } = deps
+  const { models, environments, fail } = deps
   const thread = stored.processInstance.threads.find((candidate) => candidate.threadId === threadId)
   if (!thread || thread.status !== 'failed') {
     throw fail('wm3080', { args: [threadId], parameters: { threadId, processInstanceId: stored._id } })
@@ -168,13 +158,9 @@ export async function retryFailedThread(
   const { appId, organizationId } = stored
   const env = await environments.create({ actor: runtimeUserOf(actor), appId, organizationId, additionalHeaders })
   const transition = await runtimeCall(fail, 'advance', () => compiled.retry(stateOf(stored), thread.threadId, env))
-  const committed = await instances.commit({
-    previous: stored,
+  const committed = await commitAtHand(deps, { stored, compiled, env }, actor, {
     state: transition.state,
     effects: transition.effects,
-    compiled,
-    env,
-    actor,
     event: 'Updated',
     activities: [{ type: 'retry', stepId: thread.stepId, details: { threadId: thread.threadId } }],
   })
@@ -194,7 +180,7 @@ export class ActionService {
       })
     }
     const atHand = await this.taskAtHand(actor, body.processInstanceId, body.taskId, additionalHeaders)
-    const { stored, task, compiled, env } = atHand
+    const { task, compiled, env } = atHand
     // The next task opens for the user; locked for them when they started the process (the
     // "original form owner") and may work on it.
     const openNextTask = async (
@@ -215,17 +201,8 @@ export class ActionService {
     }
     const { committed, alongside: opened } = await endTask(
       this.deps,
-      {
-        stored,
-        task,
-        compiled,
-        env,
-        actor,
-        actionType,
-        customType: body.customType,
-        dataInstance: body.dataInstance,
-        note: body.additionalInfo?.activityDescription,
-      },
+      atHand,
+      { actor, actionType, request: body, note: body.additionalInfo?.activityDescription },
       openNextTask,
     )
     const { next, lockHolder } = opened ?? {}
@@ -251,13 +228,9 @@ export class ActionService {
       task,
       env,
     )
-    const committed = await this.deps.instances.commit({
-      previous: stored,
+    const committed = await commitAtHand(this.deps, atHand, actor, {
       state,
       effects: [],
-      compiled,
-      env,
-      actor,
       event: 'Updated',
       activities: [{ type: 'save', taskId: task.taskId, stepId: task.stepId }],
     })
@@ -278,13 +251,9 @@ export class ActionService {
         env,
       ),
     )
-    const committed = await this.deps.instances.commit({
-      previous: stored,
+    const committed = await commitAtHand(this.deps, atHand, actor, {
       state: result.state,
       effects: result.effects,
-      compiled,
-      env,
-      actor,
       event: 'Updated',
       activities: [
         { type: 'function', taskId: task.taskId, stepId: task.stepId, details: body.customType ? { customType: body.customType } : {} },

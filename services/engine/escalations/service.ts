@@ -14,6 +14,7 @@ import type { Actor } from '../../../plugins/identity/plugin.js'
 import type { StoredContext } from '../../../store/collections.js'
 import { endTask } from '../actions/service.js'
 import { JobDeferral, PermanentJobError, type BatchJobHandler } from '../batch/handlers.js'
+import { commitAtHand } from '../instances/at-hand-operations.js'
 import { stateOf } from '../instances/instance-at-hand.js'
 import { runtimeCall } from '../instances/runtime-errors.js'
 import { type ActivityEntry, type ProcessInstances, isSuspended } from '../instances/service.js'
@@ -21,6 +22,7 @@ import type { TaskLockRepository } from '../locks/repository.js'
 import type { ProcessModels } from '../models/service.js'
 import { type RunEnvironments, SYSTEM_USER } from '../runtime-host/environment.js'
 import type { EscalationDefinition } from '../runtime/types.js'
+import { engineDependencies } from '../dependencies.js'
 import { escalationPayloadOf } from './jobs.js'
 
 /**
@@ -67,6 +69,7 @@ export class EscalationService {
     if (!escalation) return 'noSuchEscalation'
     const env = await environments.create({ actor: SYSTEM_USER, appId: stored.appId, organizationId: stored.organizationId })
     const actor = systemActor(stored)
+    const atHand = { stored, task, compiled, env }
     const activity: ActivityEntry = {
       type: 'escalated',
       taskId: task.taskId,
@@ -76,11 +79,7 @@ export class EscalationService {
     try {
       if (escalation.do === 'action') {
         // The same path as a user's action: the model's action, userTaskActivity, the lock released, the process advanced.
-        await endTask(this.deps, {
-          stored,
-          task,
-          compiled,
-          env,
+        await endTask(this.deps, atHand, {
           actor,
           actionType: escalation.actionType ?? 'complete',
           details: { escalation: payload.position },
@@ -91,13 +90,9 @@ export class EscalationService {
         const transition = await runtimeCall(fail, 'advance', () => compiled.escalate(stateOf(stored), task.taskId, payload.position, env))
         const assignee = transition.state.processInstance.tasks.find((candidate) => candidate.taskId === task.taskId)?.userId
         if (escalation.do === 'assignToUser' && assignee !== undefined) activity.details = { ...activity.details, targetUserId: assignee }
-        await instances.commit({
-          previous: stored,
+        await commitAtHand(this.deps, atHand, actor, {
           state: transition.state,
           effects: transition.effects,
-          compiled,
-          env,
-          actor,
           event: 'Escalated',
           activities: [activity],
         })
@@ -131,13 +126,7 @@ export function escalationHandler(service: EscalationService): BatchJobHandler {
 }
 
 async function escalationsPlugin(fastify: FastifyInstance): Promise<void> {
-  const service = new EscalationService({
-    instances: fastify.processInstances,
-    models: fastify.processModels,
-    environments: fastify.runEnvironments,
-    locks: fastify.taskLocks,
-    fail: fastify.fail,
-  })
+  const service = new EscalationService(engineDependencies(fastify))
   fastify.batchHandlers.set('escalation', escalationHandler(service))
 }
 

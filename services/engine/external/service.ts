@@ -21,8 +21,10 @@ import type { Store } from '../../../store/port.js'
 import { endTask } from '../actions/service.js'
 import { type Authorization, sameTenant } from '../authorization/service.js'
 import type { ContextRepository } from '../instances/repository.js'
+import type { ActivityEntry } from '../instances/service.js'
 import { runtimeUserOf, SYSTEM_USER } from '../runtime-host/environment.js'
 import { runtimeCall, runtimeFailure } from '../instances/runtime-errors.js'
+import { commitAtHand, runFunctionAtHand } from '../instances/at-hand-operations.js'
 import type { TaskLockRepository } from '../locks/repository.js'
 import { runStandaloneFunction } from '../runtime/compile.js'
 import type { CompiledFunction, FunctionCache } from '../runtime/flow/compile.js'
@@ -61,6 +63,12 @@ function withTask(instance: ProcessInstance, task: Task): ProcessInstance {
   return { ...instance, tasks: instance.tasks.map((candidate) => (candidate.taskId === task.taskId ? task : candidate)) }
 }
 
+/** The instance with the task as it is now assigned, and what the `Assigned` activity says of it. */
+type Reassignment = (
+  atHand: InstanceAtHand,
+  task: Task,
+) => Promise<{ instance: ProcessInstance; activity: Required<Pick<ActivityEntry, 'type' | 'details'>> }>
+
 export class ExternalService {
   private readonly fail: ErrorFactory<EngineErrorCode>
 
@@ -82,20 +90,10 @@ export class ExternalService {
         parameters: { field: 'params.actionType' },
       })
     }
-    const { stored, compiled, env } = await instanceAtHand(this.deps, actor, { ...body, additionalHeaders, check: 'tenant' })
-    const task = openTaskOf(this.fail, stored, taskId)
-    this.deps.authorization.assertMayEndTask(actor, stored.processInstance, task)
-    await endTask(this.deps, {
-      stored,
-      task,
-      compiled,
-      env,
-      actor,
-      actionType,
-      customType: body.customType,
-      dataInstance: body.dataInstance,
-      details: { headless: true },
-    })
+    const atHand = await instanceAtHand(this.deps, actor, { ...body, additionalHeaders, check: 'tenant' })
+    const task = openTaskOf(this.fail, atHand.stored, taskId)
+    this.deps.authorization.assertMayEndTask(actor, atHand.stored.processInstance, task)
+    await endTask(this.deps, { ...atHand, task }, { actor, actionType, request: body, details: { headless: true } })
     return { isSuccess: true }
   }
 
@@ -106,33 +104,17 @@ export class ExternalService {
     body: AssignToUserRequest,
     additionalHeaders: AdditionalHeaders,
   ): Promise<{ isSuccess: boolean }> {
-    this.deps.authorization.assertMayActForOthers(actor, 'assignToUser')
-    const atHand = await instanceAtHand(this.deps, actor, {
-      processInstanceId: body.processInstance,
-      appId: body.appId,
-      additionalHeaders,
-      check: 'tenant',
+    return this.reassign(actor, 'assignToUser', taskId, body, additionalHeaders, async (atHand, task) => {
+      const target = await this.targetUser(atHand, task, body.targetUserId)
+      const instance = withTask(atHand.stored.processInstance, { ...task, userId: target.userId, userName: target.userName })
+      const contributorUsers = instance.contributorUsers.includes(target.userId)
+        ? instance.contributorUsers
+        : [...instance.contributorUsers, target.userId]
+      return {
+        instance: { ...instance, contributorUsers },
+        activity: { type: 'assign', details: { targetUserId: target.userId, targetUserName: target.userName } },
+      }
     })
-    const { stored, compiled, env } = atHand
-    const task = openTaskOf(this.fail, stored, taskId)
-    const target = await this.targetUser(atHand, task, body.targetUserId)
-    const instance = withTask(stored.processInstance, { ...task, userId: target.userId, userName: target.userName })
-    const contributorUsers = instance.contributorUsers.includes(target.userId)
-      ? instance.contributorUsers
-      : [...instance.contributorUsers, target.userId]
-    await this.deps.instances.commit({
-      previous: stored,
-      state: { processInstance: { ...instance, contributorUsers }, dataInstance: stored.dataInstance },
-      effects: [],
-      compiled,
-      env,
-      actor,
-      event: 'Assigned',
-      activities: [
-        { type: 'assign', taskId, stepId: task.stepId, details: { targetUserId: target.userId, targetUserName: target.userName } },
-      ],
-    })
-    return { isSuccess: true }
   }
 
   /** Puts a task into a swimlane's pool (a swimlane of the model, else 400 wm3121): no assignee any more. */
@@ -142,32 +124,16 @@ export class ExternalService {
     body: AssignToSwimlaneRequest,
     additionalHeaders: AdditionalHeaders,
   ): Promise<{ isSuccess: boolean }> {
-    this.deps.authorization.assertMayActForOthers(actor, 'assignToSwimlane')
-    const { stored, compiled, env } = await instanceAtHand(this.deps, actor, {
-      processInstanceId: body.processInstance,
-      appId: body.appId,
-      additionalHeaders,
-      check: 'tenant',
+    return this.reassign(actor, 'assignToSwimlane', taskId, body, additionalHeaders, async ({ stored, compiled }, task) => {
+      if (!Object.hasOwn(compiled.swimlanes, body.swimlane)) {
+        throw this.fail('wm3121', { args: [body.swimlane], parameters: { field: 'body.swimlane', swimlane: body.swimlane } })
+      }
+      const { userId: _userId, userName: _userName, ...unassigned } = task
+      return {
+        instance: withTask(stored.processInstance, { ...unassigned, swimlane: body.swimlane }),
+        activity: { type: 'assignToSwimlane', details: { swimlane: body.swimlane } },
+      }
     })
-    const task = openTaskOf(this.fail, stored, taskId)
-    if (!Object.hasOwn(compiled.swimlanes, body.swimlane)) {
-      throw this.fail('wm3121', { args: [body.swimlane], parameters: { field: 'body.swimlane', swimlane: body.swimlane } })
-    }
-    const { userId: _userId, userName: _userName, ...unassigned } = task
-    await this.deps.instances.commit({
-      previous: stored,
-      state: {
-        processInstance: withTask(stored.processInstance, { ...unassigned, swimlane: body.swimlane }),
-        dataInstance: stored.dataInstance,
-      },
-      effects: [],
-      compiled,
-      env,
-      actor,
-      event: 'Assigned',
-      activities: [{ type: 'assignToSwimlane', taskId, stepId: task.stepId, details: { swimlane: body.swimlane } }],
-    })
-    return { isSuccess: true }
   }
 
   /**
@@ -233,13 +199,9 @@ export class ExternalService {
       throw this.fail('wm3130', { args: [body.stepId], parameters: { field: 'body.stepId', stepId: body.stepId } })
     const request = { ...(body.dataInstance ? { dataInstance: body.dataInstance } : {}), ...(body.status ? { status: body.status } : {}) }
     const transition = await runtimeCall(this.fail, 'advance', () => compiled.changeStep(stateOf(stored), body.stepId, request, env))
-    await this.deps.instances.commit({
-      previous: stored,
+    await commitAtHand(this.deps, atHand, actor, {
       state: transition.state,
       effects: transition.effects,
-      compiled,
-      env,
-      actor,
       event: 'Updated',
       activities: [{ type: 'changeStep', stepId: body.stepId, details: { status: transition.state.processInstance.processStatus } }],
     })
@@ -294,20 +256,15 @@ export class ExternalService {
     }
     if (!actor)
       throw this.fail('wm4010', { args: ['the user header is required in process-context mode'], parameters: { field: 'headers.user' } })
-    const { stored, compiled, env } = await instanceAtHand(this.deps, actor, { ...body, additionalHeaders, check: 'access' })
+    const atHand = await instanceAtHand(this.deps, actor, { ...body, additionalHeaders, check: 'access' })
+    const { stored } = atHand
     const taskId = body.taskId as string
     const task = stored.processInstance.tasks.find((candidate) => candidate.taskId === taskId)
     if (!task) throw this.fail('wm3005', { args: [taskId], parameters: { taskId, processInstanceId: stored._id } })
-    const result = await runtimeCall(this.fail, 'function', () =>
-      compiled.runFunction(functionId, { state: stateOf(stored), input: body.inputParams ?? {}, taskId }, env),
-    )
-    const committed = await this.deps.instances.commit({
-      previous: stored,
+    const result = await runFunctionAtHand(this.fail, atHand, functionId, body.inputParams ?? {}, taskId)
+    const committed = await commitAtHand(this.deps, atHand, actor, {
       state: { processInstance: stored.processInstance, dataInstance: { ...result.dataInstance, ...result.output } },
       effects: [],
-      compiled,
-      env,
-      actor,
       event: 'Updated',
       activities: [{ type: 'function', taskId, stepId: task.stepId, details: { functionId, headless: true } }],
     })
@@ -316,6 +273,33 @@ export class ExternalService {
       output: result.output,
       ...(result.infoList.length > 0 ? { infoList: result.infoList } : {}),
     }
+  }
+
+  /** Reassigns an open task (an admin's or a system user's operation) in one `Assigned` commit. */
+  private async reassign(
+    actor: Actor,
+    operation: 'assignToUser' | 'assignToSwimlane',
+    taskId: string,
+    body: { processInstance: string; appId?: string | undefined },
+    additionalHeaders: AdditionalHeaders,
+    assign: Reassignment,
+  ): Promise<{ isSuccess: boolean }> {
+    this.deps.authorization.assertMayActForOthers(actor, operation)
+    const atHand = await instanceAtHand(this.deps, actor, {
+      processInstanceId: body.processInstance,
+      appId: body.appId,
+      additionalHeaders,
+      check: 'tenant',
+    })
+    const task = openTaskOf(this.fail, atHand.stored, taskId)
+    const { instance, activity } = await assign(atHand, task)
+    await commitAtHand(this.deps, atHand, actor, {
+      state: { processInstance: instance, dataInstance: atHand.stored.dataInstance },
+      effects: [],
+      event: 'Assigned',
+      activities: [{ type: activity.type, taskId, stepId: task.stepId, details: activity.details }],
+    })
+    return { isSuccess: true }
   }
 
   /** The user a task is assigned to: the `getUser` named function's answer, else the tenant's user. */

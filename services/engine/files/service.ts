@@ -13,15 +13,10 @@ import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { Actor } from '../../../plugins/identity/plugin.js'
 import type { FileStore, StoredFile } from '../../../store/port.js'
 import type { ActivityRepository } from '../activities/repository.js'
-import type { FileRecord, FlowFunctionDefinition, JsonSchema } from '../runtime/types.js'
-import { runtimeCall } from '../instances/runtime-errors.js'
-import {
-  type AdditionalHeaders,
-  type InstanceAtHand,
-  instanceAtHand,
-  type InstanceDependencies,
-  stateOf,
-} from '../instances/instance-at-hand.js'
+import type { DataInstance, FileRecord, FlowFunctionDefinition, JsonSchema } from '../runtime/types.js'
+import { commitAtHand, runFunctionAtHand } from '../instances/at-hand-operations.js'
+import { type AdditionalHeaders, type InstanceAtHand, instanceAtHand, type InstanceDependencies } from '../instances/instance-at-hand.js'
+import type { ActivityEntry } from '../instances/service.js'
 
 export type FileFunctionKind = 'upload' | 'download' | 'delete'
 
@@ -88,6 +83,11 @@ function contractFile(record: FileRecord): File {
   return { ...record }
 }
 
+/** What the activity record of a file operation says of the file. */
+function fileActivityDetails(record: FileRecord): Record<string, unknown> {
+  return { fileId: record.id, fileName: record.fileName, storageHandle: record.storageHandle }
+}
+
 export class FileService {
   constructor(private readonly deps: FileServiceDependencies) {}
 
@@ -131,7 +131,7 @@ export class FileService {
     kept: StoredFile,
     contentType: string,
   ): Promise<File> {
-    const { stored, compiled, env } = atHand
+    const { stored, env } = atHand
     const input = {
       storageHandle: kept.storageHandle,
       fileName: fields.fileName,
@@ -139,9 +139,7 @@ export class FileService {
       label: fields.label,
       size: kept.size,
     }
-    const result = await runtimeCall(this.deps.fail, 'function', () =>
-      compiled.runFunction(functionId, { state: stateOf(stored), input, taskId: task.taskId }, env),
-    )
+    const result = await runFunctionAtHand(this.deps.fail, atHand, functionId, input, task.taskId)
     const output = result.output
     const record: FileRecord = {
       id: env.newId(),
@@ -154,25 +152,11 @@ export class FileService {
       userId: actor.userId,
       uploadDate: env.now().toISOString(),
     }
-    await this.deps.instances.commit({
-      previous: stored,
-      state: {
-        processInstance: { ...stored.processInstance, files: [...stored.processInstance.files, record] },
-        dataInstance: result.dataInstance,
-      },
-      effects: [],
-      compiled,
-      env,
-      actor,
-      event: 'Updated',
-      activities: [
-        {
-          type: 'fileUpload',
-          taskId: task.taskId,
-          stepId: task.stepId,
-          details: { fileId: record.id, fileName: record.fileName, storageHandle: record.storageHandle, size: kept.size },
-        },
-      ],
+    await this.commitFiles(actor, atHand, [...stored.processInstance.files, record], result.dataInstance, {
+      type: 'fileUpload',
+      taskId: task.taskId,
+      stepId: task.stepId,
+      details: { ...fileActivityDetails(record), size: kept.size },
     })
     return contractFile(record)
   }
@@ -181,13 +165,7 @@ export class FileService {
   async download(actor: Actor, body: FileOperationRequest, additionalHeaders: AdditionalHeaders): Promise<Download> {
     const atHand = await this.instanceOf(actor, body, additionalHeaders)
     const { record, functionId } = this.fileAndFunction(atHand, body.storageHandle, 'download')
-    await runtimeCall(this.deps.fail, 'function', () =>
-      atHand.compiled.runFunction(
-        functionId,
-        { state: stateOf(atHand.stored), input: { storageHandle: record.storageHandle }, taskId: body.taskId },
-        atHand.env,
-      ),
-    )
+    await runFunctionAtHand(this.deps.fail, atHand, functionId, { storageHandle: record.storageHandle }, body.taskId)
     // A download changes no instance: the function's data writes are stored now, all together.
     await atHand.env.unitOfWork.applyAlone()
     const found = await this.deps.files.get(record.storageHandle)
@@ -201,7 +179,7 @@ export class FileService {
         userName: actor.fullName,
         taskId: body.taskId,
         stepId: body.taskDefinitionKey,
-        details: { fileId: record.id, fileName: record.fileName, storageHandle: record.storageHandle },
+        details: fileActivityDetails(record),
       })
     } catch (error) {
       found.stream.destroy()
@@ -213,34 +191,14 @@ export class FileService {
   /** Runs the delete function, removes the file from the instance (stored first), then its bytes. */
   async delete(actor: Actor, body: FileOperationRequest, additionalHeaders: AdditionalHeaders): Promise<{ isSuccess: boolean }> {
     const atHand = await this.instanceOf(actor, body, additionalHeaders)
-    const { stored, compiled, env } = atHand
     const { record, functionId } = this.fileAndFunction(atHand, body.storageHandle, 'delete')
-    const result = await runtimeCall(this.deps.fail, 'function', () =>
-      compiled.runFunction(
-        functionId,
-        { state: stateOf(stored), input: { storageHandle: record.storageHandle }, taskId: body.taskId },
-        env,
-      ),
-    )
-    await this.deps.instances.commit({
-      previous: stored,
-      state: {
-        processInstance: { ...stored.processInstance, files: stored.processInstance.files.filter((file) => file.id !== record.id) },
-        dataInstance: result.dataInstance,
-      },
-      effects: [],
-      compiled,
-      env,
-      actor,
-      event: 'Updated',
-      activities: [
-        {
-          type: 'fileDelete',
-          taskId: body.taskId,
-          stepId: body.taskDefinitionKey,
-          details: { fileId: record.id, fileName: record.fileName, storageHandle: record.storageHandle },
-        },
-      ],
+    const result = await runFunctionAtHand(this.deps.fail, atHand, functionId, { storageHandle: record.storageHandle }, body.taskId)
+    const remaining = atHand.stored.processInstance.files.filter((file) => file.id !== record.id)
+    await this.commitFiles(actor, atHand, remaining, result.dataInstance, {
+      type: 'fileDelete',
+      taskId: body.taskId,
+      stepId: body.taskDefinitionKey,
+      details: fileActivityDetails(record),
     })
     // The file is gone from the instance; bytes left behind by a failure here are only unreachable.
     await this.deps.files
@@ -249,6 +207,22 @@ export class FileService {
         this.deps.log.error({ err: error, storageHandle: record.storageHandle }, 'the bytes of a deleted file could not be removed'),
       )
     return { isSuccess: true }
+  }
+
+  /** Stores a file function's run: its data changes, the instance's files as they are now and the operation's activity. */
+  private async commitFiles(
+    actor: Actor,
+    atHand: InstanceAtHand,
+    files: FileRecord[],
+    dataInstance: DataInstance,
+    activity: ActivityEntry,
+  ): Promise<void> {
+    await commitAtHand(this.deps, atHand, actor, {
+      state: { processInstance: { ...atHand.stored.processInstance, files }, dataInstance },
+      effects: [],
+      event: 'Updated',
+      activities: [activity],
+    })
   }
 
   /** SPEC.md answers missing ids of a file operation with 500 (wm3071). */

@@ -9,6 +9,7 @@ import type { SessionBuilder } from '../context/session.js'
 import { taskForForm } from '../tasks/form-task.js'
 import { newNote, withNote } from '../instances/notes.js'
 import type { ActivityEntry } from '../instances/service.js'
+import { commitAtHand } from '../instances/at-hand-operations.js'
 import type { Note, ProcessState } from '../runtime/types.js'
 import {
   type AdditionalHeaders,
@@ -81,15 +82,10 @@ export class NoteService {
   ): Promise<Session> {
     const atHand = await instanceAtHand(this.deps, actor, { ...body, additionalHeaders, check: 'access' })
     const { state, activity } = edit(atHand)
-    const { stored, compiled, env } = atHand
     // Notes are kept on a suspended instance too: they change nothing the process runs on.
-    const committed = await this.deps.instances.commit({
-      previous: stored,
+    const committed = await commitAtHand(this.deps, atHand, actor, {
       state,
       effects: [],
-      compiled,
-      env,
-      actor,
       event: 'Updated',
       activities: [activity],
       allowedWhileSuspended: true,
@@ -97,7 +93,7 @@ export class NoteService {
     return this.deps.sessions.build({
       principal: actor,
       state: committed,
-      compiled,
+      compiled: atHand.compiled,
       task: taskForForm(committed.processInstance, actor),
       skipToForm: true,
     })
