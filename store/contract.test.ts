@@ -16,6 +16,7 @@ import { MongoStore } from './mongodb/store.js'
 import { type Document, type Filter, isUnmatchedWriteError, type Store } from './port.js'
 import { RemoteStore } from './remote/client.js'
 import { serveStore } from './remote/host.js'
+import { documentsById } from './test-support.js'
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 
@@ -677,10 +678,7 @@ async function contract(t: Tap, backend: Backend): Promise<void> {
       await store.close()
       store = await backend.open()
       t.same(
-        await store
-          .collection('atomic-dup')
-          .find({}, { sort: { _id: 1 } })
-          .toArray(),
+        await documentsById(store, 'atomic-dup'),
         [
           { _id: 'a', code: 'A', n: 1 },
           { _id: 'b', code: 'B' },

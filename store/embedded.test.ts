@@ -12,6 +12,7 @@ import Database from 'better-sqlite3'
 import t from 'tap'
 import { LOCK_FILE, OWNER_FILE } from './embedded/data-dir-lock.js'
 import { DATABASE_FILE, EmbeddedStore } from './embedded/store.js'
+import { documentsById } from './test-support.js'
 
 const writerChild = fileURLToPath(new URL('./fixtures/writer-child.js', import.meta.url))
 
@@ -246,12 +247,7 @@ t.test('multi-document writes are all or nothing', async (t) => {
   const reopened = EmbeddedStore.open({ dataDir })
   t.teardown(() => reopened.close())
   t.same(
-    (
-      await reopened
-        .collection('batch')
-        .find({}, { sort: { _id: 1 } })
-        .toArray()
-    ).map((doc) => doc.code),
+    (await documentsById(reopened, 'batch')).map((doc) => doc.code),
     ['A', 'B', 'X'],
     'nor did they reach SQLite',
   )
@@ -341,16 +337,10 @@ t.test('a write SQLite refuses is undone in memory, with every write queued behi
 
   const reopened = EmbeddedStore.open({ dataDir })
   t.teardown(() => reopened.close())
-  t.same(
-    await reopened
-      .collection('guarded')
-      .find({}, { sort: { _id: 1 } })
-      .toArray(),
-    [
-      { _id: 'a', code: 'A', v: 2 },
-      { _id: 'b', code: 'Z' },
-    ],
-  )
+  t.same(await documentsById(reopened, 'guarded'), [
+    { _id: 'a', code: 'A', v: 2 },
+    { _id: 'b', code: 'Z' },
+  ])
 })
 
 t.test('an atomic batch SQLite refuses is undone in memory as a whole', async (t) => {

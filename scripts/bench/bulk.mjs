@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto'
 import { importBuilt } from './support/dist.mjs'
 import { reportTargets, runBench } from './support/outcome.mjs'
 import { startAllInOne } from './support/process.mjs'
-import { deployExamples, withStore, withTempDir } from './support/store.mjs'
+import { deployExamples, storeInstanceCopies, withStore, withTempDir } from './support/store.mjs'
 
 const { createTestUser } = await importBuilt('services/testing/users.js')
 const { Collections } = await importBuilt('store/collections.js')
@@ -36,29 +36,20 @@ async function call(origin, method, path, user, body) {
 }
 
 /**
- * Stores `count` copies of the template instance (context and notification) under new ids. @param {string} dataDir @param {number} count
+ * Stores `count` copies of the running instance, each with its own business key and task ids; answers how many run.
+ * @param {string} dataDir @param {number} count
  */
 async function seedCopies(dataDir, count) {
   return withStore(dataDir, async (store) => {
-    const contexts = store.collection(Collections.contexts)
-    const [template] = await contexts.find({ processStatus: 'running' }, { limit: 1 }).toArray()
-    if (!template) throw new Error('no running instance to copy')
-    const notification = await store.collection(Collections.notifications).findOne({ _id: template._id })
-    const CHUNK = 2000
-    for (let offset = 0; offset < count; offset += CHUNK) {
-      /** @type {object[]} */ const copies = []
-      /** @type {object[]} */ const records = []
-      for (let i = offset; i < Math.min(count, offset + CHUNK); i++) {
-        const processInstanceId = randomUUID()
-        const tasks = template.processInstance.tasks.map((/** @type {any} */ task) => ({ ...task, taskId: randomUUID() }))
-        const processInstance = { ...template.processInstance, processInstanceId, businessKey: `LR-bulk-${i}`, tasks }
-        copies.push({ ...template, _id: processInstanceId, processInstance, businessKey: processInstance.businessKey })
-        if (notification) records.push({ ...notification, _id: processInstanceId, processInstance })
-      }
-      await contexts.insertMany(copies)
-      if (records.length > 0) await store.collection(Collections.notifications).insertMany(records)
-    }
-    return contexts.countDocuments({ processStatus: 'running' })
+    await storeInstanceCopies(store, {
+      processStatus: 'running',
+      count,
+      copy: (/** @type {any} */ template, /** @type {number} */ i, /** @type {string} */ processInstanceId) => {
+        const tasks = template.tasks.map((/** @type {any} */ task) => ({ ...task, taskId: randomUUID() }))
+        return { processInstance: { ...template, processInstanceId, businessKey: `LR-bulk-${i}`, tasks } }
+      },
+    })
+    return store.collection(Collections.contexts).countDocuments({ processStatus: 'running' })
   })
 }
 

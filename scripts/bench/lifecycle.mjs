@@ -16,7 +16,6 @@
  * observability is the difference between these (issue 15: metrics at most 5%).
  * Everything runs on 127.0.0.1 in a temporary data dir, removed at the end.
  */
-import { randomUUID } from 'node:crypto'
 import { createServer } from 'node:http'
 import { Pool } from 'undici'
 import { cpuMsOf } from './support/cpu.mjs'
@@ -25,7 +24,7 @@ import { timedPost } from './support/http.mjs'
 import { reportTargets, runBench } from './support/outcome.mjs'
 import { startAllInOne } from './support/process.mjs'
 import { percentile } from './support/stats.mjs'
-import { deployExamples, withStore, withTempDir } from './support/store.mjs'
+import { deployExamples, storeInstanceCopies, withStore, withTempDir } from './support/store.mjs'
 
 const { createTestUser } = await importBuilt('services/testing/users.js')
 const { Collections } = await importBuilt('store/collections.js')
@@ -76,41 +75,26 @@ async function seedApp(dataDir) {
 
 /**
  * Stores `count` more instances like the ones the first run finished (context, notification and
- * activity), under new ids and business keys, spread over the last 30 days.
+ * activity), under new ids and business keys, spread over the last 30 days; answers how many are stored in all.
  * @param {string} dataDir
  * @param {number} count
  */
 async function seedInstances(dataDir, count) {
   return withStore(dataDir, async (store) => {
-    const contexts = store.collection(Collections.contexts)
-    const [template] = await contexts.find({ processStatus: 'completed' }, { limit: 1 }).toArray()
-    if (!template) throw new Error('the first run finished no lifecycle to copy')
-    const notification = await store.collection(Collections.notifications).findOne({ _id: template._id })
-    const activities = await store.collection(Collections.activities).find({ processInstanceId: template._id }).toArray()
     const now = Date.now()
-    const CHUNK = 2000
-    for (let offset = 0; offset < count; offset += CHUNK) {
-      /** @type {{ contexts: object[], notifications: object[], activities: object[] }} */
-      const batch = { contexts: [], notifications: [], activities: [] }
-      for (let i = offset; i < Math.min(count, offset + CHUNK); i++) {
-        const processInstanceId = randomUUID()
+    await storeInstanceCopies(store, {
+      processStatus: 'completed',
+      count,
+      withActivities: true,
+      copy: (/** @type {any} */ template, /** @type {number} */ i, /** @type {string} */ processInstanceId) => {
         const lastUpdate = new Date(now - Math.floor(Math.random() * 30 * 24 * 3600 * 1000))
-        const processInstance = {
-          ...template.processInstance,
-          processInstanceId,
-          businessKey: `LR-seed-${i}`,
-          lastUpdate: lastUpdate.toISOString(),
+        return {
+          processInstance: { ...template, processInstanceId, businessKey: `LR-seed-${i}`, lastUpdate: lastUpdate.toISOString() },
+          lastUpdate,
         }
-        batch.contexts.push({ ...template, _id: processInstanceId, processInstance, businessKey: processInstance.businessKey, lastUpdate })
-        if (notification) batch.notifications.push({ ...notification, _id: processInstanceId, processInstance })
-        for (const activity of activities)
-          batch.activities.push({ ...activity, _id: randomUUID(), processInstanceId, timeStamp: lastUpdate.toISOString() })
-      }
-      await contexts.insertMany(batch.contexts)
-      if (batch.notifications.length > 0) await store.collection(Collections.notifications).insertMany(batch.notifications)
-      if (batch.activities.length > 0) await store.collection(Collections.activities).insertMany(batch.activities)
-    }
-    return await contexts.countDocuments()
+      },
+    })
+    return await store.collection(Collections.contexts).countDocuments()
   })
 }
 

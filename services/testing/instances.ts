@@ -1,5 +1,6 @@
 /** Test support: process-instance states built by hand, for unit tests that need no runtime. */
 import type { ProcessInstance, ProcessState, Task } from '../engine/runtime/types.js'
+import { HR } from './tenant.js'
 
 export function sampleTask(overrides: Partial<Task> = {}): Task {
   return {
@@ -16,12 +17,11 @@ export function sampleTask(overrides: Partial<Task> = {}): Task {
 
 export function sampleInstance(overrides: Partial<ProcessInstance> = {}): ProcessInstance {
   return {
+    ...HR,
     processInstanceId: 'pi-1',
     processId: 'leave-request',
     processName: 'Leave request',
     businessKey: 'LR-1',
-    appId: 'hr',
-    organizationId: 'acme',
     modelVersion: 1,
     processStatus: 'running',
     initiator: 'alice',

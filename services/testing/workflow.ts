@@ -14,13 +14,14 @@ import type { StoredUser } from '../../store/collections.js'
 import { ContractChecker } from './contract.js'
 import { openTestStore, type StartOptions, startService, type Teardown } from './harness.js'
 import { deployExample } from './models.js'
+import { HR } from './tenant.js'
 import { bearerIdentity } from './tokens.js'
 import { createTestUser } from './users.js'
 
 /** The parts of a tap Test the client uses. */
 export type ContractTest = Teardown & Pick<Test, 'same'>
 
-export const HR = { appId: 'hr', organizationId: 'acme' } as const
+export { HR }
 
 export interface HrUsers {
   /** Starts leave requests and purchases (swimlanes employee, buyer). */
@@ -143,19 +144,16 @@ export async function startLeaveRequest(
   return client.call<Session>('openContext', 'POST', '/context', { user: user.userId, body: { ...HR, processId: 'leave-request', input } })
 }
 
+/** A call about the session's process instance as `user`: its body names the app, the process and the instance, then `fields`. */
+function aboutInstance(user: Pick<StoredUser, 'userId'>, session: Session, fields: Record<string, unknown>) {
+  const { processId, processInstanceId } = session.context.processInstance
+  return { user: user.userId, body: { ...HR, processId, processInstanceId, ...fields } }
+}
+
 /** Opens an instance's task form directly (`skipToForm`), taking its lock when the user may work on it. */
 export async function openForm(client: WorkflowClient, user: StoredUser, session: Session, taskId?: string): Promise<Answer<Session>> {
-  const instance = session.context.processInstance
-  return client.call<Session>('openContext', 'POST', '/context', {
-    user: user.userId,
-    body: {
-      ...HR,
-      processId: instance.processId,
-      processInstanceId: instance.processInstanceId,
-      skipToForm: true,
-      ...(taskId ? { taskId } : {}),
-    },
-  })
+  const form = { skipToForm: true, ...(taskId ? { taskId } : {}) }
+  return client.call<Session>('openContext', 'POST', '/context', aboutInstance(user, session, form))
 }
 
 export interface CompleteOptions {
@@ -165,25 +163,22 @@ export interface CompleteOptions {
   additionalInfo?: Record<string, unknown>
 }
 
-/** `POST /action/complete` on the session's task (or `taskId`), with the session's data unless given. */
-export async function completeTask(
+/**
+ * `POST /action/complete` on the session's task (or `taskId`), with the session's data unless given. `Body` is what
+ * the answer carries: the session from the engine, the session in an envelope from the gateway.
+ */
+export async function completeTask<Body = Session>(
   client: WorkflowClient,
-  user: StoredUser,
+  user: Pick<StoredUser, 'userId'>,
   session: Session,
   options: CompleteOptions = {},
-): Promise<Answer<Session>> {
-  const instance = session.context.processInstance
-  return client.call<Session>('completeAction', 'POST', '/action/complete', {
-    user: user.userId,
-    body: {
-      ...HR,
-      processId: instance.processId,
-      processInstanceId: instance.processInstanceId,
-      businessKey: instance.businessKey,
-      taskId: options.taskId ?? formTask(session).taskId,
-      actionType: options.actionType ?? 'complete',
-      dataInstance: options.dataInstance ?? session.context.dataInstance,
-      ...(options.additionalInfo ? { additionalInfo: options.additionalInfo } : {}),
-    },
-  })
+): Promise<Answer<Body>> {
+  const action = {
+    businessKey: session.context.processInstance.businessKey,
+    taskId: options.taskId ?? formTask(session).taskId,
+    actionType: options.actionType ?? 'complete',
+    dataInstance: options.dataInstance ?? session.context.dataInstance,
+    ...(options.additionalInfo ? { additionalInfo: options.additionalInfo } : {}),
+  }
+  return client.call<Body>('completeAction', 'POST', '/action/complete', aboutInstance(user, session, action))
 }

@@ -4,7 +4,8 @@ import type { MigrateResult, Session } from '../../openapi/generated/schemas.js'
 import type { StoredUser } from '../../store/collections.js'
 import type { Envelope } from '../../services/testing/gateway.js'
 import { insertModelRequest } from '../../services/testing/models.js'
-import { HR, startDueStack, type DueStack } from './support.js'
+import { completeTask } from '../../services/testing/workflow.js'
+import { completeLeaveTask, HR, startDueStack, type DueStack } from './support.js'
 
 function migrate(stack: DueStack, user: StoredUser, body: Record<string, unknown>) {
   return stack.client.call<Envelope<MigrateResult>>('migrateProcessInstances', 'POST', '/external/process/migrate', {
@@ -20,19 +21,7 @@ async function act(
   actionType: 'complete' | 'cancel',
   taskId = session.formContext.task!.taskId,
 ): Promise<Session> {
-  const instance = session.context.processInstance
-  const answer = await stack.client.call<Envelope<Session>>('completeAction', 'POST', '/action/complete', {
-    user: user.userId,
-    body: {
-      ...HR,
-      processId: 'leave-request',
-      processInstanceId: instance.processInstanceId,
-      businessKey: instance.businessKey,
-      taskId,
-      actionType,
-      dataInstance: session.context.dataInstance,
-    },
-  })
+  const answer = await completeLeaveTask(stack, user, session, { actionType, taskId })
   if (answer.status !== 200) throw new Error(`${actionType} failed: ${JSON.stringify(answer.body)}`)
   return answer.body.data
 }
@@ -166,18 +155,7 @@ t.test(
     t.equal(started.status, 200)
     const session = started.body.data
     const purchaseId = session.context.processInstance.processInstanceId
-    const submitted = await stack.client.call<Envelope<Session>>('completeAction', 'POST', '/action/complete', {
-      user: employee.userId,
-      body: {
-        ...HR,
-        processId: 'purchase',
-        processInstanceId: purchaseId,
-        businessKey: session.context.processInstance.businessKey,
-        taskId: session.formContext.task!.taskId,
-        actionType: 'complete',
-        dataInstance: session.context.dataInstance,
-      },
-    })
+    const submitted = await completeTask<Envelope<Session>>(stack.client, employee, session)
     t.equal(submitted.status, 200)
     const inserted = await stack.client.call<Envelope<string>>('insertModel', 'POST', '/model/insertModel', {
       body: insertModelRequest('purchase', {

@@ -23,6 +23,8 @@ import { createTestUser } from '../../services/testing/users.js'
 import { waitUntil } from '../../services/testing/wait.js'
 import {
   type Answer,
+  type CompleteOptions,
+  completeTask,
   createHrUsers,
   deployHrApp,
   HR,
@@ -118,19 +120,7 @@ export async function startDueStack(t: Test, options: { engines?: number } = {})
   return stack
 }
 
-/** Completes the task a session opened, as `user`, through the gateway; answers the gateway's answer. */
-export function completeLeaveTask(stack: DueStack, user: { userId: string }, session: Session) {
-  const instance = session.context.processInstance
-  return stack.client.call<Envelope<Session>>('completeAction', 'POST', '/action/complete', {
-    user: user.userId,
-    body: {
-      ...HR,
-      processId: 'leave-request',
-      processInstanceId: instance.processInstanceId,
-      businessKey: instance.businessKey,
-      taskId: session.formContext.task!.taskId,
-      actionType: 'complete',
-      dataInstance: session.context.dataInstance,
-    },
-  })
+/** Completes the task a session opened (or acts on it as `options` say), as `user`, through the gateway; answers the gateway's answer. */
+export function completeLeaveTask(stack: DueStack, user: { userId: string }, session: Session, options: CompleteOptions = {}) {
+  return completeTask<Envelope<Session>>(stack.client, user, session, options)
 }

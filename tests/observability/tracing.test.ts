@@ -2,8 +2,7 @@ import { createServer, type IncomingHttpHeaders } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
 import { capturingLogger, openTestStore, startService, testConfig } from '../../services/testing/harness.js'
-import { deployExample } from '../../services/testing/models.js'
-import { createTestUser } from '../../services/testing/users.js'
+import { deployFetchFunction } from '../../services/testing/fetch-function.js'
 import { HR, workflowClient } from '../../services/testing/workflow.js'
 import type { OtlpProtocol } from '../../lib/config/config.js'
 
@@ -76,12 +75,7 @@ async function tracedServices(t: Test, protocol: OtlpProtocol) {
   const receiver = await recordingServer(t)
   const partner = await recordingServer(t)
   const store = await openTestStore(t)
-  await deployExample(store, 'hr-lib', {
-    ...HR,
-    edit: (body) =>
-      Object.assign(body.functions as object, { fetch: { steps: [{ http: { method: 'GET', url: 'input.url' }, as: 'output.answer' }] } }),
-  })
-  const ann = await createTestUser(store, { ...HR, fullName: 'Ann Employee', swimlanes: ['employee'] })
+  const ann = await deployFetchFunction(store)
   const telemetry = { ...testConfig().telemetry, otlpEndpoint: receiver.url, otlpProtocol: protocol }
   const engineLog = capturingLogger()
   const engine = await startService(t, 'engine', {

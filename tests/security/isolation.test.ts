@@ -8,6 +8,7 @@
 import { performance } from 'node:perf_hooks'
 import t from 'tap'
 import { openTestStore, startService } from '../../services/testing/harness.js'
+import { deployHeavyTenant, HEAVY, OTHER } from '../../services/testing/heavy-tenant.js'
 import { deployExample } from '../../services/testing/models.js'
 import { createTestUser } from '../../services/testing/users.js'
 import { workflowClient } from '../../services/testing/workflow.js'
@@ -17,21 +18,6 @@ type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 const LIMIT_MS = 2000
 /** Four workers: a tenant may hold two at once, and another tenant still finds a free one. */
 const WORKERS = { threads: 4, memoryMb: 128 }
-const HEAVY = { appId: 'heavy', organizationId: 'mallory' }
-const OTHER = { appId: 'hr', organizationId: 'acme' }
-
-/** Worst cases for a JSONata engine on one thread. */
-const HEAVY_FUNCTIONS = {
-  // Backtracking engines take exponential time here; RE2 is linear, so 20 MB of input is what keeps it busy past the limit.
-  hugeRegex: { steps: [{ set: { 'output.matched': "$exists($match($pad('', 20000000, 'a') & '!', /^(a+)+$/))" } }] },
-  // Tail calls: JSONata's trampoline never grows the stack, so only the time limit ends it.
-  recursion: { steps: [{ set: { 'output.n': '( $f := function($n) { $n = 0 ? 0 : $f($n - 1) }; $f(1e12) )' } }] },
-  catastrophicRegex: { steps: [{ set: { 'output.matched': '$exists($match(input.s, /^(a+)+$/))' } }] },
-  // A range sends it to the pool at once: the warm-up's way of starting the pool's workers.
-  poolWarmUp: { steps: [{ set: { 'output.n': '$count([1..3])' } }] },
-  // No costly construct: it starts on the engine's thread and must leave it once past its budget.
-  nestedPaths: { steps: [{ set: { 'output.n': '$count($$.input.items.($$.input.items.($$.input.items.($$.input.items))))' } }] },
-} as const
 
 async function timed<T>(call: () => Promise<T>): Promise<{ value: T; ms: number }> {
   const started = performance.now()
@@ -41,11 +27,10 @@ async function timed<T>(call: () => Promise<T>): Promise<{ value: T; ms: number 
 
 async function setUp(t: Tap) {
   const store = await openTestStore(t)
-  await deployExample(store, 'hr-lib', { ...HEAVY, edit: (body) => Object.assign(body.functions as object, HEAVY_FUNCTIONS) })
+  const mallory = await deployHeavyTenant(store)
   await deployExample(store, 'hr-lib', OTHER)
   await deployExample(store, 'hr-constants', OTHER)
   await deployExample(store, 'leave-request', OTHER)
-  const mallory = await createTestUser(store, { ...HEAVY, fullName: 'Mallory', swimlanes: [] })
   const ann = await createTestUser(store, { ...OTHER, fullName: 'Ann Employee', swimlanes: ['employee'] })
   const engine = await startService(t, 'engine', { store, config: { flowTimeoutMs: LIMIT_MS, flowWorkers: WORKERS } })
   const gateway = await startService(t, 'gateway', { config: { engineUrl: engine.url } })
@@ -84,7 +69,7 @@ t.test('runaway functions: linear-time regexes, stopped at the limit, other tena
   })
 
   t.test("runaway functions are stopped near FLOW_TIMEOUT_MS while another tenant's requests answer meanwhile", async (t) => {
-    const heavy = (['hugeRegex', 'recursion'] as const).map((functionId) => timed(() => execute(functionId, HEAVY, mallory.userId)))
+    const heavy = (['hugeRegex', 'tailRecursion'] as const).map((functionId) => timed(() => execute(functionId, HEAVY, mallory.userId)))
     const others: number[] = []
     const until = performance.now() + LIMIT_MS
     while (performance.now() < until) {

@@ -10,13 +10,10 @@ import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { OutboundPolicy } from '../../services/engine/runtime-host/outbound-policy.js'
 import { openTestStore, startService } from '../../services/testing/harness.js'
-import { deployExample } from '../../services/testing/models.js'
-import { createTestUser } from '../../services/testing/users.js'
-import { workflowClient } from '../../services/testing/workflow.js'
+import { deployFetchFunction } from '../../services/testing/fetch-function.js'
+import { HR, workflowClient } from '../../services/testing/workflow.js'
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
-
-const HR = { appId: 'hr', organizationId: 'acme' }
 
 /** A local server that records what reached it and answers with the headers it got. */
 async function recordingServer(
@@ -41,12 +38,7 @@ async function setUp(t: Tap) {
     url === '/redirect' ? { status: 302, headers: { location: `http://127.0.0.1:${target.port}/after-redirect` } } : { status: 200 },
   )
   const store = await openTestStore(t)
-  await deployExample(store, 'hr-lib', {
-    ...HR,
-    edit: (body) =>
-      Object.assign(body.functions as object, { fetch: { steps: [{ http: { method: 'GET', url: 'input.url' }, as: 'output.answer' }] } }),
-  })
-  const ann = await createTestUser(store, { ...HR, fullName: 'Ann Employee', swimlanes: ['employee'] })
+  const ann = await deployFetchFunction(store)
   const engine = await startService(t, 'engine', {
     store,
     config: { flowHttp: { allowedHosts: [`127.0.0.1:${allowed.port}`, `localhost:${allowed.port}`], forwardHeaders: ['authorization'] } },

@@ -7,10 +7,20 @@ import type { WebhookDeliveryPage } from '../../openapi/generated/schemas.js'
 import { verifyWebhook } from '../../sdk/webhooks.js'
 import type { Envelope } from '../../services/testing/gateway.js'
 import { waitUntil } from '../../services/testing/wait.js'
-import { completeTask, formTask, HR, openForm, startLeaveRequest } from '../../services/testing/workflow.js'
+import { completeTask, formTask, HR, openForm, startLeaveRequest, type WorkflowClient } from '../../services/testing/workflow.js'
 import { createTestUser } from '../../services/testing/users.js'
 import { deployExample } from '../../services/testing/models.js'
 import { startReceiver, startWebhookStack, subscribe } from './support.js'
+
+/** A subscription's deliveries, newest first, as the gateway lists them; `query` (e.g. `?status=delivered`) narrows the list. */
+async function listDeliveries(gateway: WorkflowClient, subscriptionId: string, query = ''): Promise<WebhookDeliveryPage> {
+  const answer = await gateway.call<Envelope<WebhookDeliveryPage>>(
+    'listSubscriptionDeliveries',
+    'GET',
+    `/subscription/${subscriptionId}/deliveries${query}`,
+  )
+  return answer.body.data
+}
 
 t.test('a whole leave request delivers its events in order, each with a valid signature and the headers of the contract', async (t) => {
   const { engine, gateway } = await startWebhookStack(t)
@@ -50,25 +60,14 @@ t.test('a whole leave request delivers its events in order, each with a valid si
   }
   t.match(receiver.received[1]?.body, { task: { stepId: 'approve', status: 'open' } }, 'the newest open task goes along')
 
-  const deliveries = await gateway.call<Envelope<WebhookDeliveryPage>>(
-    'listSubscriptionDeliveries',
-    'GET',
-    `/subscription/${subscription.subscriptionId}/deliveries?appId=hr&organizationId=acme`,
-  )
+  const deliveries = await listDeliveries(gateway, subscription.subscriptionId, '?appId=hr&organizationId=acme')
   await waitUntil(
-    async () =>
-      (
-        await gateway.call<Envelope<WebhookDeliveryPage>>(
-          'listSubscriptionDeliveries',
-          'GET',
-          `/subscription/${subscription.subscriptionId}/deliveries?status=delivered`,
-        )
-      ).body.data.items.length,
+    async () => (await listDeliveries(gateway, subscription.subscriptionId, '?status=delivered')).items.length,
     (count) => count === 3,
   )
-  t.equal(deliveries.body.data.items.length, 3)
+  t.equal(deliveries.items.length, 3)
   t.same(
-    deliveries.body.data.items.map((item) => item.eventType),
+    deliveries.items.map((item) => item.eventType),
     ['Finished', 'TaskCompleted', 'Created'],
     'listed newest first',
   )
@@ -93,14 +92,7 @@ t.test(
       'each try is signed at its own time',
     )
     const page = await waitUntil(
-      async () =>
-        (
-          await gateway.call<Envelope<WebhookDeliveryPage>>(
-            'listSubscriptionDeliveries',
-            'GET',
-            `/subscription/${subscription.subscriptionId}/deliveries`,
-          )
-        ).body.data,
+      () => listDeliveries(gateway, subscription.subscriptionId),
       (data) => data.items[0]?.status === 'delivered',
     )
     t.match(page.items, [{ deliveryId: ids[0], eventType: 'Created', status: 'delivered', tries: 3, lastStatusCode: 204, lastError: null }])
@@ -121,14 +113,7 @@ t.test('a receiver down for a while gets every event, in order, once it is back;
   await completeTask(engine, manager, (await openForm(engine, manager, submitted.body)).body)
   const second = await startLeaveRequest(engine, employee, { days: 1, reason: 'Dentist' })
   const failing = await waitUntil(
-    async () =>
-      (
-        await gateway.call<Envelope<WebhookDeliveryPage>>(
-          'listSubscriptionDeliveries',
-          'GET',
-          `/subscription/${subscription.subscriptionId}/deliveries`,
-        )
-      ).body.data.items,
+    async () => (await listDeliveries(gateway, subscription.subscriptionId)).items,
     (items) => items.some((item) => item.tries >= 2),
   )
   t.ok(

@@ -1,5 +1,6 @@
 // @ts-check
 /** The embedded store the benches seed before (or while) the service runs. */
+import { randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -7,6 +8,10 @@ import { importBuilt } from './dist.mjs'
 
 const { openStore } = await importBuilt('store/open.js')
 const { deployExample } = await importBuilt('services/testing/models.js')
+const { Collections } = await importBuilt('store/collections.js')
+
+/** How many copies go to the store in one write. */
+const COPIES_PER_WRITE = 2000
 
 /**
  * A temporary folder for a bench's data, removed when `use` settles.
@@ -40,4 +45,49 @@ export async function withStore(dataDir, use) {
  */
 export async function deployExamples(store, names, tenant) {
   for (const name of names) await deployExample(store, name, tenant)
+}
+
+/**
+ * Stores `count` copies of the first stored instance in `processStatus` (its context, its notification and,
+ * with `withActivities`, its activities) under new ids, so that a bench runs against a store of that size.
+ * `copy` answers a copy's process instance from the template's, and when it gives `lastUpdate`, the copy's
+ * context and activities date from then.
+ * @param {any} store
+ * @param {{
+ *   processStatus: string,
+ *   count: number,
+ *   withActivities?: boolean,
+ *   copy: (template: any, index: number, processInstanceId: string) => { processInstance: any, lastUpdate?: Date },
+ * }} how
+ */
+export async function storeInstanceCopies(store, { processStatus, count, withActivities = false, copy }) {
+  const contexts = store.collection(Collections.contexts)
+  const [template] = await contexts.find({ processStatus }, { limit: 1 }).toArray()
+  if (!template) throw new Error(`no ${processStatus} instance to copy`)
+  const notification = await store.collection(Collections.notifications).findOne({ _id: template._id })
+  /** @type {any[]} */
+  const activities = withActivities
+    ? await store.collection(Collections.activities).find({ processInstanceId: template._id }).toArray()
+    : []
+  for (let offset = 0; offset < count; offset += COPIES_PER_WRITE) {
+    /** @type {{ contexts: object[], notifications: object[], activities: object[] }} */
+    const batch = { contexts: [], notifications: [], activities: [] }
+    for (let i = offset; i < Math.min(count, offset + COPIES_PER_WRITE); i++) {
+      const processInstanceId = randomUUID()
+      const { processInstance, lastUpdate } = copy(template.processInstance, i, processInstanceId)
+      const dated = lastUpdate ? { lastUpdate } : {}
+      batch.contexts.push({ ...template, _id: processInstanceId, processInstance, businessKey: processInstance.businessKey, ...dated })
+      if (notification) batch.notifications.push({ ...notification, _id: processInstanceId, processInstance })
+      for (const activity of activities)
+        batch.activities.push({
+          ...activity,
+          _id: randomUUID(),
+          processInstanceId,
+          timeStamp: lastUpdate?.toISOString() ?? activity.timeStamp,
+        })
+    }
+    await contexts.insertMany(batch.contexts)
+    if (batch.notifications.length > 0) await store.collection(Collections.notifications).insertMany(batch.notifications)
+    if (batch.activities.length > 0) await store.collection(Collections.activities).insertMany(batch.activities)
+  }
 }

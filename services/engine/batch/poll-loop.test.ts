@@ -40,27 +40,18 @@ t.test('wake() runs the next pass at once instead of after the interval', async 
     async () => void passes++,
     (error) => t.fail(String(error)),
   )
-  loop.start()
-  t.equal(
-    await waitUntil(
+  /** The number of passes once it reached `count`, or after two seconds. */
+  const passesOnceAt = (count: number) =>
+    waitUntil(
       async () => passes,
-      (count) => count >= 1,
+      (passed) => passed >= count,
       2_000,
-    ),
-    1,
-    'the first pass runs at start',
-  )
+    )
+  loop.start()
+  t.equal(await passesOnceAt(1), 1, 'the first pass runs at start')
   loop.wake()
   // The interval is a minute: a second pass within two seconds can only be the wake-up.
-  t.equal(
-    await waitUntil(
-      async () => passes,
-      (count) => count >= 2,
-      2_000,
-    ),
-    2,
-    'woken',
-  )
+  t.equal(await passesOnceAt(2), 2, 'woken')
   await loop.stop(1_000)
   loop.wake()
   await sleep(20)

@@ -4,6 +4,7 @@ import t from 'tap'
 import { openTestStore } from '../../testing/harness.js'
 import { deployExample } from '../../testing/models.js'
 import { createTestUser } from '../../testing/users.js'
+import type { Store } from '../../../store/port.js'
 import { RuntimeError } from '../runtime/types.js'
 import { decodeAdditionalHeaders } from './additional-headers.js'
 import { disallowedOperator } from './data-filter.js'
@@ -21,18 +22,23 @@ function outbound(t: Tap) {
   return { policy, dispatcher }
 }
 
-async function hostFor(t: Tap, additionalHeaders: Record<string, string> = {}) {
-  const store = await openTestStore(t)
-  const host = new StoreFlowHost({
+/** A flow host over `store` for a tenant of organization acme: the app `appId`, with no app functions. */
+function hostOver(t: Tap, store: Store, appId: string, additionalHeaders: Record<string, string> = {}): StoreFlowHost {
+  return new StoreFlowHost({
     store,
     ...outbound(t),
     unitOfWork: new UnitOfWork(store),
-    appId: 'hr',
+    appId,
     organizationId: 'acme',
     appFunctions: new Map(),
     additionalHeaders,
   })
-  return { store, host }
+}
+
+/** A flow host of the HR app over a new test store. */
+async function hostFor(t: Tap, additionalHeaders: Record<string, string> = {}) {
+  const store = await openTestStore(t)
+  return { store, host: hostOver(t, store, 'hr', additionalHeaders) }
 }
 
 /** A local HTTP server that answers with what it received. */
@@ -155,15 +161,7 @@ t.test("data nodes work on the app's data collections through the registry", asy
     { kind: 'technical', message: /duplicate key/ },
     'store errors (the unique index) are technical failures',
   )
-  const other = new StoreFlowHost({
-    store,
-    ...outbound(t),
-    unitOfWork: new UnitOfWork(store),
-    appId: 'sales',
-    organizationId: 'acme',
-    appFunctions: new Map(),
-    additionalHeaders: {},
-  })
+  const other = hostOver(t, store, 'sales')
   await t.rejects(other.data({ operation: 'find', collection: 'Leave bookings' }), RuntimeError, 'another app does not see the collection')
 })
 

@@ -1,8 +1,7 @@
 import t, { type Test } from 'tap'
 import { compileProcess } from './compile.js'
-import { exampleModel, fakeEnvironment, fakeHost, type FakeHost, user } from './test-support.js'
+import { exampleModel, fakeEnvironment, fakeHost, type FakeHost, refusal, user } from './test-support.js'
 import type { CompiledProcess, FlowFunctionDefinition, ProcessModelBody, ProcessState, RuntimeUser, Task, Transition } from './types.js'
-import { RuntimeError } from './types.js'
 
 const employee = user('emma', ['employee'], 'Emma Employee')
 const manager = user('max', ['manager'], 'Max Manager')
@@ -17,17 +16,6 @@ function leaveHost(constants: Record<string, string> = { payrollOnline: 'yes', v
 
 const leave = compileProcess(exampleModel('leave-request'))
 const purchase = compileProcess(exampleModel('purchase'))
-
-/** The RuntimeError a call is refused with (fails the test when it succeeds). */
-async function refusal(call: Promise<unknown>): Promise<unknown> {
-  try {
-    await call
-  } catch (error) {
-    if (error instanceof RuntimeError) return error
-    throw error
-  }
-  throw new Error('expected the runtime to refuse the call')
-}
 
 function openTasks(state: ProcessState): Task[] {
   return state.processInstance.tasks.filter((task) => task.status === 'open')

@@ -17,6 +17,7 @@ import type {
   RuntimeUser,
   WorkflowModel,
 } from './types.js'
+import { RuntimeError } from './types.js'
 
 export const TEST_LIMITS: RunLimits = {
   timeoutMs: 2000,
@@ -103,4 +104,15 @@ export function fakeEnvironment(
       now += milliseconds
     },
   }
+}
+
+/** The RuntimeError a call is refused with (fails the test when it succeeds, or fails otherwise). */
+export async function refusal(call: Promise<unknown>): Promise<RuntimeError> {
+  try {
+    await call
+  } catch (error) {
+    if (error instanceof RuntimeError) return error
+    throw error
+  }
+  throw new Error('expected the runtime to refuse the call')
 }

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { runStandaloneFunction } from '../compile.js'
-import { fakeEnvironment, fakeHost, user } from '../test-support.js'
-import { type FlowFunctionDefinition, type JsonObject, RuntimeError, type RunLimits } from '../types.js'
+import { fakeEnvironment, fakeHost, refusal, user } from '../test-support.js'
+import type { FlowFunctionDefinition, JsonObject, RunLimits } from '../types.js'
 import { compileFunction, FunctionCompiler, type CompiledFunction } from './compile.js'
 import { executeFunction } from './execute.js'
 
@@ -26,16 +26,6 @@ async function run(
     return definitionOf ? compiler.compile(functionId, definitionOf) : undefined
   }
   return executeFunction(compiled, { input, ...(options.data ? { data: options.data } : {}) }, env, resolve)
-}
-
-async function refusal(call: Promise<unknown>): Promise<RuntimeError> {
-  try {
-    await call
-  } catch (error) {
-    if (error instanceof RuntimeError) return error
-    throw error
-  }
-  throw new Error('expected the run to fail')
 }
 
 t.test('set assigns dotted paths into data, output and vars, each assignment seeing the ones before', async (t) => {
