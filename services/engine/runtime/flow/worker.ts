@@ -32,6 +32,12 @@ class BoundedCache extends Map<string, CompiledFunction> {
 
 const compiler = new FunctionCompiler(new BoundedCache())
 
+// A run that fills the worker's heap must end as the pool's out-of-memory error, never take the engine down.
+// With source maps on (`--enable-source-maps`, also through NODE_OPTIONS, which workers inherit), the
+// stack of the error thrown at the heap limit is mapped by allocating more, and V8 then aborts the whole
+// process; tenants' code gains nothing from the engine's source maps.
+process.setSourceMapsEnabled(false)
+
 // Tenants' code gives way to the engine's own thread: on a busy machine a spinning run must not take
 // the CPU the engine needs to answer everyone else. Linux keeps the nice value per thread, so this
 // lowers this worker only (to nice 10: it yields to the engine, yet still gets a share of a machine busy with other work); where it is
