@@ -16,8 +16,11 @@ export const OTHER = HR
 
 /** The heavy tenant's functions: each but `poolWarmUp` runs until FLOW_TIMEOUT_MS stops it, unless said otherwise. */
 export const HEAVY_FUNCTIONS = {
-  // Backtracking engines take exponential time here; RE2 is linear, so 20 MB of input is what keeps it busy past the limit.
-  hugeRegex: { steps: [{ set: { 'output.matched': "$exists($match($pad('', 20000000, 'a') & '!', /^(a+)+$/))" } }] },
+  // Backtracking engines take exponential time here; RE2 is linear, so a 2 MB subject matched over and over keeps it busy
+  // past the limit (one 20 MB subject would take a 160 MB array at once: past a worker's heap, see hugeAllocation).
+  hugeRegex: { steps: [{ set: { 'output.n': "$count([1..100000].$match($pad('', 2000000, 'a') & '!', /^(a+)+$/))" } }] },
+  // One allocation larger than any worker's heap ceiling: V8 ends the process that holds the worker, not just the worker.
+  hugeAllocation: { steps: [{ set: { 'output.n': "$length($pad('', 300000000, 'a'))" } }] },
   // Tail calls: JSONata's trampoline never grows the stack, so only the time limit ends it.
   tailRecursion: { steps: [{ set: { 'output.n': '( $f := function($n) { $n = 0 ? 0 : $f($n - 1) }; $f(1e12) )' } }] },
   busyLoop: { steps: [{ set: { 'output.n': '$sum([1..1000000].($sum([1..1000000])))' } }] },

@@ -1,9 +1,9 @@
 /**
- * Issue "security" C: tenants' code cannot stall the engine. Flow functions run in the engine's
- * worker pool and are stopped at FLOW_TIMEOUT_MS however they spin; regex literals run with RE2
- * semantics (linear time); model expressions on the engine's thread have a small budget; a function
- * tried on the engine's thread moves to the pool past its budget. Through the
- * gateway, as a client would see it.
+ * Issue "security" C: tenants' code cannot stall the engine. Flow functions run in the worker pool of
+ * the engine's sandbox process (which may die of a tenant's allocation; the engine does not) and are
+ * stopped at FLOW_TIMEOUT_MS however they spin; regex literals run with RE2 semantics (linear time);
+ * model expressions on the engine's thread have a small budget; a function tried on the engine's
+ * thread moves to the pool past its budget. Through the gateway, as a client would see it.
  */
 import { performance } from 'node:perf_hooks'
 import t from 'tap'
@@ -112,6 +112,17 @@ t.test('runaway functions: linear-time regexes, stopped at the limit, other tena
     t.ok(others.length >= 2, `${others.length} other requests answered meanwhile`)
     // Generous (a shared machine): had it stayed on the engine's thread, they would wait for its whole limit.
     t.ok(Math.max(...others) < LIMIT_MS, `the slowest other request took ${Math.max(...others).toFixed(0)} ms`)
+  })
+
+  t.test('a run asking for more memory at once than a worker may hold fails, and the engine goes on', async (t) => {
+    // In a worker of the engine's own process, V8 would abort this test's process here.
+    const huge = await execute('hugeAllocation', HEAVY, mallory.userId)
+    t.equal(huge.status, 500, 'the run fails')
+    t.match(huge.body.error?.message, /sandbox process ended/, 'with a technical error: the process that held its worker ended')
+    const vat = await execute('vatOf', OTHER, ann.userId, { amount: 100 })
+    t.same(vat.body.data?.output, { vat: 20 }, "another tenant's next function runs, in a new sandbox process")
+    const again = await execute('poolWarmUp', HEAVY, mallory.userId)
+    t.same(again.body.data?.output, { n: 3 }, "and so do the heavy tenant's")
   })
 })
 

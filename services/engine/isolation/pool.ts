@@ -1,20 +1,20 @@
 /**
- * Flow functions are tenants' code: they run in a pool of worker threads (piscina), never on the
- * engine's thread. A run is stopped at its time limit however it spins (a catastrophic regex, tail
- * recursion, a busy loop): its worker is terminated and the run fails with the runtime's technical
- * timeout error. Workers have a memory ceiling (`resourceLimits`). One tenant may occupy at most half
- * of the pool, so it cannot take every worker from the others.
+ * Flow functions are tenants' code: they run in a pool of worker threads (piscina) held by a sandbox
+ * process (sandbox.ts), never on the engine's thread nor in its process. A run is stopped at its time
+ * limit however it spins (a catastrophic regex, tail recursion, a busy loop): its worker is terminated
+ * and the run fails with the runtime's technical timeout error. Workers have a memory ceiling
+ * (`resourceLimits`); an allocation too large for it ends the sandbox process, which the engine
+ * replaces. One tenant may occupy at most half of the pool, so it cannot take every worker from the others.
  *
  * The worker reaches the engine's FlowHost (constants, data collections, outbound HTTP, called
- * functions' definitions) over a MessagePort; those calls run here, on the engine's thread.
+ * functions' definitions) over a MessagePort relayed by the sandbox; those calls run here, on the
+ * engine's thread.
  */
 import { MessageChannel, type MessagePort } from 'node:worker_threads'
-import { Piscina } from 'piscina'
 import {
   deserializeError,
   type HostReply,
   type IsolatedOutcome,
-  type IsolatedTask,
   serializeError,
   type WorkerMessage,
 } from '../runtime/flow/isolation-protocol.js'
@@ -26,6 +26,7 @@ import {
   RuntimeError,
   type RunEnvironment,
 } from '../runtime/types.js'
+import { Sandbox } from './sandbox.js'
 
 export interface FunctionPoolOptions {
   /** Worker threads at most (FLOW_WORKERS). */
@@ -86,29 +87,14 @@ class TenantShare {
 }
 
 export class FunctionPool {
-  private workers: Piscina<IsolatedTask, IsolatedOutcome> | undefined
+  /** The workers live in a process of their own, started with the first run: an engine that never runs a function never pays for it. */
+  private readonly sandbox: Sandbox
   private readonly shares = new Map<string, TenantShare>()
   private readonly tenantLimit: number
 
   constructor(private readonly options: FunctionPoolOptions) {
     this.tenantLimit = Math.max(1, Math.floor(options.threads / 2))
-  }
-
-  /** The threads start with the first run: an engine that never runs a function never pays for them. */
-  private get pool(): Piscina<IsolatedTask, IsolatedOutcome> {
-    this.workers ??= new Piscina<IsolatedTask, IsolatedOutcome>({
-      filename: new URL('../runtime/flow/worker.js', import.meta.url).href,
-      // Every worker stays warm: a worker's start costs hundreds of ms of CPU, paid once, not while another tenant waits.
-      minThreads: this.options.threads,
-      maxThreads: this.options.threads,
-      idleTimeout: 30_000,
-      resourceLimits: {
-        maxOldGenerationSizeMb: this.options.memoryMb,
-        maxYoungGenerationSizeMb: Math.max(4, Math.floor(this.options.memoryMb / 8)),
-        stackSizeMb: 4,
-      },
-    })
-    return this.workers
+    this.sandbox = new Sandbox(options)
   }
 
   /** The isolation the run environments of one tenant use. */
@@ -116,8 +102,9 @@ export class FunctionPool {
     return { run: (run, env, resolve) => this.run(tenant, run, env, resolve) }
   }
 
-  async close(): Promise<void> {
-    await this.workers?.destroy()
+  close(): Promise<void> {
+    this.sandbox.close()
+    return Promise.resolve()
   }
 
   private share(tenant: string): TenantShare {
@@ -170,8 +157,7 @@ export class FunctionPool {
           }
           void answer(channel.port1, message, env, resolve)
         })
-        const task: IsolatedTask = { run, actor: env.actor, limits: env.limits, port: channel.port2 }
-        running = this.pool.run(task, { transferList: [channel.port2], signal: controller.signal })
+        running = this.sandbox.run({ run, actor: env.actor, limits: env.limits }, channel.port2, controller.signal)
         const outcome = await Promise.race([running, expired])
         if ('error' in outcome) throw deserializeError(outcome.error)
         return outcome.result
