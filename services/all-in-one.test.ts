@@ -10,9 +10,8 @@ import t from 'tap'
 import { signStudioToken } from '../plugins/identity/studio-token.js'
 import { runLeaveRequest } from '../scripts/examples/leave-request.js'
 import { WorkflowClient } from '../sdk/client.js'
-import { spawnService } from './testing/child-service.js'
+import { startAllInOne } from './testing/all-in-one.js'
 import { openEventStream } from './testing/event-stream.js'
-import { tempDir } from './testing/harness.js'
 
 const SECRET = 'studio-secret-0123456789abcdef0123456789'
 const CLIENT_ID = 'aio-client'
@@ -21,33 +20,31 @@ t.test(
   'the all-in-one serves a leave request, both log streams and stdout across its threads, and shuts down gracefully',
   { timeout: 90_000 },
   async (t) => {
-    const service = spawnService('all-in-one', { DATA_DIR: tempDir(t), DEPLOYMENT_ENV: 'test', STUDIO_TOKEN_SECRET: SECRET })
-    t.teardown(() => void service.child.kill('SIGKILL'))
-    const urls = await service.ready
-    const gateway = urls['workflow-gateway']!
-    t.equal((await fetch(`${urls['workflow-engine']}/liveness`)).status, 200, 'the engine answers')
-    t.equal((await fetch(`${gateway}/healthcheck`)).status, 200, 'the gateway answers')
+    // The test itself shuts it down with SIGTERM; the kill at teardown only ends it at once should the test stop before that.
+    const { service, gatewayUrl, engineUrl } = await startAllInOne(t, { DEPLOYMENT_ENV: 'test', STUDIO_TOKEN_SECRET: SECRET }, 'SIGKILL')
+    t.equal((await fetch(`${engineUrl}/liveness`)).status, 200, 'the engine answers')
+    t.equal((await fetch(`${gatewayUrl}/healthcheck`)).status, 200, 'the gateway answers')
 
     const streamHeaders = {
       lplogclientid: CLIENT_ID,
       studiotoken: signStudioToken({ sub: CLIENT_ID, exp: Math.floor(Date.now() / 1000) + 600 }, SECRET),
     }
-    const gatewayLines = await openEventStream(`${gateway}/cloud/serviceLog/fm`, streamHeaders)
-    const engineLines = await openEventStream(`${gateway}/cloud/serviceLog/wfm`, streamHeaders)
+    const gatewayLines = await openEventStream(`${gatewayUrl}/cloud/serviceLog/fm`, streamHeaders)
+    const engineLines = await openEventStream(`${gatewayUrl}/cloud/serviceLog/wfm`, streamHeaders)
     t.teardown(() => {
       gatewayLines.close()
       engineLines.close()
     })
     t.same([gatewayLines.response.status, engineLines.response.status], [200, 200], 'both log streams open on the gateway')
 
-    const outcome = await runLeaveRequest({ baseUrl: gateway })
+    const outcome = await runLeaveRequest({ baseUrl: gatewayUrl })
     t.same(
       outcome.finalStatus,
       { tasks: [], processStatus: 'completed' },
       'a leave request ran through the gateway: users and models in the store, the process in the engine',
     )
 
-    const traced = await fetch(`${gateway}/process/${outcome.processInstanceId}`, {
+    const traced = await fetch(`${gatewayUrl}/process/${outcome.processInstanceId}`, {
       headers: { user: outcome.employee.userId, lplogclientid: CLIENT_ID, 'x-request-id': 'aio-traced' },
     })
     t.equal(traced.status, 200)
@@ -74,7 +71,7 @@ t.test(
     )
 
     // An upload whose body is still arriving when SIGTERM comes: it finishes before the process ends.
-    const employee = new WorkflowClient({ baseUrl: gateway, organizationId: 'acme', appId: 'hr', userId: outcome.employee.userId })
+    const employee = new WorkflowClient({ baseUrl: gatewayUrl, organizationId: 'acme', appId: 'hr', userId: outcome.employee.userId })
     const started = await employee.post('/context', { body: { processId: 'leave-request', input: { days: 1 } } })
     const instance = started.context.processInstance
     const body = new PassThrough()

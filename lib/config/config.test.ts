@@ -1,5 +1,5 @@
 import t from 'tap'
-import { parseConfig } from './config.js'
+import { type Config, parseConfig } from './config.js'
 
 t.test('defaults follow DESIGN.md §2 when nothing is set', async (t) => {
   const config = parseConfig({}, '/srv/app')
@@ -97,46 +97,37 @@ t.test('a bad value is rejected with a message naming the variable', async (t) =
   }
 })
 
-t.test('LOCK_TTL_SECONDS and FLOW_TIMEOUT_MS are read as whole numbers', async (t) => {
-  const config = parseConfig({ LOCK_TTL_SECONDS: '60', FLOW_TIMEOUT_MS: '2500' })
-  t.equal(config.lockTtlSeconds, 60)
-  t.equal(config.flowTimeoutMs, 2500)
+/** Variables read as given: [the variable, its value, the config field it sets, what the field then holds]. */
+const readAsGiven: Array<[variable: string, value: string, field: keyof Config, expected: unknown]> = [
+  // whole numbers
+  ['LOCK_TTL_SECONDS', '60', 'lockTtlSeconds', 60],
+  ['FLOW_TIMEOUT_MS', '2500', 'flowTimeoutMs', 2500],
+  ['CACHE_POLL_MS', '250', 'cachePollMs', 250],
+  ['LOG_HEARTBEAT_MS', '50', 'logHeartbeatMs', 50],
+  // a fraction, so tests can shrink the proxy timeouts
+  ['PROXY_TIMEOUT_SCALE', '0.001', 'proxyTimeoutScale', 0.001],
+  ['PROXY_TIMEOUT_SCALE', '2', 'proxyTimeoutScale', 2],
+  // the batch settings, the retention window in (fractional) hours
+  ['BATCH_BACKOFF_MS', '5', 'batchBackoffMs', 5],
+  ['BATCH_POLL_MS', '20', 'batchPollMs', 20],
+  ['BATCH_LEASE_MS', '300', 'batchLeaseMs', 300],
+  ['BATCH_RETENTION_HOURS', '0.5', 'batchRetentionHours', 0.5],
+  // strings
+  ['ADMIN_TOKEN', 'admin-token-0123456789', 'adminToken', 'admin-token-0123456789'],
+  ['STUDIO_TOKEN_SECRET', 'studio-secret-0123456789abcdef0123456789', 'studioTokenSecret', 'studio-secret-0123456789abcdef0123456789'],
+  ['DEPLOYMENT_ENV', 'staging', 'deploymentEnv', 'staging'],
+]
+
+t.test('each variable read as given sets its config field', async (t) => {
+  for (const [variable, value, field, expected] of readAsGiven) t.same(parseConfig({ [variable]: value })[field], expected, variable)
 })
 
-t.test('PROXY_TIMEOUT_SCALE takes a fraction, so tests can shrink the proxy timeouts', async (t) => {
-  t.equal(parseConfig({ PROXY_TIMEOUT_SCALE: '0.001' }).proxyTimeoutScale, 0.001)
-  t.equal(parseConfig({ PROXY_TIMEOUT_SCALE: '2' }).proxyTimeoutScale, 2)
-})
-
-t.test('the batch settings are read from BATCH_*, the retention window in (fractional) hours', async (t) => {
-  const config = parseConfig({ BATCH_BACKOFF_MS: '5', BATCH_POLL_MS: '20', BATCH_LEASE_MS: '300', BATCH_RETENTION_HOURS: '0.5' })
-  t.same(
-    { backoff: config.batchBackoffMs, poll: config.batchPollMs, lease: config.batchLeaseMs, retention: config.batchRetentionHours },
-    { backoff: 5, poll: 20, lease: 300, retention: 0.5 },
-  )
-})
-
-t.test('the admin token, studio token secret, deployment environment and log sources are read as given', async (t) => {
+t.test('the log sources are read as given, without a trailing slash', async (t) => {
   const config = parseConfig({
-    ADMIN_TOKEN: 'admin-token-0123456789',
-    STUDIO_TOKEN_SECRET: 'studio-secret-0123456789abcdef0123456789',
-    DEPLOYMENT_ENV: 'staging',
     LOG_SOURCE_FM_URL: 'http://gateway-2:3000/cloud/serviceLog/fm',
     LOG_SOURCE_WFM_URL: 'http://engine:3001/internal/serviceLog/',
-    CACHE_POLL_MS: '250',
-    LOG_HEARTBEAT_MS: '50',
   })
-  t.same(
-    [config.adminToken, config.studioTokenSecret, config.deploymentEnv, config.logSourceUrls, config.cachePollMs, config.logHeartbeatMs],
-    [
-      'admin-token-0123456789',
-      'studio-secret-0123456789abcdef0123456789',
-      'staging',
-      { fm: 'http://gateway-2:3000/cloud/serviceLog/fm', wfm: 'http://engine:3001/internal/serviceLog' },
-      250,
-      50,
-    ],
-  )
+  t.same(config.logSourceUrls, { fm: 'http://gateway-2:3000/cloud/serviceLog/fm', wfm: 'http://engine:3001/internal/serviceLog' })
 })
 
 t.test('NODE_ENV=development turns on development mode', async (t) => {

@@ -1,26 +1,20 @@
 import t from 'tap'
-import { spawnService } from '../../services/testing/child-service.js'
-import { tempDir } from '../../services/testing/harness.js'
+import { startAllInOne } from '../../services/testing/all-in-one.js'
 import { hs256Tokens, runLeaveRequest } from './leave-request.js'
 
-const ADMIN_TOKEN = 'example-admin-token-0123456789'
-const JWT_SECRET = 'example-jwt-secret-0123456789abcdef0123'
+/** The all-in-one's environment: JWT authentication, and the admin token the example creates its users with. */
+const ENV = { AUTH_MODE: 'jwt', JWT_SECRET: 'example-jwt-secret-0123456789abcdef0123', ADMIN_TOKEN: 'example-admin-token-0123456789' }
 
 t.test(
   'the leave-request example runs end to end through the SDK against a live all-in-one in AUTH_MODE=jwt, and removes the users it created',
   { timeout: 60_000 },
   async (t) => {
-    const service = spawnService('all-in-one', { DATA_DIR: tempDir(t), AUTH_MODE: 'jwt', JWT_SECRET, ADMIN_TOKEN })
-    t.teardown(async () => {
-      service.child.kill('SIGTERM')
-      await service.exited
-    })
-    const urls = await service.ready
+    const { gatewayUrl } = await startAllInOne(t, ENV)
     const steps: string[] = []
     const outcome = await runLeaveRequest({
-      baseUrl: urls['workflow-gateway']!,
-      adminToken: ADMIN_TOKEN,
-      tokenFor: hs256Tokens(JWT_SECRET),
+      baseUrl: gatewayUrl,
+      adminToken: ENV.ADMIN_TOKEN,
+      tokenFor: hs256Tokens(ENV.JWT_SECRET),
       removeUsers: true,
       log: (line) => steps.push(line),
     })
@@ -31,8 +25,8 @@ t.test(
       'the flow functions ran',
     )
     t.match(outcome.businessKey, /^LR-/)
-    const users = await fetch(`${urls['workflow-gateway']!}/user/listWorkflowUsers?appId=hr&organizationId=acme`, {
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    const users = await fetch(`${gatewayUrl}/user/listWorkflowUsers?appId=hr&organizationId=acme`, {
+      headers: { authorization: `Bearer ${ENV.ADMIN_TOKEN}` },
     })
     t.same(((await users.json()) as { data: unknown[] }).data, [], 'the example removed the users it created')
     t.match(steps, [

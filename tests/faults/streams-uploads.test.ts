@@ -10,8 +10,9 @@ import t, { type Test } from 'tap'
 import { openStore } from '../../store/open.js'
 import { startService, tempDir } from '../../services/testing/harness.js'
 import { storedInstance } from '../../services/testing/instance-store.js'
+import { taskIds } from '../../services/testing/task-request.js'
 import { waitUntil } from '../../services/testing/wait.js'
-import { createHrUsers, deployHrApp, formTask, HR, startLeaveRequest, workflowClient } from '../../services/testing/workflow.js'
+import { createHrUsers, deployHrApp, HR, startLeaveRequest, workflowClient } from '../../services/testing/workflow.js'
 import { MULTIPART, type RawAnswer, sendRawBody, UPLOAD_TAIL, uploadHead } from './streams-support.js'
 
 const MiB = 1024 * 1024
@@ -27,15 +28,7 @@ async function uploadSetup(t: Test) {
   const gateway = await startService(t, 'gateway', { store, config: { engineUrl: engine.url, maxUploadBytes: MAX_UPLOAD_BYTES } })
   const session = (await startLeaveRequest(workflowClient(t, engine.url), users.employee)).body
   const instance = session.context.processInstance
-  const fields = {
-    processId: instance.processId,
-    processInstanceId: instance.processInstanceId,
-    businessKey: instance.businessKey,
-    taskDefinitionKey: 'request',
-    taskId: formTask(session).taskId,
-    label: 'Scan',
-    fileName: 'note.pdf',
-  }
+  const fields = { ...taskIds(session), taskDefinitionKey: 'request', label: 'Scan', fileName: 'note.pdf' }
   const user = users.employee.userId
   const filesDir = join(dataDir, 'files')
   const storedFiles = () => readdirSync(filesDir)

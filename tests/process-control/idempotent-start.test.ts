@@ -9,7 +9,7 @@ import type { ProcessStartResult, Session } from '../../openapi/generated/schema
 import { CLAIM_LEASE_MS, requestHash } from '../../services/engine/idempotency/service.js'
 import { createTestUser } from '../../services/testing/users.js'
 import { HR } from '../../services/testing/workflow.js'
-import { Collections, type StoredContext, type StoredIdempotencyKey } from '../../store/collections.js'
+import { Collections, type StoredContext, type StoredIdempotencyKey, type StoredUser } from '../../store/collections.js'
 import { EmbeddedStore } from '../../store/embedded/store.js'
 import { type ControlStack, startControlStack } from './stack.js'
 
@@ -17,6 +17,11 @@ const leave = { ...HR, processId: 'leave-request', input: { days: 3, reason: 'Fa
 
 function instanceCount(stack: ControlStack): Promise<number> {
   return stack.store.collection<StoredContext>(Collections.contexts).countDocuments({})
+}
+
+/** `POST /process/start` carrying the idempotency key `key`, by the employee unless `as` says otherwise. */
+function startWithKey(stack: ControlStack, key: string, body: object = leave, as: StoredUser = stack.users.employee) {
+  return stack.send<ProcessStartResult>('startProcess', 'POST', '/process/start', { as, body, headers: { 'idempotency-key': key } })
 }
 
 const startRoutes = [
@@ -99,21 +104,8 @@ t.test('20 concurrent duplicates start one instance and all get its answer', asy
 
 t.test('the same key with another body is 422 wm3142 and starts nothing; keys are per tenant and at most 255 characters', async (t) => {
   const stack = await startControlStack(t)
-  t.equal(
-    (
-      await stack.send('startProcess', 'POST', '/process/start', {
-        as: stack.users.employee,
-        body: leave,
-        headers: { 'idempotency-key': 'k1' },
-      })
-    ).status,
-    200,
-  )
-  const other = await stack.send('startProcess', 'POST', '/process/start', {
-    as: stack.users.employee,
-    body: { ...leave, input: { days: 4 } },
-    headers: { 'idempotency-key': 'k1' },
-  })
+  t.equal((await startWithKey(stack, 'k1')).status, 200)
+  const other = await startWithKey(stack, 'k1', { ...leave, input: { days: 4 } })
   t.match(other, { status: 422, body: { status: 'customerror', error: { code: 'wm3142' } } })
   t.equal(await instanceCount(stack), 1)
   // The body's key order does not matter: the same body is the same request.
@@ -123,16 +115,7 @@ t.test('the same key with another body is 422 wm3142 and starts nothing; keys ar
     organizationId: HR.organizationId,
     appId: HR.appId,
   }
-  t.equal(
-    (
-      await stack.send('startProcess', 'POST', '/process/start', {
-        as: stack.users.employee,
-        body: reordered,
-        headers: { 'idempotency-key': 'k1' },
-      })
-    ).headers.get('idempotent-replayed'),
-    'true',
-  )
+  t.equal((await startWithKey(stack, 'k1', reordered)).headers.get('idempotent-replayed'), 'true')
 
   // Another tenant's key of the same name is another key.
   await stack.store.collection(Collections.models).insertOne({
@@ -146,54 +129,22 @@ t.test('the same key with another body is 422 wm3142 and starts nothing; keys ar
     fullName: 'Sid Sales',
     swimlanes: ['employee'],
   })
-  const sales = await stack.send('startProcess', 'POST', '/process/start', {
-    as: salesUser,
-    body: { ...leave, appId: 'sales' },
-    headers: { 'idempotency-key': 'k1' },
-  })
+  const sales = await startWithKey(stack, 'k1', { ...leave, appId: 'sales' }, salesUser)
   t.equal(sales.status, 200, 'another tenant starts with the same key')
   t.equal(sales.headers.get('idempotent-replayed'), null)
   t.equal(await instanceCount(stack), 2)
 
-  t.equal(
-    (
-      await stack.send('startProcess', 'POST', '/process/start', {
-        as: stack.users.employee,
-        body: leave,
-        headers: { 'idempotency-key': 'x'.repeat(256) },
-      })
-    ).status,
-    400,
-    '256 characters',
-  )
-  t.equal(
-    (
-      await stack.send('startProcess', 'POST', '/process/start', {
-        as: stack.users.employee,
-        body: leave,
-        headers: { 'idempotency-key': 'x'.repeat(255) },
-      })
-    ).status,
-    200,
-    '255 characters',
-  )
+  t.equal((await startWithKey(stack, 'x'.repeat(256))).status, 400, '256 characters')
+  t.equal((await startWithKey(stack, 'x'.repeat(255))).status, 200, '255 characters')
 })
 
 t.test('a first request that failed, or whose claim lapsed, does not block the retry', async (t) => {
   const stack = await startControlStack(t)
   const body = { ...leave, initiatorUserId: 'later-user' }
-  const failed = await stack.send('startProcess', 'POST', '/process/start', {
-    as: stack.users.admin,
-    body,
-    headers: { 'idempotency-key': 'retry-me' },
-  })
+  const failed = await startWithKey(stack, 'retry-me', body, stack.users.admin)
   t.match(failed, { status: 400, body: { error: { code: 'wm3006' } } }, 'the initiator does not exist yet')
   await createTestUser(stack.store, { ...HR, userId: 'later-user', fullName: 'Lou Later', swimlanes: ['employee'] })
-  const retried = await stack.send('startProcess', 'POST', '/process/start', {
-    as: stack.users.admin,
-    body,
-    headers: { 'idempotency-key': 'retry-me' },
-  })
+  const retried = await startWithKey(stack, 'retry-me', body, stack.users.admin)
   t.equal(retried.status, 200, 'the retry runs')
   t.equal(retried.headers.get('idempotent-replayed'), null)
   t.equal(await instanceCount(stack), 1)
@@ -210,11 +161,7 @@ t.test('a first request that failed, or whose claim lapsed, does not block the r
     claimedUntil: new Date(now - 1),
     expiresAt: new Date(now + 3_600_000),
   })
-  const takenOver = await stack.send<ProcessStartResult>('startProcess', 'POST', '/process/start', {
-    as: stack.users.employee,
-    body: leave,
-    headers: { 'idempotency-key': 'orphan' },
-  })
+  const takenOver = await startWithKey(stack, 'orphan')
   t.equal(takenOver.status, 200)
   t.equal(takenOver.body.data.context.processInstance.processInstanceId, 'claimed-instance-id', 'the instance the lapsed claim meant')
   t.equal((await keys.findOne({ _id: `${HR.appId}:${HR.organizationId}:orphan` }))?.answer?.statusCode, 200, 'the answer is kept now')
@@ -223,20 +170,12 @@ t.test('a first request that failed, or whose claim lapsed, does not block the r
 
 t.test('keys expire after IDEMPOTENCY_TTL_HOURS: the store removes them and the key starts again', async (t) => {
   const stack = await startControlStack(t, { idempotencyTtlHours: 1 / 3600 })
-  const first = await stack.send<ProcessStartResult>('startProcess', 'POST', '/process/start', {
-    as: stack.users.employee,
-    body: leave,
-    headers: { 'idempotency-key': 'short' },
-  })
+  const first = await startWithKey(stack, 'short')
   const keys = stack.store.collection<StoredIdempotencyKey>(Collections.idempotencyKeys)
   const stored = await keys.findOne({})
   t.ok(stored && stored.expiresAt.getTime() - Date.now() <= 1_000, 'kept for one second')
   await new Promise((resolve) => setTimeout(resolve, 1_100))
-  const later = await stack.send<ProcessStartResult>('startProcess', 'POST', '/process/start', {
-    as: stack.users.employee,
-    body: leave,
-    headers: { 'idempotency-key': 'short' },
-  })
+  const later = await startWithKey(stack, 'short')
   t.equal(later.headers.get('idempotent-replayed'), null, 'an expired key is not replayed')
   t.not(later.body.data.context.processInstance.processInstanceId, first.body.data.context.processInstance.processInstanceId)
   t.equal(await instanceCount(stack), 2)

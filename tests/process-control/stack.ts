@@ -13,6 +13,7 @@ import { ContractChecker } from '../../services/testing/contract.js'
 import type { Envelope } from '../../services/testing/gateway.js'
 import { openTestStore, startService } from '../../services/testing/harness.js'
 import { storedInstance } from '../../services/testing/instance-store.js'
+import { taskIds } from '../../services/testing/task-request.js'
 import { createTestUser } from '../../services/testing/users.js'
 import { createHrUsers, deployHrApp, HR, type HrUsers } from '../../services/testing/workflow.js'
 
@@ -84,16 +85,7 @@ export async function startControlStack(t: Test, config: Partial<Config> = {}): 
   }
 
   async function complete(user: StoredUser, session: Session, taskId: string): Promise<void> {
-    const instance = session.context.processInstance
-    const body = {
-      ...HR,
-      processId: instance.processId,
-      processInstanceId: instance.processInstanceId,
-      businessKey: instance.businessKey,
-      taskId,
-      actionType: 'complete',
-      dataInstance: session.context.dataInstance,
-    }
+    const body = { ...HR, ...taskIds(session, taskId), actionType: 'complete', dataInstance: session.context.dataInstance }
     const answer = await send('completeAction', 'POST', '/action/complete', { as: user, body })
     if (answer.status !== 200) throw new Error(`completing ${taskId} failed: ${JSON.stringify(answer.body)}`)
   }

@@ -2,6 +2,7 @@ import t from 'tap'
 import type { CustomError, NotificationRecord, Session } from '../../../openapi/generated/schemas.js'
 import { Collections, type StoredContext, type StoredNotification } from '../../../store/collections.js'
 import { deployExample, dataCollectionName } from '../../testing/models.js'
+import { taskIds } from '../../testing/task-request.js'
 import { completeTask, formTask, HR, openForm, startHrEngine, startLeaveRequest, type HrEngine } from '../../testing/workflow.js'
 
 async function storedContext(engine: HrEngine, processInstanceId: string): Promise<StoredContext> {
@@ -222,14 +223,7 @@ t.test('save persists the form data, logs a save, runs userTaskActivity and send
   const task = formTask(started)
   const saved = await engine.call<Session>('saveAction', 'POST', '/action/save', {
     user: employee.userId,
-    body: {
-      ...HR,
-      processId: instance.processId,
-      processInstanceId: instance.processInstanceId,
-      businessKey: instance.businessKey,
-      taskId: task.taskId,
-      dataInstance: { days: 7, reason: 'Trip' },
-    },
+    body: { ...HR, ...taskIds(started, task.taskId), dataInstance: { days: 7, reason: 'Trip' } },
   })
   t.equal(saved.status, 200)
   t.match(saved.body.context.dataInstance, { days: 7, reason: 'Trip', lastAction: 'save' })
@@ -249,15 +243,7 @@ t.test("a function action runs on the request's form data and answers its infoLi
   const { employee } = engine.users
   const started = (await startLeaveRequest(engine, employee)).body
   const instance = started.context.processInstance
-  const body = {
-    ...HR,
-    processId: instance.processId,
-    processInstanceId: instance.processInstanceId,
-    businessKey: instance.businessKey,
-    taskId: formTask(started).taskId,
-    customType: 'checkBalance',
-    dataInstance: { days: 25 },
-  }
+  const body = { ...HR, ...taskIds(started), customType: 'checkBalance', dataInstance: { days: 25 } }
   const ran = await engine.call<Session>('runActionFunction', 'POST', '/action/function', { user: employee.userId, body })
   t.equal(ran.status, 200)
   t.same(ran.body.context.infoList, ['Not enough leave days'])

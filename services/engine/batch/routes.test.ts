@@ -1,6 +1,7 @@
 import t from 'tap'
 import type { EngineLiveness, Message } from '../../../openapi/generated/schemas.js'
 import { Collections, type StoredBatchJob, type StoredModel } from '../../../store/collections.js'
+import { failedBatchJob } from '../../testing/batch-jobs.js'
 import { openTestStore, startService } from '../../testing/harness.js'
 import { waitUntil } from '../../testing/wait.js'
 import { createTestUser } from '../../testing/users.js'
@@ -11,22 +12,7 @@ const TENANT = { appId: 'hr', organizationId: 'acme' }
 
 /** A deploy job that failed for good `hoursAgo` hours ago (its model may since have been fixed). */
 function failedDeploy(jobId: string, hoursAgo: number, modelID: string): StoredBatchJob {
-  const at = new Date(Date.now() - hoursAgo * HOUR)
-  return {
-    _id: jobId,
-    jobId,
-    kind: 'deploy',
-    status: 'failed',
-    ...TENANT,
-    payload: { modelID, version: 1 },
-    tryCount: 10,
-    dueAt: at,
-    createdAt: at,
-    updatedAt: at,
-    lastError: 'boom',
-    lastFailureAt: at,
-    finishedAt: at,
-  }
+  return failedBatchJob(jobId, new Date(Date.now() - hoursAgo * HOUR), { ...TENANT, payload: { modelID, version: 1 } })
 }
 
 t.test('POST /external/batchjob/retry requeues the failed jobs of the window, which then run again', async (t) => {

@@ -1,6 +1,7 @@
 import t from 'tap'
 import type { Store } from '../../../store/port.js'
 import type { StoredBatchJob } from '../../../store/collections.js'
+import { failedBatchJob } from '../../testing/batch-jobs.js'
 import { openTestStore } from '../../testing/harness.js'
 import { batchJobRepository } from './repository.js'
 import { retryFailedJobs, retryMessage, windowStart } from './service.js'
@@ -9,23 +10,7 @@ const NOW = new Date('2025-06-30T08:00:00.000Z')
 const HOUR = 3_600_000
 
 function failedJob(jobId: string, hoursAgo: number, appId = 'hr'): StoredBatchJob {
-  const at = new Date(NOW.getTime() - hoursAgo * HOUR)
-  return {
-    _id: jobId,
-    jobId,
-    kind: 'deploy',
-    status: 'failed',
-    appId,
-    organizationId: 'acme',
-    payload: {},
-    tryCount: 10,
-    dueAt: at,
-    createdAt: at,
-    updatedAt: at,
-    lastError: 'boom',
-    lastFailureAt: at,
-    finishedAt: at,
-  }
+  return failedBatchJob(jobId, new Date(NOW.getTime() - hoursAgo * HOUR), { appId })
 }
 
 async function seed(t: Parameters<typeof openTestStore>[0]): Promise<Store> {

@@ -7,7 +7,8 @@ import { ContractChecker } from '../../testing/contract.js'
 import { startService, tempDir } from '../../testing/harness.js'
 import { storedActivityTypes, storedInstance } from '../../testing/instance-store.js'
 import { deployExample } from '../../testing/models.js'
-import { type ContractTest, createHrUsers, deployHrApp, formTask, HR, startLeaveRequest, workflowClient } from '../../testing/workflow.js'
+import { taskIds } from '../../testing/task-request.js'
+import { type ContractTest, createHrUsers, deployHrApp, HR, startLeaveRequest, workflowClient } from '../../testing/workflow.js'
 import { contentDisposition } from './routes.js'
 
 const contract = new ContractChecker('engine')
@@ -23,19 +24,11 @@ async function fileEngine(t: ContractTest, config: Partial<Config> = {}, edit?: 
   const { url } = await startService(t, 'engine', { store, config })
   const client = workflowClient(t, url)
   const session = (await startLeaveRequest(client, users.employee)).body
-  const instance = session.context.processInstance
-  const fields = {
-    processId: instance.processId,
-    processInstanceId: instance.processInstanceId,
-    businessKey: instance.businessKey,
-    taskDefinitionKey: 'request',
-    taskId: formTask(session).taskId,
-    label: "Doctor's note",
-    fileName: 'note.pdf',
-  }
+  const ids = taskIds(session)
+  const fields = { ...ids, taskDefinitionKey: 'request', label: "Doctor's note", fileName: 'note.pdf' }
   /** Stored files (bytes and their sidecars). */
   const storedFiles = () => readdirSync(join(dataDir, 'files')).filter((name) => !name.endsWith('.json'))
-  return { store, users, client, url, fields, storedFiles, processInstanceId: instance.processInstanceId }
+  return { store, users, client, url, fields, storedFiles, processInstanceId: ids.processInstanceId }
 }
 
 async function upload(t: ContractTest, url: string, user: string, parts: Array<['fields', string] | ['fileBody', Blob, string]>) {

@@ -1,19 +1,13 @@
 import t from 'tap'
 import type { ActivityRecord, NotificationRecord, Session } from '../../../openapi/generated/schemas.js'
 import { Collections, type StoredContext } from '../../../store/collections.js'
-import { formTask, HR, startHrEngine, startLeaveRequest } from '../../testing/workflow.js'
+import { taskIds } from '../../testing/task-request.js'
+import { HR, startHrEngine, startLeaveRequest } from '../../testing/workflow.js'
 
 async function setUp(t: Tap) {
   const engine = await startHrEngine(t)
   const started = (await startLeaveRequest(engine, engine.users.employee)).body
-  const instance = started.context.processInstance
-  const body = {
-    ...HR,
-    processId: instance.processId,
-    processInstanceId: instance.processInstanceId,
-    businessKey: instance.businessKey,
-    taskId: formTask(started).taskId,
-  }
+  const body = { ...HR, ...taskIds(started) }
   return { engine, started, body }
 }
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]

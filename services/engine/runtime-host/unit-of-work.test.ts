@@ -1,16 +1,23 @@
 import t from 'tap'
+import type { SortSpec, Store } from '../../../store/port.js'
 import { openTestStore } from '../../testing/harness.js'
 import { UnitOfWork } from './unit-of-work.js'
 
 const LEDGER = 'ledger'
 
+/** What the store itself holds, whatever a unit of work has seen so far. */
+function committedLedger(store: Store, sort: SortSpec = { _id: 1 }) {
+  return store.collection(LEDGER).find({}, { sort }).toArray()
+}
+
 t.test('reads in the run see its own writes; nothing reaches the store until the writes are applied', async (t) => {
   const store = await openTestStore(t)
-  await store.collection(LEDGER).insertMany([
+  const before = [
     { _id: 'a', n: 1 },
     { _id: 'b', n: 2 },
     { _id: 'c', n: 3 },
-  ])
+  ]
+  await store.collection(LEDGER).insertMany(structuredClone(before))
   const work = new UnitOfWork(store)
 
   const inserted = await work.insert(LEDGER, { n: 4 }, [])
@@ -34,24 +41,10 @@ t.test('reads in the run see its own writes; nothing reaches the store until the
   )
   t.equal(await work.find(LEDGER, {}, 2).then((docs) => docs.length), 2, 'the limit holds across committed and own documents')
 
-  t.same(
-    await store
-      .collection(LEDGER)
-      .find({}, { sort: { _id: 1 } })
-      .toArray(),
-    [
-      { _id: 'a', n: 1 },
-      { _id: 'b', n: 2 },
-      { _id: 'c', n: 3 },
-    ],
-    'the store is untouched so far',
-  )
+  t.same(await committedLedger(store), before, 'the store is untouched so far')
   await work.applyAlone()
   t.same(
-    await store
-      .collection(LEDGER)
-      .find({}, { sort: { n: 1 } })
-      .toArray(),
+    await committedLedger(store, { n: 1 }),
     [
       { _id: 'a', n: 1 },
       { _id: 'c', n: 3, big: true },
@@ -92,23 +85,15 @@ t.test('discardSince forgets the writes after a mark, in the overlay too', async
   await work.update(LEDGER, { _id: 'kept' }, { n: 20 }, false, [])
   await work.delete(LEDGER, { _id: 'a' })
   work.discardSince(mark)
+  const kept = [
+    { _id: 'a', n: 1 },
+    { _id: 'kept', n: 2 },
+  ]
   t.same(
     (await work.find(LEDGER, {}, 10)).sort((x, y) => String(x._id).localeCompare(String(y._id))),
-    [
-      { _id: 'a', n: 1 },
-      { _id: 'kept', n: 2 },
-    ],
+    kept,
   )
   t.equal(work.writes().length, 1)
   await work.applyAlone()
-  t.same(
-    await store
-      .collection(LEDGER)
-      .find({}, { sort: { _id: 1 } })
-      .toArray(),
-    [
-      { _id: 'a', n: 1 },
-      { _id: 'kept', n: 2 },
-    ],
-  )
+  t.same(await committedLedger(store), kept)
 })
