@@ -162,3 +162,15 @@ export class DestinationGuard {
     return new Agent({ ...agentOptions, connect })
   }
 }
+
+/**
+ * The guard of webhook destinations (WEBHOOK_ALLOWED_HOSTS), the same in the gateway that accepts a
+ * URL and in the engine that delivers to it: never this server's port, nor the other service's.
+ */
+export function webhookDestinationGuard(allowedHosts: readonly string[], server: Server, otherServicePort: number): DestinationGuard {
+  return new DestinationGuard({
+    allowedHosts,
+    ownPorts: () => listeningPorts(server, otherServicePort),
+    allowListName: 'WEBHOOK_ALLOWED_HOSTS',
+  })
+}

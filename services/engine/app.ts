@@ -3,7 +3,7 @@
  * docs), then app decorators (identity), then the domain route plugins. Only the server files build
  * Fastify itself; tests register this plugin and drive it with inject or a real port.
  */
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import { type EngineErrorCode, engineErrorCatalogue } from '../../openapi/generated/errors.js'
 import type { Config } from '../../lib/config/config.js'
 import { loadOpenApiDocument } from '../../plugins/docs/plugin.js'
@@ -81,6 +81,11 @@ export interface EngineAppOptions {
   clock?: Clock | undefined
 }
 
+/** Registers plugins that take no options one after another: each may depend on those before it. */
+async function registerInOrder(app: FastifyInstance, plugins: readonly FastifyPluginAsync[]): Promise<void> {
+  for (const plugin of plugins) await app.register(plugin)
+}
+
 export default async function engineApp(app: FastifyInstance, options: EngineAppOptions): Promise<void> {
   const { telemetry } = options.config
   const metrics = telemetry.metricsEnabled ? new EngineMetrics() : null
@@ -118,17 +123,11 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
     },
   })
   // Repositories, then the services built on them (the workflow core of issue 4).
-  await app.register(models)
-  await app.register(contexts)
-  await app.register(activities)
+  await registerInOrder(app, [models, contexts, activities])
   await app.register(taskLocks, { ttlSeconds: options.config.lockTtlSeconds })
-  await app.register(notificationRecords)
-  await app.register(swimlaneMembers)
-  await app.register(processModels)
-  await app.register(authorization)
-  await app.register(notifications)
-  await app.register(webhookOutbox)
-  await app.register(webhookDeliveries)
+  await registerInOrder(app, [notificationRecords, swimlaneMembers, processModels, authorization, notifications])
+  // Webhooks: the outbox (a stored change's deliveries, written with it) and the deliveries as the worker tries them.
+  await registerInOrder(app, [webhookOutbox, webhookDeliveries])
   await app.register(runEnvironments, {
     flowTimeoutMs: options.config.flowTimeoutMs,
     flowInlineBudgetMs: options.config.flowInlineBudgetMs,
@@ -136,17 +135,10 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
     flowHttp: options.config.flowHttp,
     gatewayPort: options.config.gatewayPort,
   })
-  await app.register(processInstances)
-  await app.register(sessions)
-  await app.register(processStarter)
-  await app.register(idempotencyKeys)
+  await registerInOrder(app, [processInstances, sessions, processStarter, idempotencyKeys])
   await app.register(idempotentStarts, { ttlHours: options.config.idempotencyTtlHours })
   // Repositories of issue 5 (notes, tasks, headless, queries, constants, data, files).
-  await app.register(processQueries)
-  await app.register(constants)
-  await app.register(dataCollections)
-  await app.register(batchJobs)
-  await app.register(schedules)
+  await registerInOrder(app, [processQueries, constants, dataCollections, batchJobs, schedules])
   await app.register(batchWorker, {
     settings: {
       backoffMs: options.config.batchBackoffMs,

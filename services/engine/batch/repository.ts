@@ -5,9 +5,10 @@
  * outcome of the one that took its job over.
  */
 import { randomUUID } from 'node:crypto'
+import { CollectionRepository } from '../../../plugins/store/collection-repository.js'
 import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
 import type { BatchJobCounts } from '../../../openapi/generated/schemas.js'
-import { type Collection, isDuplicateKeyError, type Store } from '../../../store/port.js'
+import { isDuplicateKeyError, type Store } from '../../../store/port.js'
 import { type BatchJobStatus, type BulkProgress, Collections, type StoredBatchJob } from '../../../store/collections.js'
 import type { BatchJobKind, ClaimedBatchJob } from './handlers.js'
 
@@ -77,21 +78,21 @@ export function newBatchJob(job: NewBatchJob, now: Date): StoredBatchJob {
   }
 }
 
-export class BatchJobRepository {
-  constructor(private readonly collection: Collection<StoredBatchJob>) {}
-
+export class BatchJobRepository extends CollectionRepository<StoredBatchJob> {
   /** Named so they never clash with indexes another service creates on the same collection. */
-  async ensureIndexes(): Promise<void> {
-    await this.collection.createIndex({ status: 1, dueAt: 1 }, { name: 'engine_batch_due' })
-    await this.collection.createIndex({ status: 1, leaseUntil: 1 }, { name: 'engine_batch_lease' })
-    await this.collection.createIndex({ status: 1, finishedAt: 1 }, { name: 'engine_batch_finished' })
-    await this.collection.createIndex({ status: 1, lastFailureAt: 1 }, { name: 'engine_batch_failures' })
-    await this.collection.createIndex({ appId: 1, organizationId: 1, createdAt: -1, jobId: -1 }, { name: 'engine_batch_tenant_list' })
-    await this.collection.createIndex(
-      { scheduleKey: 1 },
-      { name: 'engine_batch_schedule_tick', unique: true, partialFilterExpression: { scheduleKey: { $exists: true } } },
-    )
-  }
+  protected readonly indexes = [
+    { keys: { status: 1, dueAt: 1 }, name: 'engine_batch_due' },
+    { keys: { status: 1, leaseUntil: 1 }, name: 'engine_batch_lease' },
+    { keys: { status: 1, finishedAt: 1 }, name: 'engine_batch_finished' },
+    { keys: { status: 1, lastFailureAt: 1 }, name: 'engine_batch_failures' },
+    { keys: { appId: 1, organizationId: 1, createdAt: -1, jobId: -1 }, name: 'engine_batch_tenant_list' },
+    {
+      keys: { scheduleKey: 1 },
+      name: 'engine_batch_schedule_tick',
+      unique: true,
+      partialFilterExpression: { scheduleKey: { $exists: true } },
+    },
+  ] as const
 
   /** Inserts a `waiting` job. With a `scheduleKey` another engine may have inserted first: then null. */
   async enqueue(job: NewBatchJob, now: Date): Promise<StoredBatchJob | null> {

@@ -4,22 +4,27 @@
  * All three act on the whole tenant's jobs: role `admin` or a system user only.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { getBatchJob, listBatchJobs, retryFailedBatchJobs } from '../../../openapi/generated/engine-routes.js'
-import { requireActor } from '../../../plugins/identity/plugin.js'
+import { type Actor, requireActor } from '../../../plugins/identity/plugin.js'
 import { routeFrom } from '../../../lib/server/route.js'
 import { decodeJobCursor, isTenantJob, jobSummary, listJobs } from './job-list.js'
 import { retryFailedJobs } from './service.js'
 
 async function batchRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
+  /** The acting user (every route requires the user header), once it may act on the whole tenant's jobs. */
+  const operator = (request: FastifyRequest, action: string): Actor => {
+    const actor = requireActor(request)
+    fastify.authorization.assertMayActForOthers(actor, action)
+    return actor
+  }
   app.route({
     ...routeFrom(retryFailedBatchJobs),
     handler: async (request) => {
-      // The route requires the user header; requeueing the tenant's jobs is acting for others.
-      const actor = requireActor(request)
-      fastify.authorization.assertMayActForOthers(actor, 'retry batch jobs')
+      // Requeueing the tenant's jobs is acting for others.
+      const actor = operator(request, 'retry batch jobs')
       const tenant = { appId: actor.appId, organizationId: actor.organizationId }
       const { requeued, message } = await retryFailedJobs(fastify.batchJobs, request.body, tenant, fastify.clock())
       if (requeued > 0) fastify.batchWorker.wake()
@@ -30,8 +35,7 @@ async function batchRoutes(fastify: FastifyInstance): Promise<void> {
   app.route({
     ...routeFrom(listBatchJobs),
     handler: async (request) => {
-      const actor = requireActor(request)
-      fastify.authorization.assertMayActForOthers(actor, 'list batch jobs')
+      const actor = operator(request, 'list batch jobs')
       const { cursor } = request.body
       const after = cursor === undefined ? undefined : decodeJobCursor(cursor)
       if (cursor !== undefined && !after)
@@ -43,8 +47,7 @@ async function batchRoutes(fastify: FastifyInstance): Promise<void> {
   app.route({
     ...routeFrom(getBatchJob),
     handler: async (request) => {
-      const actor = requireActor(request)
-      fastify.authorization.assertMayActForOthers(actor, 'read batch jobs')
+      const actor = operator(request, 'read batch jobs')
       const { jobId } = request.params
       const job = await fastify.batchJobs.findByJobId(jobId)
       // Another tenant's job is as absent as one that never was.

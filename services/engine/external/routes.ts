@@ -17,6 +17,7 @@ import {
 } from '../../../openapi/generated/engine-routes.js'
 import { requireActor } from '../../../plugins/identity/plugin.js'
 import { routeFrom } from '../../../lib/server/route.js'
+import { routeCommand, routeCommandOn } from '../command-routes.js'
 
 /** Every route requires the user header: identity has resolved the actor before a handler runs. */
 async function externalRoutes(fastify: FastifyInstance): Promise<void> {
@@ -28,25 +29,10 @@ async function externalRoutes(fastify: FastifyInstance): Promise<void> {
     handler: async (request) =>
       service.act(requireActor(request), request.params.taskId, request.params.actionType, request.body, request.headers.additionalheaders),
   })
-  typed.route({
-    ...routeFrom(assignTaskToUser),
-    handler: async (request) =>
-      service.assignToUser(requireActor(request), request.params.taskId, request.body, request.headers.additionalheaders),
-  })
-  typed.route({
-    ...routeFrom(assignTaskToSwimlane),
-    handler: async (request) =>
-      service.assignToSwimlane(requireActor(request), request.params.taskId, request.body, request.headers.additionalheaders),
-  })
-  typed.route({
-    ...routeFrom(executeExternalFunction),
-    handler: async (request) =>
-      service.executeFunction(requireActor(request), request.params.functionId, request.body, request.headers.additionalheaders),
-  })
-  typed.route({
-    ...routeFrom(changeProcessStep),
-    handler: async (request) => service.changeStep(requireActor(request), request.body, request.headers.additionalheaders),
-  })
+  routeCommandOn(fastify, assignTaskToUser, 'taskId', service.assignToUser.bind(service))
+  routeCommandOn(fastify, assignTaskToSwimlane, 'taskId', service.assignToSwimlane.bind(service))
+  routeCommandOn(fastify, executeExternalFunction, 'functionId', service.executeFunction.bind(service))
+  routeCommand(fastify, changeProcessStep, service.changeStep.bind(service))
   typed.route({
     ...routeFrom(releaseUserLocks),
     handler: async (request) => service.releaseLocksOf(requireActor(request), request.params.userId, request.query.appId),

@@ -3,8 +3,9 @@
  * process models and the app's function libraries. A new instance uses the latest live version of
  * its process; a running one keeps the version it started with.
  */
+import { CollectionRepository } from '../../../plugins/store/collection-repository.js'
 import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
-import type { Collection, Store } from '../../../store/port.js'
+import type { Store } from '../../../store/port.js'
 import { Collections, type StoredModel } from '../../../store/collections.js'
 
 declare module 'fastify' {
@@ -13,13 +14,9 @@ declare module 'fastify' {
   }
 }
 
-export class ModelRepository {
-  constructor(private readonly collection: Collection<StoredModel>) {}
-
+export class ModelRepository extends CollectionRepository<StoredModel> {
   /** Named so it never clashes with the indexes the gateway's model domain creates on the same collection. */
-  async ensureIndexes(): Promise<void> {
-    await this.collection.createIndex({ processId: 1, appId: 1, version: -1 }, { name: 'engine_process_versions' })
-  }
+  protected readonly indexes = [{ keys: { processId: 1, appId: 1, version: -1 }, name: 'engine_process_versions' }] as const
 
   /**
    * The number of the latest live version, read without the model itself: every new instance asks,

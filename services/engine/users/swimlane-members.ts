@@ -2,8 +2,9 @@
  * What forms need to know about the tenant's users: who works in which swimlane (the form
  * context's `swimlanes`, e.g. to pick an assignee).
  */
+import { CollectionRepository } from '../../../plugins/store/collection-repository.js'
 import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
-import type { Collection, Store } from '../../../store/port.js'
+import type { Store } from '../../../store/port.js'
 import { Collections, type StoredUser } from '../../../store/collections.js'
 
 declare module 'fastify' {
@@ -12,13 +13,9 @@ declare module 'fastify' {
   }
 }
 
-export class SwimlaneMemberRepository {
-  constructor(private readonly users: Collection<StoredUser>) {}
-
+export class SwimlaneMemberRepository extends CollectionRepository<StoredUser> {
   /** Every session lists the members of its swimlanes: read them by swimlane, not the tenant's every user. */
-  async ensureIndexes(): Promise<void> {
-    await this.users.createIndex({ appId: 1, swimlanes: 1 }, { name: 'engine_swimlane_members' })
-  }
+  protected readonly indexes = [{ keys: { appId: 1, swimlanes: 1 }, name: 'engine_swimlane_members' }] as const
 
   /** Swimlane id → userIds of the tenant's users who work in it, for each of the given swimlanes. */
   async membersOf(appId: string, organizationId: string, swimlaneIds: readonly string[]): Promise<Record<string, string[]>> {
@@ -26,7 +23,7 @@ export class SwimlaneMemberRepository {
     if (swimlaneIds.length === 0) return members
     // The (appId, swimlanes) index reads only the members; users without an organization belong to
     // the organization '' (checked below), which an equality on organizationId cannot say.
-    const users = await this.users
+    const users = await this.collection
       .find({ appId, swimlanes: { $in: [...swimlaneIds] } }, { projection: { _id: 0, userId: 1, swimlanes: 1, organizationId: 1 } })
       .toArray()
     for (const user of users) {

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { DestinationGuard, listeningPorts } from '../../../lib/outbound/destination-guard.js'
+import { webhookDestinationGuard } from '../../../lib/outbound/destination-guard.js'
 import { workerOwner } from '../batch/plugin.js'
 import { WebhookSender } from './sender.js'
 import { DeliveryWorker } from './worker.js'
@@ -29,12 +29,7 @@ export interface WebhookWorkerPluginOptions {
 }
 
 async function webhookWorkerPlugin(fastify: FastifyInstance, options: WebhookWorkerPluginOptions): Promise<void> {
-  const guard = new DestinationGuard({
-    allowedHosts: options.allowedHosts,
-    ownPorts: () => listeningPorts(fastify.server, options.gatewayPort),
-    allowListName: 'WEBHOOK_ALLOWED_HOSTS',
-  })
-  const dispatcher = guard.dispatcher()
+  const dispatcher = webhookDestinationGuard(options.allowedHosts, fastify.server, options.gatewayPort).dispatcher()
   const worker = new DeliveryWorker({
     deliveries: fastify.webhookDeliveries,
     subscriptions: { find: (subscriptionId) => fastify.webhookOutbox.findSubscription(subscriptionId) },

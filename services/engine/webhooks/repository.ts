@@ -4,8 +4,9 @@
  * way, the engine holding it), so engines sharing a store never try one delivery at the same time
  * and a stale engine cannot overwrite the outcome of the one that took it over.
  */
+import { CollectionRepository } from '../../../plugins/store/collection-repository.js'
 import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
-import type { Collection, Store } from '../../../store/port.js'
+import type { Store } from '../../../store/port.js'
 import { Collections, type StoredWebhookDelivery } from '../../../store/collections.js'
 
 declare module 'fastify' {
@@ -20,17 +21,15 @@ export type TryOutcome =
   | { status: 'pending'; dueAt: Date; statusCode?: number | undefined; error: string }
   | { status: 'failed'; statusCode?: number | undefined; error: string }
 
-export class DeliveryRepository {
-  constructor(private readonly collection: Collection<StoredWebhookDelivery>) {}
-
+export class DeliveryRepository extends CollectionRepository<StoredWebhookDelivery> {
   /** Named so they never clash with indexes the gateway creates on the same collection. */
-  async ensureIndexes(): Promise<void> {
-    await this.collection.createIndex({ status: 1, dueAt: 1 }, { name: 'engine_webhook_due' })
-    await this.collection.createIndex({ orderKey: 1, sequence: 1 }, { name: 'engine_webhook_order' })
-    await this.collection.createIndex({ status: 1, leaseUntil: 1 }, { name: 'engine_webhook_lease' })
-    await this.collection.createIndex({ subscriptionId: 1, createdAt: -1 }, { name: 'engine_webhook_subscription' })
-    await this.collection.createIndex({ status: 1, createdAt: 1 }, { name: 'engine_webhook_settled' })
-  }
+  protected readonly indexes = [
+    { keys: { status: 1, dueAt: 1 }, name: 'engine_webhook_due' },
+    { keys: { orderKey: 1, sequence: 1 }, name: 'engine_webhook_order' },
+    { keys: { status: 1, leaseUntil: 1 }, name: 'engine_webhook_lease' },
+    { keys: { subscriptionId: 1, createdAt: -1 }, name: 'engine_webhook_subscription' },
+    { keys: { status: 1, createdAt: 1 }, name: 'engine_webhook_settled' },
+  ] as const
 
   /** `pending` deliveries due at `now`, longest due first; at most `limit`. */
   async due(now: Date, limit: number): Promise<StoredWebhookDelivery[]> {

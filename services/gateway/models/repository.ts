@@ -29,6 +29,16 @@ export function dataCollectionName(appId: string, modelID: string): string {
   return `data.${app}.${modelID}`
 }
 
+/** The collections a model insert writes, typed by what they hold: the repository's, and what tests read back. */
+export function modelCollections(store: Store) {
+  return {
+    models: store.collection<StoredModel>(Collections.models),
+    constants: store.collection<StoredConstant>(Collections.constants),
+    dataCollections: store.collection<StoredDataCollection>(Collections.dataCollections),
+    batchJobs: store.collection<StoredBatchJob>(Collections.batchJobs),
+  }
+}
+
 export class ModelRepository {
   private readonly models: Collection<StoredModel>
   private readonly constants: Collection<StoredConstant>
@@ -36,10 +46,11 @@ export class ModelRepository {
   private readonly batchJobs: Collection<StoredBatchJob>
 
   constructor(private readonly store: Store) {
-    this.models = store.collection<StoredModel>(Collections.models)
-    this.constants = store.collection<StoredConstant>(Collections.constants)
-    this.dataCollections = store.collection<StoredDataCollection>(Collections.dataCollections)
-    this.batchJobs = store.collection<StoredBatchJob>(Collections.batchJobs)
+    const { models, constants, dataCollections, batchJobs } = modelCollections(store)
+    this.models = models
+    this.constants = constants
+    this.dataCollections = dataCollections
+    this.batchJobs = batchJobs
   }
 
   async ensureIndexes(): Promise<void> {

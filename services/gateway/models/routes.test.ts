@@ -1,17 +1,11 @@
 import { gunzipSync } from 'node:zlib'
 import t from 'tap'
-import {
-  Collections,
-  type StoredBatchJob,
-  type StoredConstant,
-  type StoredDataCollection,
-  type StoredModel,
-} from '../../../store/collections.js'
+import type { Store } from '../../../store/port.js'
 import { ContractChecker } from '../../testing/contract.js'
 import { type Envelope, startGateway } from '../../testing/gateway.js'
 import { insertModelRequest } from '../../testing/models.js'
 import { createTestUser } from '../../testing/users.js'
-import { dataCollectionName } from './repository.js'
+import { dataCollectionName, modelCollections } from './repository.js'
 
 const HR = { appId: 'hr', organizationId: 'acme' }
 const contract = new ContractChecker('gateway')
@@ -22,14 +16,9 @@ async function addReader(store: Parameters<typeof createTestUser>[0]): Promise<v
   await createTestUser(store, { ...HR, userId: READER.user, fullName: 'Hr Reader' })
 }
 
-async function modelVersions(
-  store: { collection<T extends object>(name: string): { find(filter: object, options?: object): { toArray(): Promise<T[]> } } },
-  modelID: string,
-) {
-  return store
-    .collection<StoredModel>(Collections.models)
-    .find({ modelID }, { sort: { live: -1, version: 1 } })
-    .toArray()
+async function modelVersions(store: Store, modelID: string) {
+  const { models } = modelCollections(store)
+  return models.find({ modelID }, { sort: { live: -1, version: 1 } }).toArray()
 }
 
 t.test('a live insert adds version n+1 and keeps every earlier live version', async (t) => {
@@ -148,8 +137,8 @@ t.test('an invalid model is 400 fm3010 naming the path of its first fault, and n
     body: { ...insertModelRequest('leave-form', HR), model: { ...insertModelRequest('leave-form', HR).model, modelID: 'no spaces' } },
   })
   t.equal(badModelId.status, 400, 'the modelID pattern is checked by the schema')
-  t.equal(await gateway.app.store.collection(Collections.models).countDocuments({}), 0)
-  t.equal(await gateway.app.store.collection(Collections.batchJobs).countDocuments({}), 0)
+  t.equal(await modelCollections(gateway.app.store).models.countDocuments({}), 0)
+  t.equal(await modelCollections(gateway.app.store).batchJobs.countDocuments({}), 0)
 })
 
 t.test("a process may call the functions of its app's live functions model", async (t) => {
@@ -172,7 +161,7 @@ t.test("a process may call the functions of its app's live functions model", asy
 t.test('a constants model writes its constants as <appId>:<name>; a new version drops the names it no longer has', async (t) => {
   const { gateway, client } = await startGateway(t)
   await client.call('insertModel', 'POST', '/model/insertModel', { body: insertModelRequest('hr-constants', HR) })
-  const constants = gateway.app.store.collection<StoredConstant>(Collections.constants)
+  const { constants } = modelCollections(gateway.app.store)
   t.same(await constants.find({}, { sort: { _id: 1 } }).toArray(), [
     { _id: 'hr:payrollOnline', appId: 'hr', name: 'payrollOnline', value: 'yes', modelID: 'hr-constants' },
     { _id: 'hr:vatRate', appId: 'hr', name: 'vatRate', value: '0.2', modelID: 'hr-constants' },
@@ -198,7 +187,7 @@ t.test('a jobScheduler model creates a waiting deploy job per live version', asy
   const before = Date.now()
   await client.call('insertModel', 'POST', '/model/insertModel', { body: insertModelRequest('hr-nightly', HR) })
   await client.call('insertModel', 'POST', '/model/insertModel', { body: insertModelRequest('hr-nightly', { ...HR, live: false }) })
-  const jobs = await gateway.app.store.collection<StoredBatchJob>(Collections.batchJobs).find({}).toArray()
+  const jobs = await modelCollections(gateway.app.store).batchJobs.find({}).toArray()
   t.equal(jobs.length, 1, 'a draft creates no job')
   t.match(jobs[0], {
     kind: 'deploy',
@@ -214,10 +203,8 @@ t.test('a jobScheduler model creates a waiting deploy job per live version', asy
 t.test('a dataCollection model registers its collection and builds its indexes', async (t) => {
   const { gateway, client } = await startGateway(t)
   await client.call('insertModel', 'POST', '/model/insertModel', { body: insertModelRequest('leave-bookings', HR) })
-  const entries = await gateway.app.store
-    .collection<StoredDataCollection>(Collections.dataCollections)
-    .find({}, { projection: { _id: 0 } })
-    .toArray()
+  const { dataCollections } = modelCollections(gateway.app.store)
+  const entries = await dataCollections.find({}, { projection: { _id: 0 } }).toArray()
   t.same(entries, [
     { appId: 'hr', name: 'Leave bookings', modelID: 'leave-bookings', collectionName: dataCollectionName('hr', 'leave-bookings') },
   ])

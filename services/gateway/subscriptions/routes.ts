@@ -14,18 +14,13 @@ import {
   redeliverWebhook,
 } from '../../../openapi/generated/gateway-routes.js'
 import { routeFrom } from '../../../lib/server/route.js'
+import { createHandler, deleteHandler } from '../admin-writes.js'
 
 const DEFAULT_DELIVERY_PAGE = 50
 
 async function subscriptionRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
-  app.route({
-    ...routeFrom(createSubscription),
-    handler: async (request, reply) => {
-      const tenant = fastify.adminTenantOf(request, request.body, 'body')
-      return reply.envelope(await fastify.subscriptions.create(tenant ? { ...request.body, ...tenant } : request.body))
-    },
-  })
+  app.route({ ...routeFrom(createSubscription), handler: createHandler(fastify, fastify.subscriptions) })
   app.route({
     ...routeFrom(listSubscriptions),
     handler: async (request, reply) => {
@@ -35,18 +30,7 @@ async function subscriptionRoutes(fastify: FastifyInstance): Promise<void> {
       )
     },
   })
-  app.route({
-    ...routeFrom(deleteSubscription),
-    handler: async (request, reply) => {
-      // The tenant travels as query parameters on DELETE; a JSON body may carry it too (DESIGN.md §4).
-      const named = {
-        organizationId: request.query.organizationId ?? request.body.organizationId,
-        appId: request.query.appId ?? request.body.appId,
-      }
-      await fastify.subscriptions.delete(request.body.id, fastify.adminTenantOf(request, named, 'query') ?? named)
-      return reply.envelope({ message: 'Subscription deleted' })
-    },
-  })
+  app.route({ ...routeFrom(deleteSubscription), handler: deleteHandler(fastify, fastify.subscriptions, 'Subscription deleted') })
   app.route({
     ...routeFrom(listSubscriptionDeliveries),
     handler: async (request, reply) => {

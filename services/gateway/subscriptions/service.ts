@@ -17,7 +17,7 @@ import type {
 } from '../../../openapi/generated/schemas.js'
 import type { GatewayErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
-import { DestinationGuard, listeningPorts } from '../../../lib/outbound/destination-guard.js'
+import { type DestinationGuard, webhookDestinationGuard } from '../../../lib/outbound/destination-guard.js'
 import type { StoredWebhookDelivery, StoredWebhookSubscription } from '../../../store/collections.js'
 import type { DeliveryPosition, SubscriptionRepository, TenantFilter } from './repository.js'
 
@@ -161,11 +161,7 @@ export interface SubscriptionServiceOptions {
 }
 
 async function subscriptionServicePlugin(fastify: FastifyInstance, options: SubscriptionServiceOptions): Promise<void> {
-  const guard = new DestinationGuard({
-    allowedHosts: options.allowedHosts,
-    ownPorts: () => listeningPorts(fastify.server, options.enginePort),
-    allowListName: 'WEBHOOK_ALLOWED_HOSTS',
-  })
+  const guard = webhookDestinationGuard(options.allowedHosts, fastify.server, options.enginePort)
   fastify.decorate('subscriptions', new Subscriptions(fastify.subscriptionRepository, guard, fastify.fail))
 }
 

@@ -9,18 +9,13 @@ import type { GatewayErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import { createUser, deleteUser, getUserById, listWorkflowUsers, updateUser } from '../../../openapi/generated/gateway-routes.js'
 import { routeFrom } from '../../../lib/server/route.js'
+import { createHandler, deleteHandler } from '../admin-writes.js'
 import { namesOtherTenant, readerOf } from './reader.js'
 
 async function userRoutes(fastify: FastifyInstance): Promise<void> {
   const fail: ErrorFactory<GatewayErrorCode> = fastify.fail
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
-  app.route({
-    ...routeFrom(createUser),
-    handler: async (request, reply) => {
-      const tenant = fastify.adminTenantOf(request, request.body, 'body')
-      return reply.envelope(await fastify.users.create(tenant ? { ...request.body, ...tenant } : request.body))
-    },
-  })
+  app.route({ ...routeFrom(createUser), handler: createHandler(fastify, fastify.users) })
   app.route({
     ...routeFrom(updateUser),
     handler: async (request, reply) => {
@@ -31,18 +26,7 @@ async function userRoutes(fastify: FastifyInstance): Promise<void> {
       return reply.envelope(await fastify.users.update(tenant ? { ...request.body, ...tenant } : request.body))
     },
   })
-  app.route({
-    ...routeFrom(deleteUser),
-    handler: async (request, reply) => {
-      // The tenant travels as query parameters on DELETE; a JSON body may carry it too (DESIGN.md §4).
-      const named = {
-        organizationId: request.query.organizationId ?? request.body.organizationId,
-        appId: request.query.appId ?? request.body.appId,
-      }
-      await fastify.users.delete(request.body.id, fastify.adminTenantOf(request, named, 'query') ?? named)
-      return reply.envelope({ message: 'User deleted successfully' })
-    },
-  })
+  app.route({ ...routeFrom(deleteUser), handler: deleteHandler(fastify, fastify.users, 'User deleted successfully') })
   // Reads answer the reader's tenant only (reader.ts); a query naming another tenant finds nothing.
   app.route({
     ...routeFrom(getUserById),
