@@ -12,6 +12,7 @@ import { runLeaveRequest } from '../scripts/examples/leave-request.js'
 import { WorkflowClient } from '../sdk/client.js'
 import { startAllInOne } from './testing/all-in-one.js'
 import { openEventStream } from './testing/event-stream.js'
+import { waitUntil } from './testing/wait.js'
 
 const SECRET = 'studio-secret-0123456789abcdef0123456789'
 const CLIENT_ID = 'aio-client'
@@ -60,15 +61,16 @@ t.test(
       "the wfm stream has the engine's lines only",
     )
 
-    const stdout = service.stdoutLines.map((line) => JSON.parse(line) as { service?: string; reqId?: string })
-    t.ok(
-      stdout.some((entry) => entry.service === 'workflow-gateway' && entry.reqId === 'aio-traced'),
-      "the gateway thread's lines reach stdout",
+    // Stdout is written in the services' own time (pino's buffered destination): read until both lines are there.
+    const tracedBy = (serviceName: string) => (entries: Array<{ service?: string; reqId?: string }>) =>
+      entries.some((entry) => entry.service === serviceName && entry.reqId === 'aio-traced')
+    const stdout = await waitUntil(
+      () => service.stdoutLines.map((line) => JSON.parse(line) as { service?: string; reqId?: string }),
+      (entries) => tracedBy('workflow-gateway')(entries) && tracedBy('workflow-engine')(entries),
+      10_000,
     )
-    t.ok(
-      stdout.some((entry) => entry.service === 'workflow-engine' && entry.reqId === 'aio-traced'),
-      "and so do the engine's, every line whole JSON",
-    )
+    t.ok(tracedBy('workflow-gateway')(stdout), "the gateway thread's lines reach stdout")
+    t.ok(tracedBy('workflow-engine')(stdout), "and so do the engine's, every line whole JSON")
 
     // An upload whose body is still arriving when SIGTERM comes: it finishes before the process ends.
     const employee = new WorkflowClient({ baseUrl: gatewayUrl, organizationId: 'acme', appId: 'hr', userId: outcome.employee.userId })
