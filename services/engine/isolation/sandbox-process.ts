@@ -55,7 +55,10 @@ process.on('message', (message: ToSandbox) => {
   else runs.get(message.id)?.controller.abort()
 })
 
-// The engine closed the channel (it closes, or it died): nothing more will come.
+// The sandbox lives as long as the engine's channel: a Ctrl-C reaches the whole process group, and the
+// engine, draining its requests, still needs the runs in flight. It ends when the engine closes the
+// channel, or dies, and nothing more can come.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => undefined)
 process.on('disconnect', () => {
   void pool.destroy().finally(() => process.exit(0))
 })
