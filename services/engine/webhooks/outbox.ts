@@ -67,12 +67,12 @@ export class WebhookOutbox {
   /** The subscriptions the change's event goes to. */
   async subscribersOf(change: Pick<OutboxChange, 'state' | 'eventType'>): Promise<StoredWebhookSubscription[]> {
     const { organizationId, appId, processId } = change.state.processInstance
-    return this.subscriptions
-      .find(
-        { organizationId, appId, events: change.eventType, $or: [{ processIds: { $size: 0 } }, { processIds: processId }] },
-        { sort: { createdAt: 1 } },
-      )
+    // Every change asks, so the filter stays one the embedded store matches without compiling a query
+    // (an `$or` on processIds cost 5% of the engine's thread); a tenant's subscriptions to one event are few.
+    const subscribed = await this.subscriptions
+      .find({ organizationId, appId, events: change.eventType }, { sort: { createdAt: 1 } })
       .toArray()
+    return subscribed.filter(({ processIds }) => processIds.length === 0 || processIds.includes(processId))
   }
 
   async findSubscription(subscriptionId: string): Promise<StoredWebhookSubscription | null> {
