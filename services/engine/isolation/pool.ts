@@ -10,7 +10,6 @@
  * functions' definitions) over a MessagePort relayed by the sandbox; those calls run here, on the
  * engine's thread.
  */
-import { MessageChannel, type MessagePort } from 'node:worker_threads'
 import {
   deserializeError,
   type HostReply,
@@ -27,13 +26,9 @@ import {
   type RunEnvironment,
 } from '../runtime/types.js'
 import { Sandbox } from './sandbox.js'
+import type { SandboxOptions } from './sandbox-protocol.js'
 
-export interface FunctionPoolOptions {
-  /** Worker threads at most (FLOW_WORKERS). */
-  threads: number
-  /** Heap ceiling of one worker in MiB (FLOW_WORKER_MEMORY_MB); a run past it fails. */
-  memoryMb: number
-}
+export type FunctionPoolOptions = SandboxOptions
 
 /**
  * How long a run may wait for a worker: the runs of its tenant ahead of it (each ends by its limit)
@@ -143,21 +138,20 @@ export class FunctionPool {
     }
     // Waiting for a worker is bounded too; once the run starts, the limit is the run's.
     let timer = setTimeout(stop, startBoundMs(timeoutMs))
-    const channel = new MessageChannel()
     try {
       await this.acquire(share, controller.signal)
       let running: Promise<IsolatedOutcome> | undefined
       try {
-        channel.port1.on('message', (message: WorkerMessage) => {
+        const listen = (message: WorkerMessage, reply: (answer: HostReply) => void): void => {
           if (message.type === 'started') {
             started = true
             clearTimeout(timer)
             timer = setTimeout(stop, limitMs + killGraceMs(timeoutMs))
             return
           }
-          void answer(channel.port1, message, env, resolve)
-        })
-        running = this.sandbox.run({ run, actor: env.actor, limits: env.limits }, channel.port2, controller.signal)
+          void answer(reply, message, env, resolve)
+        }
+        running = this.sandbox.run({ run, actor: env.actor, limits: env.limits }, listen, controller.signal)
         const outcome = await Promise.race([running, expired])
         if ('error' in outcome) throw deserializeError(outcome.error)
         return outcome.result
@@ -184,7 +178,6 @@ export class FunctionPool {
       throw technical(`the function's worker failed: ${(error as Error).message}`)
     } finally {
       clearTimeout(timer)
-      channel.port1.close()
       if (share.idle) this.shares.delete(tenant)
     }
   }
@@ -208,12 +201,12 @@ export class FunctionPool {
 
 /** Answers one host call of a worker with the engine's own host. */
 async function answer(
-  port: MessagePort,
+  reply: (answer: HostReply) => void,
   message: Extract<WorkerMessage, { type: 'call' }>,
   env: RunEnvironment,
   resolve: (functionId: string) => Promise<FlowFunctionDefinition | undefined>,
 ): Promise<void> {
-  let reply: HostReply
+  let answered: HostReply
   try {
     const value =
       message.method === 'constant'
@@ -223,10 +216,10 @@ async function answer(
           : message.method === 'data'
             ? await env.host.data(message.argument)
             : await resolve(message.argument)
-    reply = { type: 'reply', id: message.id, value }
+    answered = { type: 'reply', id: message.id, value }
   } catch (error) {
-    reply = { type: 'reply', id: message.id, error: serializeError(error) }
+    answered = { type: 'reply', id: message.id, error: serializeError(error) }
   }
-  // The run may have ended meanwhile (timed out): a closed port drops the reply.
-  port.postMessage(reply)
+  // The run may have ended meanwhile (timed out): the sandbox drops the reply.
+  reply(answered)
 }

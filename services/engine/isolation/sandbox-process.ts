@@ -7,7 +7,7 @@
  */
 import { MessageChannel, type MessagePort } from 'node:worker_threads'
 import { Piscina } from 'piscina'
-import type { IsolatedOutcome, IsolatedTask } from '../runtime/flow/isolation-protocol.js'
+import type { IsolatedOutcome, IsolatedTask, WorkerMessage } from '../runtime/flow/isolation-protocol.js'
 import { type FromSandbox, SANDBOX_OPTIONS_VARIABLE, type SandboxOptions, type ToSandbox } from './sandbox-protocol.js'
 
 const options = JSON.parse(process.env[SANDBOX_OPTIONS_VARIABLE] ?? '{}') as SandboxOptions
@@ -36,7 +36,7 @@ function start(id: number, task: Extract<ToSandbox, { type: 'run' }>['task']): v
   const channel = new MessageChannel()
   const controller = new AbortController()
   runs.set(id, { port: channel.port1, controller })
-  channel.port1.on('message', (message: unknown) => send({ type: 'port', id, message }))
+  channel.port1.on('message', (message: WorkerMessage) => send({ type: 'port', id, message }))
   pool
     .run({ ...task, port: channel.port2 }, { transferList: [channel.port2], signal: controller.signal })
     .then(

@@ -1,15 +1,15 @@
 /**
  * The messages between the engine and its sandbox process (sandbox-process.ts), which holds the
- * flow-function worker threads. A run's host calls cross as `port` messages: the engine and the
- * sandbox each keep one end of a MessagePort pair and relay what arrives on it, so the worker and
- * the engine's host talk as if they shared a process.
+ * flow-function worker threads. A run's host calls cross as `port` messages: the sandbox relays what
+ * the worker's MessagePort says to the engine and the engine's replies back, so the worker talks to
+ * the engine's host as if they shared a process.
  */
-import type { IsolatedOutcome, IsolatedTask } from '../runtime/flow/isolation-protocol.js'
+import type { HostReply, IsolatedOutcome, IsolatedTask, WorkerMessage } from '../runtime/flow/isolation-protocol.js'
 
 export interface SandboxOptions {
-  /** Worker threads at most. */
+  /** Worker threads at most (FLOW_WORKERS). */
   threads: number
-  /** Heap ceiling of one worker in MiB. */
+  /** Heap ceiling of one worker in MiB (FLOW_WORKER_MEMORY_MB); a run past it fails. */
   memoryMb: number
 }
 
@@ -17,10 +17,10 @@ export interface SandboxOptions {
 export type SandboxTask = Omit<IsolatedTask, 'port'>
 
 export type ToSandbox =
-  { type: 'run'; id: number; task: SandboxTask } | { type: 'port'; id: number; message: unknown } | { type: 'abort'; id: number }
+  { type: 'run'; id: number; task: SandboxTask } | { type: 'port'; id: number; message: HostReply } | { type: 'abort'; id: number }
 
 export type FromSandbox =
-  | { type: 'port'; id: number; message: unknown }
+  | { type: 'port'; id: number; message: WorkerMessage }
   | { type: 'done'; id: number; outcome: IsolatedOutcome }
   | { type: 'failed'; id: number; error: { code?: string; message: string } }
 

@@ -1,16 +1,20 @@
 /**
  * The engine's side of the sandbox process (sandbox-process.ts): starts it with the first run, hands
- * it runs, relays each run's port, and, when the process ends under them (a run's allocation too
- * large for any heap ceiling), fails the runs it held and starts a new one for the next run.
+ * it runs, passes on what each run's worker says and the engine's replies, and, when the process ends
+ * under them (a run's allocation too large for any heap ceiling), fails the runs it held and starts a
+ * new one for the next run.
  */
 import { type ChildProcess, fork } from 'node:child_process'
-import type { MessagePort } from 'node:worker_threads'
-import type { IsolatedOutcome } from '../runtime/flow/isolation-protocol.js'
+import type { HostReply, IsolatedOutcome, WorkerMessage } from '../runtime/flow/isolation-protocol.js'
 import { type FromSandbox, SANDBOX_OPTIONS_VARIABLE, type SandboxOptions, type SandboxTask, type ToSandbox } from './sandbox-protocol.js'
 
-/** What a run waits for: its outcome, and the engine's end of its port to relay. */
+/** What the worker of a run says (it started, a host call), with the way to answer its calls. */
+export type WorkerListener = (message: WorkerMessage, reply: (answer: HostReply) => void) => void
+
+/** What a run waits for: its outcome, and who hears its worker. */
 interface PendingRun {
-  port: MessagePort
+  listen: WorkerListener
+  reply: (answer: HostReply) => void
   resolve: (outcome: IsolatedOutcome) => void
   reject: (error: Error) => void
 }
@@ -32,14 +36,17 @@ export class Sandbox {
 
   constructor(private readonly options: SandboxOptions) {}
 
-  /** Runs `task` in a worker of the sandbox; `port` is the engine's end of the run's channel to its host. */
-  run(task: SandboxTask, port: MessagePort, signal: AbortSignal): Promise<IsolatedOutcome> {
+  /**
+   * Runs `task` in a worker of the sandbox; `listen` hears what the worker says. A reply after the
+   * run ended is dropped by the sandbox, which no longer knows the run.
+   */
+  run(task: SandboxTask, listen: WorkerListener, signal: AbortSignal): Promise<IsolatedOutcome> {
     const child = this.started()
     const id = ++this.nextId
     return new Promise<IsolatedOutcome>((resolve, reject) => {
-      this.pending.set(id, { port, resolve, reject })
+      const reply = (answer: HostReply): void => this.send(child, { type: 'port', id, message: answer })
+      this.pending.set(id, { listen, reply, resolve, reject })
       if (this.pending.size === 1) child.channel?.ref()
-      port.on('message', (message: unknown) => this.send(child, { type: 'port', id, message }))
       signal.addEventListener('abort', () => this.send(child, { type: 'abort', id }), { once: true })
       this.send(child, { type: 'run', id, task })
     })
@@ -74,7 +81,7 @@ export class Sandbox {
   private received(message: FromSandbox): void {
     const run = this.pending.get(message.id)
     if (!run) return
-    if (message.type === 'port') run.port.postMessage(message.message)
+    if (message.type === 'port') run.listen(message.message, run.reply)
     else if (message.type === 'done') this.settle(message.id, () => run.resolve(message.outcome))
     else this.settle(message.id, () => run.reject(new SandboxError(message.error.message, message.error.code)))
   }
