@@ -33,6 +33,11 @@ const PROMISE_METHODS: Record<PromiseMethod, true> = {
   createIndex: true,
 }
 
+/** Does `method` answer a cursor? */
+export function isCursorMethod(method: CollectionMethod): method is CursorMethod {
+  return Object.hasOwn(CURSOR_METHODS, method)
+}
+
 export interface Forwarding {
   call(method: PromiseMethod, args: unknown[]): Promise<unknown>
   cursor(method: CursorMethod, args: unknown[]): Cursor<unknown>

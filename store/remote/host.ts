@@ -3,8 +3,8 @@
  * (on the thread that owns it) and answers with the result or the error.
  */
 import { MessageChannel, type MessagePort } from 'node:worker_threads'
-import type { CollectionMethod, CollectionOperations } from '../forwarding-collection.js'
-import type { Collection, Store } from '../port.js'
+import { type CollectionOperations, invoke, isCursorMethod } from '../forwarding-collection.js'
+import type { Document, Store } from '../port.js'
 import { receiveStream, sendStream } from './port-stream.js'
 import {
   type CollectionCall,
@@ -16,31 +16,16 @@ import {
   serializeError,
 } from './protocol.js'
 
-type Operation<M extends CollectionMethod> = (collection: Collection, ...args: CollectionOperations[M]) => Promise<unknown>
-
-const operations: { [M in CollectionMethod]: Operation<M> } = {
-  insertOne: (collection, doc) => collection.insertOne(doc),
-  insertMany: async (collection, docs): Promise<InsertManyReply> => {
+/** Runs the call on the store; a cursor is read whole, an insertMany also answers the ids the store gave. */
+async function runCollectionCall(store: Store, call: CollectionCall): Promise<unknown> {
+  const collection = store.collection<Document>(call.collection)
+  if (call.method === 'insertMany') {
+    // The client built `method` and `args` together from CollectionOperations, so they match.
+    const [docs] = call.args as CollectionOperations['insertMany']
     const result = await collection.insertMany(docs)
-    return { result, ids: docs.map((doc) => doc._id) }
-  },
-  findOne: (collection, filter, options) => collection.findOne(filter, options),
-  find: (collection, filter, options) => collection.find(filter, options).toArray(),
-  updateOne: (collection, filter, update, options) => collection.updateOne(filter, update, options),
-  updateMany: (collection, filter, update, options) => collection.updateMany(filter, update, options),
-  replaceOne: (collection, filter, replacement, options) => collection.replaceOne(filter, replacement, options),
-  findOneAndUpdate: (collection, filter, update, options) => collection.findOneAndUpdate(filter, update, options),
-  deleteOne: (collection, filter) => collection.deleteOne(filter),
-  deleteMany: (collection, filter) => collection.deleteMany(filter),
-  countDocuments: (collection, filter) => collection.countDocuments(filter),
-  aggregate: (collection, pipeline) => collection.aggregate(pipeline).toArray(),
-  createIndex: (collection, keys, options) => collection.createIndex(keys, options),
-}
-
-function runCollectionCall(store: Store, call: CollectionCall): Promise<unknown> {
-  // The client built `method` and `args` together from CollectionOperations, so they match.
-  const operation = operations[call.method] as Operation<CollectionMethod>
-  return operation(store.collection(call.collection), ...call.args)
+    return { result, ids: docs.map((doc) => doc._id) } satisfies InsertManyReply
+  }
+  return isCursorMethod(call.method) ? invoke(collection, call.method, call.args).toArray() : invoke(collection, call.method, call.args)
 }
 
 interface Answer {
