@@ -144,16 +144,25 @@ export async function startLeaveRequest(
   return client.call<Session>('openContext', 'POST', '/context', { user: user.userId, body: { ...HR, processId: 'leave-request', input } })
 }
 
-/** A call about the session's process instance as `user`: its body names the app, the process and the instance, then `fields`. */
-function aboutInstance(user: Pick<StoredUser, 'userId'>, session: Session, fields: Record<string, unknown>) {
-  const { processId, processInstanceId } = session.context.processInstance
-  return { user: user.userId, body: { ...HR, processId, processInstanceId, ...fields } }
+/** The fields by which a request (an action, a note, a file) names the task of an instance. */
+export interface TaskIds {
+  processId: string
+  processInstanceId: string
+  businessKey: string
+  taskId: string
+}
+
+/** The instance of `session` and one of its tasks: `taskId`, or else the one its form context is about. */
+export function taskIds(session: Session, taskId = formTask(session).taskId): TaskIds {
+  const { processId, processInstanceId, businessKey } = session.context.processInstance
+  return { processId, processInstanceId, businessKey, taskId }
 }
 
 /** Opens an instance's task form directly (`skipToForm`), taking its lock when the user may work on it. */
 export async function openForm(client: WorkflowClient, user: StoredUser, session: Session, taskId?: string): Promise<Answer<Session>> {
-  const form = { skipToForm: true, ...(taskId ? { taskId } : {}) }
-  return client.call<Session>('openContext', 'POST', '/context', aboutInstance(user, session, form))
+  const { processId, processInstanceId } = session.context.processInstance
+  const body = { ...HR, processId, processInstanceId, skipToForm: true, ...(taskId ? { taskId } : {}) }
+  return client.call<Session>('openContext', 'POST', '/context', { user: user.userId, body })
 }
 
 export interface CompleteOptions {
@@ -173,12 +182,14 @@ export async function completeTask<Body = Session>(
   session: Session,
   options: CompleteOptions = {},
 ): Promise<Answer<Body>> {
-  const action = {
-    businessKey: session.context.processInstance.businessKey,
-    taskId: options.taskId ?? formTask(session).taskId,
-    actionType: options.actionType ?? 'complete',
-    dataInstance: options.dataInstance ?? session.context.dataInstance,
-    ...(options.additionalInfo ? { additionalInfo: options.additionalInfo } : {}),
-  }
-  return client.call<Body>('completeAction', 'POST', '/action/complete', aboutInstance(user, session, action))
+  return client.call<Body>('completeAction', 'POST', '/action/complete', {
+    user: user.userId,
+    body: {
+      ...HR,
+      ...taskIds(session, options.taskId),
+      actionType: options.actionType ?? 'complete',
+      dataInstance: options.dataInstance ?? session.context.dataInstance,
+      ...(options.additionalInfo ? { additionalInfo: options.additionalInfo } : {}),
+    },
+  })
 }

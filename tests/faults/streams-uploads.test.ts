@@ -10,9 +10,8 @@ import t, { type Test } from 'tap'
 import { openStore } from '../../store/open.js'
 import { startService, tempDir } from '../../services/testing/harness.js'
 import { storedInstance } from '../../services/testing/instance-store.js'
-import { taskIds } from '../../services/testing/task-request.js'
 import { waitUntil } from '../../services/testing/wait.js'
-import { createHrUsers, deployHrApp, HR, startLeaveRequest, workflowClient } from '../../services/testing/workflow.js'
+import { createHrUsers, deployHrApp, HR, startLeaveRequest, workflowClient, taskIds } from '../../services/testing/workflow.js'
 import { MULTIPART, type RawAnswer, sendRawBody, UPLOAD_TAIL, uploadHead } from './streams-support.js'
 
 const MiB = 1024 * 1024

@@ -13,9 +13,8 @@ import { ContractChecker } from '../../services/testing/contract.js'
 import type { Envelope } from '../../services/testing/gateway.js'
 import { openTestStore, startService } from '../../services/testing/harness.js'
 import { storedInstance } from '../../services/testing/instance-store.js'
-import { taskIds } from '../../services/testing/task-request.js'
 import { createTestUser } from '../../services/testing/users.js'
-import { createHrUsers, deployHrApp, HR, type HrUsers } from '../../services/testing/workflow.js'
+import { createHrUsers, deployHrApp, HR, type HrUsers, taskIds } from '../../services/testing/workflow.js'
 
 export interface Answer<Data = unknown> {
   status: number

@@ -2,8 +2,7 @@ import t from 'tap'
 import type { CustomError, NotificationRecord, Session } from '../../../openapi/generated/schemas.js'
 import { Collections, type StoredContext, type StoredNotification } from '../../../store/collections.js'
 import { deployExample, dataCollectionName } from '../../testing/models.js'
-import { taskIds } from '../../testing/task-request.js'
-import { completeTask, formTask, HR, openForm, startHrEngine, startLeaveRequest, type HrEngine } from '../../testing/workflow.js'
+import { completeTask, formTask, HR, openForm, startHrEngine, startLeaveRequest, type HrEngine, taskIds } from '../../testing/workflow.js'
 
 async function storedContext(engine: HrEngine, processInstanceId: string): Promise<StoredContext> {
   const stored = await engine.store.collection<StoredContext>(Collections.contexts).findOne({ _id: processInstanceId })

@@ -7,8 +7,7 @@ import { ContractChecker } from '../../testing/contract.js'
 import { startService, tempDir } from '../../testing/harness.js'
 import { storedActivityTypes, storedInstance } from '../../testing/instance-store.js'
 import { deployExample } from '../../testing/models.js'
-import { taskIds } from '../../testing/task-request.js'
-import { type ContractTest, createHrUsers, deployHrApp, HR, startLeaveRequest, workflowClient } from '../../testing/workflow.js'
+import { type ContractTest, createHrUsers, deployHrApp, HR, startLeaveRequest, workflowClient, taskIds } from '../../testing/workflow.js'
 import { contentDisposition } from './routes.js'
 
 const contract = new ContractChecker('engine')

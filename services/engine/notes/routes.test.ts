@@ -1,8 +1,7 @@
 import t from 'tap'
 import type { ActivityRecord, NotificationRecord, Session } from '../../../openapi/generated/schemas.js'
 import { Collections, type StoredContext } from '../../../store/collections.js'
-import { taskIds } from '../../testing/task-request.js'
-import { HR, startHrEngine, startLeaveRequest } from '../../testing/workflow.js'
+import { HR, startHrEngine, startLeaveRequest, taskIds } from '../../testing/workflow.js'
 
 async function setUp(t: Tap) {
   const engine = await startHrEngine(t)
