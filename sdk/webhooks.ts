@@ -79,7 +79,10 @@ export function verifyWebhook(
   if (!event) return { valid: false, reason: 'the signed body is not a delivery: no deliveryId and eventType' }
   const deliveryHeader = header(headers, WEBHOOK_HEADERS.delivery)
   const eventHeader = header(headers, WEBHOOK_HEADERS.event)
-  if ((deliveryHeader !== undefined && deliveryHeader !== event.deliveryId) || (eventHeader !== undefined && eventHeader !== event.eventType))
+  if (
+    (deliveryHeader !== undefined && deliveryHeader !== event.deliveryId) ||
+    (eventHeader !== undefined && eventHeader !== event.eventType)
+  )
     return {
       valid: false,
       reason: `${WEBHOOK_HEADERS.delivery} or ${WEBHOOK_HEADERS.event} differs from the signed body (the headers are not signed)`,

@@ -35,7 +35,8 @@ const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3_600 }
 export function expirySeconds(text: string): number {
   const match = /^(\d+)([smh])$/.exec(text)
   const seconds = match ? Number(match[1]) * UNIT_SECONDS[match[2]!]! : NaN
-  if (!(seconds > 0 && seconds <= MAX_EXPIRY_SECONDS)) throw new TokenUsageError(`--expires must be like 90s, 30m or 1h, at most 24h; got "${text}"`)
+  if (!(seconds > 0 && seconds <= MAX_EXPIRY_SECONDS))
+    throw new TokenUsageError(`--expires must be like 90s, 30m or 1h, at most 24h; got "${text}"`)
   return seconds
 }
 

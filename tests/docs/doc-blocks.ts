@@ -20,8 +20,7 @@ export function fencedBlocks(file: string, markdown: string, info: string): DocB
   const blocks: DocBlock[] = []
   const fence = /^```([^\n]*)\n([\s\S]*?)^```$/gm
   for (let match = fence.exec(markdown); match; match = fence.exec(markdown)) {
-    if (match[1]!.trim() === info)
-      blocks.push({ file, line: markdown.slice(0, match.index).split('\n').length, source: match[2]! })
+    if (match[1]!.trim() === info) blocks.push({ file, line: markdown.slice(0, match.index).split('\n').length, source: match[2]! })
   }
   return blocks
 }
