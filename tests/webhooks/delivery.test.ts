@@ -22,70 +22,67 @@ async function listDeliveries(gateway: WorkflowClient, subscriptionId: string, q
   return answer.body.data
 }
 
-t.test(
-  'a whole leave request delivers its events in order, each with a valid signature over the delivery id and event type it names',
-  async (t) => {
-    const { engine, gateway } = await startWebhookStack(t)
-    const receiver = await startReceiver(t)
-    const subscription = await subscribe(gateway, receiver.url)
-    const { employee, manager } = engine.users
-    const started = await startLeaveRequest(engine, employee)
-    const submitted = await completeTask(engine, employee, started.body)
-    const approved = await completeTask(engine, manager, (await openForm(engine, manager, submitted.body)).body)
-    t.equal(approved.body.context.processInstance.processStatus, 'completed')
-    const instanceId = started.body.context.processInstance.processInstanceId
+t.test('a whole leave request delivers its events in order, each signed with the delivery id and event type in its body', async (t) => {
+  const { engine, gateway } = await startWebhookStack(t)
+  const receiver = await startReceiver(t)
+  const subscription = await subscribe(gateway, receiver.url)
+  const { employee, manager } = engine.users
+  const started = await startLeaveRequest(engine, employee)
+  const submitted = await completeTask(engine, employee, started.body)
+  const approved = await completeTask(engine, manager, (await openForm(engine, manager, submitted.body)).body)
+  t.equal(approved.body.context.processInstance.processStatus, 'completed')
+  const instanceId = started.body.context.processInstance.processInstanceId
 
-    await waitUntil(
-      () => receiver.received.length,
-      (count) => count >= 3,
+  await waitUntil(
+    () => receiver.received.length,
+    (count) => count >= 3,
+  )
+  t.same(
+    receiver.received.map((request) => request.body.eventType),
+    ['Created', 'TaskCompleted', 'Finished'],
+    'in the order they happened',
+  )
+  for (const request of receiver.received) {
+    const check = verifyWebhook(subscription.secret, request.headers, request.rawBody)
+    t.match(
+      check,
+      { valid: true, deliveryId: request.body.deliveryId, eventType: request.body.eventType },
+      `${request.body.eventType}: the signature verifies`,
     )
-    t.same(
-      receiver.received.map((request) => request.body.eventType),
-      ['Created', 'TaskCompleted', 'Finished'],
-      'in the order they happened',
+    t.equal(request.headers['x-workflow-event'], request.body.eventType)
+    t.equal(request.headers['x-workflow-delivery'], request.body.deliveryId)
+    t.equal(request.headers['content-type'], 'application/json')
+    t.match(request.body, { ...HR, processId: 'leave-request', processInstance: { processInstanceId: instanceId } })
+    t.notOk(
+      verifyWebhook('a-wrong-secret-of-thirty-two-characters-!', request.headers, request.rawBody).valid,
+      'another secret does not verify',
     )
-    for (const request of receiver.received) {
-      const check = verifyWebhook(subscription.secret, request.headers, request.rawBody)
-      t.match(
-        check,
-        { valid: true, deliveryId: request.body.deliveryId, eventType: request.body.eventType },
-        `${request.body.eventType}: the signature verifies`,
-      )
-      t.equal(request.headers['x-workflow-event'], request.body.eventType)
-      t.equal(request.headers['x-workflow-delivery'], request.body.deliveryId)
-      t.equal(request.headers['content-type'], 'application/json')
-      t.match(request.body, { ...HR, processId: 'leave-request', processInstance: { processInstanceId: instanceId } })
-      t.notOk(
-        verifyWebhook('a-wrong-secret-of-thirty-two-characters-!', request.headers, request.rawBody).valid,
-        'another secret does not verify',
-      )
-      t.match(
-        verifyWebhook(subscription.secret, { ...request.headers, 'x-workflow-delivery': 'a-fresh-id' }, request.rawBody),
-        { valid: false, reason: /differs from the signed body/ },
-        'the captured delivery resent with a new delivery header does not pass as a new delivery',
-      )
-      const { 'x-workflow-delivery': _delivery, 'x-workflow-event': _event, ...signedHeadersOnly } = request.headers
-      t.match(
-        verifyWebhook(subscription.secret, signedHeadersOnly, request.rawBody),
-        { valid: true, deliveryId: request.body.deliveryId, eventType: request.body.eventType },
-        'the delivery id and event type come from the signed body',
-      )
-    }
-    t.match(receiver.received[1]?.body, { task: { stepId: 'approve', status: 'open' } }, 'the newest open task goes along')
+    t.match(
+      verifyWebhook(subscription.secret, { ...request.headers, 'x-workflow-delivery': 'a-fresh-id' }, request.rawBody),
+      { valid: false, reason: /differs from the signed body/ },
+      'the captured delivery resent with a new delivery header does not pass as a new delivery',
+    )
+    const { 'x-workflow-delivery': _delivery, 'x-workflow-event': _event, ...signedHeadersOnly } = request.headers
+    t.match(
+      verifyWebhook(subscription.secret, signedHeadersOnly, request.rawBody),
+      { valid: true, deliveryId: request.body.deliveryId, eventType: request.body.eventType },
+      'the delivery id and event type come from the signed body',
+    )
+  }
+  t.match(receiver.received[1]?.body, { task: { stepId: 'approve', status: 'open' } }, 'the newest open task goes along')
 
-    const deliveries = await listDeliveries(gateway, subscription.subscriptionId, '?appId=hr&organizationId=acme')
-    await waitUntil(
-      async () => (await listDeliveries(gateway, subscription.subscriptionId, '?status=delivered')).items.length,
-      (count) => count === 3,
-    )
-    t.equal(deliveries.items.length, 3)
-    t.same(
-      deliveries.items.map((item) => item.eventType),
-      ['Finished', 'TaskCompleted', 'Created'],
-      'listed newest first',
-    )
-  },
-)
+  const deliveries = await listDeliveries(gateway, subscription.subscriptionId, '?appId=hr&organizationId=acme')
+  await waitUntil(
+    async () => (await listDeliveries(gateway, subscription.subscriptionId, '?status=delivered')).items.length,
+    (count) => count === 3,
+  )
+  t.equal(deliveries.items.length, 3)
+  t.same(
+    deliveries.items.map((item) => item.eventType),
+    ['Finished', 'TaskCompleted', 'Created'],
+    'listed newest first',
+  )
+})
 
 t.test(
   'a receiver answering 500 twice gets the third try with the same delivery id, and the deliveries list shows the tries',
