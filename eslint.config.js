@@ -7,7 +7,7 @@ import globals from 'globals'
 import importDirection from './scripts/lint/import-direction.mjs'
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'openapi/generated/**', 'sdk/generated/**', '.tap/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'openapi/generated/**', 'sdk/generated/**', 'sdk/dist/**', '.tap/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1361,8 +1361,9 @@ export interface webhooks {
          * A notification event delivered to a subscription's URL
          * @description At least once, in order per instance and subscription. Verify `x-workflow-signature`
          *     (`sha256=<hex HMAC-SHA256 of "<x-workflow-timestamp>.<raw body>">` with the subscription's
-         *     secret; the SDK's `verifyWebhook`), refuse old timestamps, and drop repeats by
-         *     `x-workflow-delivery`. A 2xx answer within WEBHOOK_TIMEOUT_MS delivers it; anything else is
+         *     secret; the SDK's `verifyWebhook`), refuse old timestamps, and drop repeats by the signed
+         *     body's `deliveryId`: the `x-workflow-delivery` and `x-workflow-event` headers are not signed and
+         *     only repeat the body's `deliveryId` and `eventType` for routing. A 2xx answer within WEBHOOK_TIMEOUT_MS delivers it; anything else is
          *     retried after WEBHOOK_BACKOFF_MS × 2^(tries−1), the tenth failure being final.
          */
         post: operations["receiveWorkflowEvent"];
@@ -2597,7 +2598,7 @@ export interface components {
             escalations?: components["schemas"]["EscalationDefinition"][];
         };
         WebhookDelivery: {
-            /** @description Sent in `x-workflow-delivery`, the same on every try. */
+            /** @description The signed body's `deliveryId` (also sent in `x-workflow-delivery`), the same on every try. */
             deliveryId: string;
             eventType: components["schemas"]["NotificationEventType"];
             processInstanceId: string;
@@ -2624,6 +2625,7 @@ export interface components {
         WebhookDeliveryStatus: "pending" | "delivering" | "delivered" | "failed";
         /** @description The JSON body a receiver gets (docs/webhooks.md). Signed with the subscription's secret: `x-workflow-signature: sha256=<hex HMAC-SHA256 of "<x-workflow-timestamp>.<raw body>">`. */
         WebhookPayload: {
+            /** @description The delivery's id, the same on every try and redelivery. It is signed with the body, so it is what a receiver drops repeats by (the `x-workflow-delivery` header only repeats it, unsigned). */
             deliveryId: string;
             eventType: components["schemas"]["NotificationEventType"];
             /** Format: date-time */
@@ -5503,9 +5505,9 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The event type. */
+                /** @description The event type; not signed: trust the body's `eventType`. */
                 "x-workflow-event": string;
-                /** @description The delivery id: the same on every try. */
+                /** @description The delivery id, the same on every try; not signed: trust the body's `deliveryId`. */
                 "x-workflow-delivery": string;
                 /** @description Unix seconds of this try (signed). */
                 "x-workflow-timestamp": string;
