@@ -7,6 +7,7 @@
 import type { Test } from 'tap'
 import type { Session } from '../../openapi/generated/schemas.js'
 import type { Config } from '../../lib/config/config.js'
+import type { Clock } from '../../plugins/clock/plugin.js'
 import type { Store } from '../../store/port.js'
 import { Collections, type StoredConstant, type StoredUser } from '../../store/collections.js'
 import { ContractChecker } from '../../services/testing/contract.js'
@@ -44,14 +45,19 @@ export interface ControlStack {
 
 const gatewayContract = new ContractChecker('gateway')
 
-export async function startControlStack(t: Test, config: Partial<Config> = {}): Promise<ControlStack> {
+export interface ControlStackOptions {
+  /** The engine's clock (services/testing/clock.ts); the system clock when not given. */
+  clock?: Clock
+}
+
+export async function startControlStack(t: Test, config: Partial<Config> = {}, options: ControlStackOptions = {}): Promise<ControlStack> {
   const store = await openTestStore(t)
   await deployHrApp(store)
   const users = {
     ...(await createHrUsers(store)),
     system: await createTestUser(store, { ...HR, fullName: 'Ivy Integration', isSystemUser: true }),
   }
-  const engine = await startService(t, 'engine', { store, config })
+  const engine = await startService(t, 'engine', { store, config, ...(options.clock ? { clock: options.clock } : {}) })
   const gateway = await startService(t, 'gateway', { store, config: { ...config, engineUrl: engine.url } })
 
   async function send<Data>(operationId: string, method: string, path: string, options: SendOptions = {}): Promise<Answer<Data>> {

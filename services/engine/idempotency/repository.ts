@@ -25,7 +25,7 @@ export class IdempotencyKeyRepository {
     await this.collection.createIndex({ expiresAt: 1 }, { name: 'engine_idempotency_ttl', expireAfterSeconds: 0 })
   }
 
-  /** Inserts the claim; false when the key is already claimed (by anyone, this tenant's key being the `_id`). */
+  /** Inserts the claim; false when the key is already claimed (the caller's scoped key being the `_id`, see idempotencyKeyId). */
   async claim(key: StoredIdempotencyKey): Promise<boolean> {
     try {
       await this.collection.insertOne({ ...key })
