@@ -768,7 +768,7 @@ export interface paths {
         put?: never;
         /**
          * Add a note to a process instance
-         * @description Prepends a note (UUID, text, author, timestamps), adds the user to `contributorUsers`, records a `noteAdded` activity and sends an `Updated` notification. `taskId` must be a task of the instance (404 wm3005); `processId` and `businessKey` must be the instance's (404 wm3001 otherwise).
+         * @description Prepends a note (UUID, text, author, timestamps), adds the user to `contributorUsers`, records a `noteAdded` activity and sends an `Updated` notification. `taskId` must be a task of the instance (404 wm3005); `processId` and `businessKey` must be the instance's (404 wm3001 otherwise). A note's text is at most NOTE_MAX_BYTES (413 wm3092), an instance keeps at most NOTES_MAX_PER_INSTANCE notes (400 wm3093), and the stored instance (processInstance + dataInstance) at most INSTANCE_MAX_BYTES (413 wm3045, on every change); past a limit nothing is stored.
          */
         post: operations["addNote"];
         delete?: never;
@@ -788,7 +788,7 @@ export interface paths {
         put?: never;
         /**
          * Change the text of one's own note
-         * @description Refreshes the note's `updateDate`. Only the author may update (404 wm3091).
+         * @description Refreshes the note's `updateDate`. Only the author may update (404 wm3091); the new text is at most NOTE_MAX_BYTES (413 wm3092).
          */
         post: operations["updateNote"];
         delete?: never;
