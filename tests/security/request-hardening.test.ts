@@ -9,7 +9,7 @@ import t, { type Test } from 'tap'
 import type { ProcessStartResult, Session } from '../../openapi/generated/schemas.js'
 import type { Config } from '../../lib/config/config.js'
 import { ContractChecker } from '../../services/testing/contract.js'
-import type { Envelope } from '../../services/testing/gateway.js'
+import { type Envelope, type GatewayAnswer as Answer, sendToGateway } from '../../services/testing/gateway.js'
 import { capturingLogger, openTestStore, startService, testConfig } from '../../services/testing/harness.js'
 import { storedInstance } from '../../services/testing/instance-store.js'
 import { bearerFor, jwtAuthConfig, tokenFor, type TokenOptions } from '../../services/testing/tokens.js'
@@ -21,12 +21,6 @@ const gatewayContract = new ContractChecker('gateway')
 const ADMIN_TOKEN = 'admin-token-0123456789abcdef'
 const METRICS_TOKEN = 'metrics-token-0123456789abcdef'
 const leave = { ...HR, processId: 'leave-request', input: { days: 3, reason: 'Family visit' } }
-
-interface Answer<Data = unknown> {
-  status: number
-  body: Envelope<Data>
-  headers: Headers
-}
 
 interface SendOptions {
   body?: unknown
@@ -53,16 +47,8 @@ async function productionStack(t: Test, config: Partial<Config> = {}) {
 
   async function send<Data = unknown>(operationId: string, path: string, as: StoredUser, options: SendOptions = {}): Promise<Answer<Data>> {
     const headers: Record<string, string> = { ...(await bearerFor(as.userId, options.token)), ...options.headers }
-    const init: RequestInit = { method: options.body === undefined ? 'GET' : 'POST', headers }
-    if (options.body instanceof FormData) init.body = options.body
-    else if (options.body !== undefined) {
-      headers['content-type'] = 'application/json'
-      init.body = JSON.stringify(options.body)
-    }
-    const response = await fetch(`${gateway.url}${path}`, init)
-    const body = (await response.json()) as Envelope<Data>
-    t.same(gatewayContract.errors(operationId, response.status, body), [], `${operationId} ${response.status} answer matches the contract`)
-    return { status: response.status, body, headers: response.headers }
+    const method = options.body === undefined ? 'GET' : 'POST'
+    return sendToGateway<Data>(t, gateway.url, { operationId, method, path, headers, body: options.body })
   }
 
   async function startLeave(as: StoredUser = users.employee): Promise<Session> {
