@@ -2679,7 +2679,7 @@ export interface components {
         /** @description `complete`, `cancel` or `return`. Checked by the handler (400 wm3110 for any other value or an action the task does not offer), so that SPEC.md's "invalid actionType" answers its own code. */
         ExternalActionTypePath: string;
         FunctionIdPath: string;
-        /** @description Makes a start idempotent: the same key from the same tenant with the same body within IDEMPOTENCY_TTL_HOURS (default 24) answers the first answer again, with `idempotent-replayed: true`, and starts nothing, also when the duplicates arrive at the same time. The same key with another body is 422 wm3142. A first request that failed does not keep the key: a retry runs. */
+        /** @description Makes a start idempotent: the same key from the same user (of the same tenant, on the same route) with the same body within IDEMPOTENCY_TTL_HOURS (default 24) answers the first answer again, with `idempotent-replayed: true`, and starts nothing, also when the duplicates arrive at the same time. Another user's request with the key is another key: it never gets the first caller's answer. The same key with another body is 422 wm3142. A first request that failed does not keep the key: a retry runs. */
         IdempotencyKey: string;
         /** @description An ETag from an earlier fetch; when it equals the current one the answer is 304 without a body. */
         IfNoneMatch: string;
@@ -3541,7 +3541,7 @@ export interface operations {
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
-                /** @description Makes a start idempotent: the same key from the same tenant with the same body within IDEMPOTENCY_TTL_HOURS (default 24) answers the first answer again, with `idempotent-replayed: true`, and starts nothing, also when the duplicates arrive at the same time. The same key with another body is 422 wm3142. A first request that failed does not keep the key: a retry runs. */
+                /** @description Makes a start idempotent: the same key from the same user (of the same tenant, on the same route) with the same body within IDEMPOTENCY_TTL_HOURS (default 24) answers the first answer again, with `idempotent-replayed: true`, and starts nothing, also when the duplicates arrive at the same time. Another user's request with the key is another key: it never gets the first caller's answer. The same key with another body is 422 wm3142. A first request that failed does not keep the key: a retry runs. */
                 "idempotency-key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -3843,7 +3843,7 @@ export interface operations {
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
-                /** @description Makes a start idempotent: the same key from the same tenant with the same body within IDEMPOTENCY_TTL_HOURS (default 24) answers the first answer again, with `idempotent-replayed: true`, and starts nothing, also when the duplicates arrive at the same time. The same key with another body is 422 wm3142. A first request that failed does not keep the key: a retry runs. */
+                /** @description Makes a start idempotent: the same key from the same user (of the same tenant, on the same route) with the same body within IDEMPOTENCY_TTL_HOURS (default 24) answers the first answer again, with `idempotent-replayed: true`, and starts nothing, also when the duplicates arrive at the same time. Another user's request with the key is another key: it never gets the first caller's answer. The same key with another body is 422 wm3142. A first request that failed does not keep the key: a retry runs. */
                 "idempotency-key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -3903,7 +3903,7 @@ export interface operations {
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
-                /** @description Makes a start idempotent: the same key from the same tenant with the same body within IDEMPOTENCY_TTL_HOURS (default 24) answers the first answer again, with `idempotent-replayed: true`, and starts nothing, also when the duplicates arrive at the same time. The same key with another body is 422 wm3142. A first request that failed does not keep the key: a retry runs. */
+                /** @description Makes a start idempotent: the same key from the same user (of the same tenant, on the same route) with the same body within IDEMPOTENCY_TTL_HOURS (default 24) answers the first answer again, with `idempotent-replayed: true`, and starts nothing, also when the duplicates arrive at the same time. Another user's request with the key is another key: it never gets the first caller's answer. The same key with another body is 422 wm3142. A first request that failed does not keep the key: a retry runs. */
                 "idempotency-key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -5071,7 +5071,7 @@ export interface operations {
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
-                /** @description Makes a start idempotent: the same key from the same tenant with the same body within IDEMPOTENCY_TTL_HOURS (default 24) answers the first answer again, with `idempotent-replayed: true`, and starts nothing, also when the duplicates arrive at the same time. The same key with another body is 422 wm3142. A first request that failed does not keep the key: a retry runs. */
+                /** @description Makes a start idempotent: the same key from the same user (of the same tenant, on the same route) with the same body within IDEMPOTENCY_TTL_HOURS (default 24) answers the first answer again, with `idempotent-replayed: true`, and starts nothing, also when the duplicates arrive at the same time. Another user's request with the key is another key: it never gets the first caller's answer. The same key with another body is 422 wm3142. A first request that failed does not keep the key: a retry runs. */
                 "idempotency-key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;

@@ -1,5 +1,5 @@
 /**
- * The `idempotencyKeys` collection: one document per claimed key of a tenant (`_id` unique, so of
+ * The `idempotencyKeys` collection: one document per claimed key of a caller (`_id` unique, so of
  * any number of concurrent claims, on any number of engines, exactly one inserts). A TTL index on
  * `expiresAt` removes keys IDEMPOTENCY_TTL_HOURS after their claim; until the store's sweep has run,
  * readers treat an expired key as absent.
