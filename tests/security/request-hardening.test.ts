@@ -111,6 +111,17 @@ t.test('notes and instances have size limits: 413 wm3092, 400 wm3093, 413 wm3045
     body: { ...HR, ...ids, note: { id: noteId, note: 'y'.repeat(20_001) } },
   })
   t.match(update, { status: 413, body: { error: { code: 'wm3092' } } }, 'an update is held to the note limit too')
+  const completion = await stack.send('completeAction', '/action/complete', employee, {
+    body: {
+      ...HR,
+      ...ids,
+      actionType: 'complete',
+      dataInstance: session.context.dataInstance,
+      additionalInfo: { activityDescription: 'w'.repeat(20_001) },
+    },
+  })
+  t.match(completion, { status: 413, body: { error: { code: 'wm3092' } } }, "a completion's activityDescription note too")
+  t.equal((await storedInstance(stack.store, id)).version, full.version, 'the completion stored nothing either')
 
   // A second instance: notes within their limits, but together past INSTANCE_MAX_BYTES.
   const other = taskIds(await stack.startLeave())
