@@ -768,7 +768,7 @@ export interface paths {
         put?: never;
         /**
          * Add a note to a process instance
-         * @description Prepends a note (UUID, text, author, timestamps), adds the user to `contributorUsers`, records a `noteAdded` activity and sends an `Updated` notification. `taskId` must be a task of the instance (404 wm3005); `processId` and `businessKey` must be the instance's (404 wm3001 otherwise).
+         * @description Prepends a note (UUID, text, author, timestamps), adds the user to `contributorUsers`, records a `noteAdded` activity and sends an `Updated` notification. `taskId` must be a task of the instance (404 wm3005); `processId` and `businessKey` must be the instance's (404 wm3001 otherwise). A note's text is at most NOTE_MAX_BYTES (413 wm3092), an instance keeps at most NOTES_MAX_PER_INSTANCE notes (400 wm3093), and the stored instance (processInstance + dataInstance) at most INSTANCE_MAX_BYTES (413 wm3045, on every change); past a limit nothing is stored.
          */
         post: operations["addNote"];
         delete?: never;
@@ -788,7 +788,7 @@ export interface paths {
         put?: never;
         /**
          * Change the text of one's own note
-         * @description Refreshes the note's `updateDate`. Only the author may update (404 wm3091).
+         * @description Refreshes the note's `updateDate`. Only the author may update (404 wm3091); the new text is at most NOTE_MAX_BYTES (413 wm3092).
          */
         post: operations["updateNote"];
         delete?: never;
@@ -2681,7 +2681,7 @@ export interface components {
         /** @description `complete`, `cancel` or `return`. Checked by the handler (400 wm3110 for any other value or an action the task does not offer), so that SPEC.md's "invalid actionType" answers its own code. */
         ExternalActionTypePath: string;
         FunctionIdPath: string;
-        /** @description Makes a start idempotent: the same key from the same tenant with the same body within IDEMPOTENCY_TTL_HOURS (default 24) answers the first answer again, with `idempotent-replayed: true`, and starts nothing, also when the duplicates arrive at the same time. The same key with another body is 422 wm3142. A first request that failed does not keep the key: a retry runs. */
+        /** @description Makes a start idempotent: the same key from the same user (of the same tenant, on the same route) with the same body within IDEMPOTENCY_TTL_HOURS (default 24) answers the first answer again, with `idempotent-replayed: true`, and starts nothing, also when the duplicates arrive at the same time. Another user's request with the key is another key: it never gets the first caller's answer. The same key with another body is 422 wm3142. A first request that failed does not keep the key: a retry runs. */
         IdempotencyKey: string;
         /** @description An ETag from an earlier fetch; when it equals the current one the answer is 304 without a body. */
         IfNoneMatch: string;
@@ -3543,7 +3543,7 @@ export interface operations {
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
-                /** @description Makes a start idempotent: the same key from the same tenant with the same body within IDEMPOTENCY_TTL_HOURS (default 24) answers the first answer again, with `idempotent-replayed: true`, and starts nothing, also when the duplicates arrive at the same time. The same key with another body is 422 wm3142. A first request that failed does not keep the key: a retry runs. */
+                /** @description Makes a start idempotent: the same key from the same user (of the same tenant, on the same route) with the same body within IDEMPOTENCY_TTL_HOURS (default 24) answers the first answer again, with `idempotent-replayed: true`, and starts nothing, also when the duplicates arrive at the same time. Another user's request with the key is another key: it never gets the first caller's answer. The same key with another body is 422 wm3142. A first request that failed does not keep the key: a retry runs. */
                 "idempotency-key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -3845,7 +3845,7 @@ export interface operations {
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
-                /** @description Makes a start idempotent: the same key from the same tenant with the same body within IDEMPOTENCY_TTL_HOURS (default 24) answers the first answer again, with `idempotent-replayed: true`, and starts nothing, also when the duplicates arrive at the same time. The same key with another body is 422 wm3142. A first request that failed does not keep the key: a retry runs. */
+                /** @description Makes a start idempotent: the same key from the same user (of the same tenant, on the same route) with the same body within IDEMPOTENCY_TTL_HOURS (default 24) answers the first answer again, with `idempotent-replayed: true`, and starts nothing, also when the duplicates arrive at the same time. Another user's request with the key is another key: it never gets the first caller's answer. The same key with another body is 422 wm3142. A first request that failed does not keep the key: a retry runs. */
                 "idempotency-key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -3905,7 +3905,7 @@ export interface operations {
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
-                /** @description Makes a start idempotent: the same key from the same tenant with the same body within IDEMPOTENCY_TTL_HOURS (default 24) answers the first answer again, with `idempotent-replayed: true`, and starts nothing, also when the duplicates arrive at the same time. The same key with another body is 422 wm3142. A first request that failed does not keep the key: a retry runs. */
+                /** @description Makes a start idempotent: the same key from the same user (of the same tenant, on the same route) with the same body within IDEMPOTENCY_TTL_HOURS (default 24) answers the first answer again, with `idempotent-replayed: true`, and starts nothing, also when the duplicates arrive at the same time. Another user's request with the key is another key: it never gets the first caller's answer. The same key with another body is 422 wm3142. A first request that failed does not keep the key: a retry runs. */
                 "idempotency-key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -5073,7 +5073,7 @@ export interface operations {
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
-                /** @description Makes a start idempotent: the same key from the same tenant with the same body within IDEMPOTENCY_TTL_HOURS (default 24) answers the first answer again, with `idempotent-replayed: true`, and starts nothing, also when the duplicates arrive at the same time. The same key with another body is 422 wm3142. A first request that failed does not keep the key: a retry runs. */
+                /** @description Makes a start idempotent: the same key from the same user (of the same tenant, on the same route) with the same body within IDEMPOTENCY_TTL_HOURS (default 24) answers the first answer again, with `idempotent-replayed: true`, and starts nothing, also when the duplicates arrive at the same time. Another user's request with the key is another key: it never gets the first caller's answer. The same key with another body is 422 wm3142. A first request that failed does not keep the key: a retry runs. */
                 "idempotency-key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
