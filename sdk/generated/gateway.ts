@@ -1229,7 +1229,7 @@ export interface paths {
         put?: never;
         /**
          * Search a business data collection
-         * @description The collections of the acting user's app only (another app's are not found, 404 wm3101). The filter is checked before it runs: allow-listed operators (400 wm3100), each operator with the operand it takes (400 wm4000 naming the field).
+         * @description The collections of the acting user's app only (another app's are not found, 404 wm3101). The filter is checked before it runs: allow-listed operators (400 wm3100), each operator with the operand it takes (400 wm4000 naming the field), its size (400 wm3102 naming the bound: DATA_FILTER_MAX_CONDITIONS, DATA_FILTER_MAX_REGEXES, DATA_FILTER_MAX_BYTES). A search that would test its filter on more documents than DATA_SEARCH_MAX_TESTS allows is refused (422 wm3103).
          */
         post: operations["searchDataCollection"];
         delete?: never;
@@ -3681,6 +3681,7 @@ export interface operations {
             409: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
+            422: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
             504: components["responses"]["GatewayError"];
@@ -3726,6 +3727,7 @@ export interface operations {
             409: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
+            422: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
             504: components["responses"]["GatewayError"];
@@ -3771,6 +3773,7 @@ export interface operations {
             409: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
+            422: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
             504: components["responses"]["GatewayError"];
@@ -3828,6 +3831,7 @@ export interface operations {
             409: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
+            422: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
             504: components["responses"]["GatewayError"];
@@ -4192,6 +4196,7 @@ export interface operations {
             409: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
+            422: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
             504: components["responses"]["GatewayError"];
@@ -4419,6 +4424,7 @@ export interface operations {
             409: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
+            422: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
             504: components["responses"]["GatewayError"];
@@ -4461,6 +4467,7 @@ export interface operations {
             404: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
+            422: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
             504: components["responses"]["GatewayError"];
@@ -4506,6 +4513,7 @@ export interface operations {
             409: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
+            422: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
             504: components["responses"]["GatewayError"];
@@ -4915,6 +4923,7 @@ export interface operations {
             409: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
+            422: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
             504: components["responses"]["GatewayError"];
@@ -4962,6 +4971,7 @@ export interface operations {
             409: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
+            422: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
             504: components["responses"]["GatewayError"];
@@ -5056,6 +5066,7 @@ export interface operations {
             409: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
+            422: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
             504: components["responses"]["GatewayError"];
@@ -5151,6 +5162,7 @@ export interface operations {
             409: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
+            422: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
             504: components["responses"]["GatewayError"];
@@ -5256,6 +5268,7 @@ export interface operations {
             404: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
+            422: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
             504: components["responses"]["GatewayError"];
