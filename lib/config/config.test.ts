@@ -282,6 +282,20 @@ t.test('FLOW_WORKERS, FLOW_WORKER_MEMORY_MB and MONGODB_MAX_TIME_MS are positive
     t.throws(() => parseConfig({ [variable]: '0' }), { name: 'ConfigError', variable })
 })
 
+t.test('request budgets: FLOW_HTTP_MAX_CALLS_PER_REQUEST and the DATA_* bounds are positive whole numbers', async (t) => {
+  const config = parseConfig({
+    FLOW_HTTP_MAX_CALLS_PER_REQUEST: '7',
+    DATA_FILTER_MAX_CONDITIONS: '30',
+    DATA_FILTER_MAX_REGEXES: '0',
+    DATA_FILTER_MAX_BYTES: '1024',
+    DATA_SEARCH_MAX_TESTS: '5000',
+  })
+  t.equal(config.flowHttpMaxCallsPerRequest, 7)
+  t.same(config.dataLimits, { maxConditions: 30, maxRegexes: 0, maxFilterBytes: 1024, maxSearchTests: 5000 }, 'no $regex at all may be allowed')
+  for (const variable of ['FLOW_HTTP_MAX_CALLS_PER_REQUEST', 'DATA_FILTER_MAX_CONDITIONS', 'DATA_FILTER_MAX_BYTES', 'DATA_SEARCH_MAX_TESTS'])
+    t.throws(() => parseConfig({ [variable]: '0' }), { name: 'ConfigError', variable })
+})
+
 t.test('observability: METRICS_ENABLED, METRICS_TOKEN and the standard OpenTelemetry variables', async (t) => {
   const config = parseConfig({
     METRICS_ENABLED: 'false',
