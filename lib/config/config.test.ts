@@ -291,8 +291,17 @@ t.test('request budgets: FLOW_HTTP_MAX_CALLS_PER_REQUEST and the DATA_* bounds a
     DATA_SEARCH_MAX_TESTS: '5000',
   })
   t.equal(config.flowHttpMaxCallsPerRequest, 7)
-  t.same(config.dataLimits, { maxConditions: 30, maxRegexes: 0, maxFilterBytes: 1024, maxSearchTests: 5000 }, 'no $regex at all may be allowed')
-  for (const variable of ['FLOW_HTTP_MAX_CALLS_PER_REQUEST', 'DATA_FILTER_MAX_CONDITIONS', 'DATA_FILTER_MAX_BYTES', 'DATA_SEARCH_MAX_TESTS'])
+  t.same(
+    config.dataLimits,
+    { maxConditions: 30, maxRegexes: 0, maxFilterBytes: 1024, maxSearchTests: 5000 },
+    'no $regex at all may be allowed',
+  )
+  for (const variable of [
+    'FLOW_HTTP_MAX_CALLS_PER_REQUEST',
+    'DATA_FILTER_MAX_CONDITIONS',
+    'DATA_FILTER_MAX_BYTES',
+    'DATA_SEARCH_MAX_TESTS',
+  ])
     t.throws(() => parseConfig({ [variable]: '0' }), { name: 'ConfigError', variable })
 })
 

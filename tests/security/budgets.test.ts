@@ -92,7 +92,11 @@ async function setUp(t: Tap) {
   })
   const gateway = await startService(t, 'gateway', { config: { engineUrl: engine.url } })
   const client = workflowClient(t, gateway.url, 'gateway')
-  type Answer = { status: string; data?: { output?: Record<string, unknown> }; error?: { code: string; message: string; parameters?: Record<string, string> } }
+  type Answer = {
+    status: string
+    data?: { output?: Record<string, unknown> }
+    error?: { code: string; message: string; parameters?: Record<string, string> }
+  }
   const execute = (functionId: string, inputParams: Record<string, unknown>, userId = ann.userId, tenant: object = HR) =>
     client.call<Answer>('executeExternalFunction', 'POST', `/external/function/${functionId}/execute`, {
       user: userId,

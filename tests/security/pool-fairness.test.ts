@@ -48,7 +48,8 @@ t.test("another tenant's pool run is answered before the queued runs of a tenant
     return answer
   })
   t.same((await other).body.data?.output, { vat: 20 }, "the other tenant's run is served")
-  for (const answer of await Promise.all(flood)) t.match(answer.body.error?.message, /ran longer than/, 'each flooding run ends at its limit')
+  for (const answer of await Promise.all(flood))
+    t.match(answer.body.error?.message, /ran longer than/, 'each flooding run ends at its limit')
   // A pool without shares would have run two flooding runs at once and the other run only after they ended.
   const floodAnswers = answered.flatMap((label, position) => (label.startsWith('flood') ? [position] : []))
   t.ok(

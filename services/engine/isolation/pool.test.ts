@@ -36,7 +36,11 @@ t.test('a run that gives up its place in the queue is never started', async (t) 
   ask('c', 'c-1')
   scheduler.release('a')
   t.same(granted, ['a-1', 'c-1'])
-  t.equal(scheduler.withdraw('c', () => undefined), false, 'a granted run has no place left to give up')
+  t.equal(
+    scheduler.withdraw('c', () => undefined),
+    false,
+    'a granted run has no place left to give up',
+  )
 })
 
 t.test("a tenant's share is half the workers and half the cores, at least one", async (t) => {

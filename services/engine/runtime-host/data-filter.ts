@@ -251,6 +251,8 @@ export function examinedBudget(filter: unknown, limits: DataLimits): number {
 export function searchBudgetProblem(maxExamined: number, limits: DataLimits): LimitProblem {
   return {
     limit: 'DATA_SEARCH_MAX_TESTS',
-    message: `the search would test the filter on more than ${maxExamined} documents (${limits.maxSearchTests} condition tests): narrow it with indexed fields`,
+    message:
+      `the search would test the filter on more than ${maxExamined} documents (${limits.maxSearchTests} condition tests): ` +
+      'narrow it with indexed fields',
   }
 }
