@@ -14,6 +14,12 @@ export type RuntimeErrorKind =
   | 'notFound'
   /** The task is not open, or the action does not exist on the step. */
   | 'conflict'
+  /**
+   * A budget of the whole request ran out (outbound calls, a data filter's size, a search's work):
+   * the request fails and stores nothing, whatever a step's `onError` says. `details.code` is the
+   * engine's catalogue code, `details.limit` the setting that bounds it.
+   */
+  | 'limit'
 
 export class RuntimeError extends Error {
   constructor(
@@ -24,6 +30,8 @@ export class RuntimeError extends Error {
       path?: string
       /** The fault without its location, for messages that name the location their own way. */ problem?: string
       target?: 'task' | 'step' | 'thread' | 'function' | 'action'
+      /** For a `limit` failure: the configuration variable whose value was reached. */
+      limit?: string
     } = {},
   ) {
     super(message)

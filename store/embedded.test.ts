@@ -372,3 +372,20 @@ t.test('an atomic batch SQLite refuses is undone in memory as a whole', async (t
   t.same(await reopened.collection('instances').find({}).toArray(), [{ _id: 'i', version: 1 }])
   t.equal(await reopened.collection('data').countDocuments(), 0, 'no part of the batch reached SQLite')
 })
+
+t.test('a find or count examines at most maxExamined documents, and an index narrows what it examines', async (t) => {
+  const store = EmbeddedStore.open({ dataDir: tempDataDir(t) })
+  t.teardown(() => store.close())
+  const c = store.collection('scanned')
+  await c.createIndex({ code: 1 }, { unique: true })
+  await c.insertMany(Array.from({ length: 10 }, (_, n) => ({ code: `C${n}`, n })))
+  await t.rejects(
+    c.find({ n: { $gte: 0 } }, { maxExamined: 5 }).toArray(),
+    { name: 'ScanBudgetExceededError' },
+    'a scan of ten stops at five',
+  )
+  await t.rejects(c.countDocuments({ n: 3 }, { maxExamined: 9 }), { name: 'ScanBudgetExceededError' })
+  t.equal((await c.find({ n: { $gte: 0 } }, { maxExamined: 10 }).toArray()).length, 10, 'within the budget, every match')
+  t.equal(await c.countDocuments({ code: { $in: ['C1', 'C2'] } }, { maxExamined: 2 }), 2, 'the index hands over only two candidates')
+  t.equal((await c.find({ n: { $gte: 0 } }, { limit: 3, maxExamined: 3 }).toArray()).length, 3, 'a page without sort stops at its end')
+})

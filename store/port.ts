@@ -14,11 +14,21 @@ export type UpdateFilter = Record<string, unknown>
 export type SortSpec = Record<string, 1 | -1>
 export type Projection = Record<string, 0 | 1 | boolean>
 
-export interface FindOptions {
+export interface FindOptions extends ScanOptions {
   sort?: SortSpec
   skip?: number
   limit?: number
   projection?: Projection
+}
+
+/**
+ * Not a driver option: bounds the documents a call examines where the process evaluates filters
+ * itself (the embedded store, on the calling thread); past it the call fails with
+ * ScanBudgetExceededError. MongoDB evaluates filters in its server, bounded by `maxTimeMS`, and
+ * ignores it.
+ */
+export interface ScanOptions {
+  maxExamined?: number
 }
 
 export interface FindOneOptions {
@@ -84,7 +94,7 @@ export interface Collection<T extends object = Document> {
   findOneAndUpdate(filter: Filter, update: UpdateFilter, options?: FindOneAndUpdateOptions): Promise<T | null>
   deleteOne(filter: Filter): Promise<DeleteResult>
   deleteMany(filter: Filter): Promise<DeleteResult>
-  countDocuments(filter?: Filter): Promise<number>
+  countDocuments(filter?: Filter, options?: ScanOptions): Promise<number>
   aggregate<R extends Document = Document>(pipeline: Document[]): Cursor<R>
   createIndex(keys: Record<string, 1 | -1>, options?: IndexOptions): Promise<string>
 }
@@ -148,6 +158,19 @@ export class DuplicateKeyError extends Error {
     this.name = 'MongoServerError'
     this.keyValue = keyValue
   }
+}
+
+/** Raised when a call would examine more documents than its `maxExamined` (ScanOptions). */
+export class ScanBudgetExceededError extends Error {
+  constructor(readonly maxExamined: number) {
+    super(`the query would examine more than ${maxExamined} documents`)
+    this.name = 'ScanBudgetExceededError'
+  }
+}
+
+/** By name, so the error is recognized after crossing a thread (the remote store rebuilds a plain Error). */
+export function isScanBudgetExceededError(err: unknown): boolean {
+  return err instanceof Error && err.name === 'ScanBudgetExceededError'
 }
 
 /** Raised by `applyAtomically` when a `mustMatch` write matched nothing; nothing of the batch was applied. */

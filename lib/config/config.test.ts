@@ -33,6 +33,8 @@ t.test('defaults follow DESIGN.md §2 when nothing is set', async (t) => {
     flowInlineBudgetMs: 20,
     flowWorkers: { threads: 4, memoryMb: 128 },
     flowHttp: { allowedHosts: [], forwardHeaders: [] },
+    flowHttpMaxCallsPerRequest: 50,
+    dataLimits: { maxConditions: 200, maxRegexes: 10, maxFilterBytes: 16_384, maxSearchTests: 200_000 },
     webhooks: { allowedHosts: [], timeoutMs: 10000, backoffMs: 1000 },
     mongodbMaxTimeMs: 10000,
     maxJsonDepth: 64,
@@ -313,6 +315,19 @@ t.test('FLOW_WORKERS, FLOW_WORKER_MEMORY_MB and MONGODB_MAX_TIME_MS are positive
   const config = parseConfig({ FLOW_WORKERS: '3', FLOW_WORKER_MEMORY_MB: '64', MONGODB_MAX_TIME_MS: '2000' })
   t.same([config.flowWorkers, config.mongodbMaxTimeMs], [{ threads: 3, memoryMb: 64 }, 2000])
   for (const variable of ['FLOW_WORKERS', 'FLOW_WORKER_MEMORY_MB', 'MONGODB_MAX_TIME_MS'])
+    t.throws(() => parseConfig({ [variable]: '0' }), { name: 'ConfigError', variable })
+})
+
+t.test('request budgets: FLOW_HTTP_MAX_CALLS_PER_REQUEST and the DATA_* bounds are positive whole numbers', async (t) => {
+  const budgets = { FLOW_HTTP_MAX_CALLS_PER_REQUEST: '7', DATA_FILTER_MAX_CONDITIONS: '30', DATA_FILTER_MAX_BYTES: '1024' }
+  const config = parseConfig({ ...budgets, DATA_FILTER_MAX_REGEXES: '0', DATA_SEARCH_MAX_TESTS: '5000' })
+  t.equal(config.flowHttpMaxCallsPerRequest, 7)
+  t.same(
+    config.dataLimits,
+    { maxConditions: 30, maxRegexes: 0, maxFilterBytes: 1024, maxSearchTests: 5000 },
+    'no $regex may be allowed at all',
+  )
+  for (const variable of [...Object.keys(budgets), 'DATA_SEARCH_MAX_TESTS'])
     t.throws(() => parseConfig({ [variable]: '0' }), { name: 'ConfigError', variable })
 })
 

@@ -62,6 +62,13 @@ export interface Config {
   flowWorkers: { threads: number; memoryMb: number }
   /** Hosts `http` nodes may reach although private (`*.` subdomains, optional `:port`), and context headers they may forward. */
   flowHttp: { allowedHosts: string[]; forwardHeaders: string[] }
+  /** How many outbound calls the flow functions of one request may make together. */
+  flowHttpMaxCallsPerRequest: number
+  /**
+   * Bounds of tenants' data filters (conditions, `$regex`es, JSON bytes) and of the work of one search
+   * (documents examined times the filter's cost), for data searches and flow functions' data nodes.
+   */
+  dataLimits: { maxConditions: number; maxRegexes: number; maxFilterBytes: number; maxSearchTests: number }
   /**
    * Webhook deliveries (docs/webhooks.md): hosts they may reach although private (the syntax of
    * FLOW_HTTP_ALLOWED_HOSTS), how long a receiver may take to answer, and the first retry delay
@@ -345,6 +352,13 @@ export function parseConfig(env: Env, cwd: string = process.cwd()): Config {
     flowHttp: {
       allowedHosts: list(env, 'FLOW_HTTP_ALLOWED_HOSTS', ALLOWED_HOST, 'host names or IPs (optionally *. and :port)'),
       forwardHeaders: list(env, 'FLOW_HTTP_FORWARD_HEADERS', HEADER_NAME, 'header names'),
+    },
+    flowHttpMaxCallsPerRequest: positiveInteger(env, 'FLOW_HTTP_MAX_CALLS_PER_REQUEST', 50),
+    dataLimits: {
+      maxConditions: positiveInteger(env, 'DATA_FILTER_MAX_CONDITIONS', 200),
+      maxRegexes: wholeNumber(env, 'DATA_FILTER_MAX_REGEXES', 10),
+      maxFilterBytes: positiveInteger(env, 'DATA_FILTER_MAX_BYTES', 16_384),
+      maxSearchTests: positiveInteger(env, 'DATA_SEARCH_MAX_TESTS', 200_000),
     },
     webhooks: {
       allowedHosts: list(env, 'WEBHOOK_ALLOWED_HOSTS', ALLOWED_HOST, 'host names or IPs (optionally *. and :port)'),

@@ -4,6 +4,7 @@ import addFormatsModule from 'ajv-formats'
 import { costlyConstruct } from '../expression-cost.js'
 import { expressionRegexProblem, parseExpression } from '../expression-syntax.js'
 import { re2SchemaRegExp } from '../regex-engine.js'
+import { linearUniqueItems } from './unique-items.js'
 import { parseAssignmentPath } from '../paths.js'
 import { RuntimeError } from '../errors.js'
 
@@ -14,10 +15,10 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020
 /**
  * The JSON Schema dialect of models (2020-12, with formats): unknown keywords and formats are
  * errors, so a typo in a schema is caught on insert rather than silently ignored at run time. The
- * runtime can compile with the same settings.
+ * runtime can compile with the same settings. `uniqueItems` is checked in linear time (unique-items.ts).
  */
 export function createModelSchemaCompiler(): Ajv2020 {
-  return addFormats(
+  const compiler = addFormats(
     new Ajv2020({
       strict: true,
       strictTypes: false,
@@ -28,6 +29,10 @@ export function createModelSchemaCompiler(): Ajv2020 {
       code: { regExp: re2SchemaRegExp },
     }),
   )
+  // Schemas are tenants' code run against callers' input: no keyword may cost more than linear time.
+  compiler.removeKeyword('uniqueItems')
+  compiler.addKeyword(linearUniqueItems)
+  return compiler
 }
 
 const schemaCompiler = createModelSchemaCompiler()

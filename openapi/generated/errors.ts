@@ -30,6 +30,7 @@ export type EngineErrorCode =
   | "wm3054"
   | "wm3055"
   | "wm3056"
+  | "wm3057"
   | "wm3060"
   | "wm3070"
   | "wm3071"
@@ -43,6 +44,8 @@ export type EngineErrorCode =
   | "C-3003"
   | "wm3100"
   | "wm3101"
+  | "wm3102"
+  | "wm3103"
   | "wm3110"
   | "wm3120"
   | "wm3121"
@@ -126,6 +129,7 @@ export const engineErrorCatalogue = {
   "wm3054": {"status":404,"type":"business","category":"error","message":"Function not found: %s"},
   "wm3055": {"status":500,"type":"technical","category":"error","message":"Flow function failed: %s"},
   "wm3056": {"status":400,"type":"business","category":"error","message":"Function input does not satisfy the function's input schema: %s"},
+  "wm3057": {"status":500,"type":"technical","category":"error","message":"Outbound HTTP calls per request over %s: %s"},
   "wm3060": {"status":500,"type":"technical","category":"error","message":"Required id missing: %s"},
   "wm3070": {"status":500,"type":"technical","category":"error","message":"File function missing or with a wrong schema: %s"},
   "wm3071": {"status":500,"type":"technical","category":"error","message":"File operation without processInstanceId or processId: %s"},
@@ -139,6 +143,8 @@ export const engineErrorCatalogue = {
   "C-3003": {"status":404,"type":"business","category":"error","message":"Context not found: %s"},
   "wm3100": {"status":400,"type":"business","category":"error","message":"Search filter operator not allowed: %s"},
   "wm3101": {"status":404,"type":"business","category":"error","message":"Data collection not found: %s"},
+  "wm3102": {"status":400,"type":"business","category":"error","message":"Data filter over %s: %s"},
+  "wm3103": {"status":422,"type":"business","category":"error","message":"Data search work over %s: %s"},
   "wm3110": {"status":400,"type":"business","category":"error","message":"Invalid actionType: %s"},
   "wm3120": {"status":404,"type":"business","category":"error","message":"Target user not found: %s"},
   "wm3121": {"status":400,"type":"business","category":"error","message":"Swimlane not defined in the process model: %s"},

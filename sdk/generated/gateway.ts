@@ -1229,7 +1229,7 @@ export interface paths {
         put?: never;
         /**
          * Search a business data collection
-         * @description The collections of the acting user's app only (another app's are not found, 404 wm3101). The filter is checked before it runs: allow-listed operators (400 wm3100), each operator with the operand it takes (400 wm4000 naming the field).
+         * @description The collections of the acting user's app only (another app's are not found, 404 wm3101). The filter is checked before it runs: allow-listed operators (400 wm3100), each operator with the operand it takes (400 wm4000 naming the field), its size (400 wm3102 naming the bound: DATA_FILTER_MAX_CONDITIONS, DATA_FILTER_MAX_REGEXES, DATA_FILTER_MAX_BYTES). A search that would test its filter on more documents than DATA_SEARCH_MAX_TESTS allows is refused (422 wm3103).
          */
         post: operations["searchDataCollection"];
         delete?: never;
@@ -3683,6 +3683,7 @@ export interface operations {
             409: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
+            422: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
             504: components["responses"]["GatewayError"];
@@ -3728,6 +3729,7 @@ export interface operations {
             409: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
+            422: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
             504: components["responses"]["GatewayError"];
@@ -3773,6 +3775,7 @@ export interface operations {
             409: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
+            422: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
             504: components["responses"]["GatewayError"];
@@ -3830,6 +3833,7 @@ export interface operations {
             409: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
+            422: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
             504: components["responses"]["GatewayError"];
@@ -4194,6 +4198,7 @@ export interface operations {
             409: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
+            422: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
             504: components["responses"]["GatewayError"];
@@ -4421,6 +4426,7 @@ export interface operations {
             409: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
+            422: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
             504: components["responses"]["GatewayError"];
@@ -4463,6 +4469,7 @@ export interface operations {
             404: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
+            422: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
             504: components["responses"]["GatewayError"];
@@ -4508,6 +4515,7 @@ export interface operations {
             409: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
+            422: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
             504: components["responses"]["GatewayError"];
@@ -4917,6 +4925,7 @@ export interface operations {
             409: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
+            422: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
             504: components["responses"]["GatewayError"];
@@ -4964,6 +4973,7 @@ export interface operations {
             409: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
+            422: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
             504: components["responses"]["GatewayError"];
@@ -5058,6 +5068,7 @@ export interface operations {
             409: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
+            422: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
             504: components["responses"]["GatewayError"];
@@ -5153,6 +5164,7 @@ export interface operations {
             409: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
+            422: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
             504: components["responses"]["GatewayError"];
@@ -5258,6 +5270,7 @@ export interface operations {
             404: components["responses"]["GatewayError"];
             413: components["responses"]["GatewayError"];
             415: components["responses"]["GatewayError"];
+            422: components["responses"]["GatewayError"];
             500: components["responses"]["GatewayError"];
             502: components["responses"]["GatewayError"];
             504: components["responses"]["GatewayError"];

@@ -133,6 +133,8 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
     flowInlineBudgetMs: options.config.flowInlineBudgetMs,
     flowWorkers: options.config.flowWorkers,
     flowHttp: options.config.flowHttp,
+    flowHttpMaxCallsPerRequest: options.config.flowHttpMaxCallsPerRequest,
+    dataLimits: options.config.dataLimits,
     gatewayPort: options.config.gatewayPort,
   })
   await app.register(processInstances, { limits: options.config.instanceLimits })
@@ -182,6 +184,6 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
   await app.register(migrationRoutes)
   await app.register(queryRoutes)
   await app.register(constantRoutes)
-  await app.register(dataRoutes)
+  await app.register(dataRoutes, { limits: options.config.dataLimits })
   await app.register(fileRoutes, { maxUploadBytes: options.config.maxUploadBytes })
 }

@@ -16,6 +16,7 @@ import type {
   FindOneOptions,
   FindOptions,
   IndexOptions,
+  ScanOptions,
   InsertManyResult,
   InsertOneResult,
   SortSpec,
@@ -23,6 +24,7 @@ import type {
   UpdateOptions,
   UpdateResult,
 } from '../port.js'
+import { ScanBudgetExceededError } from '../port.js'
 import { newObjectIdHex } from '../object-id.js'
 import { type Change, type DocumentTable, idKeyOf } from './document-table.js'
 import { cloneDocument, encodeDocument, encodeForStorage } from './document-codec.js'
@@ -50,6 +52,22 @@ const NOT_UPSERTED = { upsertedCount: 0, upsertedId: null } as const
 function cursorOf<T>(run: () => T[]): Cursor<T> {
   // Evaluated at toArray() time, like the driver's cursors.
   return { toArray: async () => run() }
+}
+
+/**
+ * The candidates, failing once more than `maxExamined` of them are asked for: the filter is tested
+ * on this thread, so a call that would hold it for a whole collection stops at its budget.
+ */
+function examined(candidates: Iterable<Document>, maxExamined: number | undefined): Iterable<Document> {
+  return maxExamined === undefined ? candidates : withinBudget(candidates, maxExamined)
+}
+
+function* withinBudget(candidates: Iterable<Document>, maxExamined: number): Iterable<Document> {
+  let count = 0
+  for (const doc of candidates) {
+    if (++count > maxExamined) throw new ScanBudgetExceededError(maxExamined)
+    yield doc
+  }
 }
 
 function assertOperators(update: UpdateFilter): void {
@@ -96,10 +114,10 @@ export class EmbeddedCollection implements Collection<Document> {
     return cloneDocument(options.projection ? project(found, options.projection) : found)
   }
 
-  find(filter: Filter, options: FindOptions = {}): Cursor<Document> {
+  find(filter: Filter, { maxExamined, ...options }: FindOptions = {}): Cursor<Document> {
     return cursorOf(() => {
       this.host.assertOpen()
-      return select(this.table.candidates(filter), compileQuery(filter), options).map((doc) => cloneDocument(doc))
+      return select(examined(this.table.candidates(filter), maxExamined), compileQuery(filter), options).map((doc) => cloneDocument(doc))
     })
   }
 
@@ -176,10 +194,10 @@ export class EmbeddedCollection implements Collection<Document> {
     return this.committed(this.stage({ collection: this.collectionName, kind: 'deleteMany', filter }))
   }
 
-  async countDocuments(filter: Filter = {}): Promise<number> {
+  async countDocuments(filter: Filter = {}, options: ScanOptions = {}): Promise<number> {
     this.host.assertOpen()
     if (Object.keys(filter).length === 0) return this.table.docs.size
-    return this.all(filter).length
+    return this.all(filter, options.maxExamined).length
   }
 
   aggregate<R extends Document = Document>(pipeline: Document[]): Cursor<R> {
@@ -217,10 +235,10 @@ export class EmbeddedCollection implements Collection<Document> {
     return undefined
   }
 
-  private all(filter: Filter): Document[] {
+  private all(filter: Filter, maxExamined?: number): Document[] {
     const query = compileQuery(filter)
     const found: Document[] = []
-    for (const doc of this.table.candidates(filter)) if (query.test(doc)) found.push(doc)
+    for (const doc of examined(this.table.candidates(filter), maxExamined)) if (query.test(doc)) found.push(doc)
     return found
   }
 

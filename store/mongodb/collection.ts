@@ -78,7 +78,8 @@ export class MongoCollection implements Collection<Document> {
     return this.inner.findOne(filter as DriverFilter<Document>, { ...options, ...this.limit })
   }
 
-  find(filter: Filter, options?: FindOptions): Cursor<Document> {
+  find(filter: Filter, { maxExamined: _inTheServer, ...options }: FindOptions = {}): Cursor<Document> {
+    // The server evaluates the filter, bounded by maxTimeMS: the scan budget of the embedded store has no part here.
     return this.inner.find(filter as DriverFilter<Document>, { ...options, ...this.limit })
   }
 

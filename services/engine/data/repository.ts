@@ -19,6 +19,8 @@ export interface SearchPage {
   projection?: Projection | undefined
   skip: number
   limit: number
+  /** How many documents the search may examine (the embedded store's scan budget). */
+  maxExamined: number
 }
 
 export class DataCollectionRepository {
@@ -39,9 +41,10 @@ export class DataCollectionRepository {
           limit: page.limit,
           ...(page.sort ? { sort: page.sort } : {}),
           ...(page.projection ? { projection: page.projection } : {}),
+          maxExamined: page.maxExamined,
         })
         .toArray(),
-      collection.countDocuments(page.filter),
+      collection.countDocuments(page.filter, { maxExamined: page.maxExamined }),
     ])
     return { items, total }
   }

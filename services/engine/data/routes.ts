@@ -5,10 +5,15 @@ import fp from 'fastify-plugin'
 import { searchDataCollection } from '../../../openapi/generated/engine-routes.js'
 import { requireActor } from '../../../plugins/identity/plugin.js'
 import { routeFrom } from '../../../lib/server/route.js'
+import type { DataLimits } from '../runtime-host/data-filter.js'
 import { DataSearchService } from './service.js'
 
-async function dataRoutes(fastify: FastifyInstance): Promise<void> {
-  const service = new DataSearchService(fastify.dataCollections, fastify.fail)
+export interface DataRoutesOptions {
+  limits: DataLimits
+}
+
+async function dataRoutes(fastify: FastifyInstance, options: DataRoutesOptions): Promise<void> {
+  const service = new DataSearchService(fastify.dataCollections, fastify.fail, options.limits)
   fastify.withTypeProvider<TypeBoxTypeProvider>().route({
     ...routeFrom(searchDataCollection),
     // The route requires the user header: identity has resolved the actor.

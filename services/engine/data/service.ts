@@ -2,13 +2,22 @@
  * `POST /external/data/search/:collection` (DESIGN.md §6): one page of a business data collection
  * of the user's app, found by its human-readable name. The filter is checked before it runs: its
  * shape and operands (400 wm4000 naming the field), the allow-listed operators (400 wm3100), the
- * `$regex` patterns (400 wm4000); sort and projection name plain fields.
+ * `$regex` patterns (400 wm4000), its size (400 wm3102 naming the bound); sort and projection name
+ * plain fields. The search itself examines at most a budget of documents (422 wm3103 past it).
  */
 import type { DataSearchParams, DataSearchResult } from '../../../openapi/generated/schemas.js'
 import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { Actor } from '../../../plugins/identity/plugin.js'
-import { filterProblem, regexProblem } from '../runtime-host/data-filter.js'
+import { isScanBudgetExceededError } from '../../../store/port.js'
+import {
+  type DataLimits,
+  examinedBudget,
+  filterLimitProblem,
+  filterProblem,
+  regexProblem,
+  searchBudgetProblem,
+} from '../runtime-host/data-filter.js'
 import type { DataCollectionRepository } from './repository.js'
 
 export const DEFAULT_SEARCH_LIMIT = 50
@@ -17,6 +26,7 @@ export class DataSearchService {
   constructor(
     private readonly collections: DataCollectionRepository,
     private readonly fail: ErrorFactory<EngineErrorCode>,
+    private readonly limits: DataLimits,
   ) {}
 
   async search(actor: Actor, name: string, params: DataSearchParams): Promise<DataSearchResult> {
@@ -34,14 +44,22 @@ export class DataSearchService {
     if (!entry) throw this.fail('wm3101', { args: [name], parameters: { collection: name } })
     const skip = params.skip ?? 0
     const limit = params.limit ?? DEFAULT_SEARCH_LIMIT
-    const page = await this.collections.search(entry, {
-      filter,
-      sort: params.sort as Record<string, 1 | -1> | undefined,
-      projection: params.projection as Record<string, 0 | 1> | undefined,
-      skip,
-      limit,
-    })
-    return { ...page, skip, limit }
+    const maxExamined = examinedBudget(filter, this.limits)
+    try {
+      const page = await this.collections.search(entry, {
+        filter,
+        sort: params.sort as Record<string, 1 | -1> | undefined,
+        projection: params.projection as Record<string, 0 | 1> | undefined,
+        skip,
+        limit,
+        maxExamined,
+      })
+      return { ...page, skip, limit }
+    } catch (error) {
+      if (!isScanBudgetExceededError(error)) throw error
+      const { limit: variable, message } = searchBudgetProblem(maxExamined, this.limits)
+      throw this.fail('wm3103', { args: [variable, message], parameters: { limit: variable }, cause: error })
+    }
   }
 
   /** The filter's shape and operators, then its regex patterns: each fault a 400 naming its field. */
@@ -55,5 +73,7 @@ export class DataSearchService {
     if (problem) throw this.fail('wm4000', { args: [problem.message], parameters: { field: problem.field } })
     const regex = regexProblem(filter)
     if (regex) throw this.fail('wm4000', { args: [`body.${regex.path}: ${regex.problem}`], parameters: { field: `body.${regex.path}` } })
+    const bound = filterLimitProblem(filter, this.limits)
+    if (bound) throw this.fail('wm3102', { args: [bound.limit, bound.message], parameters: { field: 'body.filter', limit: bound.limit } })
   }
 }

@@ -3,7 +3,7 @@
  * when this runs (the runtime never mutates the state it was given, and the engine writes only
  * after it returned), so every answer here is also a rollback.
  */
-import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
+import { type EngineErrorCode, engineErrorCatalogue } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory, ServiceError } from '../../../plugins/errors/service-error.js'
 import { isServiceError } from '../../../plugins/errors/service-error.js'
 import { RuntimeError } from '../runtime/types.js'
@@ -44,12 +44,24 @@ function functionRunFailure(fail: ErrorFactory<EngineErrorCode>, error: RuntimeE
   return fail('wm3055', details)
 }
 
+function isEngineErrorCode(code: string): code is EngineErrorCode {
+  return Object.hasOwn(engineErrorCatalogue, code)
+}
+
+/** A request budget that ran out: its own catalogue code, naming the setting that bounds it, whatever the purpose. */
+function limitFailure(fail: ErrorFactory<EngineErrorCode>, error: RuntimeError): ServiceError {
+  const { code, limit } = error.details
+  if (code === undefined || !isEngineErrorCode(code)) return fail('wm3055', { args: [error.message], cause: error })
+  return fail(code, { args: [limit ?? 'a limit', error.message], parameters: limit === undefined ? {} : { limit }, cause: error })
+}
+
 export function runtimeFailure(fail: ErrorFactory<EngineErrorCode>, error: unknown, purpose: RuntimePurpose): ServiceError {
   if (isServiceError(error)) return error
   if (!(error instanceof RuntimeError)) {
     // Not the runtime's own report: a defect, whose text stays in the log (the cause), not the answer.
     return fail(UNEXPECTED[purpose], { args: ['unexpected runtime error'], cause: error })
   }
+  if (error.kind === 'limit') return limitFailure(fail, error)
   const details = { args: [error.message], parameters: parametersOf(error, purpose), cause: error }
   const target = error.details.target
   if (purpose === 'function') return functionRunFailure(fail, error, details)

@@ -4,12 +4,14 @@
  * limit however it spins (a catastrophic regex, tail recursion, a busy loop): its worker is terminated
  * and the run fails with the runtime's technical timeout error. Workers have a memory ceiling
  * (`resourceLimits`); an allocation too large for it ends the sandbox process, which the engine
- * replaces. One tenant may occupy at most half of the pool, so it cannot take every worker from the others.
+ * replaces. One tenant holds at most its share of the workers, and waiting tenants are served round
+ * robin (WorkerScheduler), so a tenant cannot take the pool, or the cores, from the others.
  *
  * The worker reaches the engine's FlowHost (constants, data collections, outbound HTTP, called
  * functions' definitions) over a MessagePort relayed by the sandbox; those calls run here, on the
  * engine's thread.
  */
+import { availableParallelism } from 'node:os'
 import {
   deserializeError,
   type HostReply,
@@ -47,48 +49,89 @@ function technical(message: string): RuntimeError {
   return new RuntimeError('technical', message)
 }
 
-/** A counting semaphore per tenant: how many of a tenant's runs hold a worker, and who waits. */
-class TenantShare {
-  private running = 0
-  private readonly waiting: Array<() => void> = []
+/**
+ * Hands out the pool's workers: at most `threads` runs hold one at a time, and a tenant at most
+ * `share` of them. A run that finds no worker waits in its tenant's queue; when a worker frees, the
+ * tenants with waiting runs are served round robin, so a tenant flooding the pool gets its next
+ * worker only after every other waiting tenant got one. Runs reach piscina only with a worker free
+ * for them, so its own first-come queue never holds one tenant's run behind another's.
+ */
+export class WorkerScheduler {
+  private busy = 0
+  private readonly running = new Map<string, number>()
+  /** Waiting runs by tenant; a Map keeps insertion order, and a served tenant goes to its end. */
+  private readonly waiting = new Map<string, Array<() => void>>()
 
-  constructor(private readonly limit: number) {}
+  constructor(
+    private readonly threads: number,
+    private readonly share: number,
+  ) {}
 
-  /** Calls `waiter` once the tenant may use a worker: at once when under its share, else in turn. */
-  acquire(waiter: () => void): void {
-    if (this.running < this.limit) {
-      this.running++
-      waiter()
-    } else this.waiting.push(waiter)
+  /** Calls `grant` once the run may take a worker: at once when one is free within the tenant's share, else in turn. */
+  acquire(tenant: string, grant: () => void): void {
+    const queue = this.waiting.get(tenant)
+    if (queue) queue.push(grant)
+    else this.waiting.set(tenant, [grant])
+    this.dispatch()
   }
 
   /** Gives up a place in the queue that was never granted; false when it was granted meanwhile. */
-  withdraw(waiter: () => void): boolean {
-    const index = this.waiting.indexOf(waiter)
-    if (index < 0) return false
-    this.waiting.splice(index, 1)
+  withdraw(tenant: string, grant: () => void): boolean {
+    const queue = this.waiting.get(tenant)
+    const index = queue?.indexOf(grant) ?? -1
+    if (!queue || index < 0) return false
+    queue.splice(index, 1)
+    if (queue.length === 0) this.waiting.delete(tenant)
     return true
   }
 
-  release(): void {
-    const next = this.waiting.shift()
-    if (next) next()
-    else this.running--
+  /** A run of `tenant` gave its worker back. */
+  release(tenant: string): void {
+    this.busy--
+    const held = (this.running.get(tenant) ?? 1) - 1
+    if (held > 0) this.running.set(tenant, held)
+    else this.running.delete(tenant)
+    this.dispatch()
   }
 
-  get idle(): boolean {
-    return this.running === 0 && this.waiting.length === 0
+  private dispatch(): void {
+    while (this.busy < this.threads) {
+      const tenant = this.nextTenant()
+      if (tenant === undefined) return
+      const queue = this.waiting.get(tenant) as Array<() => void>
+      const grant = queue.shift() as () => void
+      // Round robin: the tenant just served goes behind every other waiting tenant.
+      this.waiting.delete(tenant)
+      if (queue.length > 0) this.waiting.set(tenant, queue)
+      this.busy++
+      this.running.set(tenant, (this.running.get(tenant) ?? 0) + 1)
+      grant()
+    }
   }
+
+  /** The first tenant in turn that has a run waiting and holds less than its share. */
+  private nextTenant(): string | undefined {
+    for (const tenant of this.waiting.keys()) if ((this.running.get(tenant) ?? 0) < this.share) return tenant
+    return undefined
+  }
+}
+
+/**
+ * How many workers one tenant may hold: half the pool, and half the machine's cores, so a tenant
+ * whose runs spin leaves the other cores to the other tenants' runs (more workers than cores share
+ * the cores, and a tenant holding two of them would slow every other run down).
+ */
+export function tenantShare(threads: number, cores: number): number {
+  return Math.max(1, Math.floor(Math.min(threads, cores) / 2))
 }
 
 export class FunctionPool {
   /** The workers live in a process of their own, started with the first run: an engine that never runs a function never pays for it. */
   private readonly sandbox: Sandbox
-  private readonly shares = new Map<string, TenantShare>()
-  private readonly tenantLimit: number
+  private readonly scheduler: WorkerScheduler
 
-  constructor(private readonly options: FunctionPoolOptions) {
-    this.tenantLimit = Math.max(1, Math.floor(options.threads / 2))
+  constructor(options: FunctionPoolOptions) {
+    this.scheduler = new WorkerScheduler(options.threads, tenantShare(options.threads, availableParallelism()))
     this.sandbox = new Sandbox(options)
   }
 
@@ -102,15 +145,6 @@ export class FunctionPool {
     return Promise.resolve()
   }
 
-  private share(tenant: string): TenantShare {
-    let share = this.shares.get(tenant)
-    if (!share) {
-      share = new TenantShare(this.tenantLimit)
-      this.shares.set(tenant, share)
-    }
-    return share
-  }
-
   private async run(
     tenant: string,
     run: IsolatedRun,
@@ -120,7 +154,6 @@ export class FunctionPool {
     const { timeoutMs } = env.limits
     // A run that began on the engine's thread has only what is left of its limit.
     const limitMs = Math.max(1, timeoutMs - (run.request.spentMs ?? 0))
-    const share = this.share(tenant)
     const controller = new AbortController()
     let started = false
     let timedOut = false
@@ -139,7 +172,7 @@ export class FunctionPool {
     // Waiting for a worker is bounded too; once the run starts, the limit is the run's.
     let timer = setTimeout(stop, startBoundMs(timeoutMs))
     try {
-      await this.acquire(share, controller.signal)
+      await this.acquire(tenant, controller.signal)
       let running: Promise<IsolatedOutcome> | undefined
       try {
         const listen = (message: WorkerMessage, reply: (answer: HostReply) => void): void => {
@@ -158,10 +191,7 @@ export class FunctionPool {
       } finally {
         // The tenant's place is given back when its worker is free, not when the answer goes: a run
         // answered at its limit may still hold its worker for a moment, and that counts as the tenant's.
-        const release = (): void => {
-          share.release()
-          if (share.idle) this.shares.delete(tenant)
-        }
+        const release = (): void => this.scheduler.release(tenant)
         if (running) running.then(release, release)
         else release()
       }
@@ -178,11 +208,10 @@ export class FunctionPool {
       throw technical(`the function's worker failed: ${(error as Error).message}`)
     } finally {
       clearTimeout(timer)
-      if (share.idle) this.shares.delete(tenant)
     }
   }
 
-  private acquire(share: TenantShare, signal: AbortSignal): Promise<void> {
+  private acquire(tenant: string, signal: AbortSignal): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       let granted = false
       const grant = (): void => {
@@ -191,10 +220,10 @@ export class FunctionPool {
         resolve()
       }
       const onAbort = (): void => {
-        if (!granted && share.withdraw(grant)) reject(signal.reason)
+        if (!granted && this.scheduler.withdraw(tenant, grant)) reject(signal.reason)
       }
       signal.addEventListener('abort', onAbort, { once: true })
-      share.acquire(grant)
+      this.scheduler.acquire(tenant, grant)
     })
   }
 }

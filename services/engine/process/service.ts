@@ -90,12 +90,12 @@ export class ProcessStarter {
     if (actor && !sameTenant(actor, { appId, organizationId })) {
       throw this.fail('wm3002', { args: [`${processId} in app ${appId}`], parameters: { processId, appId } })
     }
-    const problems = compiled.validateInput(command.input)
-    if (problems.length > 0) throw this.fail('wm3004', { args: [problems.join('; ')], parameters: { field: 'body.input' } })
-
     const initiator = await this.initiator(command, organizationId)
     const acting = actor ? runtimeUserOf(actor) : initiator
     const env = await this.environments.create({ actor: acting, appId, organizationId, additionalHeaders: command.additionalHeaders })
+    // A large input is checked in the tenant's share of the worker pool, not on the engine's thread.
+    const problems = await runtimeCall(this.fail, 'advance', () => compiled.validateInput(command.input, env))
+    if (problems.length > 0) throw this.fail('wm3004', { args: [problems.join('; ')], parameters: { field: 'body.input' } })
     if (command.processInstanceId !== undefined) {
       const existing = await this.instances.find(command.processInstanceId)
       if (existing) return { stored: existing, compiled: await this.models.ofInstance(existing.processInstance), env }

@@ -177,3 +177,82 @@ export function filterProblem(filter: unknown, root = 'body.filter'): FilterProb
   }
   return undefined
 }
+
+/**
+ * Bounds on a filter from outside and on the work of the search it drives (docs/security.md
+ * "Budgets"): the embedded store tests filters on the engine's thread, so a filter's size times the
+ * documents it is tested on is time every other tenant waits.
+ */
+export interface DataLimits {
+  /** DATA_FILTER_MAX_CONDITIONS: field and operator entries, members of `$in`/`$nin` lists included. */
+  maxConditions: number
+  /** DATA_FILTER_MAX_REGEXES: `$regex` operators. */
+  maxRegexes: number
+  /** DATA_FILTER_MAX_BYTES: the filter's JSON text. */
+  maxFilterBytes: number
+  /** DATA_SEARCH_MAX_TESTS: documents examined times the filter's cost (conditions, a `$regex` counting ten). */
+  maxSearchTests: number
+}
+
+export const DEFAULT_DATA_LIMITS: DataLimits = { maxConditions: 200, maxRegexes: 10, maxFilterBytes: 16_384, maxSearchTests: 200_000 }
+
+/** What a `$regex` costs against a plain comparison when the search's work is counted. */
+const REGEX_WEIGHT = 10
+
+/** A bound a filter or a search went past: the variable that sets it, and what went past. */
+export interface LimitProblem {
+  limit: string
+  message: string
+}
+
+const NOT_CONDITIONS: ReadonlySet<string> = new Set(['$and', '$or', '$nor', '$options'])
+const LISTS: ReadonlySet<string> = new Set(['$in', '$nin'])
+
+/** How many conditions and `$regex`es a filter holds (walked with an explicit stack: any nesting in constant stack space). */
+export function filterSize(filter: unknown): { conditions: number; regexes: number } {
+  let conditions = 0
+  let regexes = 0
+  const pending: unknown[] = [filter]
+  while (pending.length > 0) {
+    const value = pending.pop()
+    if (Array.isArray(value)) pending.push(...value)
+    else if (isPlainObject(value)) {
+      for (const [key, operand] of Object.entries(value)) {
+        if (!NOT_CONDITIONS.has(key)) conditions += LISTS.has(key) && Array.isArray(operand) ? Math.max(1, operand.length) : 1
+        if (key === '$regex') regexes++
+        if (!LISTS.has(key)) pending.push(operand)
+      }
+    }
+  }
+  return { conditions, regexes }
+}
+
+/** The first bound of `limits` the filter goes past, or undefined. */
+export function filterLimitProblem(filter: unknown, limits: DataLimits): LimitProblem | undefined {
+  const bytes = Buffer.byteLength(JSON.stringify(filter) ?? '')
+  if (bytes > limits.maxFilterBytes)
+    return { limit: 'DATA_FILTER_MAX_BYTES', message: `the filter has ${bytes} bytes of JSON, more than ${limits.maxFilterBytes}` }
+  const { conditions, regexes } = filterSize(filter)
+  if (conditions > limits.maxConditions)
+    return { limit: 'DATA_FILTER_MAX_CONDITIONS', message: `the filter has ${conditions} conditions, more than ${limits.maxConditions}` }
+  if (regexes > limits.maxRegexes)
+    return { limit: 'DATA_FILTER_MAX_REGEXES', message: `the filter has ${regexes} $regex operators, more than ${limits.maxRegexes}` }
+  return undefined
+}
+
+/** How many documents a search with `filter` may examine (ScanOptions.maxExamined): DATA_SEARCH_MAX_TESTS over the filter's cost. */
+export function examinedBudget(filter: unknown, limits: DataLimits): number {
+  const { conditions, regexes } = filterSize(filter)
+  const cost = Math.max(1, conditions - regexes + regexes * REGEX_WEIGHT)
+  return Math.max(1, Math.floor(limits.maxSearchTests / cost))
+}
+
+/** The problem of a search that ran out of its budget of work. */
+export function searchBudgetProblem(maxExamined: number, limits: DataLimits): LimitProblem {
+  return {
+    limit: 'DATA_SEARCH_MAX_TESTS',
+    message:
+      `the search would test the filter on more than ${maxExamined} documents (${limits.maxSearchTests} condition tests): ` +
+      'narrow it with indexed fields',
+  }
+}

@@ -16,7 +16,8 @@ import type { ProcessModels } from '../models/service.js'
 import type { RunEnvironment, RunLimits, RuntimeUser } from '../runtime/types.js'
 import { decodeAdditionalHeaders } from './additional-headers.js'
 import { FunctionPool, type FunctionPoolOptions } from '../isolation/pool.js'
-import { type OutboundTracer, StoreFlowHost } from './host.js'
+import type { DataLimits } from './data-filter.js'
+import { type HostLimits, type OutboundTracer, StoreFlowHost } from './host.js'
 import { OutboundPolicy } from './outbound-policy.js'
 import { UnitOfWork } from './unit-of-work.js'
 
@@ -71,6 +72,7 @@ export class RunEnvironments {
     private readonly store: Store,
     private readonly processModels: ProcessModels,
     private readonly outbound: { dispatcher: Dispatcher; policy: OutboundPolicy },
+    private readonly hostLimits: HostLimits,
     private readonly pool: FunctionPool,
     configured: Pick<RunLimits, 'timeoutMs' | 'inlineBudgetMs'>,
     private readonly clock: Clock,
@@ -90,6 +92,7 @@ export class RunEnvironments {
       appFunctions: await this.processModels.appFunctions(request.appId),
       additionalHeaders: decodeAdditionalHeaders(request.additionalHeaders),
       traceOutbound: this.outboundTracer(),
+      limits: this.hostLimits,
     })
     const isolation = this.pool.forTenant(JSON.stringify([request.organizationId, request.appId]))
     const { metrics } = this.telemetry
@@ -130,6 +133,8 @@ export interface RunEnvironmentsPluginOptions {
   flowInlineBudgetMs: number
   flowWorkers: FunctionPoolOptions
   flowHttp: { allowedHosts: string[]; forwardHeaders: string[] }
+  flowHttpMaxCallsPerRequest: number
+  dataLimits: DataLimits
   /** The gateway's port when it is known (not 0): never reached by an http node either. */
   gatewayPort?: number
 }
@@ -145,6 +150,7 @@ async function runEnvironmentsPlugin(fastify: FastifyInstance, options: RunEnvir
     fastify.store,
     fastify.processModels,
     { dispatcher, policy },
+    { httpCallsPerRequest: options.flowHttpMaxCallsPerRequest, data: options.dataLimits },
     pool,
     configured,
     fastify.clock,

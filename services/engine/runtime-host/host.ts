@@ -21,7 +21,17 @@ import {
   RuntimeError,
   type RuntimeUser,
 } from '../runtime/types.js'
-import { disallowedOperator, regexProblem } from './data-filter.js'
+import { isScanBudgetExceededError } from '../../../store/port.js'
+import {
+  DEFAULT_DATA_LIMITS,
+  type DataLimits,
+  disallowedOperator,
+  examinedBudget,
+  filterLimitProblem,
+  type LimitProblem,
+  regexProblem,
+  searchBudgetProblem,
+} from './data-filter.js'
 import type { OutboundPolicy } from './outbound-policy.js'
 import type { UniqueKey, UnitOfWork } from './unit-of-work.js'
 
@@ -42,12 +52,23 @@ export interface FlowHostScope {
   additionalHeaders: Record<string, string>
   /** The request's pending data writes. */
   unitOfWork: UnitOfWork
+  /** Budgets of the whole request (docs/security.md "Budgets"); the defaults when absent. */
+  limits?: HostLimits | undefined
   /**
    * With tracing: runs an outbound call in a span of the request's trace and adds its `traceparent`
    * to the headers. Absent, calls go out as they are.
    */
   traceOutbound?: OutboundTracer | undefined
 }
+
+export interface HostLimits {
+  /** FLOW_HTTP_MAX_CALLS_PER_REQUEST: outbound calls of every function the request runs, together. */
+  httpCallsPerRequest: number
+  /** The bounds of data filters and searches, as for the data search route. */
+  data: DataLimits
+}
+
+export const DEFAULT_HOST_LIMITS: HostLimits = { httpCallsPerRequest: 50, data: DEFAULT_DATA_LIMITS }
 
 export type OutboundTracer = <T>(method: string, url: URL, headers: Record<string, string>, call: () => Promise<T>) => Promise<T>
 
@@ -61,6 +82,12 @@ function technical(message: string): RuntimeError {
   return new RuntimeError('technical', message)
 }
 
+/** A request budget that ran out: the request fails with `code`, naming the variable that bounds it. */
+function limitReached(code: string, problem: LimitProblem, collection?: string): RuntimeError {
+  const where = collection === undefined ? '' : `data on ${collection}: `
+  return new RuntimeError('limit', `${where}${problem.message}`, { code, limit: problem.limit })
+}
+
 function headerRecord(headers: Record<string, string | string[] | undefined>): Record<string, string> {
   const flat: Record<string, string> = {}
   for (const [name, value] of Object.entries(headers)) if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value
@@ -72,7 +99,13 @@ export class StoreFlowHost implements FlowHost {
   /** The unique indexes of the data collections used in this request, by model id. */
   private readonly uniqueKeys = new Map<string, Promise<UniqueKey[]>>()
 
-  constructor(private readonly scope: FlowHostScope) {}
+  /** Outbound calls this request has sent so far (an attempt moved to the pool replays its answers, not counted twice). */
+  private httpCalls = 0
+  private readonly limits: HostLimits
+
+  constructor(private readonly scope: FlowHostScope) {
+    this.limits = scope.limits ?? DEFAULT_HOST_LIMITS
+  }
 
   async constant(name: string): Promise<string | undefined> {
     if (this.constants.has(name)) return this.constants.get(name)
@@ -83,6 +116,12 @@ export class StoreFlowHost implements FlowHost {
   }
 
   async http(outbound: HttpRequest): Promise<HttpResponse> {
+    // A loop of steps may call out again and again; every call reaches a target and none can be undone.
+    if (++this.httpCalls > this.limits.httpCallsPerRequest)
+      throw limitReached('wm3057', {
+        limit: 'FLOW_HTTP_MAX_CALLS_PER_REQUEST',
+        message: `the request's functions tried more than ${this.limits.httpCallsPerRequest} outbound HTTP calls; nothing was stored`,
+      })
     let url: URL
     try {
       url = new URL(outbound.url)
@@ -145,6 +184,7 @@ export class StoreFlowHost implements FlowHost {
     const collection = entry.collectionName
     const work = this.scope.unitOfWork
     const filter = () => this.filterOf(operation)
+    const scan = () => ({ maxExamined: examinedBudget(operation.filter ?? {}, this.limits.data) })
     try {
       switch (operation.operation) {
         case 'insert':
@@ -156,16 +196,19 @@ export class StoreFlowHost implements FlowHost {
             this.fieldsOf(operation.set, 'set'),
             operation.upsert === true,
             await this.uniqueKeysOf(entry),
+            scan(),
           )
         case 'find':
-          return await work.find(collection, filter(), MAX_FOUND_DOCUMENTS)
+          return await work.find(collection, filter(), MAX_FOUND_DOCUMENTS, scan())
         case 'delete':
-          return { deletedCount: await work.delete(collection, filter()) }
+          return { deletedCount: await work.delete(collection, filter(), scan()) }
         default:
           throw technical(`Unknown data operation: ${String((operation as { operation: unknown }).operation)}`)
       }
     } catch (error) {
       if (error instanceof RuntimeError) throw error
+      if (isScanBudgetExceededError(error))
+        throw limitReached('wm3103', searchBudgetProblem(scan().maxExamined, this.limits.data), operation.collection)
       throw technical(`Data ${operation.operation} on ${operation.collection} failed: ${(error as Error).message}`)
     }
   }
@@ -216,6 +259,8 @@ export class StoreFlowHost implements FlowHost {
     if (operator) throw technical(`Filter operator not allowed in a data ${operation.operation}: ${operator}`)
     const regex = regexProblem(filter)
     if (regex) throw technical(`Filter of a data ${operation.operation} refused at ${regex.path}: ${regex.problem}`)
+    const bound = filterLimitProblem(filter, this.limits.data)
+    if (bound) throw limitReached('wm3102', bound, operation.collection)
     return filter
   }
 

@@ -15,7 +15,7 @@
 import { compileQuery, updatedCopy } from '../../../store/embedded/mingo.js'
 import { upsertSeed } from '../../../store/embedded/upsert-seed.js'
 import { newObjectIdHex } from '../../../store/object-id.js'
-import { type AtomicWrite, type Document, DuplicateKeyError, type Filter, type Store } from '../../../store/port.js'
+import { type AtomicWrite, type Document, DuplicateKeyError, type Filter, type ScanOptions, type Store } from '../../../store/port.js'
 import type { Savepoints } from '../runtime/types.js'
 
 /** A document as this request left it: its new content, or null when the request deleted it. */
@@ -111,8 +111,9 @@ export class UnitOfWork implements Savepoints {
     set: Document,
     upsert: boolean,
     unique: readonly UniqueKey[],
+    scan: ScanOptions = {},
   ): Promise<{ matchedCount: number; modifiedCount: number; upsertedId: unknown }> {
-    const matched = await this.visible(collection, filter)
+    const matched = await this.visible(collection, filter, undefined, scan)
     const update: Document = { $set: set }
     const written: Document[] = []
     let upsertedId: unknown = null
@@ -134,21 +135,22 @@ export class UnitOfWork implements Savepoints {
     return { matchedCount: matched.length, modifiedCount, upsertedId }
   }
 
-  async delete(collection: string, filter: Filter): Promise<number> {
-    const matched = await this.visible(collection, filter)
+  async delete(collection: string, filter: Filter, scan: ScanOptions = {}): Promise<number> {
+    const matched = await this.visible(collection, filter, undefined, scan)
     for (const doc of matched) this.shadow(collection, doc._id, null)
     this.pending.push({ collection, kind: 'deleteMany', filter: structuredClone(filter) })
     return matched.length
   }
 
-  find(collection: string, filter: Filter, limit: number): Promise<Document[]> {
-    return this.visible(collection, filter, limit)
+  /** `scan` bounds the documents the store examines for it (its filter comes from a tenant's function). */
+  find(collection: string, filter: Filter, limit: number, scan: ScanOptions = {}): Promise<Document[]> {
+    return this.visible(collection, filter, limit, scan)
   }
 
   /** The documents matching `filter` as this request sees them: committed ones, overlaid with its own writes. */
-  private async visible(collection: string, filter: Filter, limit?: number): Promise<Document[]> {
+  private async visible(collection: string, filter: Filter, limit?: number, scan: ScanOptions = {}): Promise<Document[]> {
     const shadows = this.shadows.get(collection)
-    const options = limit === undefined ? {} : { limit }
+    const options = limit === undefined ? { ...scan } : { ...scan, limit }
     if (!shadows || shadows.size === 0) return this.store.collection(collection).find(filter, options).toArray()
     const ownIds = [...shadows.values()].map((entry) => entry.id)
     const committed = await this.store

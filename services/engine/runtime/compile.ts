@@ -8,6 +8,7 @@ import { deepCopy } from '../../../lib/deep-copy.js'
 import { type CompiledExpression, compileExpression } from './expressions.js'
 import { type CompiledFunction, type FunctionCache, FunctionCompiler } from './flow/compile.js'
 import { executeFunction, processView } from './flow/execute.js'
+import { checkInput as checkInputWhereCheapest } from './flow/input-check.js'
 import { chooseAction, expressionScope, Interpreter, openTask, findTask, Working } from './interpreter.js'
 import { compileSchema } from './schemas.js'
 import {
@@ -114,7 +115,7 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
     processName,
     swimlanes: body.swimlanes ?? {},
 
-    validateInput: (input) => checkInput(input),
+    validateInput: (input, env) => checkInputWhereCheapest(body.input, checkInput, input, env),
     step: (stepId) => (Object.hasOwn(body.steps, stepId) ? body.steps[stepId] : undefined),
     namedFunction: (name) => body.namedFunctions?.[name],
     fileFunction: (kind) =>

@@ -252,7 +252,8 @@ export class Interpreter {
       thread.stepId = next
       delete thread.error
     } catch (error) {
-      if (onError === 'rollback' || !(error instanceof RuntimeError)) throw error
+      // A request's budget that ran out ends the request: a failed thread would store what it was stopped for.
+      if (onError === 'rollback' || !(error instanceof RuntimeError) || error.kind === 'limit') throw error
       // The thread fails and the request goes on: the failed step's data writes must not be stored.
       if (mark !== undefined) env.savepoints?.discardSince(mark)
       thread.status = 'failed'

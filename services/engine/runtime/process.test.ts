@@ -85,10 +85,10 @@ t.test('start creates the instance, evaluates the businessKey and waits at the f
 })
 
 t.test('validateInput reports what breaks the model input schema', async (t) => {
-  t.same(leave.validateInput({ days: 3 }), [])
-  t.match(leave.validateInput({ days: 0 }), [/days must be >= 1/])
-  t.match(leave.validateInput({ days: 2, colour: 'red' }), [/must not have the property "colour"/])
-  t.match(leave.validateInput({}), [/must have required property 'days'/])
+  t.same(await leave.validateInput({ days: 3 }), [])
+  t.match(await leave.validateInput({ days: 0 }), [/days must be >= 1/])
+  t.match(await leave.validateInput({ days: 2, colour: 'red' }), [/must not have the property "colour"/])
+  t.match(await leave.validateInput({}), [/must have required property 'days'/])
 })
 
 t.test('a short leave request runs submit → approve → switch default → book → parallel → join → end', async (t) => {

@@ -233,8 +233,11 @@ export interface CompiledProcess {
   readonly processId: string
   readonly processName: string
   readonly swimlanes: Readonly<Record<string, SwimlaneDefinition>>
-  /** Messages describing why `input` fails the model's input schema; empty when it is valid. */
-  validateInput(input: unknown): string[]
+  /**
+   * Messages describing why `input` fails the model's input schema; empty when it is valid. With an
+   * environment, a large input is checked in its worker pool (flow/input-check.ts).
+   */
+  validateInput(input: unknown, env?: RunEnvironment): Promise<string[]>
   step(stepId: string): StepDefinition | undefined
   namedFunction(name: 'userTaskActivity' | 'getUser'): string | undefined
   fileFunction(kind: 'upload' | 'download' | 'delete'): string | undefined

@@ -23,6 +23,7 @@ import {
 } from '../types.js'
 import type { CompiledFunction, CompiledNode } from './compile.js'
 import { HttpReplay } from './http-replay.js'
+import { checksInline } from './input-check.js'
 import { oversizedResult } from '../../../../model/expression-cost.js'
 
 export type { FunctionRunRequest, ProcessView }
@@ -129,8 +130,10 @@ function assign(frame: Frame, path: AssignmentPath | undefined, value: unknown):
 }
 
 function describeInvalid(functionId: string, what: 'input' | 'output', messages: string[]): RuntimeError {
-  return new RuntimeError('validation', `the ${what} of function ${functionId} is invalid: ${messages.join('; ')}`, {
+  const problem = messages.join('; ')
+  return new RuntimeError('validation', `the ${what} of function ${functionId} is invalid: ${problem}`, {
     path: `functions.${functionId}.${what}`,
+    problem,
   })
 }
 
@@ -255,8 +258,12 @@ interface SharedContext {
 
 /** One function invocation: its own input, output and vars; the run's data, process and task. */
 async function invoke(fn: CompiledFunction, input: unknown, shared: SharedContext, run: Run, depth: number): Promise<JsonObject> {
+  if (run.inlineBudget && fn.definition.input !== undefined && !checksInline(input))
+    throw new MoveToPool(`has an input too large to check against its schema on the engine's thread`)
   const inputProblems = fn.checkInput(input)
   if (inputProblems.length > 0) throw describeInvalid(fn.functionId, 'input', inputProblems)
+  // Checking a tenant's schema is the tenant's work: it counts against the run's limit and inline budget.
+  run.scope.checkDeadline()
   const output: Record<string, unknown> = {}
   const vars: Record<string, unknown> = {}
   const frame: Frame = {
@@ -266,6 +273,7 @@ async function invoke(fn: CompiledFunction, input: unknown, shared: SharedContex
   await executeNodes(fn.nodes, frame, run, depth)
   const outputProblems = fn.checkOutput(output)
   if (outputProblems.length > 0) throw describeInvalid(fn.functionId, 'output', outputProblems)
+  run.scope.checkDeadline()
   return output
 }
 
