@@ -119,7 +119,8 @@ export interface paths {
          * @description Upserts by (`appId`, `modelID`) after validating the model (schema and references; 400
          *     fm3010 with the path of the first fault). `live: true` makes a new live version
          *     (`version`+1, `updateDate` now); `live: false` stores a draft that no new instance uses.
-         *     For a `jobScheduler` model a deploy batch job with status `waiting` is created.
+         *     For a `jobScheduler` model a deploy batch job with status `waiting` is created. Once it has
+         *     answered, the next request to any gateway or engine uses what it stored (no cache delay).
          */
         post: operations["insertModel"];
         delete?: never;
@@ -309,7 +310,7 @@ export interface paths {
         };
         /**
          * Invalidate caches of the gateway and/or the engine
-         * @description Inserts a cache invalidation record; every instance applies it asynchronously (about 1 s). cacheType allowed per cacheTarget — fm: app, all, swagger, endpoint; wfm: app, all, service; all: app, all, swagger, service. `id` is valid only with `service` and `swagger`. Another combination is 400 fm3030.
+         * @description Inserts a cache invalidation record. This gateway has applied it when it answers; every other instance applies it before its next read of deployed models, and within CACHE_POLL_MS (default 1 s) for every cache. cacheType allowed per cacheTarget — fm: app, all, swagger, endpoint; wfm: app, all, service; all: app, all, swagger, service. `id` is valid only with `service` and `swagger`. Another combination is 400 fm3030.
          */
         get: operations["evictCache"];
         put?: never;
