@@ -358,8 +358,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Gateway health and version
-         * @description A failure to read the version information is reported in `error`, not thrown.
+         * Gateway name and version (checks no dependency)
+         * @description The gateway's name and version. It checks no dependency: it answers 200 while the gateway process serves, with the store or the engine down (`/readiness` checks those). A failure to read the version information is reported in `error`, not thrown.
          */
         get: operations["getGatewayHealthcheck"];
         put?: never;
