@@ -13,7 +13,7 @@ export interface paths {
         put?: never;
         /**
          * Create a user
-         * @description The server generates `userId`. Checked by the handler, in this order, with SPEC.md's
+         * @description The server generates `userId`. Checked by the handler, in this order, with these
          *     messages (all 400): `fullName` missing → fm3001 `Name is mandatory!`; `unit` missing →
          *     fm3002 `Unit is mandatory!`; `roles` missing or empty → fm3003 `User role is mandatory!`;
          *     `fullName` already used (case-insensitive) → fm3004 `Username is already taken.`
@@ -163,7 +163,7 @@ export interface paths {
         put?: never;
         /**
          * Upsert a notification record
-         * @description Upserts the record keyed by `notificationObject.processInstance.processInstanceId` (missing → 400 wm3019, SPEC.md's code), applying only the provided fields; existing fields are kept.
+         * @description Upserts the record keyed by `notificationObject.processInstance.processInstanceId` (missing → 400 wm3019, its established code), applying only the provided fields; existing fields are kept.
          */
         post: operations["upsertNotification"];
         delete?: never;
