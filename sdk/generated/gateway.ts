@@ -2640,7 +2640,7 @@ export interface components {
     };
     responses: {
         /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
-        GatewayError: {
+        "GatewayError_C-3003": {
             headers: {
                 [name: string]: unknown;
             };
@@ -2650,8 +2650,825 @@ export interface components {
                  *       "status": "customerror",
                  *       "data": null,
                  *       "error": {
-                 *         "message": "Name is mandatory!",
-                 *         "code": "fm3001"
+                 *         "message": "Context not found: …",
+                 *         "code": "C-3003"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_fm3005: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "User not found!",
+                 *         "code": "fm3005"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_fm3027: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Model or settings not found: …",
+                 *         "code": "fm3027"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_fm3041: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "error",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Missing deployment environment configuration: …",
+                 *         "code": "fm3041"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_fm3042: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "error",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Log source unavailable: …",
+                 *         "code": "fm3042"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_fm3051: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Subscription not found: …",
+                 *         "code": "fm3051"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_fm3053: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Delivery … is being tried right now",
+                 *         "code": "fm3053"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_fm4000: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Invalid request: …",
+                 *         "code": "fm4000"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_fm4004: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Route not found: …",
+                 *         "code": "fm4004"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_fm4010: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "permissionError",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Admin token missing or invalid",
+                 *         "code": "fm4010"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_fm4011: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "permissionError",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Studio token missing or invalid: …",
+                 *         "code": "fm4011"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_fm4012: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "permissionError",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Authentication failed: …",
+                 *         "code": "fm4012"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_fm4013: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Request body too large",
+                 *         "code": "fm4013"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_fm4014: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "permissionError",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Metrics token missing or invalid",
+                 *         "code": "fm4014"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_fm4015: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Unsupported content type",
+                 *         "code": "fm4015"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_fm4030: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "permissionError",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Forbidden: …",
+                 *         "code": "fm4030"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_fm5000: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "error",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Internal error",
+                 *         "code": "fm5000"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_fm5020: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "error",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Engine unreachable",
+                 *         "code": "fm5020"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_fm5030: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "error",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Not ready: …",
+                 *         "code": "fm5030"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_fm5040: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "error",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Engine timeout",
+                 *         "code": "fm5040"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3001: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Process instance not found: …",
+                 *         "code": "wm3001"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3002: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Process model not found: …",
+                 *         "code": "wm3002"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3005: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Task not found: …",
+                 *         "code": "wm3005"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3040: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Task … is locked by another user (…)",
+                 *         "code": "wm3040"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3041: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Task … is not open",
+                 *         "code": "wm3041"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3042: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "The process instance … was modified concurrently; retry the request",
+                 *         "code": "wm3042"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3050: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "error",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Engine failure advancing the process, changes rolled back: …",
+                 *         "code": "wm3050"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3055: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "error",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Flow function failed: …",
+                 *         "code": "wm3055"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3060: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "error",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Required id missing: …",
+                 *         "code": "wm3060"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3070: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "error",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "File function missing or with a wrong schema: …",
+                 *         "code": "wm3070"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3073: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Upload too large: …",
+                 *         "code": "wm3073"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3101: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Data collection not found: …",
+                 *         "code": "wm3101"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3120: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Target user not found: …",
+                 *         "code": "wm3120"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3130: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Step not found: …",
+                 *         "code": "wm3130"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3142: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Idempotency key … was used with another request body",
+                 *         "code": "wm3142"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3143: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "A request with idempotency key … is still being processed; retry it later",
+                 *         "code": "wm3143"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3150: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Batch job not found: …",
+                 *         "code": "wm3150"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm4000: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Invalid request: …",
+                 *         "code": "wm4000"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm4010: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "permissionError",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Unknown or missing user: …",
+                 *         "code": "wm4010"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm4013: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Request body too large",
+                 *         "code": "wm4013"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm4015: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Unsupported content type",
+                 *         "code": "wm4015"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm4030: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "permissionError",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "User … is not authorized on process instance …",
+                 *         "code": "wm4030"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm4031: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "permissionError",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "User … may not act for other users: … (role admin or a system user only)",
+                 *         "code": "wm4031"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm5000: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "error",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Internal error",
+                 *         "code": "wm5000"
                  *       }
                  *     }
                  */
@@ -2662,6 +3479,7 @@ export interface components {
     parameters: {
         /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
         AdditionalHeaders: string;
+        /** @example hr */
         AppIdPath: string;
         /** @description Application scope, auto-injected by the client library (on GET and DELETE as a query parameter). */
         AppIdQuery: string;
@@ -2669,27 +3487,47 @@ export interface components {
         AppIdRequiredQuery: string;
         /** @description Scopes the invalidation to one cache key; valid only for cacheType `service` and `swagger` (else 400 fm3030). Omitted = every entry of the type. */
         CacheIdQuery: string;
-        /** @description Which service's caches (`fm` gateway, `wfm` engine, `all` both). */
+        /**
+         * @description Which service's caches (`fm` gateway, `wfm` engine, `all` both).
+         * @example all
+         */
         CacheTargetPath: "fm" | "wfm" | "all";
-        /** @description Allowed per target — fm: app, all, swagger, endpoint; wfm: app, all, service; all: app, all, swagger, service (another combination → 400 fm3030). */
+        /**
+         * @description Allowed per target — fm: app, all, swagger, endpoint; wfm: app, all, service; all: app, all, swagger, service (another combination → 400 fm3030).
+         * @example app
+         */
         CacheTypePath: "app" | "all" | "swagger" | "endpoint" | "service";
-        /** @description The human-readable collection name (a `dataCollection` model's `modelBody.name`), URL-encoded. */
+        /**
+         * @description The human-readable collection name (a `dataCollection` model's `modelBody.name`), URL-encoded.
+         * @example Leave bookings
+         */
         CollectionPath: string;
         /** @description Only the deliveries in this status. */
         DeliveryStatusQuery: components["schemas"]["WebhookDeliveryStatus"];
-        /** @description `complete`, `cancel` or `return`. Checked by the handler (400 wm3110 for any other value or an action the task does not offer), so that SPEC.md's "invalid actionType" answers its own code. */
+        /**
+         * @description `complete`, `cancel` or `return`. Checked by the handler (400 wm3110 for any other value or an action the task does not offer), so that SPEC.md's "invalid actionType" answers its own code.
+         * @example complete
+         */
         ExternalActionTypePath: string;
+        /** @example vatOf */
         FunctionIdPath: string;
         /** @description Makes a start idempotent: the same key from the same tenant with the same body within IDEMPOTENCY_TTL_HOURS (default 24) answers the first answer again, with `idempotent-replayed: true`, and starts nothing, also when the duplicates arrive at the same time. The same key with another body is 422 wm3142. A first request that failed does not keep the key: a retry runs. */
         IdempotencyKey: string;
         /** @description An ETag from an earlier fetch; when it equals the current one the answer is 304 without a body. */
         IfNoneMatch: string;
+        /** @example 0d6b1f3a-7c2e-4a9b-8e5d-1f4c3b2a6e70 */
         JobIdPath: string;
-        /** @description `fm` (gateway) or `wfm` (engine). Checked by the handler (400 fm3040 for another value), so that the catalogue's "unknown service" answers its own code. */
+        /**
+         * @description `fm` (gateway) or `wfm` (engine). Checked by the handler (400 fm3040 for another value), so that the catalogue's "unknown service" answers its own code.
+         * @example fm
+         */
         LogServicePath: string;
         /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
         LpLogClientId: string;
-        /** @description The modelID. */
+        /**
+         * @description The modelID.
+         * @example leave-request
+         */
         ModelIdPath: string;
         /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
         OptionalUser: string;
@@ -2701,18 +3539,27 @@ export interface components {
         PageCursor: string;
         /** @description At most this many records in one answer. */
         PageLimit: number;
+        /** @example 5f0c6d1e-3b7a-4c1e-9a55-2f1d0b7c9e01 */
         ProcessInstanceIdPath: string;
         /** @description The page that loads the settings; its query gives the appId: `appId`, else `processId` (appId looked up from the model store), else `q` = base64url of `<appId>|<processId>|<processInstanceId>`. */
         Referer: string;
-        /** @description UI settings file id (a key of the `settings` model's `modelBody.files`). */
+        /**
+         * @description UI settings file id (a key of the `settings` model's `modelBody.files`).
+         * @example app
+         */
         SettingsFilePath: string;
         /** @description HS256 JWT signed with STUDIO_TOKEN_SECRET whose `sub` equals `lplogclientid`. Required by the log stream, checked by its handler (missing or invalid → 401 fm4011) rather than by the schema. */
         StudioToken: string;
-        /** @description The `subscriptionId`. */
+        /**
+         * @description The `subscriptionId`.
+         * @example 6a1f0e2d-4b3c-4d5e-9f8a-7b6c5d4e3f21
+         */
         SubscriptionIdPath: string;
+        /** @example 9b2e4f60-1c3d-4e5f-8a7b-6c5d4e3f2a10 */
         TaskIdPath: string;
         /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
         User: string;
+        /** @example 3f6c2a1e-8b4d-4c7a-9e10-5d2b7f8a9c31 */
         UserIdPath: string;
     };
     requestBodies: never;
@@ -2771,12 +3618,12 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_fm4000"];
+            401: components["responses"]["GatewayError_fm4010"];
+            403: components["responses"]["GatewayError_fm4030"];
+            413: components["responses"]["GatewayError_fm4013"];
+            415: components["responses"]["GatewayError_fm4015"];
+            500: components["responses"]["GatewayError_fm5000"];
         };
     };
     updateUser: {
@@ -2808,13 +3655,13 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_fm4000"];
+            401: components["responses"]["GatewayError_fm4010"];
+            403: components["responses"]["GatewayError_fm4030"];
+            404: components["responses"]["GatewayError_fm3005"];
+            413: components["responses"]["GatewayError_fm4013"];
+            415: components["responses"]["GatewayError_fm4015"];
+            500: components["responses"]["GatewayError_fm5000"];
         };
     };
     deleteUser: {
@@ -2851,13 +3698,13 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_fm4000"];
+            401: components["responses"]["GatewayError_fm4010"];
+            403: components["responses"]["GatewayError_fm4030"];
+            404: components["responses"]["GatewayError_fm3005"];
+            413: components["responses"]["GatewayError_fm4013"];
+            415: components["responses"]["GatewayError_fm4015"];
+            500: components["responses"]["GatewayError_fm5000"];
         };
     };
     getUserById: {
@@ -2875,6 +3722,7 @@ export interface operations {
                 lplogclientid?: components["parameters"]["LpLogClientId"];
             };
             path: {
+                /** @example 3f6c2a1e-8b4d-4c7a-9e10-5d2b7f8a9c31 */
                 userId: components["parameters"]["UserIdPath"];
             };
             cookie?: never;
@@ -2894,10 +3742,10 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_fm4000"];
+            401: components["responses"]["GatewayError_fm4010"];
+            403: components["responses"]["GatewayError_fm4030"];
+            500: components["responses"]["GatewayError_fm5000"];
         };
     };
     listWorkflowUsers: {
@@ -2932,10 +3780,10 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_fm4000"];
+            401: components["responses"]["GatewayError_fm4010"];
+            403: components["responses"]["GatewayError_fm4030"];
+            500: components["responses"]["GatewayError_fm5000"];
         };
     };
     insertModel: {
@@ -2983,12 +3831,12 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_fm4000"];
+            401: components["responses"]["GatewayError_fm4010"];
+            403: components["responses"]["GatewayError_fm4030"];
+            413: components["responses"]["GatewayError_fm4013"];
+            415: components["responses"]["GatewayError_fm4015"];
+            500: components["responses"]["GatewayError_fm5000"];
         };
     };
     getModel: {
@@ -3008,7 +3856,10 @@ export interface operations {
                 lplogclientid?: components["parameters"]["LpLogClientId"];
             };
             path: {
-                /** @description The modelID. */
+                /**
+                 * @description The modelID.
+                 * @example leave-request
+                 */
                 id: components["parameters"]["ModelIdPath"];
             };
             cookie?: never;
@@ -3054,11 +3905,11 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_fm4000"];
+            401: components["responses"]["GatewayError_fm4012"];
+            403: components["responses"]["GatewayError_fm4030"];
+            404: components["responses"]["GatewayError_fm3027"];
+            500: components["responses"]["GatewayError_fm5000"];
         };
     };
     upsertNotification: {
@@ -3101,12 +3952,12 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_fm4000"];
+            401: components["responses"]["GatewayError_fm4010"];
+            403: components["responses"]["GatewayError_fm4030"];
+            413: components["responses"]["GatewayError_fm4013"];
+            415: components["responses"]["GatewayError_fm4015"];
+            500: components["responses"]["GatewayError_fm5000"];
         };
     };
     createSubscription: {
@@ -3153,12 +4004,12 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_fm4000"];
+            401: components["responses"]["GatewayError_fm4010"];
+            403: components["responses"]["GatewayError_fm4030"];
+            413: components["responses"]["GatewayError_fm4013"];
+            415: components["responses"]["GatewayError_fm4015"];
+            500: components["responses"]["GatewayError_fm5000"];
         };
     };
     listSubscriptions: {
@@ -3191,10 +4042,10 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_fm4000"];
+            401: components["responses"]["GatewayError_fm4010"];
+            403: components["responses"]["GatewayError_fm4030"];
+            500: components["responses"]["GatewayError_fm5000"];
         };
     };
     deleteSubscription: {
@@ -3231,13 +4082,13 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_fm4000"];
+            401: components["responses"]["GatewayError_fm4010"];
+            403: components["responses"]["GatewayError_fm4030"];
+            404: components["responses"]["GatewayError_fm3051"];
+            413: components["responses"]["GatewayError_fm4013"];
+            415: components["responses"]["GatewayError_fm4015"];
+            500: components["responses"]["GatewayError_fm5000"];
         };
     };
     listSubscriptionDeliveries: {
@@ -3259,7 +4110,10 @@ export interface operations {
                 lplogclientid?: components["parameters"]["LpLogClientId"];
             };
             path: {
-                /** @description The `subscriptionId`. */
+                /**
+                 * @description The `subscriptionId`.
+                 * @example 6a1f0e2d-4b3c-4d5e-9f8a-7b6c5d4e3f21
+                 */
                 id: components["parameters"]["SubscriptionIdPath"];
             };
             cookie?: never;
@@ -3279,11 +4133,11 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_fm4000"];
+            401: components["responses"]["GatewayError_fm4010"];
+            403: components["responses"]["GatewayError_fm4030"];
+            404: components["responses"]["GatewayError_fm3051"];
+            500: components["responses"]["GatewayError_fm5000"];
         };
     };
     redeliverWebhook: {
@@ -3294,7 +4148,10 @@ export interface operations {
                 lplogclientid?: components["parameters"]["LpLogClientId"];
             };
             path: {
-                /** @description The `subscriptionId`. */
+                /**
+                 * @description The `subscriptionId`.
+                 * @example 6a1f0e2d-4b3c-4d5e-9f8a-7b6c5d4e3f21
+                 */
                 id: components["parameters"]["SubscriptionIdPath"];
             };
             cookie?: never;
@@ -3318,14 +4175,14 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_fm4000"];
+            401: components["responses"]["GatewayError_fm4010"];
+            403: components["responses"]["GatewayError_fm4030"];
+            404: components["responses"]["GatewayError_fm3051"];
+            409: components["responses"]["GatewayError_fm3053"];
+            413: components["responses"]["GatewayError_fm4013"];
+            415: components["responses"]["GatewayError_fm4015"];
+            500: components["responses"]["GatewayError_fm5000"];
         };
     };
     getSettingsFile: {
@@ -3338,7 +4195,10 @@ export interface operations {
                 lplogclientid?: components["parameters"]["LpLogClientId"];
             };
             path: {
-                /** @description UI settings file id (a key of the `settings` model's `modelBody.files`). */
+                /**
+                 * @description UI settings file id (a key of the `settings` model's `modelBody.files`).
+                 * @example app
+                 */
                 file: components["parameters"]["SettingsFilePath"];
             };
             cookie?: never;
@@ -3355,9 +4215,9 @@ export interface operations {
                     "application/javascript": string;
                 };
             };
-            400: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_fm4000"];
+            404: components["responses"]["GatewayError_fm3027"];
+            500: components["responses"]["GatewayError_fm5000"];
         };
     };
     evictCache: {
@@ -3371,9 +4231,15 @@ export interface operations {
                 lplogclientid?: components["parameters"]["LpLogClientId"];
             };
             path: {
-                /** @description Allowed per target — fm: app, all, swagger, endpoint; wfm: app, all, service; all: app, all, swagger, service (another combination → 400 fm3030). */
+                /**
+                 * @description Allowed per target — fm: app, all, swagger, endpoint; wfm: app, all, service; all: app, all, swagger, service (another combination → 400 fm3030).
+                 * @example app
+                 */
                 cacheType: components["parameters"]["CacheTypePath"];
-                /** @description Which service's caches (`fm` gateway, `wfm` engine, `all` both). */
+                /**
+                 * @description Which service's caches (`fm` gateway, `wfm` engine, `all` both).
+                 * @example all
+                 */
                 cacheTarget: components["parameters"]["CacheTargetPath"];
             };
             cookie?: never;
@@ -3393,10 +4259,10 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_fm4000"];
+            401: components["responses"]["GatewayError_fm4010"];
+            403: components["responses"]["GatewayError_fm4030"];
+            500: components["responses"]["GatewayError_fm5000"];
         };
     };
     streamServiceLog: {
@@ -3409,7 +4275,10 @@ export interface operations {
                 studiotoken?: components["parameters"]["StudioToken"];
             };
             path: {
-                /** @description `fm` (gateway) or `wfm` (engine). Checked by the handler (400 fm3040 for another value), so that the catalogue's "unknown service" answers its own code. */
+                /**
+                 * @description `fm` (gateway) or `wfm` (engine). Checked by the handler (400 fm3040 for another value), so that the catalogue's "unknown service" answers its own code.
+                 * @example fm
+                 */
                 service: components["parameters"]["LogServicePath"];
             };
             cookie?: never;
@@ -3430,11 +4299,11 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_fm4000"];
+            401: components["responses"]["GatewayError_fm4011"];
+            403: components["responses"]["GatewayError_fm4030"];
+            500: components["responses"]["GatewayError_fm3041"];
+            502: components["responses"]["GatewayError_fm3042"];
         };
     };
     getGatewayHealthcheck: {
@@ -3507,7 +4376,7 @@ export interface operations {
                     };
                 };
             };
-            503: components["responses"]["GatewayError"];
+            503: components["responses"]["GatewayError_fm5030"];
         };
     };
     getGatewayMetrics: {
@@ -3528,8 +4397,8 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            401: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
+            401: components["responses"]["GatewayError_fm4014"];
+            404: components["responses"]["GatewayError_fm4004"];
         };
     };
     openContext: {
@@ -3569,17 +4438,17 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            422: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4030"];
+            404: components["responses"]["GatewayError_wm3001"];
+            409: components["responses"]["GatewayError_wm3042"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            422: components["responses"]["GatewayError_wm3142"];
+            500: components["responses"]["GatewayError_wm3050"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     listContextActivity: {
@@ -3615,15 +4484,15 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4030"];
+            404: components["responses"]["GatewayError_wm3001"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     completeAction: {
@@ -3675,16 +4544,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4030"];
+            404: components["responses"]["GatewayError_wm3001"];
+            409: components["responses"]["GatewayError_wm3040"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm3050"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     saveAction: {
@@ -3720,16 +4589,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4030"];
+            404: components["responses"]["GatewayError_wm3001"];
+            409: components["responses"]["GatewayError_wm3040"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm3050"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     retryAction: {
@@ -3765,16 +4634,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4030"];
+            404: components["responses"]["GatewayError_wm3001"];
+            409: components["responses"]["GatewayError_wm3042"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm3050"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     runActionFunction: {
@@ -3822,16 +4691,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4030"];
+            404: components["responses"]["GatewayError_wm3001"];
+            409: components["responses"]["GatewayError_wm3040"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm3060"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     startActionProcess: {
@@ -3855,10 +4724,11 @@ export interface operations {
                 /**
                  * @example {
                  *       "appId": "hr",
-                 *       "processId": "purchase",
+                 *       "organizationId": "acme",
+                 *       "processId": "leave-request",
                  *       "input": {
-                 *         "item": "Laptop",
-                 *         "amount": 1200
+                 *         "days": 3,
+                 *         "reason": "Family visit"
                  *       }
                  *     }
                  */
@@ -3881,17 +4751,17 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            422: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            404: components["responses"]["GatewayError_wm3002"];
+            409: components["responses"]["GatewayError_wm3143"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            422: components["responses"]["GatewayError_wm3142"];
+            500: components["responses"]["GatewayError_wm3060"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     startProcess: {
@@ -3915,10 +4785,11 @@ export interface operations {
                 /**
                  * @example {
                  *       "appId": "hr",
-                 *       "processId": "purchase",
+                 *       "organizationId": "acme",
+                 *       "processId": "leave-request",
                  *       "input": {
-                 *         "item": "Laptop",
-                 *         "amount": 1200
+                 *         "days": 3,
+                 *         "reason": "Family visit"
                  *       }
                  *     }
                  */
@@ -3941,17 +4812,17 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            422: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            404: components["responses"]["GatewayError_wm3002"];
+            409: components["responses"]["GatewayError_wm3143"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            422: components["responses"]["GatewayError_wm3142"];
+            500: components["responses"]["GatewayError_wm3060"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     getProcessStatus: {
@@ -3971,6 +4842,7 @@ export interface operations {
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
             };
             path: {
+                /** @example 5f0c6d1e-3b7a-4c1e-9a55-2f1d0b7c9e01 */
                 processInstanceId: components["parameters"]["ProcessInstanceIdPath"];
             };
             cookie?: never;
@@ -3990,13 +4862,13 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4030"];
+            404: components["responses"]["GatewayError_wm3001"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     suspendProcess: {
@@ -4011,6 +4883,7 @@ export interface operations {
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
             };
             path: {
+                /** @example 5f0c6d1e-3b7a-4c1e-9a55-2f1d0b7c9e01 */
                 processInstanceId: components["parameters"]["ProcessInstanceIdPath"];
             };
             cookie?: never;
@@ -4034,16 +4907,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            404: components["responses"]["GatewayError_wm3001"];
+            409: components["responses"]["GatewayError_wm3042"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     resumeProcess: {
@@ -4058,6 +4931,7 @@ export interface operations {
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
             };
             path: {
+                /** @example 5f0c6d1e-3b7a-4c1e-9a55-2f1d0b7c9e01 */
                 processInstanceId: components["parameters"]["ProcessInstanceIdPath"];
             };
             cookie?: never;
@@ -4081,16 +4955,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            404: components["responses"]["GatewayError_wm3001"];
+            409: components["responses"]["GatewayError_wm3042"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     cancelProcess: {
@@ -4105,6 +4979,7 @@ export interface operations {
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
             };
             path: {
+                /** @example 5f0c6d1e-3b7a-4c1e-9a55-2f1d0b7c9e01 */
                 processInstanceId: components["parameters"]["ProcessInstanceIdPath"];
             };
             cookie?: never;
@@ -4128,16 +5003,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            404: components["responses"]["GatewayError_wm3001"];
+            409: components["responses"]["GatewayError_wm3042"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     runTaskFunction: {
@@ -4152,7 +5027,9 @@ export interface operations {
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
             };
             path: {
+                /** @example 9b2e4f60-1c3d-4e5f-8a7b-6c5d4e3f2a10 */
                 taskId: components["parameters"]["TaskIdPath"];
+                /** @example vatOf */
                 functionId: components["parameters"]["FunctionIdPath"];
             };
             cookie?: never;
@@ -4186,16 +5063,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4030"];
+            404: components["responses"]["GatewayError_wm3001"];
+            409: components["responses"]["GatewayError_wm3041"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm3055"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     commitTask: {
@@ -4210,6 +5087,7 @@ export interface operations {
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
             };
             path: {
+                /** @example 9b2e4f60-1c3d-4e5f-8a7b-6c5d4e3f2a10 */
                 taskId: components["parameters"]["TaskIdPath"];
             };
             cookie?: never;
@@ -4233,16 +5111,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4030"];
+            404: components["responses"]["GatewayError_wm3001"];
+            409: components["responses"]["GatewayError_wm3041"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     addNote: {
@@ -4278,16 +5156,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4030"];
+            404: components["responses"]["GatewayError_wm3001"];
+            409: components["responses"]["GatewayError_wm3042"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     updateNote: {
@@ -4323,16 +5201,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4030"];
+            404: components["responses"]["GatewayError_wm3001"];
+            409: components["responses"]["GatewayError_wm3042"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     deleteNote: {
@@ -4368,16 +5246,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4030"];
+            404: components["responses"]["GatewayError_wm3001"];
+            409: components["responses"]["GatewayError_wm3042"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     uploadFile: {
@@ -4413,16 +5291,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4030"];
+            404: components["responses"]["GatewayError_wm3001"];
+            409: components["responses"]["GatewayError_wm3042"];
+            413: components["responses"]["GatewayError_wm3073"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm3070"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     downloadFile: {
@@ -4456,15 +5334,15 @@ export interface operations {
                     "application/octet-stream": Blob;
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4030"];
+            404: components["responses"]["GatewayError_wm3001"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm3070"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     deleteFile: {
@@ -4500,16 +5378,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4030"];
+            404: components["responses"]["GatewayError_wm3001"];
+            409: components["responses"]["GatewayError_wm3042"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm3070"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     listNotifications: {
@@ -4533,6 +5411,7 @@ export interface operations {
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
             };
             path: {
+                /** @example hr */
                 appId: components["parameters"]["AppIdPath"];
             };
             cookie?: never;
@@ -4554,12 +5433,12 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     sendNotification: {
@@ -4595,15 +5474,15 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4030"];
+            404: components["responses"]["GatewayError_C-3003"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     queryActiveProcesses: {
@@ -4639,14 +5518,14 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     queryProcessesUpdatedBetween: {
@@ -4682,14 +5561,14 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     queryProcessInstanceContextAndActivity: {
@@ -4725,14 +5604,14 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     queryOverdueTasks: {
@@ -4768,14 +5647,14 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     getConstantValue: {
@@ -4818,14 +5697,14 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     closeApp: {
@@ -4861,15 +5740,15 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            404: components["responses"]["GatewayError_wm3005"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     runExternalTaskAction: {
@@ -4884,8 +5763,12 @@ export interface operations {
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
             };
             path: {
+                /** @example 9b2e4f60-1c3d-4e5f-8a7b-6c5d4e3f2a10 */
                 taskId: components["parameters"]["TaskIdPath"];
-                /** @description `complete`, `cancel` or `return`. Checked by the handler (400 wm3110 for any other value or an action the task does not offer), so that SPEC.md's "invalid actionType" answers its own code. */
+                /**
+                 * @description `complete`, `cancel` or `return`. Checked by the handler (400 wm3110 for any other value or an action the task does not offer), so that SPEC.md's "invalid actionType" answers its own code.
+                 * @example complete
+                 */
                 actionType: components["parameters"]["ExternalActionTypePath"];
             };
             cookie?: never;
@@ -4909,16 +5792,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4030"];
+            404: components["responses"]["GatewayError_wm3001"];
+            409: components["responses"]["GatewayError_wm3041"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm3050"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     assignTaskToUser: {
@@ -4933,6 +5816,7 @@ export interface operations {
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
             };
             path: {
+                /** @example 9b2e4f60-1c3d-4e5f-8a7b-6c5d4e3f2a10 */
                 taskId: components["parameters"]["TaskIdPath"];
             };
             cookie?: never;
@@ -4956,16 +5840,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            404: components["responses"]["GatewayError_wm3001"];
+            409: components["responses"]["GatewayError_wm3041"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm3055"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     assignTaskToSwimlane: {
@@ -4980,6 +5864,7 @@ export interface operations {
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
             };
             path: {
+                /** @example 9b2e4f60-1c3d-4e5f-8a7b-6c5d4e3f2a10 */
                 taskId: components["parameters"]["TaskIdPath"];
             };
             cookie?: never;
@@ -5003,16 +5888,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            404: components["responses"]["GatewayError_wm3001"];
+            409: components["responses"]["GatewayError_wm3041"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     executeExternalFunction: {
@@ -5027,6 +5912,7 @@ export interface operations {
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
             };
             path: {
+                /** @example vatOf */
                 functionId: components["parameters"]["FunctionIdPath"];
             };
             cookie?: never;
@@ -5050,16 +5936,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4030"];
+            404: components["responses"]["GatewayError_wm3001"];
+            409: components["responses"]["GatewayError_wm3042"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm3055"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     startExternalProcess: {
@@ -5099,17 +5985,17 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            422: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            404: components["responses"]["GatewayError_wm3002"];
+            409: components["responses"]["GatewayError_wm3143"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            422: components["responses"]["GatewayError_wm3142"];
+            500: components["responses"]["GatewayError_wm3060"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     changeProcessStep: {
@@ -5145,16 +6031,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            404: components["responses"]["GatewayError_wm3130"];
+            409: components["responses"]["GatewayError_wm3042"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm3050"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     migrateProcessInstances: {
@@ -5190,15 +6076,15 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            404: components["responses"]["GatewayError_wm3002"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     searchDataCollection: {
@@ -5213,7 +6099,10 @@ export interface operations {
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
             };
             path: {
-                /** @description The human-readable collection name (a `dataCollection` model's `modelBody.name`), URL-encoded. */
+                /**
+                 * @description The human-readable collection name (a `dataCollection` model's `modelBody.name`), URL-encoded.
+                 * @example Leave bookings
+                 */
                 collection: components["parameters"]["CollectionPath"];
             };
             cookie?: never;
@@ -5251,15 +6140,15 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            404: components["responses"]["GatewayError_wm3101"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     retryFailedBatchJobs: {
@@ -5300,14 +6189,14 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     listBatchJobs: {
@@ -5349,14 +6238,14 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     startBulkOperation: {
@@ -5402,14 +6291,14 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     getBatchJob: {
@@ -5427,6 +6316,7 @@ export interface operations {
                 lplogclientid?: components["parameters"]["LpLogClientId"];
             };
             path: {
+                /** @example 0d6b1f3a-7c2e-4a9b-8e5d-1f4c3b2a6e70 */
                 jobId: components["parameters"]["JobIdPath"];
             };
             cookie?: never;
@@ -5446,13 +6336,13 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            404: components["responses"]["GatewayError_wm3150"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     releaseUserLocks: {
@@ -5472,6 +6362,7 @@ export interface operations {
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
             };
             path: {
+                /** @example 3f6c2a1e-8b4d-4c7a-9e10-5d2b7f8a9c31 */
                 userId: components["parameters"]["UserIdPath"];
             };
             cookie?: never;
@@ -5491,13 +6382,13 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            404: components["responses"]["GatewayError_wm3120"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     receiveWorkflowEvent: {
