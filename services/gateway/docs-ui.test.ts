@@ -8,7 +8,7 @@ import { chromium, type Page } from 'playwright-core'
 import t from 'tap'
 import { loadOpenApiDocument } from '../../plugins/docs/plugin.js'
 import { operationsOf } from '../testing/contract.js'
-import { startService, tempDir } from '../testing/harness.js'
+import { startService, type Teardown, tempDir } from '../testing/harness.js'
 
 const CHROMIUM = '/usr/bin/chromium'
 const CHROMIUM_FLAGS = [
@@ -27,15 +27,7 @@ const skip = existsSync(CHROMIUM)
 
 t.test('Swagger UI at /docs loads, lists the endpoints, and a request sent from the page succeeds', { skip }, async (t) => {
   const gateway = await startService(t, 'gateway')
-  const browser = await chromium.launchPersistentContext(tempDir(t, 'chromium-profile-'), {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: CHROMIUM_FLAGS,
-  })
-  t.teardown(() => browser.close())
-  const page = await browser.newPage()
-  page.setDefaultTimeout(20_000)
-  const consoleErrors = recordConsoleErrors(page)
+  const { page, consoleErrors } = await openBrowserPage(t)
 
   const loaded = await page.goto(`${gateway.url}/docs/`)
   t.equal(loaded?.status(), 200, 'the page loads')
@@ -67,6 +59,14 @@ t.test('Swagger UI at /docs loads, lists the endpoints, and a request sent from 
 
 t.test("the engine's Swagger UI at /docs loads with no console error", { skip }, async (t) => {
   const engine = await startService(t, 'engine')
+  const { page, consoleErrors } = await openBrowserPage(t)
+  t.equal((await page.goto(`${engine.url}/docs/`))?.status(), 200, 'the page loads')
+  await page.locator('.opblock').first().waitFor()
+  t.same(consoleErrors, [], 'no console error, Content-Security-Policy violations included')
+})
+
+/** A page of a fresh headless Chromium, closed on teardown, with every console error it reports from now on. */
+async function openBrowserPage(t: Teardown): Promise<{ page: Page; consoleErrors: string[] }> {
   const browser = await chromium.launchPersistentContext(tempDir(t, 'chromium-profile-'), {
     executablePath: CHROMIUM,
     headless: true,
@@ -75,11 +75,8 @@ t.test("the engine's Swagger UI at /docs loads with no console error", { skip },
   t.teardown(() => browser.close())
   const page = await browser.newPage()
   page.setDefaultTimeout(20_000)
-  const consoleErrors = recordConsoleErrors(page)
-  t.equal((await page.goto(`${engine.url}/docs/`))?.status(), 200, 'the page loads')
-  await page.locator('.opblock').first().waitFor()
-  t.same(consoleErrors, [], 'no console error, Content-Security-Policy violations included')
-})
+  return { page, consoleErrors: recordConsoleErrors(page) }
+}
 
 /** Every console error and uncaught page error from now on (Chromium reports a CSP violation as a console error). */
 function recordConsoleErrors(page: Page): string[] {
