@@ -34,14 +34,38 @@ function localUrlOf(address: AddressInfo): string {
   return address.family === 'IPv6' ? `http://[${address.address}]:${address.port}` : `http://${address.address}:${address.port}`
 }
 
-/** Config, stdout, the process logger and the store; a bad config or a store that cannot open exits 1 with a message. */
-export async function openProcessBase(): Promise<ProcessBase> {
+/**
+ * Why this configuration cannot run the gateway alone, if it cannot: a gateway started alone reads
+ * users, models and cache invalidations from the store the engines write, so it needs their
+ * MongoDB. An embedded store belongs to one process: the engine's DATA_DIR is locked by the engine,
+ * and another DATA_DIR is an empty store of the gateway's own that never sees the engine's data.
+ */
+export function splitGatewayStoreProblem(config: Config): string | undefined {
+  if (config.mongodbUri !== undefined || config.allowGatewayEmbeddedStore) return undefined
+  return (
+    'A gateway started alone (start:gateway) needs the store its engines use: set MONGODB_URI to the ' +
+    "engines' MongoDB. An embedded store (DATA_DIR) belongs to one process, so the gateway would either " +
+    "find the engine's locked or serve an empty one of its own. Run `npm start` for gateway and engine on " +
+    'one embedded store, or set ALLOW_GATEWAY_EMBEDDED_STORE=true for a gateway on a store of its own.'
+  )
+}
+
+/**
+ * Config, stdout, the process logger and the store; a bad config (or one `refuse` names a problem
+ * of) or a store that cannot open exits 1 with a message.
+ */
+export async function openProcessBase(refuse: (config: Config) => string | undefined = () => undefined): Promise<ProcessBase> {
   let config: Config
   try {
     config = parseConfig(process.env)
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error
     process.stderr.write(`${error.message}\n`)
+    process.exit(1)
+  }
+  const problem = refuse(config)
+  if (problem !== undefined) {
+    process.stderr.write(`${problem}\n`)
     process.exit(1)
   }
   const stdout = pino.destination({ sync: false })
@@ -92,7 +116,7 @@ export function shutdownLog(logger: Logger): ShutdownOptions['log'] {
 
 /** One service on this thread, the production shape. */
 export async function start(kind: ServiceKind): Promise<void> {
-  const { config, stdout, logger, store } = await openProcessBase()
+  const { config, stdout, logger, store } = await openProcessBase(kind === 'gateway' ? splitGatewayStoreProblem : undefined)
   // Listening before the signals are handled would let a SIGTERM that comes just after the service
   // said it listens kill it outright, the store left unclosed: the handler comes first, and closes
   // whatever has started by the time a signal arrives (servers first, the store last).

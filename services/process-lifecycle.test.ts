@@ -55,10 +55,39 @@ t.test('a gateway thread that cannot listen stops the all-in-one with exit code 
 
 t.test('each service runs alone', async (t) => {
   for (const entry of ['engine/server', 'gateway/server'] as const) {
-    const service = spawnService(entry, { DATA_DIR: tempDir(t) }, 1)
+    const service = spawnService(entry, { DATA_DIR: tempDir(t), ALLOW_GATEWAY_EMBEDDED_STORE: 'true' }, 1)
     const urls = Object.values(await service.ready)
     t.equal((await fetch(`${urls[0]}/liveness`)).status, 200, `${entry} answers`)
     service.child.kill('SIGTERM')
     t.equal((await service.exited).code, 0)
   }
+})
+
+t.test(
+  'a gateway alone without MONGODB_URI stops with exit 1 and a message naming MONGODB_URI, on the engine’s data dir or its own',
+  async (t) => {
+    const engineDir = tempDir(t)
+    const engine = spawnService('engine/server', { DATA_DIR: engineDir }, 1)
+    t.teardown(() => void engine.child.kill('SIGKILL'))
+    await engine.ready
+    for (const [where, dataDir] of [
+      ['the engine’s data dir', engineDir],
+      ['a data dir of its own', tempDir(t)],
+    ] as const) {
+      const { code, stderr } = await spawnService('gateway/server', { DATA_DIR: dataDir }, 1).exited
+      t.equal(code, 1, `${where}: exit code 1`)
+      t.match(stderr, /needs the store its engines use: set MONGODB_URI/, `${where}: the message says to use MONGODB_URI`)
+      t.notMatch(stderr, /Cannot open the store/, `${where}: it stops before it opens a store`)
+    }
+    engine.child.kill('SIGTERM')
+    t.equal((await engine.exited).code, 0, 'the engine was left alone')
+  },
+)
+
+t.test('ALLOW_GATEWAY_EMBEDDED_STORE=true starts a gateway alone on an embedded store of its own', async (t) => {
+  const gateway = spawnService('gateway/server', { DATA_DIR: tempDir(t), ALLOW_GATEWAY_EMBEDDED_STORE: 'true' }, 1)
+  const urls = Object.values(await gateway.ready)
+  t.equal((await fetch(`${urls[0]}/liveness`)).status, 200)
+  gateway.child.kill('SIGTERM')
+  t.equal((await gateway.exited).code, 0)
 })

@@ -11,6 +11,7 @@ t.test('defaults follow DESIGN.md §2 when nothing is set', async (t) => {
     engineSocket: undefined,
     dataDir: '/srv/app/.data',
     mongodbUri: undefined,
+    allowGatewayEmbeddedStore: false,
     logLevel: 'info',
     development: false,
     lockTtlSeconds: 28800,
@@ -115,6 +116,8 @@ const readAsGiven: Array<[variable: string, value: string, field: keyof Config, 
   ['BATCH_POLL_MS', '20', 'batchPollMs', 20],
   ['BATCH_LEASE_MS', '300', 'batchLeaseMs', 300],
   ['BATCH_RETENTION_HOURS', '0.5', 'batchRetentionHours', 0.5],
+  // switches
+  ['ALLOW_GATEWAY_EMBEDDED_STORE', 'true', 'allowGatewayEmbeddedStore', true],
   // strings
   ['ADMIN_TOKEN', 'admin-token-0123456789', 'adminToken', 'admin-token-0123456789'],
   ['STUDIO_TOKEN_SECRET', 'studio-secret-0123456789abcdef0123456789', 'studioTokenSecret', 'studio-secret-0123456789abcdef0123456789'],

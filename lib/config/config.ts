@@ -19,6 +19,12 @@ export interface Config {
   engineSocket: string | undefined
   dataDir: string
   mongodbUri: string | undefined
+  /**
+   * Lets `start:gateway` open an embedded store of its own without MONGODB_URI. A gateway started
+   * alone must share the engines' store, and an embedded store is one process's: it would never see
+   * the engine's data (see docs/production.md "The shape").
+   */
+  allowGatewayEmbeddedStore: boolean
   logLevel: LogLevel
   /** `NODE_ENV=development` shows stacks in error answers. */
   development: boolean
@@ -324,6 +330,7 @@ export function parseConfig(env: Env, cwd: string = process.cwd()): Config {
     engineSocket: optionalSocketPath(env, 'ENGINE_SOCKET', cwd),
     dataDir: resolve(cwd, env.DATA_DIR || './.data'),
     mongodbUri: mongodbUri === undefined ? undefined : env.MONGODB_URI,
+    allowGatewayEmbeddedStore: oneOf(env, 'ALLOW_GATEWAY_EMBEDDED_STORE', ['true', 'false'], 'false') === 'true',
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     development: env.NODE_ENV === 'development',
     lockTtlSeconds: positiveInteger(env, 'LOCK_TTL_SECONDS', 28_800),

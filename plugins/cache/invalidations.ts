@@ -56,12 +56,29 @@ export async function recordInvalidation(
   return record
 }
 
-/** Applies the invalidation records aimed at one instance, each once. */
+/** The `cacheInvalidations` counter: the sequence number of the newest invalidation handed out. */
+export async function invalidationCount(store: Store): Promise<number> {
+  const counter = await store.collection<StoredCounter>(Collections.counters).findOne({ _id: Collections.cacheInvalidations })
+  return counter?.value ?? 0
+}
+
+/**
+ * Applies the invalidation records aimed at one instance, each once: on a timer (`poll`), and on
+ * demand before a cached read (`catchUp`), so that a read never uses what an answered write replaced.
+ * Polls never overlap: each one starts after the previous one ended.
+ */
 export class InvalidationPoller {
   /** The highest sequence applied or skipped. */
   private highest = 0
-  /** Sequences handled within the late-record window, with their records' creation times. */
+  /** Every sequence up to this one is applied, skipped, or given up as never written. */
+  private settledThrough = 0
+  /** Sequences handled within the late-record window (or not yet settled), with their records' creation times. */
   private readonly handled = new Map<number, number>()
+  /** Sequences the counter handed out whose records were not there yet, with when that was first seen. */
+  private readonly missing = new Map<number, number>()
+  /** The poll running now, and the one queued behind it (shared by every caller that waits for it). */
+  private running: Promise<number> | undefined
+  private queued: Promise<number> | undefined
 
   constructor(
     private readonly store: Store,
@@ -71,18 +88,71 @@ export class InvalidationPoller {
 
   /** Starts after what exists: what was recorded before this instance started concerns no cache of it. */
   async skipExisting(now: number = Date.now()): Promise<void> {
+    const count = await invalidationCount(this.store)
     await this.read(now, () => undefined)
+    this.settledThrough = Math.max(this.settledThrough, count)
   }
 
   /** Applies the new records aimed at this instance; answers how many it applied. */
-  async poll(now: number = Date.now()): Promise<number> {
+  poll(now: number = Date.now()): Promise<number> {
+    return this.nextPoll(now)
+  }
+
+  /**
+   * Applies every record whose write was answered before this call: one read of the counter, and a
+   * poll only when the counter has moved past what this instance has settled (a deploy happened).
+   */
+  async catchUp(now: number = Date.now()): Promise<void> {
+    const count = await invalidationCount(this.store)
+    if (count <= this.settledThrough) return
+    await this.nextPoll(now, count)
+  }
+
+  /** A poll that starts after this call: the queued one when there is one, else a new one. */
+  private nextPoll(now: number, count = 0): Promise<number> {
+    if (this.queued) return this.queued
+    const previous = this.running ?? Promise.resolve(0)
+    const poll = previous
+      .catch(() => 0)
+      .then(() => {
+        this.queued = undefined
+        this.running = poll
+        return this.applyNew(now, count)
+      })
+      .finally(() => {
+        if (this.running === poll) this.running = undefined
+      })
+    this.queued = poll
+    return poll
+  }
+
+  private async applyNew(now: number, count: number): Promise<number> {
     let applied = 0
     await this.read(now, (record) => {
       if (record.target !== this.target && record.target !== 'all') return
       this.registry.evict(record.cacheType, record.id)
       applied++
     })
+    this.settle(Math.max(count, this.highest), now)
     return applied
+  }
+
+  /**
+   * Moves `settledThrough` over the handled sequences. A sequence whose record is not there yet is
+   * a write still under way (its writer has not answered), so it stops the move, until it arrives
+   * or the late-record window has passed (a writer that died between counter and insert).
+   */
+  private settle(through: number, now: number): void {
+    while (this.settledThrough < through) {
+      const next = this.settledThrough + 1
+      if (!this.handled.has(next)) {
+        const since = this.missing.get(next) ?? now
+        this.missing.set(next, since)
+        if (now - since <= LATE_RECORD_WINDOW_MS) return
+      }
+      this.missing.delete(next)
+      this.settledThrough = next
+    }
   }
 
   private async read(now: number, apply: (record: StoredCacheInvalidation) => void): Promise<void> {
@@ -99,7 +169,8 @@ export class InvalidationPoller {
       if (record.sequence > this.highest) this.highest = record.sequence
       apply(record)
     }
-    // A record older than the window is matched by neither clause again, so it can be forgotten.
-    for (const [sequence, createdAt] of this.handled) if (createdAt < windowStart) this.handled.delete(sequence)
+    // A settled record older than the window is matched by neither clause again, so it can be forgotten.
+    for (const [sequence, createdAt] of this.handled)
+      if (createdAt < windowStart && sequence <= this.settledThrough) this.handled.delete(sequence)
   }
 }

@@ -1,5 +1,6 @@
 import t from 'tap'
-import { Collections, type StoredCacheInvalidation } from '../../store/collections.js'
+import { Collections, type StoredCacheInvalidation, type StoredCounter } from '../../store/collections.js'
+import type { Store } from '../../store/port.js'
 import { openTestStore } from '../../services/testing/harness.js'
 import { InvalidationPoller, LATE_RECORD_WINDOW_MS, recordInvalidation } from './invalidations.js'
 import { CacheRegistry } from './registry.js'
@@ -63,4 +64,85 @@ t.test('concurrent records get distinct, increasing sequence numbers', async (t)
     records.map((record) => record.sequence).sort((a, b) => a - b),
     Array.from({ length: 20 }, (_, n) => n + 1),
   )
+})
+
+/** The store, counting the reads of the invalidation records (the polls). */
+function countingPolls(store: Store): { store: Store; polls: () => number } {
+  let polls = 0
+  const counted = new Proxy(store, {
+    get(target, property, receiver) {
+      if (property !== 'collection') return Reflect.get(target, property, receiver) as unknown
+      return (name: string) => {
+        const collection = target.collection(name)
+        if (name !== Collections.cacheInvalidations) return collection
+        return new Proxy(collection, {
+          get(inner, key, innerReceiver) {
+            if (key === 'find') polls++
+            return Reflect.get(inner, key, innerReceiver) as unknown
+          },
+        })
+      }
+    },
+  })
+  return { store: counted, polls: () => polls }
+}
+
+t.test('catchUp applies at once what was recorded before it, and polls only when the counter moved', async (t) => {
+  const { store, polls } = countingPolls(await openTestStore(t))
+  const registry = filledRegistry()
+  const poller = new InvalidationPoller(store, 'wfm', registry)
+  await poller.skipExisting()
+  const before = polls()
+  await poller.catchUp()
+  t.equal(polls(), before, 'nothing recorded: the counter is read, the records are not')
+  await recordInvalidation(store, { target: 'all', cacheType: 'app', id: 'a' })
+  await poller.catchUp()
+  t.same([registry.cache('app').get('a'), registry.cache('app').get('b')], [undefined, 2], 'the record is applied by the call')
+  t.equal(polls(), before + 1)
+  await poller.catchUp()
+  t.equal(polls(), before + 1, 'applied records are not read again')
+})
+
+t.test('concurrent catchUps share one poll', async (t) => {
+  const { store, polls } = countingPolls(await openTestStore(t))
+  const poller = new InvalidationPoller(store, 'fm', filledRegistry())
+  await poller.skipExisting()
+  await recordInvalidation(store, { target: 'fm', cacheType: 'app' })
+  const before = polls()
+  await Promise.all(Array.from({ length: 10 }, () => poller.catchUp()))
+  t.ok(polls() - before <= 2, `${polls() - before} polls for 10 callers`)
+})
+
+t.test('a sequence handed out whose record is not there yet is looked for again until it arrives, or the window passed', async (t) => {
+  const { store, polls } = countingPolls(await openTestStore(t))
+  const registry = filledRegistry()
+  const poller = new InvalidationPoller(store, 'fm', registry)
+  await poller.skipExisting()
+  // A writer took sequence 1 and has not inserted its record (it has not answered its caller yet).
+  await store
+    .collection<StoredCounter>(Collections.counters)
+    .findOneAndUpdate({ _id: Collections.cacheInvalidations }, { $inc: { value: 1 } }, { upsert: true })
+  const now = Date.now()
+  await poller.catchUp(now)
+  const afterFirst = polls()
+  await poller.catchUp(now + 10)
+  t.equal(polls(), afterFirst + 1, 'the missing record is looked for again')
+  await store
+    .collection<StoredCacheInvalidation>(Collections.cacheInvalidations)
+    .insertOne({ target: 'fm', cacheType: 'app', sequence: 1, createdAt: new Date(now) })
+  await poller.catchUp(now + 20)
+  t.equal(registry.cache('app').size, 0, 'the late record is applied')
+  const settled = polls()
+  await poller.catchUp(now + 30)
+  t.equal(polls(), settled, 'and then nothing is read again')
+
+  // A writer that died between the counter and its insert: given up after the late-record window.
+  await store
+    .collection<StoredCounter>(Collections.counters)
+    .findOneAndUpdate({ _id: Collections.cacheInvalidations }, { $inc: { value: 1 } }, { upsert: true })
+  await poller.catchUp(now + 40)
+  await poller.catchUp(now + 40 + LATE_RECORD_WINDOW_MS + 1)
+  const givenUp = polls()
+  await poller.catchUp(now + 50 + LATE_RECORD_WINDOW_MS + 1)
+  t.equal(polls(), givenUp, 'a record that never came is not looked for forever')
 })

@@ -1,7 +1,8 @@
 /**
  * `fastify.caches`: the instance's named caches (gateway `fm`: app, swagger, endpoint; engine
- * `wfm`: app, service), kept honest across instances by polling the invalidation records every
- * CACHE_POLL_MS (default 1 s) and applying each one aimed at this instance once.
+ * `wfm`: app, service), kept honest across instances by the invalidation records, each applied
+ * once: before a read of deployed models (`caches.upToDate()`: one read of the invalidation
+ * counter, and a poll only when it moved), and every CACHE_POLL_MS (default 1 s) for the rest.
  */
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
@@ -30,6 +31,7 @@ async function cachesPlugin(fastify: FastifyInstance, options: CachesPluginOptio
   await ensureInvalidationIndexes(fastify.store)
   const poller = new InvalidationPoller(fastify.store, options.target, registry)
   await poller.skipExisting()
+  registry.followInvalidations(() => poller.catchUp())
 
   let timer: NodeJS.Timeout | undefined
   let inFlight: Promise<void> | undefined

@@ -40,6 +40,21 @@ export class NamedCache<Value> {
 
 export class CacheRegistry {
   private readonly caches = new Map<string, NamedCache<unknown>>()
+  private catchUp: () => Promise<void> = () => Promise.resolve()
+
+  /** Set by the caches plugin: how this instance applies the invalidations recorded so far. */
+  followInvalidations(catchUp: () => Promise<void>): void {
+    this.catchUp = catchUp
+  }
+
+  /**
+   * Resolves once every invalidation recorded before this call is applied here. A read of a cache
+   * that a write elsewhere can make stale (deployed models) awaits it first, so that a request sent
+   * after the write was answered never sees what it replaced.
+   */
+  upToDate(): Promise<void> {
+    return this.catchUp()
+  }
 
   /** The cache of this type (one per type per instance); created on first use. */
   cache<Value>(type: string): NamedCache<Value> {

@@ -16,6 +16,13 @@ export function loadOpenApiDocument(service: 'engine' | 'gateway'): OpenApiDocum
   return JSON.parse(readFileSync(join(generatedOpenapiDir, `${service}.openapi.json`), 'utf8')) as OpenApiDocument
 }
 
+/**
+ * The one style element Swagger UI's bundle adds to the page at run time, allowed by its hash (the
+ * page's policy allows no other inline style or script). A Swagger UI upgrade that changes it makes
+ * the browser test (services/gateway/docs-ui.test.ts) fail with the new hash in the console error.
+ */
+const SWAGGER_UI_STYLE_HASH = 'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='
+
 export interface DocsPluginOptions {
   document: OpenApiDocument
   /**
@@ -31,6 +38,7 @@ async function docsPlugin(fastify: FastifyInstance, options: DocsPluginOptions):
     routePrefix: '/docs',
     uiConfig: { docExpansion: 'list', deepLinking: true, tryItOutEnabled: true },
     staticCSP: true,
+    transformStaticCSP: (header: string) => `${header} style-src-elem 'self' https: '${SWAGGER_UI_STYLE_HASH}';`,
     ...(options.current ? { transformSpecification: options.current, transformSpecificationClone: false } : {}),
   })
 }

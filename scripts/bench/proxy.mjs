@@ -172,6 +172,8 @@ async function startProxies(engine, where, running) {
   const gatewayPort = await freePort()
   const gateway = await startNodeService(entryOf('start:gateway'), gatewayPort, {
     DATA_DIR: where.gatewayDir,
+    // Proxied routes only: the engine checks the users, so the gateway may keep a store of its own.
+    ALLOW_GATEWAY_EMBEDDED_STORE: 'true',
     GATEWAY_PORT: String(gatewayPort),
     ...upstream,
   })

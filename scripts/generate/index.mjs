@@ -41,9 +41,10 @@ export async function generate() {
   const gatewaySource = withAuthentication(bundle(join(OPENAPI, 'gateway.yaml')))
   const proxy = gatewaySource['x-proxy']
   const gateway = expandGateway(gatewaySource, engine)
-  const servedGateway = withoutExtensions(gateway)
+  const catalogue = { ...engine['x-error-catalogue'], ...gateway['x-error-catalogue'] }
+  const servedGateway = withoutExtensions(withErrorExamples(gateway, catalogue, 'gateway'))
   const files = new Map()
-  files.set(`${OUT}/engine.openapi.json`, JSON.stringify(withoutExtensions(engine), null, 2) + '\n')
+  files.set(`${OUT}/engine.openapi.json`, JSON.stringify(withoutExtensions(withErrorExamples(engine, catalogue, 'engine')), null, 2) + '\n')
   files.set(`${OUT}/gateway.openapi.json`, JSON.stringify(servedGateway, null, 2) + '\n')
   files.set(`${OUT}/schemas.ts`, schemasModule({ ...engine.components?.schemas, ...gateway.components?.schemas }))
   files.set(
@@ -114,6 +115,60 @@ function expandGateway(source, engine) {
     ]),
   )
   return gateway
+}
+
+/**
+ * The served document with an example of its own status on every error answer: each operation's
+ * shared error response (GatewayError / EngineError) becomes a copy named after one code
+ * (`GatewayError_wm3002`) whose example is that code's answer: the first of the operation's
+ * `x-error-codes` that the catalogue gives that status (else the catalogue's first code of that
+ * status), so Swagger UI shows a 404 as a 404 rather than one example for every failure.
+ * @param {Json} document @param {Record<string, Json>} catalogue @param {'gateway' | 'engine'} kind
+ */
+function withErrorExamples(document, catalogue, kind) {
+  const served = structuredClone(document)
+  const prefix = kind === 'gateway' ? null : 'wm'
+  for (const pathItem of Object.values(served.paths ?? {})) {
+    for (const method of METHODS) {
+      const operation = pathItem[method]
+      if (!operation) continue
+      for (const [status, response] of Object.entries(operation.responses ?? {})) {
+        const shared = typeof response?.$ref === 'string' ? response.$ref.split('/').pop() : undefined
+        if (Number(status) < 400 || (shared !== 'GatewayError' && shared !== 'EngineError')) continue
+        const ofStatus = (/** @type {string} */ code) => catalogue[code]?.status === Number(status)
+        const code =
+          (operation['x-error-codes'] ?? []).find(ofStatus) ??
+          Object.keys(catalogue).find((candidate) => ofStatus(candidate) && (prefix === null || candidate.startsWith(prefix)))
+        if (code === undefined) continue
+        const name = `${shared}_${code}`
+        if (!served.components.responses[name]) {
+          const copy = structuredClone(served.components.responses[shared])
+          copy.content['application/json'].example = errorExample(shared, Number(status), code, catalogue[code])
+          served.components.responses[name] = copy
+        }
+        operation.responses[status] = { $ref: `#/components/responses/${name}` }
+      }
+    }
+  }
+  // The shared response is left unused when every error answer got one of its own status.
+  for (const shared of ['GatewayError', 'EngineError']) {
+    if (served.components.responses?.[shared] && !JSON.stringify(served.paths).includes(`"#/components/responses/${shared}"`))
+      delete served.components.responses[shared]
+  }
+  served.components.responses = Object.fromEntries(Object.entries(served.components.responses ?? {}).sort(([a], [b]) => a.localeCompare(b)))
+  return served
+}
+
+/**
+ * An error answer as the service gives it: in the envelope (gateway) or the bare record (engine);
+ * `%s` placeholders, filled at runtime, shown as `…`.
+ * @param {string} shared @param {number} status @param {string} code @param {Json} entry
+ */
+function errorExample(shared, status, code, entry) {
+  const message = String(entry.message).replaceAll('%s', '…')
+  if (shared === 'EngineError') return { statusCode: status, type: entry.type, category: entry.category, message, code }
+  const envelopeStatus = status === 401 || status === 403 ? 'permissionError' : status >= 500 ? 'error' : 'customerror'
+  return { status: envelopeStatus, data: null, error: { message, code } }
 }
 
 /**
@@ -313,7 +368,7 @@ function errorsModule(engine, gateway) {
       .map(
         ([code, spec]) =>
           `  ${JSON.stringify(code)}: ` +
-            `${JSON.stringify({ status: spec.status, type: spec.type, category: spec.category, message: spec.message })},`,
+          `${JSON.stringify({ status: spec.status, type: spec.type, category: spec.category, message: spec.message })},`,
       )
       .join('\n')
   return [
@@ -345,10 +400,12 @@ function proxyModule(proxy, engine) {
   const routes = (proxy?.routes ?? []).map((/** @type {Json} */ route) => {
     const enginePath = route.enginePath ?? route.path
     const operation = engine.paths?.[enginePath]?.[route.method]
-    return `  { method: ${JSON.stringify(route.method.toUpperCase())}, url: ${JSON.stringify(fastifyPath(route.path))}, engineUrl: ` +
+    return (
+      `  { method: ${JSON.stringify(route.method.toUpperCase())}, url: ${JSON.stringify(fastifyPath(route.path))}, engineUrl: ` +
       `${JSON.stringify(fastifyPath(enginePath))}, timeoutSeconds: ${Number(route.timeoutSeconds ?? 60)}, operationId: ` +
-        `${JSON.stringify(route.operationId ?? operation?.operationId ?? '')}, raw: ${operation?.['x-raw'] === true}, upload: ` +
-          `${operation?.requestBody?.content?.['multipart/form-data'] !== undefined} },`
+      `${JSON.stringify(route.operationId ?? operation?.operationId ?? '')}, raw: ${operation?.['x-raw'] === true}, upload: ` +
+      `${operation?.requestBody?.content?.['multipart/form-data'] !== undefined} },`
+    )
   })
   return [
     HEADER,

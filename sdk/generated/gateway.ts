@@ -13,7 +13,7 @@ export interface paths {
         put?: never;
         /**
          * Create a user
-         * @description The server generates `userId`. Checked by the handler, in this order, with SPEC.md's
+         * @description The server generates `userId`. Checked by the handler, in this order, with these
          *     messages (all 400): `fullName` missing → fm3001 `Name is mandatory!`; `unit` missing →
          *     fm3002 `Unit is mandatory!`; `roles` missing or empty → fm3003 `User role is mandatory!`;
          *     `fullName` already used (case-insensitive) → fm3004 `Username is already taken.`
@@ -119,7 +119,8 @@ export interface paths {
          * @description Upserts by (`appId`, `modelID`) after validating the model (schema and references; 400
          *     fm3010 with the path of the first fault). `live: true` makes a new live version
          *     (`version`+1, `updateDate` now); `live: false` stores a draft that no new instance uses.
-         *     For a `jobScheduler` model a deploy batch job with status `waiting` is created.
+         *     For a `jobScheduler` model a deploy batch job with status `waiting` is created. Once it has
+         *     answered, the next request to any gateway or engine uses what it stored (no cache delay).
          */
         post: operations["insertModel"];
         delete?: never;
@@ -162,7 +163,7 @@ export interface paths {
         put?: never;
         /**
          * Upsert a notification record
-         * @description Upserts the record keyed by `notificationObject.processInstance.processInstanceId` (missing → 400 wm3019, SPEC.md's code), applying only the provided fields; existing fields are kept.
+         * @description Upserts the record keyed by `notificationObject.processInstance.processInstanceId` (missing → 400 wm3019, its established code), applying only the provided fields; existing fields are kept.
          */
         post: operations["upsertNotification"];
         delete?: never;
@@ -309,7 +310,7 @@ export interface paths {
         };
         /**
          * Invalidate caches of the gateway and/or the engine
-         * @description Inserts a cache invalidation record; every instance applies it asynchronously (about 1 s). cacheType allowed per cacheTarget — fm: app, all, swagger, endpoint; wfm: app, all, service; all: app, all, swagger, service. `id` is valid only with `service` and `swagger`. Another combination is 400 fm3030.
+         * @description Inserts a cache invalidation record. This gateway has applied it when it answers; every other instance applies it before its next read of deployed models, and within CACHE_POLL_MS (default 1 s) for every cache. cacheType allowed per cacheTarget — fm: app, all, swagger, endpoint; wfm: app, all, service; all: app, all, swagger, service. `id` is valid only with `service` and `swagger`. Another combination is 400 fm3030.
          */
         get: operations["evictCache"];
         put?: never;
@@ -357,8 +358,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Gateway health and version
-         * @description A failure to read the version information is reported in `error`, not thrown.
+         * Gateway name and version (checks no dependency)
+         * @description The gateway's name and version. It checks no dependency: it answers 200 while the gateway process serves, with the store or the engine down (`/readiness` checks those). A failure to read the version information is reported in `error`, not thrown.
          */
         get: operations["getGatewayHealthcheck"];
         put?: never;
@@ -2641,7 +2642,7 @@ export interface components {
     };
     responses: {
         /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
-        GatewayError: {
+        "GatewayError_C-3003": {
             headers: {
                 [name: string]: unknown;
             };
@@ -2651,8 +2652,844 @@ export interface components {
                  *       "status": "customerror",
                  *       "data": null,
                  *       "error": {
-                 *         "message": "Name is mandatory!",
-                 *         "code": "fm3001"
+                 *         "message": "Context not found: …",
+                 *         "code": "C-3003"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_fm3005: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "User not found!",
+                 *         "code": "fm3005"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_fm3027: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Model or settings not found: …",
+                 *         "code": "fm3027"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_fm3041: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "error",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Missing deployment environment configuration: …",
+                 *         "code": "fm3041"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_fm3042: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "error",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Log source unavailable: …",
+                 *         "code": "fm3042"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_fm3051: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Subscription not found: …",
+                 *         "code": "fm3051"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_fm3053: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Delivery … is being tried right now",
+                 *         "code": "fm3053"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_fm4000: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Invalid request: …",
+                 *         "code": "fm4000"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_fm4004: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Route not found: …",
+                 *         "code": "fm4004"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_fm4010: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "permissionError",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Admin token missing or invalid",
+                 *         "code": "fm4010"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_fm4011: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "permissionError",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Studio token missing or invalid: …",
+                 *         "code": "fm4011"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_fm4012: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "permissionError",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Authentication failed: …",
+                 *         "code": "fm4012"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_fm4013: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Request body too large",
+                 *         "code": "fm4013"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_fm4014: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "permissionError",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Metrics token missing or invalid",
+                 *         "code": "fm4014"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_fm4015: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Unsupported content type",
+                 *         "code": "fm4015"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_fm4030: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "permissionError",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Forbidden: …",
+                 *         "code": "fm4030"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_fm5000: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "error",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Internal error",
+                 *         "code": "fm5000"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_fm5020: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "error",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Engine unreachable",
+                 *         "code": "fm5020"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_fm5030: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "error",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Not ready: …",
+                 *         "code": "fm5030"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_fm5040: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "error",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Engine timeout",
+                 *         "code": "fm5040"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3001: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Process instance not found: …",
+                 *         "code": "wm3001"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3002: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Process model not found: …",
+                 *         "code": "wm3002"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3005: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Task not found: …",
+                 *         "code": "wm3005"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3040: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Task … is locked by another user (…)",
+                 *         "code": "wm3040"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3041: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Task … is not open",
+                 *         "code": "wm3041"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3042: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "The process instance … was modified concurrently; retry the request",
+                 *         "code": "wm3042"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3050: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "error",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Engine failure advancing the process, changes rolled back: …",
+                 *         "code": "wm3050"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3055: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "error",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Flow function failed: …",
+                 *         "code": "wm3055"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3060: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "error",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Required id missing: …",
+                 *         "code": "wm3060"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3070: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "error",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "File function missing or with a wrong schema: …",
+                 *         "code": "wm3070"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3073: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Upload too large: …",
+                 *         "code": "wm3073"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3101: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Data collection not found: …",
+                 *         "code": "wm3101"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3103: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Data search work over …: …",
+                 *         "code": "wm3103"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3120: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Target user not found: …",
+                 *         "code": "wm3120"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3130: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Step not found: …",
+                 *         "code": "wm3130"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3142: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Idempotency key … was used with another request body",
+                 *         "code": "wm3142"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3143: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "A request with idempotency key … is still being processed; retry it later",
+                 *         "code": "wm3143"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3150: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Batch job not found: …",
+                 *         "code": "wm3150"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm4000: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Invalid request: …",
+                 *         "code": "wm4000"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm4010: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "permissionError",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Unknown or missing user: …",
+                 *         "code": "wm4010"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm4013: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Request body too large",
+                 *         "code": "wm4013"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm4015: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Unsupported content type",
+                 *         "code": "wm4015"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm4030: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "permissionError",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "User … is not authorized on process instance …",
+                 *         "code": "wm4030"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm4031: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "permissionError",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "User … may not act for other users: … (role admin or a system user only)",
+                 *         "code": "wm4031"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm5000: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "error",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Internal error",
+                 *         "code": "wm5000"
                  *       }
                  *     }
                  */
@@ -2663,6 +3500,7 @@ export interface components {
     parameters: {
         /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
         AdditionalHeaders: string;
+        /** @example hr */
         AppIdPath: string;
         /** @description Application scope, auto-injected by the client library (on GET and DELETE as a query parameter). */
         AppIdQuery: string;
@@ -2670,27 +3508,47 @@ export interface components {
         AppIdRequiredQuery: string;
         /** @description Scopes the invalidation to one cache key; valid only for cacheType `service` and `swagger` (else 400 fm3030). Omitted = every entry of the type. */
         CacheIdQuery: string;
-        /** @description Which service's caches (`fm` gateway, `wfm` engine, `all` both). */
+        /**
+         * @description Which service's caches (`fm` gateway, `wfm` engine, `all` both).
+         * @example all
+         */
         CacheTargetPath: "fm" | "wfm" | "all";
-        /** @description Allowed per target — fm: app, all, swagger, endpoint; wfm: app, all, service; all: app, all, swagger, service (another combination → 400 fm3030). */
+        /**
+         * @description Allowed per target — fm: app, all, swagger, endpoint; wfm: app, all, service; all: app, all, swagger, service (another combination → 400 fm3030).
+         * @example app
+         */
         CacheTypePath: "app" | "all" | "swagger" | "endpoint" | "service";
-        /** @description The human-readable collection name (a `dataCollection` model's `modelBody.name`), URL-encoded. */
+        /**
+         * @description The human-readable collection name (a `dataCollection` model's `modelBody.name`), URL-encoded.
+         * @example Leave bookings
+         */
         CollectionPath: string;
         /** @description Only the deliveries in this status. */
         DeliveryStatusQuery: components["schemas"]["WebhookDeliveryStatus"];
-        /** @description `complete`, `cancel` or `return`. Checked by the handler (400 wm3110 for any other value or an action the task does not offer), so that SPEC.md's "invalid actionType" answers its own code. */
+        /**
+         * @description `complete`, `cancel` or `return`. Checked by the handler (400 wm3110 for any other value or an action the task does not offer), so that SPEC.md's "invalid actionType" answers its own code.
+         * @example complete
+         */
         ExternalActionTypePath: string;
+        /** @example vatOf */
         FunctionIdPath: string;
         /** @description Makes a start idempotent: the same key from the same user (of the same tenant, on the same route) with the same body within IDEMPOTENCY_TTL_HOURS (default 24) answers the first answer again, with `idempotent-replayed: true`, and starts nothing, also when the duplicates arrive at the same time. Another user's request with the key is another key: it never gets the first caller's answer. The same key with another body is 422 wm3142. A first request that failed does not keep the key: a retry runs. */
         IdempotencyKey: string;
         /** @description An ETag from an earlier fetch; when it equals the current one the answer is 304 without a body. */
         IfNoneMatch: string;
+        /** @example 0d6b1f3a-7c2e-4a9b-8e5d-1f4c3b2a6e70 */
         JobIdPath: string;
-        /** @description `fm` (gateway) or `wfm` (engine). Checked by the handler (400 fm3040 for another value), so that the catalogue's "unknown service" answers its own code. */
+        /**
+         * @description `fm` (gateway) or `wfm` (engine). Checked by the handler (400 fm3040 for another value), so that the catalogue's "unknown service" answers its own code.
+         * @example fm
+         */
         LogServicePath: string;
         /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
         LpLogClientId: string;
-        /** @description The modelID. */
+        /**
+         * @description The modelID.
+         * @example leave-request
+         */
         ModelIdPath: string;
         /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
         OptionalUser: string;
@@ -2702,18 +3560,27 @@ export interface components {
         PageCursor: string;
         /** @description At most this many records in one answer. */
         PageLimit: number;
+        /** @example 5f0c6d1e-3b7a-4c1e-9a55-2f1d0b7c9e01 */
         ProcessInstanceIdPath: string;
         /** @description The page that loads the settings; its query gives the appId: `appId`, else `processId` (appId looked up from the model store), else `q` = base64url of `<appId>|<processId>|<processInstanceId>`. */
         Referer: string;
-        /** @description UI settings file id (a key of the `settings` model's `modelBody.files`). */
+        /**
+         * @description UI settings file id (a key of the `settings` model's `modelBody.files`).
+         * @example app
+         */
         SettingsFilePath: string;
         /** @description HS256 JWT signed with STUDIO_TOKEN_SECRET whose `sub` equals `lplogclientid`. Required by the log stream, checked by its handler (missing or invalid → 401 fm4011) rather than by the schema. */
         StudioToken: string;
-        /** @description The `subscriptionId`. */
+        /**
+         * @description The `subscriptionId`.
+         * @example 6a1f0e2d-4b3c-4d5e-9f8a-7b6c5d4e3f21
+         */
         SubscriptionIdPath: string;
+        /** @example 9b2e4f60-1c3d-4e5f-8a7b-6c5d4e3f2a10 */
         TaskIdPath: string;
         /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
         User: string;
+        /** @example 3f6c2a1e-8b4d-4c7a-9e10-5d2b7f8a9c31 */
         UserIdPath: string;
     };
     requestBodies: never;
@@ -2772,12 +3639,12 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_fm4000"];
+            401: components["responses"]["GatewayError_fm4010"];
+            403: components["responses"]["GatewayError_fm4030"];
+            413: components["responses"]["GatewayError_fm4013"];
+            415: components["responses"]["GatewayError_fm4015"];
+            500: components["responses"]["GatewayError_fm5000"];
         };
     };
     updateUser: {
@@ -2809,13 +3676,13 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_fm4000"];
+            401: components["responses"]["GatewayError_fm4010"];
+            403: components["responses"]["GatewayError_fm4030"];
+            404: components["responses"]["GatewayError_fm3005"];
+            413: components["responses"]["GatewayError_fm4013"];
+            415: components["responses"]["GatewayError_fm4015"];
+            500: components["responses"]["GatewayError_fm5000"];
         };
     };
     deleteUser: {
@@ -2852,13 +3719,13 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_fm4000"];
+            401: components["responses"]["GatewayError_fm4010"];
+            403: components["responses"]["GatewayError_fm4030"];
+            404: components["responses"]["GatewayError_fm3005"];
+            413: components["responses"]["GatewayError_fm4013"];
+            415: components["responses"]["GatewayError_fm4015"];
+            500: components["responses"]["GatewayError_fm5000"];
         };
     };
     getUserById: {
@@ -2876,6 +3743,7 @@ export interface operations {
                 lplogclientid?: components["parameters"]["LpLogClientId"];
             };
             path: {
+                /** @example 3f6c2a1e-8b4d-4c7a-9e10-5d2b7f8a9c31 */
                 userId: components["parameters"]["UserIdPath"];
             };
             cookie?: never;
@@ -2895,10 +3763,10 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_fm4000"];
+            401: components["responses"]["GatewayError_fm4010"];
+            403: components["responses"]["GatewayError_fm4030"];
+            500: components["responses"]["GatewayError_fm5000"];
         };
     };
     listWorkflowUsers: {
@@ -2933,10 +3801,10 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_fm4000"];
+            401: components["responses"]["GatewayError_fm4010"];
+            403: components["responses"]["GatewayError_fm4030"];
+            500: components["responses"]["GatewayError_fm5000"];
         };
     };
     insertModel: {
@@ -2984,12 +3852,12 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_fm4000"];
+            401: components["responses"]["GatewayError_fm4010"];
+            403: components["responses"]["GatewayError_fm4030"];
+            413: components["responses"]["GatewayError_fm4013"];
+            415: components["responses"]["GatewayError_fm4015"];
+            500: components["responses"]["GatewayError_fm5000"];
         };
     };
     getModel: {
@@ -3009,7 +3877,10 @@ export interface operations {
                 lplogclientid?: components["parameters"]["LpLogClientId"];
             };
             path: {
-                /** @description The modelID. */
+                /**
+                 * @description The modelID.
+                 * @example leave-request
+                 */
                 id: components["parameters"]["ModelIdPath"];
             };
             cookie?: never;
@@ -3055,11 +3926,11 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_fm4000"];
+            401: components["responses"]["GatewayError_fm4012"];
+            403: components["responses"]["GatewayError_fm4030"];
+            404: components["responses"]["GatewayError_fm3027"];
+            500: components["responses"]["GatewayError_fm5000"];
         };
     };
     upsertNotification: {
@@ -3102,12 +3973,12 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_fm4000"];
+            401: components["responses"]["GatewayError_fm4010"];
+            403: components["responses"]["GatewayError_fm4030"];
+            413: components["responses"]["GatewayError_fm4013"];
+            415: components["responses"]["GatewayError_fm4015"];
+            500: components["responses"]["GatewayError_fm5000"];
         };
     };
     createSubscription: {
@@ -3154,12 +4025,12 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_fm4000"];
+            401: components["responses"]["GatewayError_fm4010"];
+            403: components["responses"]["GatewayError_fm4030"];
+            413: components["responses"]["GatewayError_fm4013"];
+            415: components["responses"]["GatewayError_fm4015"];
+            500: components["responses"]["GatewayError_fm5000"];
         };
     };
     listSubscriptions: {
@@ -3192,10 +4063,10 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_fm4000"];
+            401: components["responses"]["GatewayError_fm4010"];
+            403: components["responses"]["GatewayError_fm4030"];
+            500: components["responses"]["GatewayError_fm5000"];
         };
     };
     deleteSubscription: {
@@ -3232,13 +4103,13 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_fm4000"];
+            401: components["responses"]["GatewayError_fm4010"];
+            403: components["responses"]["GatewayError_fm4030"];
+            404: components["responses"]["GatewayError_fm3051"];
+            413: components["responses"]["GatewayError_fm4013"];
+            415: components["responses"]["GatewayError_fm4015"];
+            500: components["responses"]["GatewayError_fm5000"];
         };
     };
     listSubscriptionDeliveries: {
@@ -3260,7 +4131,10 @@ export interface operations {
                 lplogclientid?: components["parameters"]["LpLogClientId"];
             };
             path: {
-                /** @description The `subscriptionId`. */
+                /**
+                 * @description The `subscriptionId`.
+                 * @example 6a1f0e2d-4b3c-4d5e-9f8a-7b6c5d4e3f21
+                 */
                 id: components["parameters"]["SubscriptionIdPath"];
             };
             cookie?: never;
@@ -3280,11 +4154,11 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_fm4000"];
+            401: components["responses"]["GatewayError_fm4010"];
+            403: components["responses"]["GatewayError_fm4030"];
+            404: components["responses"]["GatewayError_fm3051"];
+            500: components["responses"]["GatewayError_fm5000"];
         };
     };
     redeliverWebhook: {
@@ -3295,7 +4169,10 @@ export interface operations {
                 lplogclientid?: components["parameters"]["LpLogClientId"];
             };
             path: {
-                /** @description The `subscriptionId`. */
+                /**
+                 * @description The `subscriptionId`.
+                 * @example 6a1f0e2d-4b3c-4d5e-9f8a-7b6c5d4e3f21
+                 */
                 id: components["parameters"]["SubscriptionIdPath"];
             };
             cookie?: never;
@@ -3319,14 +4196,14 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_fm4000"];
+            401: components["responses"]["GatewayError_fm4010"];
+            403: components["responses"]["GatewayError_fm4030"];
+            404: components["responses"]["GatewayError_fm3051"];
+            409: components["responses"]["GatewayError_fm3053"];
+            413: components["responses"]["GatewayError_fm4013"];
+            415: components["responses"]["GatewayError_fm4015"];
+            500: components["responses"]["GatewayError_fm5000"];
         };
     };
     getSettingsFile: {
@@ -3339,7 +4216,10 @@ export interface operations {
                 lplogclientid?: components["parameters"]["LpLogClientId"];
             };
             path: {
-                /** @description UI settings file id (a key of the `settings` model's `modelBody.files`). */
+                /**
+                 * @description UI settings file id (a key of the `settings` model's `modelBody.files`).
+                 * @example app
+                 */
                 file: components["parameters"]["SettingsFilePath"];
             };
             cookie?: never;
@@ -3356,9 +4236,9 @@ export interface operations {
                     "application/javascript": string;
                 };
             };
-            400: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_fm4000"];
+            404: components["responses"]["GatewayError_fm3027"];
+            500: components["responses"]["GatewayError_fm5000"];
         };
     };
     evictCache: {
@@ -3372,9 +4252,15 @@ export interface operations {
                 lplogclientid?: components["parameters"]["LpLogClientId"];
             };
             path: {
-                /** @description Allowed per target — fm: app, all, swagger, endpoint; wfm: app, all, service; all: app, all, swagger, service (another combination → 400 fm3030). */
+                /**
+                 * @description Allowed per target — fm: app, all, swagger, endpoint; wfm: app, all, service; all: app, all, swagger, service (another combination → 400 fm3030).
+                 * @example app
+                 */
                 cacheType: components["parameters"]["CacheTypePath"];
-                /** @description Which service's caches (`fm` gateway, `wfm` engine, `all` both). */
+                /**
+                 * @description Which service's caches (`fm` gateway, `wfm` engine, `all` both).
+                 * @example all
+                 */
                 cacheTarget: components["parameters"]["CacheTargetPath"];
             };
             cookie?: never;
@@ -3394,10 +4280,10 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_fm4000"];
+            401: components["responses"]["GatewayError_fm4010"];
+            403: components["responses"]["GatewayError_fm4030"];
+            500: components["responses"]["GatewayError_fm5000"];
         };
     };
     streamServiceLog: {
@@ -3410,7 +4296,10 @@ export interface operations {
                 studiotoken?: components["parameters"]["StudioToken"];
             };
             path: {
-                /** @description `fm` (gateway) or `wfm` (engine). Checked by the handler (400 fm3040 for another value), so that the catalogue's "unknown service" answers its own code. */
+                /**
+                 * @description `fm` (gateway) or `wfm` (engine). Checked by the handler (400 fm3040 for another value), so that the catalogue's "unknown service" answers its own code.
+                 * @example fm
+                 */
                 service: components["parameters"]["LogServicePath"];
             };
             cookie?: never;
@@ -3431,11 +4320,11 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_fm4000"];
+            401: components["responses"]["GatewayError_fm4011"];
+            403: components["responses"]["GatewayError_fm4030"];
+            500: components["responses"]["GatewayError_fm3041"];
+            502: components["responses"]["GatewayError_fm3042"];
         };
     };
     getGatewayHealthcheck: {
@@ -3508,7 +4397,7 @@ export interface operations {
                     };
                 };
             };
-            503: components["responses"]["GatewayError"];
+            503: components["responses"]["GatewayError_fm5030"];
         };
     };
     getGatewayMetrics: {
@@ -3529,8 +4418,8 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            401: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
+            401: components["responses"]["GatewayError_fm4014"];
+            404: components["responses"]["GatewayError_fm4004"];
         };
     };
     openContext: {
@@ -3570,17 +4459,17 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            422: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4030"];
+            404: components["responses"]["GatewayError_wm3001"];
+            409: components["responses"]["GatewayError_wm3042"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            422: components["responses"]["GatewayError_wm3142"];
+            500: components["responses"]["GatewayError_wm3050"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     listContextActivity: {
@@ -3616,15 +4505,15 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4030"];
+            404: components["responses"]["GatewayError_wm3001"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     completeAction: {
@@ -3676,17 +4565,17 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            422: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4030"];
+            404: components["responses"]["GatewayError_wm3001"];
+            409: components["responses"]["GatewayError_wm3040"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            422: components["responses"]["GatewayError_wm3103"];
+            500: components["responses"]["GatewayError_wm3050"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     saveAction: {
@@ -3722,17 +4611,17 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            422: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4030"];
+            404: components["responses"]["GatewayError_wm3001"];
+            409: components["responses"]["GatewayError_wm3040"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            422: components["responses"]["GatewayError_wm3103"];
+            500: components["responses"]["GatewayError_wm3050"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     retryAction: {
@@ -3768,17 +4657,17 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            422: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4030"];
+            404: components["responses"]["GatewayError_wm3001"];
+            409: components["responses"]["GatewayError_wm3042"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            422: components["responses"]["GatewayError_wm3103"];
+            500: components["responses"]["GatewayError_wm3050"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     runActionFunction: {
@@ -3826,17 +4715,17 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            422: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4030"];
+            404: components["responses"]["GatewayError_wm3001"];
+            409: components["responses"]["GatewayError_wm3040"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            422: components["responses"]["GatewayError_wm3103"];
+            500: components["responses"]["GatewayError_wm3060"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     startActionProcess: {
@@ -3860,10 +4749,11 @@ export interface operations {
                 /**
                  * @example {
                  *       "appId": "hr",
-                 *       "processId": "purchase",
+                 *       "organizationId": "acme",
+                 *       "processId": "leave-request",
                  *       "input": {
-                 *         "item": "Laptop",
-                 *         "amount": 1200
+                 *         "days": 3,
+                 *         "reason": "Family visit"
                  *       }
                  *     }
                  */
@@ -3886,17 +4776,17 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            422: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            404: components["responses"]["GatewayError_wm3002"];
+            409: components["responses"]["GatewayError_wm3143"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            422: components["responses"]["GatewayError_wm3142"];
+            500: components["responses"]["GatewayError_wm3060"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     startProcess: {
@@ -3920,10 +4810,11 @@ export interface operations {
                 /**
                  * @example {
                  *       "appId": "hr",
-                 *       "processId": "purchase",
+                 *       "organizationId": "acme",
+                 *       "processId": "leave-request",
                  *       "input": {
-                 *         "item": "Laptop",
-                 *         "amount": 1200
+                 *         "days": 3,
+                 *         "reason": "Family visit"
                  *       }
                  *     }
                  */
@@ -3946,17 +4837,17 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            422: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            404: components["responses"]["GatewayError_wm3002"];
+            409: components["responses"]["GatewayError_wm3143"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            422: components["responses"]["GatewayError_wm3142"];
+            500: components["responses"]["GatewayError_wm3060"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     getProcessStatus: {
@@ -3976,6 +4867,7 @@ export interface operations {
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
             };
             path: {
+                /** @example 5f0c6d1e-3b7a-4c1e-9a55-2f1d0b7c9e01 */
                 processInstanceId: components["parameters"]["ProcessInstanceIdPath"];
             };
             cookie?: never;
@@ -3995,13 +4887,13 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4030"];
+            404: components["responses"]["GatewayError_wm3001"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     suspendProcess: {
@@ -4016,6 +4908,7 @@ export interface operations {
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
             };
             path: {
+                /** @example 5f0c6d1e-3b7a-4c1e-9a55-2f1d0b7c9e01 */
                 processInstanceId: components["parameters"]["ProcessInstanceIdPath"];
             };
             cookie?: never;
@@ -4039,16 +4932,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            404: components["responses"]["GatewayError_wm3001"];
+            409: components["responses"]["GatewayError_wm3042"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     resumeProcess: {
@@ -4063,6 +4956,7 @@ export interface operations {
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
             };
             path: {
+                /** @example 5f0c6d1e-3b7a-4c1e-9a55-2f1d0b7c9e01 */
                 processInstanceId: components["parameters"]["ProcessInstanceIdPath"];
             };
             cookie?: never;
@@ -4086,16 +4980,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            404: components["responses"]["GatewayError_wm3001"];
+            409: components["responses"]["GatewayError_wm3042"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     cancelProcess: {
@@ -4110,6 +5004,7 @@ export interface operations {
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
             };
             path: {
+                /** @example 5f0c6d1e-3b7a-4c1e-9a55-2f1d0b7c9e01 */
                 processInstanceId: components["parameters"]["ProcessInstanceIdPath"];
             };
             cookie?: never;
@@ -4133,16 +5028,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            404: components["responses"]["GatewayError_wm3001"];
+            409: components["responses"]["GatewayError_wm3042"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     runTaskFunction: {
@@ -4157,7 +5052,9 @@ export interface operations {
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
             };
             path: {
+                /** @example 9b2e4f60-1c3d-4e5f-8a7b-6c5d4e3f2a10 */
                 taskId: components["parameters"]["TaskIdPath"];
+                /** @example vatOf */
                 functionId: components["parameters"]["FunctionIdPath"];
             };
             cookie?: never;
@@ -4191,17 +5088,17 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            422: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4030"];
+            404: components["responses"]["GatewayError_wm3001"];
+            409: components["responses"]["GatewayError_wm3041"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            422: components["responses"]["GatewayError_wm3103"];
+            500: components["responses"]["GatewayError_wm3055"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     commitTask: {
@@ -4216,6 +5113,7 @@ export interface operations {
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
             };
             path: {
+                /** @example 9b2e4f60-1c3d-4e5f-8a7b-6c5d4e3f2a10 */
                 taskId: components["parameters"]["TaskIdPath"];
             };
             cookie?: never;
@@ -4239,16 +5137,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4030"];
+            404: components["responses"]["GatewayError_wm3001"];
+            409: components["responses"]["GatewayError_wm3041"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     addNote: {
@@ -4284,16 +5182,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4030"];
+            404: components["responses"]["GatewayError_wm3001"];
+            409: components["responses"]["GatewayError_wm3042"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     updateNote: {
@@ -4329,16 +5227,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4030"];
+            404: components["responses"]["GatewayError_wm3001"];
+            409: components["responses"]["GatewayError_wm3042"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     deleteNote: {
@@ -4374,16 +5272,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4030"];
+            404: components["responses"]["GatewayError_wm3001"];
+            409: components["responses"]["GatewayError_wm3042"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     uploadFile: {
@@ -4419,17 +5317,17 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            422: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4030"];
+            404: components["responses"]["GatewayError_wm3001"];
+            409: components["responses"]["GatewayError_wm3042"];
+            413: components["responses"]["GatewayError_wm3073"];
+            415: components["responses"]["GatewayError_wm4015"];
+            422: components["responses"]["GatewayError_wm3103"];
+            500: components["responses"]["GatewayError_wm3070"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     downloadFile: {
@@ -4463,16 +5361,16 @@ export interface operations {
                     "application/octet-stream": Blob;
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            422: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4030"];
+            404: components["responses"]["GatewayError_wm3001"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            422: components["responses"]["GatewayError_wm3103"];
+            500: components["responses"]["GatewayError_wm3070"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     deleteFile: {
@@ -4508,17 +5406,17 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            422: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4030"];
+            404: components["responses"]["GatewayError_wm3001"];
+            409: components["responses"]["GatewayError_wm3042"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            422: components["responses"]["GatewayError_wm3103"];
+            500: components["responses"]["GatewayError_wm3070"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     listNotifications: {
@@ -4542,6 +5440,7 @@ export interface operations {
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
             };
             path: {
+                /** @example hr */
                 appId: components["parameters"]["AppIdPath"];
             };
             cookie?: never;
@@ -4563,12 +5462,12 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     sendNotification: {
@@ -4604,15 +5503,15 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4030"];
+            404: components["responses"]["GatewayError_C-3003"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     queryActiveProcesses: {
@@ -4648,14 +5547,14 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     queryProcessesUpdatedBetween: {
@@ -4691,14 +5590,14 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     queryProcessInstanceContextAndActivity: {
@@ -4734,14 +5633,14 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     queryOverdueTasks: {
@@ -4777,14 +5676,14 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     getConstantValue: {
@@ -4827,14 +5726,14 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     closeApp: {
@@ -4870,15 +5769,15 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            404: components["responses"]["GatewayError_wm3005"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     runExternalTaskAction: {
@@ -4893,8 +5792,12 @@ export interface operations {
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
             };
             path: {
+                /** @example 9b2e4f60-1c3d-4e5f-8a7b-6c5d4e3f2a10 */
                 taskId: components["parameters"]["TaskIdPath"];
-                /** @description `complete`, `cancel` or `return`. Checked by the handler (400 wm3110 for any other value or an action the task does not offer), so that SPEC.md's "invalid actionType" answers its own code. */
+                /**
+                 * @description `complete`, `cancel` or `return`. Checked by the handler (400 wm3110 for any other value or an action the task does not offer), so that SPEC.md's "invalid actionType" answers its own code.
+                 * @example complete
+                 */
                 actionType: components["parameters"]["ExternalActionTypePath"];
             };
             cookie?: never;
@@ -4918,17 +5821,17 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            422: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4030"];
+            404: components["responses"]["GatewayError_wm3001"];
+            409: components["responses"]["GatewayError_wm3041"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            422: components["responses"]["GatewayError_wm3103"];
+            500: components["responses"]["GatewayError_wm3050"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     assignTaskToUser: {
@@ -4943,6 +5846,7 @@ export interface operations {
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
             };
             path: {
+                /** @example 9b2e4f60-1c3d-4e5f-8a7b-6c5d4e3f2a10 */
                 taskId: components["parameters"]["TaskIdPath"];
             };
             cookie?: never;
@@ -4966,17 +5870,17 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            422: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            404: components["responses"]["GatewayError_wm3001"];
+            409: components["responses"]["GatewayError_wm3041"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            422: components["responses"]["GatewayError_wm3103"];
+            500: components["responses"]["GatewayError_wm3055"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     assignTaskToSwimlane: {
@@ -4991,6 +5895,7 @@ export interface operations {
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
             };
             path: {
+                /** @example 9b2e4f60-1c3d-4e5f-8a7b-6c5d4e3f2a10 */
                 taskId: components["parameters"]["TaskIdPath"];
             };
             cookie?: never;
@@ -5014,16 +5919,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            404: components["responses"]["GatewayError_wm3001"];
+            409: components["responses"]["GatewayError_wm3041"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     executeExternalFunction: {
@@ -5038,6 +5943,7 @@ export interface operations {
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
             };
             path: {
+                /** @example vatOf */
                 functionId: components["parameters"]["FunctionIdPath"];
             };
             cookie?: never;
@@ -5061,17 +5967,17 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            422: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4030"];
+            404: components["responses"]["GatewayError_wm3001"];
+            409: components["responses"]["GatewayError_wm3042"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            422: components["responses"]["GatewayError_wm3103"];
+            500: components["responses"]["GatewayError_wm3055"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     startExternalProcess: {
@@ -5111,17 +6017,17 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            422: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            404: components["responses"]["GatewayError_wm3002"];
+            409: components["responses"]["GatewayError_wm3143"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            422: components["responses"]["GatewayError_wm3142"];
+            500: components["responses"]["GatewayError_wm3060"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     changeProcessStep: {
@@ -5157,17 +6063,17 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            409: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            422: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            404: components["responses"]["GatewayError_wm3130"];
+            409: components["responses"]["GatewayError_wm3042"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            422: components["responses"]["GatewayError_wm3103"];
+            500: components["responses"]["GatewayError_wm3050"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     migrateProcessInstances: {
@@ -5203,15 +6109,15 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            404: components["responses"]["GatewayError_wm3002"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     searchDataCollection: {
@@ -5226,7 +6132,10 @@ export interface operations {
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
             };
             path: {
-                /** @description The human-readable collection name (a `dataCollection` model's `modelBody.name`), URL-encoded. */
+                /**
+                 * @description The human-readable collection name (a `dataCollection` model's `modelBody.name`), URL-encoded.
+                 * @example Leave bookings
+                 */
                 collection: components["parameters"]["CollectionPath"];
             };
             cookie?: never;
@@ -5264,16 +6173,16 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            422: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            404: components["responses"]["GatewayError_wm3101"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            422: components["responses"]["GatewayError_wm3103"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     retryFailedBatchJobs: {
@@ -5314,14 +6223,14 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     listBatchJobs: {
@@ -5363,14 +6272,14 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     startBulkOperation: {
@@ -5416,14 +6325,14 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            413: components["responses"]["GatewayError"];
-            415: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     getBatchJob: {
@@ -5441,6 +6350,7 @@ export interface operations {
                 lplogclientid?: components["parameters"]["LpLogClientId"];
             };
             path: {
+                /** @example 0d6b1f3a-7c2e-4a9b-8e5d-1f4c3b2a6e70 */
                 jobId: components["parameters"]["JobIdPath"];
             };
             cookie?: never;
@@ -5460,13 +6370,13 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            404: components["responses"]["GatewayError_wm3150"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     releaseUserLocks: {
@@ -5486,6 +6396,7 @@ export interface operations {
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
             };
             path: {
+                /** @example 3f6c2a1e-8b4d-4c7a-9e10-5d2b7f8a9c31 */
                 userId: components["parameters"]["UserIdPath"];
             };
             cookie?: never;
@@ -5505,13 +6416,13 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["GatewayError"];
-            401: components["responses"]["GatewayError"];
-            403: components["responses"]["GatewayError"];
-            404: components["responses"]["GatewayError"];
-            500: components["responses"]["GatewayError"];
-            502: components["responses"]["GatewayError"];
-            504: components["responses"]["GatewayError"];
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            404: components["responses"]["GatewayError_wm3120"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
         };
     };
     receiveWorkflowEvent: {

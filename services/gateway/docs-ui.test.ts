@@ -4,11 +4,11 @@
  * answer. Skipped, saying how to install Chromium, where there is none.
  */
 import { existsSync } from 'node:fs'
-import { chromium } from 'playwright-core'
+import { chromium, type Page } from 'playwright-core'
 import t from 'tap'
 import { loadOpenApiDocument } from '../../plugins/docs/plugin.js'
 import { operationsOf } from '../testing/contract.js'
-import { startService, tempDir } from '../testing/harness.js'
+import { startService, type Teardown, tempDir } from '../testing/harness.js'
 
 const CHROMIUM = '/usr/bin/chromium'
 const CHROMIUM_FLAGS = [
@@ -27,14 +27,7 @@ const skip = existsSync(CHROMIUM)
 
 t.test('Swagger UI at /docs loads, lists the endpoints, and a request sent from the page succeeds', { skip }, async (t) => {
   const gateway = await startService(t, 'gateway')
-  const browser = await chromium.launchPersistentContext(tempDir(t, 'chromium-profile-'), {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: CHROMIUM_FLAGS,
-  })
-  t.teardown(() => browser.close())
-  const page = await browser.newPage()
-  page.setDefaultTimeout(20_000)
+  const { page, consoleErrors } = await openBrowserPage(t)
 
   const loaded = await page.goto(`${gateway.url}/docs/`)
   t.equal(loaded?.status(), 200, 'the page loads')
@@ -61,4 +54,36 @@ t.test('Swagger UI at /docs loads, lists the endpoints, and a request sent from 
     /"status": "success"/,
     'the answer body is the envelope',
   )
+  t.same(consoleErrors, [], 'no console error, Content-Security-Policy violations included')
 })
+
+t.test("the engine's Swagger UI at /docs loads with no console error", { skip }, async (t) => {
+  const engine = await startService(t, 'engine')
+  const { page, consoleErrors } = await openBrowserPage(t)
+  t.equal((await page.goto(`${engine.url}/docs/`))?.status(), 200, 'the page loads')
+  await page.locator('.opblock').first().waitFor()
+  t.same(consoleErrors, [], 'no console error, Content-Security-Policy violations included')
+})
+
+/** A page of a fresh headless Chromium, closed on teardown, with every console error it reports from now on. */
+async function openBrowserPage(t: Teardown): Promise<{ page: Page; consoleErrors: string[] }> {
+  const browser = await chromium.launchPersistentContext(tempDir(t, 'chromium-profile-'), {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_FLAGS,
+  })
+  t.teardown(() => browser.close())
+  const page = await browser.newPage()
+  page.setDefaultTimeout(20_000)
+  return { page, consoleErrors: recordConsoleErrors(page) }
+}
+
+/** Every console error and uncaught page error from now on (Chromium reports a CSP violation as a console error). */
+function recordConsoleErrors(page: Page): string[] {
+  const errors: string[] = []
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(message.text())
+  })
+  page.on('pageerror', (error) => errors.push(error.message))
+  return errors
+}

@@ -48,7 +48,8 @@ t.test(
     await engine.ready
     const gatewayProcess = spawnService(
       'gateway/server',
-      { DATA_DIR: tempDir(t, 'streams-gateway-'), ENGINE_URL: `http://127.0.0.1:${port}` },
+      // Proxied routes only: the engine checks the users, so the gateway may keep a store of its own.
+      { DATA_DIR: tempDir(t, 'streams-gateway-'), ALLOW_GATEWAY_EMBEDDED_STORE: 'true', ENGINE_URL: `http://127.0.0.1:${port}` },
       1,
     )
     t.teardown(() => void gatewayProcess.child.kill('SIGKILL'))

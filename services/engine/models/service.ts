@@ -75,10 +75,13 @@ export class ProcessModels {
   /**
    * The app-wide functions (`functions` models), for the functions a process does not define itself.
    * Every flow run needs them, so they are read once per app and kept with its compiled models: a
-   * models insert evicts the app (at once in its own instance, within CACHE_POLL_MS in the others),
-   * which drops them too. A failed read is not kept.
+   * models insert records an invalidation of the app, which drops them too. This is the one cached
+   * read a deploy makes stale (a compiled process version never changes), so it first applies the
+   * invalidations recorded so far: a run after an answered deploy uses what it deployed. A failed
+   * read is not kept.
    */
-  appFunctions(appId: string): Promise<AppFunctions> {
+  async appFunctions(appId: string): Promise<AppFunctions> {
+    await this.caches.upToDate()
     const app = this.app(appId)
     if (!app.functions) {
       const loading = this.readAppFunctions(appId)

@@ -1,12 +1,14 @@
 /**
- * `GET /external/cache/:cacheType/:cacheTarget/evict` (SPEC.md "Settings and cache"): checks the
- * combination against SPEC's table and records the invalidation; every instance of the target
- * applies it within about a second (plugins/cache).
+ * `GET /external/cache/:cacheType/:cacheTarget/evict`: checks the combination against the allowed
+ * table and records the invalidation. This gateway has applied it when it answers; every other
+ * instance of the target applies it before its next read of deployed models, and within
+ * CACHE_POLL_MS for every cache (plugins/cache).
  */
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { type CacheTarget, recordInvalidation } from '../../../plugins/cache/invalidations.js'
 import type { GatewayErrorCode } from '../../../openapi/generated/errors.js'
+import type { CacheRegistry } from '../../../plugins/cache/registry.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { Store } from '../../../store/port.js'
 
@@ -29,6 +31,7 @@ export const KEYED_CACHE_TYPES: readonly string[] = ['service', 'swagger']
 export class CacheEviction {
   constructor(
     private readonly store: Store,
+    private readonly caches: CacheRegistry,
     private readonly fail: ErrorFactory<GatewayErrorCode>,
   ) {}
 
@@ -56,14 +59,16 @@ export class CacheEviction {
           parameters: { field: 'params.cacheType' },
         })
       await recordInvalidation(this.store, { target: cacheTarget, cacheType, id: appOnly })
-      return
+    } else {
+      await recordInvalidation(this.store, { target: cacheTarget, cacheType, ...(id === undefined ? {} : { id }) })
     }
-    await recordInvalidation(this.store, { target: cacheTarget, cacheType, ...(id === undefined ? {} : { id }) })
+    // The caller's next request may come back to this gateway: it sees the eviction done.
+    await this.caches.upToDate()
   }
 }
 
 async function cacheEvictionPlugin(fastify: FastifyInstance): Promise<void> {
-  fastify.decorate('cacheEviction', new CacheEviction(fastify.store, fastify.fail))
+  fastify.decorate('cacheEviction', new CacheEviction(fastify.store, fastify.caches, fastify.fail))
 }
 
-export default fp(cacheEvictionPlugin, { name: 'cache-eviction', dependencies: ['store', 'errors'] })
+export default fp(cacheEvictionPlugin, { name: 'cache-eviction', dependencies: ['store', 'caches', 'errors'] })

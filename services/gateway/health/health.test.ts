@@ -4,7 +4,7 @@ import t from 'tap'
 import envelope from '../../../plugins/errors/envelope-plugin.js'
 import { packageJsonPath } from '../../../lib/server/paths.js'
 import { serverOptions } from '../../server-options.js'
-import { silentLogger, startService } from '../../testing/harness.js'
+import { openTestStore, silentLogger, startService } from '../../testing/harness.js'
 import health from './routes.js'
 
 t.test('healthcheck answers name, version and modify from package.json, in the envelope', async (t) => {
@@ -37,4 +37,17 @@ t.test('gateway liveness answers the time and checks nothing else', async (t) =>
   const body = (await (await fetch(`${url}/liveness`)).json()) as { status: string; data: { time: string } }
   t.equal(body.status, 'success')
   t.same(Object.keys(body.data), ['time'])
+})
+
+t.test('with the engine down the healthcheck still answers 200 with name and version, while readiness answers 503', async (t) => {
+  const store = await openTestStore(t)
+  const engine = await startService(t, 'engine', { store })
+  const gateway = await startService(t, 'gateway', { store, config: { engineUrl: engine.url } })
+  await engine.app.close()
+  const health = await fetch(`${gateway.url}/healthcheck`)
+  t.equal(health.status, 200, 'the healthcheck checks no dependency')
+  t.match(await health.json(), { status: 'success', data: { name: 'workflow-gateway' } })
+  const readiness = await fetch(`${gateway.url}/readiness`)
+  t.equal(readiness.status, 503, 'readiness is the probe that checks the engine')
+  t.match(await readiness.json(), { error: { code: 'fm5030' } })
 })

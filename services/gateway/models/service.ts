@@ -9,7 +9,9 @@
  * every instance.
  *
  * Reads (getModel, settings) go through the `app` cache: per app id, the served version of each
- * model (the latest live one, else the draft) and the app's settings files.
+ * model (the latest live one, else the draft) and the app's settings files. This instance evicts
+ * the app at once after its own insert; a read first applies the invalidations other instances
+ * recorded (`caches.upToDate()`), so every gateway serves an answered deploy at once.
  */
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
@@ -235,7 +237,8 @@ export class ModelService {
   }
 
   /** The model getModel serves; null when the app has no such model. */
-  served(appId: string, modelID: string): Promise<ServedModel | null> {
+  async served(appId: string, modelID: string): Promise<ServedModel | null> {
+    await this.caches.upToDate()
     return remembered(this.app(appId).models, modelID, async () => {
       const model = await this.repository.served(appId, modelID)
       if (!model) return null
@@ -265,7 +268,8 @@ export class ModelService {
   }
 
   /** The app's settings files, from its `settings` models (a newer model's file wins). */
-  settingsFiles(appId: string): Promise<Map<string, unknown>> {
+  async settingsFiles(appId: string): Promise<Map<string, unknown>> {
+    await this.caches.upToDate()
     return remembered(this.app(appId).settings, 'files', () => this.loadSettings(appId))
   }
 
