@@ -47,7 +47,8 @@ let fileNumber = 0
 
 /**
  * Counts the file's top-level results and prints its output as a subtest of the run.
- * @param {string} file @param {string} output @param {number | null} code @param {number | undefined} timedOutAfterMs the limit the file outlived @param {number} ms
+ * @param {string} file @param {string} output @param {number | null} code @param {number} ms
+ * @param {number | undefined} timedOutAfterMs the time limit the file outlived, if it did
  */
 function report(file, output, code, timedOutAfterMs, ms) {
   let failuresInFile = 0
