@@ -27,6 +27,18 @@ const SECRETS = { JWT_SECRET: 'image-test-jwt-secret-0123456789abcdef0123', ADMI
 const BUILD_TIMEOUT_MS = 20 * 60_000
 const packageVersion = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version
 
+t.test('an instruction, flag or form the image test does not carry out stops it with its line and reason', async (t) => {
+  const refusals: Array<[string, RegExp]> = [
+    ['FROM node:20\nADD app.tar /app\n', /line 2: `ADD app.tar \/app`: ADD is not an instruction the image test carries out/],
+    ['FROM node:20\nCOPY --link . .\n', /line 2: .*COPY --link/],
+    ['FROM node:20\nCOPY src/*.ts ./\n', /line 2: .*wildcards/],
+    ['FROM node:20\nRUN --mount=type=cache,target=/root/.npm npm ci\n', /line 2: .*RUN flags/],
+    ['FROM node:20\nCMD node dist/services/all-in-one.js\n', /line 2: .*shell form/],
+    ['FROM node:20\nARG VERSION\nENV VERSION=$VERSION\n', /line 2: .*ARG/],
+  ]
+  for (const [dockerfile, reason] of refusals) t.throws(() => parseDockerfile(dockerfile), { message: reason }, dockerfile)
+})
+
 const hadolintMissing = spawnSync('sh', ['-c', 'command -v hadolint']).status !== 0
 t.test(
   'the Dockerfile passes hadolint',
