@@ -1,5 +1,5 @@
 # The two commands a newcomer needs: `make run` and `make test`. Both install what is missing first.
-.PHONY: install generate build run test lint eslint deps format bench clean
+.PHONY: install generate build sdk run test lint eslint deps format bench clean
 
 # The stamp's name carries a hash of package.json and package-lock.json, so packages are installed
 # when node_modules is missing or was installed from other manifests, and never because a fresh
@@ -18,8 +18,13 @@ generate: install
 	node scripts/generate/index.mjs
 
 build: install
-	rm -rf dist
+	rm -rf dist sdk/dist
 	npx tsc -p .
+	npx tsc -p sdk
+
+# The SDK's package, @workflow-service/sdk (docs/sdk.md): workflow-service-sdk-<version>.tgz here.
+sdk: build
+	npm pack ./sdk
 
 run: build
 	node dist/services/all-in-one.js
@@ -50,4 +55,4 @@ bench: build
 	node scripts/bench/run.mjs
 
 clean:
-	rm -rf dist .tap
+	rm -rf dist sdk/dist .tap

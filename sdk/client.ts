@@ -1,9 +1,9 @@
 /**
  * The workflow service's TypeScript client: a thin layer over openapi-fetch and the types generated
- * from the gateway document (sdk/generated/gateway.ts). It does what SPEC.md's "Auto-injected
- * fields" ask of the client library — `organizationId` and `appId` in every JSON body (and as query
- * parameters on GET and DELETE), the selected user in the `user` header — and turns the envelope into
- * the answer's data, or into a WorkflowApiError.
+ * from the gateway document (sdk/generated/gateway.ts). It fills in what every call carries —
+ * `organizationId` and `appId` in every JSON body (and as query parameters on GET and DELETE), the
+ * selected user in the `user` header — and turns the envelope into the answer's data, or into a
+ * WorkflowApiError. Published as `@workflow-service/sdk` (docs/sdk.md).
  *
  *   const client = new WorkflowClient({ baseUrl: 'http://127.0.0.1:3000', organizationId: 'acme', appId: 'hr', userId })
  *   const signedIn = new WorkflowClient({ baseUrl, organizationId: 'acme', appId: 'hr', token: () => identityProvider.accessToken() })

@@ -28,6 +28,7 @@ t.test('defaults follow DESIGN.md §2 when nothing is set', async (t) => {
     deploymentEnv: undefined,
     logSourceUrls: { fm: undefined, wfm: undefined },
     maxUploadBytes: 26214400,
+    instanceLimits: { noteMaxBytes: 65536, notesMaxPerInstance: 500, instanceMaxBytes: 8388608 },
     auth: { mode: 'header' },
     flowInlineBudgetMs: 20,
     flowWorkers: { threads: 4, memoryMb: 128 },
@@ -140,7 +141,14 @@ const SECRET = 'jwt-secret-0123456789abcdef0123456789'
 t.test('AUTH_MODE=jwt reads its key source, issuer, audience and user claim', async (t) => {
   t.same(parseConfig({ AUTH_MODE: 'jwt', JWT_SECRET: SECRET }).auth, {
     mode: 'jwt',
-    jwt: { keys: { secret: SECRET }, issuer: undefined, audience: undefined, userClaim: 'sub' },
+    jwt: {
+      keys: { secret: SECRET },
+      issuer: undefined,
+      audience: undefined,
+      userClaim: 'sub',
+      maxTokenAgeSeconds: 86_400,
+      clockSkewSeconds: 60,
+    },
   })
   t.same(
     parseConfig({
@@ -149,6 +157,8 @@ t.test('AUTH_MODE=jwt reads its key source, issuer, audience and user claim', as
       JWT_ISSUER: 'https://id.example.com/',
       JWT_AUDIENCE: 'workflow',
       JWT_USER_CLAIM: 'preferred_username',
+      JWT_MAX_TOKEN_AGE: '15m',
+      JWT_CLOCK_SKEW_S: '5',
     }).auth,
     {
       mode: 'jwt',
@@ -157,8 +167,34 @@ t.test('AUTH_MODE=jwt reads its key source, issuer, audience and user claim', as
         issuer: 'https://id.example.com/',
         audience: 'workflow',
         userClaim: 'preferred_username',
+        maxTokenAgeSeconds: 900,
+        clockSkewSeconds: 5,
       },
     },
+  )
+  for (const [raw, seconds] of [
+    ['3600', 3600],
+    ['90s', 90],
+    ['2h', 7200],
+    ['7d', 604_800],
+  ] as const) {
+    t.match(
+      parseConfig({ AUTH_MODE: 'jwt', JWT_SECRET: SECRET, JWT_MAX_TOKEN_AGE: raw }).auth,
+      { jwt: { maxTokenAgeSeconds: seconds } },
+      raw,
+    )
+  }
+  for (const raw of ['0', '24x', '-1h', '1.5h']) {
+    t.throws(
+      () => parseConfig({ AUTH_MODE: 'jwt', JWT_SECRET: SECRET, JWT_MAX_TOKEN_AGE: raw }),
+      { name: 'ConfigError', variable: 'JWT_MAX_TOKEN_AGE' },
+      raw,
+    )
+  }
+  t.throws(
+    () => parseConfig({ JWT_MAX_TOKEN_AGE: '1h' }),
+    { name: 'ConfigError', variable: 'JWT_MAX_TOKEN_AGE' },
+    'a jwt setting without jwt mode',
   )
   t.same(parseConfig({ AUTH_MODE: 'jwt', JWT_SECRET: SECRET, NODE_ENV: 'production' }).auth.mode, 'jwt', 'jwt mode starts in production')
 })

@@ -52,6 +52,8 @@ export interface Config {
   logSourceUrls: { fm: string | undefined; wfm: string | undefined }
   /** The largest file `/file/upload` accepts, in bytes (DESIGN.md §4: 413 past it). */
   maxUploadBytes: number
+  /** How big an instance may grow (docs/security.md "Size limits"): 413/400 past a limit, nothing stored. */
+  instanceLimits: { noteMaxBytes: number; notesMaxPerInstance: number; instanceMaxBytes: number }
   /** How callers prove who they are (DESIGN.md §5, README "Security model"). */
   auth: AuthConfig
   /** The worker pool flow functions run in: threads at most, heap ceiling of one worker (MiB). */
@@ -106,6 +108,13 @@ export interface JwtConfig {
   audience: string | undefined
   /** The claim whose value is the acting user's `userId` (default `sub`). */
   userClaim: string
+  /**
+   * JWT_MAX_TOKEN_AGE (default 24 h): a token is refused once its `iat` is older than this, and when
+   * its own lifetime (`exp - iat`) is longer, so a far-future `exp` buys nothing.
+   */
+  maxTokenAgeSeconds: number
+  /** JWT_CLOCK_SKEW_S (default 60): how far `iat`, `nbf` and `exp` may be off between the issuer's clock and ours. */
+  clockSkewSeconds: number
 }
 
 /**
@@ -222,7 +231,28 @@ function jwtKeys(env: Env): JwtKeySource {
   throw new ConfigError('AUTH_MODE', 'jwt needs JWT_JWKS_URL or JWT_SECRET')
 }
 
-const JWT_VARIABLES = ['JWT_JWKS_URL', 'JWT_SECRET', 'JWT_ISSUER', 'JWT_AUDIENCE', 'JWT_USER_CLAIM'] as const
+const JWT_VARIABLES = [
+  'JWT_JWKS_URL',
+  'JWT_SECRET',
+  'JWT_ISSUER',
+  'JWT_AUDIENCE',
+  'JWT_USER_CLAIM',
+  'JWT_MAX_TOKEN_AGE',
+  'JWT_CLOCK_SKEW_S',
+] as const
+
+const DURATION_UNITS: Record<string, number> = { s: 1, m: 60, h: 3_600, d: 86_400 }
+
+/** A positive duration in seconds: `90`, `90s`, `15m`, `24h`, `7d`. */
+function durationSeconds(env: Env, name: string, fallback: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  const match = /^(\d+)([smhd]?)$/.exec(raw)
+  const seconds = match ? Number(match[1]) * (DURATION_UNITS[match[2] || 's'] ?? 1) : NaN
+  if (!(seconds > 0) || !Number.isSafeInteger(seconds))
+    throw new ConfigError(name, `must be a positive duration: seconds, or a number with s, m, h or d (e.g. 24h), got "${raw}"`)
+  return seconds
+}
 
 function authConfig(env: Env): AuthConfig {
   const mode = oneOf(env, 'AUTH_MODE', AUTH_MODES, 'header')
@@ -247,6 +277,8 @@ function authConfig(env: Env): AuthConfig {
       issuer: optionalText(env, 'JWT_ISSUER'),
       audience: optionalText(env, 'JWT_AUDIENCE'),
       userClaim: optionalText(env, 'JWT_USER_CLAIM') ?? 'sub',
+      maxTokenAgeSeconds: durationSeconds(env, 'JWT_MAX_TOKEN_AGE', 24 * 3_600),
+      clockSkewSeconds: wholeNumber(env, 'JWT_CLOCK_SKEW_S', 60),
     },
   }
 }
@@ -302,6 +334,11 @@ export function parseConfig(env: Env, cwd: string = process.cwd()): Config {
     deploymentEnv: env.DEPLOYMENT_ENV || undefined,
     logSourceUrls: { fm: optionalUrl(env, 'LOG_SOURCE_FM_URL'), wfm: optionalUrl(env, 'LOG_SOURCE_WFM_URL') },
     maxUploadBytes: positiveInteger(env, 'MAX_UPLOAD_BYTES', 25 * 1024 * 1024),
+    instanceLimits: {
+      noteMaxBytes: positiveInteger(env, 'NOTE_MAX_BYTES', 64 * 1024),
+      notesMaxPerInstance: positiveInteger(env, 'NOTES_MAX_PER_INSTANCE', 500),
+      instanceMaxBytes: positiveInteger(env, 'INSTANCE_MAX_BYTES', 8 * 1024 * 1024),
+    },
     auth: authConfig(env),
     flowInlineBudgetMs: wholeNumber(env, 'FLOW_INLINE_BUDGET_MS', 20),
     flowWorkers: { threads: positiveInteger(env, 'FLOW_WORKERS', 4), memoryMb: positiveInteger(env, 'FLOW_WORKER_MEMORY_MB', 128) },

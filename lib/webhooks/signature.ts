@@ -1,20 +1,5 @@
 /**
- * The webhook signature (docs/webhooks.md): `sha256=<hex HMAC-SHA256 of "<timestamp>.<raw body>">`
- * with the subscription's secret. The engine signs with it and the SDK's `verifyWebhook` checks with
- * it, so the two can never disagree on the format.
+ * The engine signs webhook deliveries with the SDK's own signature module: one implementation, which
+ * receivers get in the published `@workflow-service/sdk` package and the service uses from here.
  */
-import { createHmac } from 'node:crypto'
-
-export const WEBHOOK_HEADERS = {
-  event: 'x-workflow-event',
-  delivery: 'x-workflow-delivery',
-  timestamp: 'x-workflow-timestamp',
-  signature: 'x-workflow-signature',
-} as const
-
-export const SIGNATURE_PREFIX = 'sha256='
-
-/** The `x-workflow-signature` value of a body sent at `timestamp` (Unix seconds). */
-export function webhookSignature(secret: string, timestamp: number | string, rawBody: string | Uint8Array): string {
-  return SIGNATURE_PREFIX + createHmac('sha256', secret).update(`${timestamp}.`).update(rawBody).digest('hex')
-}
+export { SIGNATURE_PREFIX, WEBHOOK_HEADERS, webhookSignature } from '../../sdk/signature.js'

@@ -22,6 +22,7 @@ export type EngineErrorCode =
   | "wm3040"
   | "wm3041"
   | "wm3042"
+  | "wm3045"
   | "wm3050"
   | "wm3051"
   | "wm3052"
@@ -37,6 +38,8 @@ export type EngineErrorCode =
   | "wm3080"
   | "wm3090"
   | "wm3091"
+  | "wm3092"
+  | "wm3093"
   | "C-3003"
   | "wm3100"
   | "wm3101"
@@ -115,6 +118,7 @@ export const engineErrorCatalogue = {
   "wm3040": {"status":409,"type":"business","category":"error","message":"Task %s is locked by another user (%s)"},
   "wm3041": {"status":409,"type":"business","category":"error","message":"Task %s is not open"},
   "wm3042": {"status":409,"type":"technical","category":"warning","message":"The process instance %s was modified concurrently; retry the request"},
+  "wm3045": {"status":413,"type":"business","category":"error","message":"Process instance %s would be %s bytes, larger than INSTANCE_MAX_BYTES (%s)"},
   "wm3050": {"status":500,"type":"technical","category":"error","message":"Engine failure advancing the process, changes rolled back: %s"},
   "wm3051": {"status":401,"type":"business","category":"error","message":"Function not defined on the action: %s"},
   "wm3052": {"status":401,"type":"technical","category":"error","message":"Function execution failed: %s"},
@@ -130,6 +134,8 @@ export const engineErrorCatalogue = {
   "wm3080": {"status":404,"type":"business","category":"error","message":"Thread not found or not failed: %s"},
   "wm3090": {"status":404,"type":"business","category":"error","message":"Note not found: %s"},
   "wm3091": {"status":404,"type":"business","category":"error","message":"Only the note's author may change it: %s"},
+  "wm3092": {"status":413,"type":"business","category":"error","message":"Note of %s bytes is larger than NOTE_MAX_BYTES (%s)"},
+  "wm3093": {"status":400,"type":"business","category":"error","message":"Process instance %s already has NOTES_MAX_PER_INSTANCE (%s) notes"},
   "C-3003": {"status":404,"type":"business","category":"error","message":"Context not found: %s"},
   "wm3100": {"status":400,"type":"business","category":"error","message":"Search filter operator not allowed: %s"},
   "wm3101": {"status":404,"type":"business","category":"error","message":"Data collection not found: %s"},

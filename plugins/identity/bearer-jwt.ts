@@ -1,7 +1,9 @@
 /**
  * Verifies the bearer JWTs of AUTH_MODE=jwt with jose (DESIGN.md §5): the signature against the
  * configured key (an OIDC provider's key set, fetched, cached and refreshed by jose's remote JWK set,
- * or one HS256 secret), `exp` required, `iss` / `aud` when configured, and only the algorithms the
+ * or one HS256 secret), `exp` and `iat` required, `iat` neither in the future nor older than
+ * JWT_MAX_TOKEN_AGE and a lifetime (`exp - iat`) no longer than it, both give or take JWT_CLOCK_SKEW_S
+ * (jose's `maxTokenAge` and `clockTolerance`), `iss` / `aud` when configured, and only the algorithms the
  * key allows — jose never accepts `none` in jwtVerify, and the lists below keep a symmetric token
  * away from a key set of public keys and the other way round.
  */
@@ -35,7 +37,9 @@ function problemOf(error: unknown): string {
 
 export function tokenVerifier(config: JwtConfig): TokenVerifier {
   const options: JWTVerifyOptions = {
-    requiredClaims: ['exp'],
+    requiredClaims: ['exp', 'iat'],
+    maxTokenAge: config.maxTokenAgeSeconds,
+    clockTolerance: config.clockSkewSeconds,
     algorithms: 'jwksUrl' in config.keys ? KEY_SET_ALGORITHMS : SECRET_ALGORITHMS,
     ...(config.issuer === undefined ? {} : { issuer: config.issuer }),
     ...(config.audience === undefined ? {} : { audience: config.audience }),
@@ -53,6 +57,14 @@ export function tokenVerifier(config: JwtConfig): TokenVerifier {
       } catch (error) {
         throw new TokenRejected(problemOf(error), { cause: error })
       }
+      // jose bounds how old a token is (maxTokenAge from `iat`), not how long it was made to live: a
+      // token minted with a far-future `exp` is refused outright rather than honoured for a day.
+      if (
+        typeof claims.exp === 'number' &&
+        typeof claims.iat === 'number' &&
+        claims.exp - claims.iat > config.maxTokenAgeSeconds + config.clockSkewSeconds
+      )
+        throw new TokenRejected('its lifetime (exp - iat) is longer than JWT_MAX_TOKEN_AGE')
       const userId = claims[config.userClaim]
       if (typeof userId !== 'string' || userId === '') throw new TokenRejected(`its ${config.userClaim} claim does not name a user`)
       return userId

@@ -53,6 +53,14 @@ const LAYERS = [
     exceptTests: true,
     why: 'the store is used by the services and plugins, never the other way round',
   },
+  {
+    from: 'sdk/',
+    forbidden: [''],
+    allowed: ['sdk/'],
+    packages: /^(node:.+|openapi-fetch)$/,
+    exceptTests: true,
+    why: 'the SDK is a package of its own (sdk/package.json): it imports only itself, Node and the dependencies it declares',
+  },
 ]
 
 /**
@@ -70,6 +78,7 @@ function layerProblem(importer, specifier) {
     if (!importer.startsWith(layer.from) || (layer.exceptTests && isTest)) continue
     if (target === undefined) {
       if (layer.noFastify && FASTIFY_PACKAGES.test(specifier)) return layer.why
+      if (layer.packages && !layer.packages.test(specifier)) return layer.why
       continue
     }
     if (layer.allowed?.some((folder) => target.startsWith(folder))) continue

@@ -43,3 +43,13 @@ t.test('plugins, lib/ and the store never import a service; their tests may use 
   t.equal(findings('store/a.mjs', "import '../services/build.js'").length, 1)
   t.same(findings('plugins/cache/a.test.mjs', "import '../../services/testing/harness.js'"), [])
 })
+
+t.test('the SDK imports only itself, Node and its declared dependencies, so its package needs nothing of the service', async (t) => {
+  t.same(
+    findings('sdk/a.mjs', "import './signature.js'\nimport './generated/gateway.js'\nimport 'node:crypto'\nimport 'openapi-fetch'"),
+    [],
+  )
+  t.match(findings('sdk/a.mjs', "import '../lib/webhooks/signature.js'"), [/the SDK is a package of its own/])
+  t.equal(findings('sdk/a.mjs', "import 'fastify'").length, 1, 'a package sdk/package.json does not declare')
+  t.same(findings('sdk/a.test.mjs', "import '../services/testing/harness.js'"), [], 'its tests may use the harness')
+})

@@ -768,7 +768,7 @@ export interface paths {
         put?: never;
         /**
          * Add a note to a process instance
-         * @description Prepends a note (UUID, text, author, timestamps), adds the user to `contributorUsers`, records a `noteAdded` activity and sends an `Updated` notification. `taskId` must be a task of the instance (404 wm3005); `processId` and `businessKey` must be the instance's (404 wm3001 otherwise).
+         * @description Prepends a note (UUID, text, author, timestamps), adds the user to `contributorUsers`, records a `noteAdded` activity and sends an `Updated` notification. `taskId` must be a task of the instance (404 wm3005); `processId` and `businessKey` must be the instance's (404 wm3001 otherwise). A note's text is at most NOTE_MAX_BYTES (413 wm3092), an instance keeps at most NOTES_MAX_PER_INSTANCE notes (400 wm3093), and the stored instance (processInstance + dataInstance) at most INSTANCE_MAX_BYTES (413 wm3045, on every change); past a limit nothing is stored.
          */
         post: operations["addNote"];
         delete?: never;
@@ -788,7 +788,7 @@ export interface paths {
         put?: never;
         /**
          * Change the text of one's own note
-         * @description Refreshes the note's `updateDate`. Only the author may update (404 wm3091).
+         * @description Refreshes the note's `updateDate`. Only the author may update (404 wm3091); the new text is at most NOTE_MAX_BYTES (413 wm3092).
          */
         post: operations["updateNote"];
         delete?: never;
@@ -1361,8 +1361,9 @@ export interface webhooks {
          * A notification event delivered to a subscription's URL
          * @description At least once, in order per instance and subscription. Verify `x-workflow-signature`
          *     (`sha256=<hex HMAC-SHA256 of "<x-workflow-timestamp>.<raw body>">` with the subscription's
-         *     secret; the SDK's `verifyWebhook`), refuse old timestamps, and drop repeats by
-         *     `x-workflow-delivery`. A 2xx answer within WEBHOOK_TIMEOUT_MS delivers it; anything else is
+         *     secret; the SDK's `verifyWebhook`), refuse old timestamps, and drop repeats by the signed
+         *     body's `deliveryId`: the `x-workflow-delivery` and `x-workflow-event` headers are not signed and
+         *     only repeat the body's `deliveryId` and `eventType` for routing. A 2xx answer within WEBHOOK_TIMEOUT_MS delivers it; anything else is
          *     retried after WEBHOOK_BACKOFF_MS × 2^(tries−1), the tenth failure being final.
          */
         post: operations["receiveWorkflowEvent"];
@@ -2597,7 +2598,7 @@ export interface components {
             escalations?: components["schemas"]["EscalationDefinition"][];
         };
         WebhookDelivery: {
-            /** @description Sent in `x-workflow-delivery`, the same on every try. */
+            /** @description The signed body's `deliveryId` (also sent in `x-workflow-delivery`), the same on every try. */
             deliveryId: string;
             eventType: components["schemas"]["NotificationEventType"];
             processInstanceId: string;
@@ -2624,6 +2625,7 @@ export interface components {
         WebhookDeliveryStatus: "pending" | "delivering" | "delivered" | "failed";
         /** @description The JSON body a receiver gets (docs/webhooks.md). Signed with the subscription's secret: `x-workflow-signature: sha256=<hex HMAC-SHA256 of "<x-workflow-timestamp>.<raw body>">`. */
         WebhookPayload: {
+            /** @description The delivery's id, the same on every try and redelivery. It is signed with the body, so it is what a receiver drops repeats by (the `x-workflow-delivery` header only repeats it, unsigned). */
             deliveryId: string;
             eventType: components["schemas"]["NotificationEventType"];
             /** Format: date-time */
@@ -2679,7 +2681,7 @@ export interface components {
         /** @description `complete`, `cancel` or `return`. Checked by the handler (400 wm3110 for any other value or an action the task does not offer), so that SPEC.md's "invalid actionType" answers its own code. */
         ExternalActionTypePath: string;
         FunctionIdPath: string;
-        /** @description Makes a start idempotent: the same key from the same tenant with the same body within IDEMPOTENCY_TTL_HOURS (default 24) answers the first answer again, with `idempotent-replayed: true`, and starts nothing, also when the duplicates arrive at the same time. The same key with another body is 422 wm3142. A first request that failed does not keep the key: a retry runs. */
+        /** @description Makes a start idempotent: the same key from the same user (of the same tenant, on the same route) with the same body within IDEMPOTENCY_TTL_HOURS (default 24) answers the first answer again, with `idempotent-replayed: true`, and starts nothing, also when the duplicates arrive at the same time. Another user's request with the key is another key: it never gets the first caller's answer. The same key with another body is 422 wm3142. A first request that failed does not keep the key: a retry runs. */
         IdempotencyKey: string;
         /** @description An ETag from an earlier fetch; when it equals the current one the answer is 304 without a body. */
         IfNoneMatch: string;
@@ -3541,7 +3543,7 @@ export interface operations {
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
-                /** @description Makes a start idempotent: the same key from the same tenant with the same body within IDEMPOTENCY_TTL_HOURS (default 24) answers the first answer again, with `idempotent-replayed: true`, and starts nothing, also when the duplicates arrive at the same time. The same key with another body is 422 wm3142. A first request that failed does not keep the key: a retry runs. */
+                /** @description Makes a start idempotent: the same key from the same user (of the same tenant, on the same route) with the same body within IDEMPOTENCY_TTL_HOURS (default 24) answers the first answer again, with `idempotent-replayed: true`, and starts nothing, also when the duplicates arrive at the same time. Another user's request with the key is another key: it never gets the first caller's answer. The same key with another body is 422 wm3142. A first request that failed does not keep the key: a retry runs. */
                 "idempotency-key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -3843,7 +3845,7 @@ export interface operations {
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
-                /** @description Makes a start idempotent: the same key from the same tenant with the same body within IDEMPOTENCY_TTL_HOURS (default 24) answers the first answer again, with `idempotent-replayed: true`, and starts nothing, also when the duplicates arrive at the same time. The same key with another body is 422 wm3142. A first request that failed does not keep the key: a retry runs. */
+                /** @description Makes a start idempotent: the same key from the same user (of the same tenant, on the same route) with the same body within IDEMPOTENCY_TTL_HOURS (default 24) answers the first answer again, with `idempotent-replayed: true`, and starts nothing, also when the duplicates arrive at the same time. Another user's request with the key is another key: it never gets the first caller's answer. The same key with another body is 422 wm3142. A first request that failed does not keep the key: a retry runs. */
                 "idempotency-key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -3903,7 +3905,7 @@ export interface operations {
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
-                /** @description Makes a start idempotent: the same key from the same tenant with the same body within IDEMPOTENCY_TTL_HOURS (default 24) answers the first answer again, with `idempotent-replayed: true`, and starts nothing, also when the duplicates arrive at the same time. The same key with another body is 422 wm3142. A first request that failed does not keep the key: a retry runs. */
+                /** @description Makes a start idempotent: the same key from the same user (of the same tenant, on the same route) with the same body within IDEMPOTENCY_TTL_HOURS (default 24) answers the first answer again, with `idempotent-replayed: true`, and starts nothing, also when the duplicates arrive at the same time. Another user's request with the key is another key: it never gets the first caller's answer. The same key with another body is 422 wm3142. A first request that failed does not keep the key: a retry runs. */
                 "idempotency-key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -5071,7 +5073,7 @@ export interface operations {
                 lplogclientid?: components["parameters"]["LpLogClientId"];
                 /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
                 additionalheaders?: components["parameters"]["AdditionalHeaders"];
-                /** @description Makes a start idempotent: the same key from the same tenant with the same body within IDEMPOTENCY_TTL_HOURS (default 24) answers the first answer again, with `idempotent-replayed: true`, and starts nothing, also when the duplicates arrive at the same time. The same key with another body is 422 wm3142. A first request that failed does not keep the key: a retry runs. */
+                /** @description Makes a start idempotent: the same key from the same user (of the same tenant, on the same route) with the same body within IDEMPOTENCY_TTL_HOURS (default 24) answers the first answer again, with `idempotent-replayed: true`, and starts nothing, also when the duplicates arrive at the same time. Another user's request with the key is another key: it never gets the first caller's answer. The same key with another body is 422 wm3142. A first request that failed does not keep the key: a retry runs. */
                 "idempotency-key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -5503,9 +5505,9 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description The event type. */
+                /** @description The event type; not signed: trust the body's `eventType`. */
                 "x-workflow-event": string;
-                /** @description The delivery id: the same on every try. */
+                /** @description The delivery id, the same on every try; not signed: trust the body's `deliveryId`. */
                 "x-workflow-delivery": string;
                 /** @description Unix seconds of this try (signed). */
                 "x-workflow-timestamp": string;

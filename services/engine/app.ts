@@ -135,7 +135,8 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
     flowHttp: options.config.flowHttp,
     gatewayPort: options.config.gatewayPort,
   })
-  await registerInOrder(app, [processInstances, sessions, processStarter, idempotencyKeys])
+  await app.register(processInstances, { limits: options.config.instanceLimits })
+  await registerInOrder(app, [sessions, processStarter, idempotencyKeys])
   await app.register(idempotentStarts, { ttlHours: options.config.idempotencyTtlHours })
   // Repositories of issue 5 (notes, tasks, headless, queries, constants, data, files).
   await registerInOrder(app, [processQueries, constants, dataCollections, batchJobs, schedules])

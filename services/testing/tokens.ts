@@ -15,7 +15,15 @@ export const TEST_JWT_SECRET = 'test-jwt-secret-0123456789abcdef0123456789'
 export function jwtAuthConfig(jwt: Partial<JwtConfig> = {}): Pick<Config, 'auth'> {
   const auth: AuthConfig = {
     mode: 'jwt',
-    jwt: { keys: { secret: TEST_JWT_SECRET }, issuer: undefined, audience: undefined, userClaim: 'sub', ...jwt },
+    jwt: {
+      keys: { secret: TEST_JWT_SECRET },
+      issuer: undefined,
+      audience: undefined,
+      userClaim: 'sub',
+      maxTokenAgeSeconds: 24 * 3_600,
+      clockSkewSeconds: 60,
+      ...jwt,
+    },
   }
   return { auth }
 }
@@ -35,6 +43,8 @@ export interface TokenOptions {
   audience?: string
   /** The claim that names the user (default `sub`). */
   userClaim?: string
+  /** Seconds from now of `iat` (default 0: now); null leaves `iat` out. */
+  issuedAtOffsetSeconds?: number | null
   /** Further claims. */
   claims?: JWTPayload
 }
@@ -42,9 +52,12 @@ export interface TokenOptions {
 /** A signed bearer token naming `userId`. */
 export async function tokenFor(userId: string, options: TokenOptions = {}): Promise<string> {
   const userClaim = options.userClaim ?? 'sub'
-  const jwt = new SignJWT({ ...options.claims, [userClaim]: userId })
-    .setProtectedHeader({ alg: options.alg ?? 'HS256', ...(options.kid ? { kid: options.kid } : {}) })
-    .setIssuedAt()
+  const jwt = new SignJWT({ ...options.claims, [userClaim]: userId }).setProtectedHeader({
+    alg: options.alg ?? 'HS256',
+    ...(options.kid ? { kid: options.kid } : {}),
+  })
+  const issuedAtOffset = options.issuedAtOffsetSeconds === undefined ? 0 : options.issuedAtOffsetSeconds
+  if (issuedAtOffset !== null) jwt.setIssuedAt(Math.floor(Date.now() / 1000) + issuedAtOffset)
   const expiresIn = options.expiresInSeconds === undefined ? 600 : options.expiresInSeconds
   if (expiresIn !== null) jwt.setExpirationTime(Math.floor(Date.now() / 1000) + expiresIn)
   if (options.issuer !== undefined) jwt.setIssuer(options.issuer)

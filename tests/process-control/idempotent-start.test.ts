@@ -6,7 +6,8 @@
  */
 import t from 'tap'
 import type { ProcessStartResult, Session } from '../../openapi/generated/schemas.js'
-import { CLAIM_LEASE_MS, requestHash } from '../../services/engine/idempotency/service.js'
+import { CLAIM_LEASE_MS, idempotencyKeyId, requestHash } from '../../services/engine/idempotency/service.js'
+import { testClock } from '../../services/testing/clock.js'
 import { createTestUser } from '../../services/testing/users.js'
 import { HR } from '../../services/testing/workflow.js'
 import { Collections, type StoredContext, type StoredIdempotencyKey, type StoredUser } from '../../store/collections.js'
@@ -138,6 +139,34 @@ t.test('the same key with another body is 422 wm3142 and starts nothing; keys ar
   t.equal((await startWithKey(stack, 'x'.repeat(255))).status, 200, '255 characters')
 })
 
+t.test("another user's repeat of a key starts their own instance and never gets the first caller's answer", async (t) => {
+  const stack = await startControlStack(t)
+  const first = await startWithKey(stack, 'shared-key')
+  t.equal(first.status, 200)
+  const mine = first.body.data.context.processInstance
+  const process = await stack.send('getProcessStatus', 'GET', `/process/${mine.processInstanceId}?appId=hr`, { as: stack.users.outsider })
+  t.equal(process.status, 403, "the outsider may not read the employee's instance")
+
+  const colleagues = await startWithKey(stack, 'shared-key', leave, stack.users.colleague)
+  t.equal(colleagues.status, 200, 'the colleague starts')
+  t.equal(colleagues.headers.get('idempotent-replayed'), null, 'no replay of the employee answer')
+  const theirs = colleagues.body.data.context.processInstance
+  t.not(theirs.processInstanceId, mine.processInstanceId, 'their own instance')
+  t.not(theirs.businessKey, mine.businessKey)
+  t.equal(await instanceCount(stack), 2)
+  t.equal(
+    (await startWithKey(stack, 'shared-key', leave, stack.users.colleague)).headers.get('idempotent-replayed'),
+    'true',
+    'their key replays to them',
+  )
+
+  // The outsider, who may not even read the employee's instance, sends the key and body too.
+  const outsider = await startWithKey(stack, 'shared-key', leave, stack.users.outsider)
+  t.equal(outsider.headers.get('idempotent-replayed'), null)
+  t.notMatch(JSON.stringify(outsider.body), mine.processInstanceId, "no trace of the employee's instance")
+  t.notMatch(JSON.stringify(outsider.body), mine.businessKey)
+})
+
 t.test('a first request that failed, or whose claim lapsed, does not block the retry', async (t) => {
   const stack = await startControlStack(t)
   const body = { ...leave, initiatorUserId: 'later-user' }
@@ -153,8 +182,9 @@ t.test('a first request that failed, or whose claim lapsed, does not block the r
   // starts the instance that claim named.
   const keys = stack.store.collection<StoredIdempotencyKey>(Collections.idempotencyKeys)
   const now = Date.now()
+  const orphanId = idempotencyKeyId({ ...HR, userId: stack.users.employee.userId, route: '/process/start' }, 'orphan')
   await keys.insertOne({
-    _id: `${HR.appId}:${HR.organizationId}:orphan`,
+    _id: orphanId,
     requestHash: requestHash('/process/start', leave),
     processInstanceId: 'claimed-instance-id',
     claimId: 'dead-claim',
@@ -164,17 +194,18 @@ t.test('a first request that failed, or whose claim lapsed, does not block the r
   const takenOver = await startWithKey(stack, 'orphan')
   t.equal(takenOver.status, 200)
   t.equal(takenOver.body.data.context.processInstance.processInstanceId, 'claimed-instance-id', 'the instance the lapsed claim meant')
-  t.equal((await keys.findOne({ _id: `${HR.appId}:${HR.organizationId}:orphan` }))?.answer?.statusCode, 200, 'the answer is kept now')
+  t.equal((await keys.findOne({ _id: orphanId }))?.answer?.statusCode, 200, 'the answer is kept now')
   t.ok(CLAIM_LEASE_MS >= 60_000, 'a live claim lasts at least as long as the gateway waits')
 })
 
 t.test('keys expire after IDEMPOTENCY_TTL_HOURS: the store removes them and the key starts again', async (t) => {
-  const stack = await startControlStack(t, { idempotencyTtlHours: 1 / 3600 })
+  const clock = testClock(new Date())
+  const stack = await startControlStack(t, { idempotencyTtlHours: 1 / 3600 }, { clock: clock.now })
   const first = await startWithKey(stack, 'short')
   const keys = stack.store.collection<StoredIdempotencyKey>(Collections.idempotencyKeys)
   const stored = await keys.findOne({})
-  t.ok(stored && stored.expiresAt.getTime() - Date.now() <= 1_000, 'kept for one second')
-  await new Promise((resolve) => setTimeout(resolve, 1_100))
+  t.equal(stored?.expiresAt.getTime(), clock.now().getTime() + 1_000, 'kept for one second of the engine clock')
+  clock.advance(1_000)
   const later = await startWithKey(stack, 'short')
   t.equal(later.headers.get('idempotent-replayed'), null, 'an expired key is not replayed')
   t.not(later.body.data.context.processInstance.processInstanceId, first.body.data.context.processInstance.processInstanceId)
@@ -182,7 +213,7 @@ t.test('keys expire after IDEMPOTENCY_TTL_HOURS: the store removes them and the 
   // The embedded store's TTL sweep removes keys past their expiry (MongoDB's TTL monitor does the same).
   t.ok(stack.store instanceof EmbeddedStore)
   if (stack.store instanceof EmbeddedStore) {
-    t.equal(await stack.store.sweepExpired(new Date(Date.now() + 2_000)), 1)
+    t.equal(await stack.store.sweepExpired(clock.advance(2_000)), 1)
     t.equal(await keys.countDocuments({}), 0)
   }
 })

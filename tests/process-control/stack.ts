@@ -7,20 +7,16 @@
 import type { Test } from 'tap'
 import type { Session } from '../../openapi/generated/schemas.js'
 import type { Config } from '../../lib/config/config.js'
+import type { Clock } from '../../plugins/clock/plugin.js'
 import type { Store } from '../../store/port.js'
 import { Collections, type StoredConstant, type StoredUser } from '../../store/collections.js'
-import { ContractChecker } from '../../services/testing/contract.js'
-import type { Envelope } from '../../services/testing/gateway.js'
+import { type GatewayAnswer, sendToGateway } from '../../services/testing/gateway.js'
 import { openTestStore, startService } from '../../services/testing/harness.js'
 import { storedInstance } from '../../services/testing/instance-store.js'
 import { createTestUser } from '../../services/testing/users.js'
 import { createHrUsers, deployHrApp, HR, type HrUsers, taskIds } from '../../services/testing/workflow.js'
 
-export interface Answer<Data = unknown> {
-  status: number
-  body: Envelope<Data>
-  headers: Headers
-}
+export type Answer<Data = unknown> = GatewayAnswer<Data>
 
 export interface SendOptions {
   as?: StoredUser
@@ -42,30 +38,24 @@ export interface ControlStack {
   payrollOnline(online: boolean): Promise<void>
 }
 
-const gatewayContract = new ContractChecker('gateway')
+export interface ControlStackOptions {
+  /** The engine's clock (services/testing/clock.ts); the system clock when not given. */
+  clock?: Clock
+}
 
-export async function startControlStack(t: Test, config: Partial<Config> = {}): Promise<ControlStack> {
+export async function startControlStack(t: Test, config: Partial<Config> = {}, options: ControlStackOptions = {}): Promise<ControlStack> {
   const store = await openTestStore(t)
   await deployHrApp(store)
   const users = {
     ...(await createHrUsers(store)),
     system: await createTestUser(store, { ...HR, fullName: 'Ivy Integration', isSystemUser: true }),
   }
-  const engine = await startService(t, 'engine', { store, config })
+  const engine = await startService(t, 'engine', { store, config, ...(options.clock ? { clock: options.clock } : {}) })
   const gateway = await startService(t, 'gateway', { store, config: { ...config, engineUrl: engine.url } })
 
   async function send<Data>(operationId: string, method: string, path: string, options: SendOptions = {}): Promise<Answer<Data>> {
     const headers: Record<string, string> = { ...(options.as ? { user: options.as.userId } : {}), ...options.headers }
-    const init: RequestInit = { method, headers }
-    if (options.body instanceof FormData) init.body = options.body
-    else if (options.body !== undefined) {
-      headers['content-type'] = 'application/json'
-      init.body = JSON.stringify(options.body)
-    }
-    const response = await fetch(`${gateway.url}${path}`, init)
-    const body = (await response.json()) as Envelope<Data>
-    t.same(gatewayContract.errors(operationId, response.status, body), [], `${operationId} ${response.status} answer matches the contract`)
-    return { status: response.status, body, headers: response.headers }
+    return sendToGateway<Data>(t, gateway.url, { operationId, method, path, headers, body: options.body })
   }
 
   async function startLeave(input: Record<string, unknown> = { days: 3, reason: 'Family visit' }): Promise<Session> {

@@ -22,7 +22,7 @@ async function listDeliveries(gateway: WorkflowClient, subscriptionId: string, q
   return answer.body.data
 }
 
-t.test('a whole leave request delivers its events in order, each with a valid signature and the headers of the contract', async (t) => {
+t.test('a whole leave request delivers its events in order, each signed with the delivery id and event type in its body', async (t) => {
   const { engine, gateway } = await startWebhookStack(t)
   const receiver = await startReceiver(t)
   const subscription = await subscribe(gateway, receiver.url)
@@ -56,6 +56,17 @@ t.test('a whole leave request delivers its events in order, each with a valid si
     t.notOk(
       verifyWebhook('a-wrong-secret-of-thirty-two-characters-!', request.headers, request.rawBody).valid,
       'another secret does not verify',
+    )
+    t.match(
+      verifyWebhook(subscription.secret, { ...request.headers, 'x-workflow-delivery': 'a-fresh-id' }, request.rawBody),
+      { valid: false, reason: /differs from the signed body/ },
+      'the captured delivery resent with a new delivery header does not pass as a new delivery',
+    )
+    const { 'x-workflow-delivery': _delivery, 'x-workflow-event': _event, ...signedHeadersOnly } = request.headers
+    t.match(
+      verifyWebhook(subscription.secret, signedHeadersOnly, request.rawBody),
+      { valid: true, deliveryId: request.body.deliveryId, eventType: request.body.eventType },
+      'the delivery id and event type come from the signed body',
     )
   }
   t.match(receiver.received[1]?.body, { task: { stepId: 'approve', status: 'open' } }, 'the newest open task goes along')

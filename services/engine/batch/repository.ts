@@ -7,10 +7,12 @@
 import { randomUUID } from 'node:crypto'
 import { CollectionRepository } from '../../../plugins/store/collection-repository.js'
 import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
-import type { BatchJobCounts } from '../../../openapi/generated/schemas.js'
 import { isDuplicateKeyError, type Store } from '../../../store/port.js'
 import { type BatchJobStatus, type BulkProgress, Collections, type StoredBatchJob } from '../../../store/collections.js'
 import type { BatchJobKind, ClaimedBatchJob } from './handlers.js'
+
+/** Batch jobs by status. */
+export type BatchJobCounts = Record<BatchJobStatus, number>
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -218,18 +220,6 @@ export class BatchJobRepository extends CollectionRepository<StoredBatchJob> {
   async removeFinishedBefore(before: Date): Promise<number> {
     const result = await this.collection.deleteMany({ status: { $in: FINISHED_STATUSES }, finishedAt: { $lt: before } })
     return result.deletedCount
-  }
-
-  async countByStatus(): Promise<BatchJobCounts> {
-    const groups = await this.collection
-      .aggregate<{ _id: unknown; count: number }>([{ $group: { _id: '$status', count: { $sum: 1 } } }])
-      .toArray()
-    const counts: BatchJobCounts = { waiting: 0, running: 0, retrying: 0, done: 0, failed: 0 }
-    for (const group of groups) {
-      if (typeof group._id === 'string' && (BATCH_JOB_STATUSES as readonly string[]).includes(group._id))
-        counts[group._id as BatchJobStatus] = group.count
-    }
-    return counts
   }
 
   /** Counts by status through the `status` indexes, one count each: cheap enough for every metrics scrape. */

@@ -1,5 +1,5 @@
 import t from 'tap'
-import type { EngineLiveness, Message } from '../../../openapi/generated/schemas.js'
+import type { Message } from '../../../openapi/generated/schemas.js'
 import { Collections, type StoredBatchJob, type StoredModel } from '../../../store/collections.js'
 import { failedBatchJob } from '../../testing/batch-jobs.js'
 import { openTestStore, startService } from '../../testing/harness.js'
@@ -111,28 +111,4 @@ t.test('a bad retry request is a 400 record naming the field and requeues nothin
     'nor by a user who is not admin',
   )
   t.match(await jobs.findOne({ jobId: 'recent' }), { status: 'failed', tryCount: 10 }, 'nothing changed')
-})
-
-t.test('the liveness answer counts the batch jobs by status', async (t) => {
-  const store = await openTestStore(t)
-  const at = new Date()
-  const base = {
-    kind: 'deploy' as const,
-    ...TENANT,
-    payload: { modelID: 'missing' },
-    tryCount: 0,
-    dueAt: new Date(at.getTime() + HOUR),
-    createdAt: at,
-    updatedAt: at,
-  }
-  await store.collection<StoredBatchJob>(Collections.batchJobs).insertMany([
-    { ...base, jobId: 'w1', status: 'waiting' },
-    { ...base, jobId: 'w2', status: 'waiting' },
-    { ...base, jobId: 'r1', status: 'retrying', tryCount: 3 },
-    { ...base, jobId: 'd1', status: 'done', finishedAt: at },
-    { ...base, jobId: 'f1', status: 'failed', tryCount: 10, finishedAt: at },
-  ])
-  const { url } = await startService(t, 'engine', { store })
-  const liveness = await workflowClient(t, url).call<EngineLiveness>('getEngineLiveness', 'GET', '/liveness')
-  t.same(liveness.body.batchJobs, { waiting: 2, running: 0, retrying: 1, done: 1, failed: 1 })
 })

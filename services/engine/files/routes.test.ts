@@ -101,6 +101,11 @@ t.test('a file the upload function rejects, or one over MAX_UPLOAD_BYTES, leaves
     ['fileBody', new Blob([Buffer.alloc(10)]), 'setup.exe'],
   ])
   t.match(rejected, { status: 400, body: { code: 'wm3053', message: 'Executable files are not accepted' } })
+  const shouting = await upload(t, url, users.employee.userId, [
+    ['fields', JSON.stringify({ ...fields, fileName: 'EVIL.EXE' })],
+    ['fileBody', new Blob([Buffer.alloc(10)]), 'EVIL.EXE'],
+  ])
+  t.match(shouting, { status: 400, body: { code: 'wm3053', message: 'Executable files are not accepted' } }, 'the extension in any case')
   const tooLarge = await upload(t, url, users.employee.userId, [
     ['fields', JSON.stringify(fields)],
     ['fileBody', new Blob([Buffer.alloc(1025)]), 'note.pdf'],

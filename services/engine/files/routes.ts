@@ -5,7 +5,7 @@
  * to multipart bodies.
  */
 import { FileUploadFields } from '../../../openapi/generated/schemas.js'
-import type { MultipartFile } from '@fastify/multipart'
+import type { Multipart, MultipartFile } from '@fastify/multipart'
 import multipart from '@fastify/multipart'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
@@ -60,6 +60,28 @@ export function parseUploadFields(fail: ErrorFactory<EngineErrorCode>, text: str
   return fields as unknown as UploadFields
 }
 
+/**
+ * The request's parts; a body the parser cannot read (no boundary in it, cut short: busboy's plain
+ * errors) is the client's fault, 400 wm4000, not an engine error. The parser's own limits keep
+ * their answers (they carry a status code), and so does anything the loop body throws.
+ */
+export async function* partsOf(request: FastifyRequest, fail: ErrorFactory<EngineErrorCode>): AsyncGenerator<Multipart> {
+  const parts = request.parts()[Symbol.asyncIterator]()
+  for (;;) {
+    let next: IteratorResult<Multipart>
+    try {
+      next = await parts.next()
+    } catch (error) {
+      if (error instanceof Error && !('statusCode' in error)) {
+        throw fail('wm4000', { args: [`malformed multipart body: ${error.message}`], parameters: { field: 'body' }, cause: error })
+      }
+      throw error
+    }
+    if (next.done) return
+    yield next.value
+  }
+}
+
 /** An id that is not a string counts as missing (500 wm3071), as a missing one does. */
 function textOrUndefined(value: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined
@@ -79,7 +101,7 @@ async function fileRoutes(fastify: FastifyInstance, options: FileRoutesOptions):
     let fields: UploadFields | undefined
     let staged: StagedUpload | undefined
     try {
-      for await (const part of request.parts()) {
+      for await (const part of partsOf(request, fail)) {
         if (part.type === 'field') {
           if (part.fieldname === 'fields') fields = parseUploadFields(fail, String(part.value))
           continue
@@ -135,11 +157,15 @@ async function fileRoutes(fastify: FastifyInstance, options: FileRoutesOptions):
     ...routeFrom(downloadFile),
     handler: async (request, reply) => {
       const download = await service.download(requireActor(request), request.body, request.headers.additionalheaders)
-      return reply
-        .header('content-type', download.contentType)
-        .header('content-length', String(download.size))
-        .header('content-disposition', contentDisposition(download.fileName))
-        .send(download.stream)
+      return (
+        reply
+          .header('content-type', download.contentType)
+          .header('content-length', String(download.size))
+          .header('content-disposition', contentDisposition(download.fileName))
+          // The stored content type is the uploader's word: a browser must not sniff it into HTML or script.
+          .header('x-content-type-options', 'nosniff')
+          .send(download.stream)
+      )
     },
   })
   typed.route({

@@ -1,5 +1,5 @@
 /**
- * The `idempotencyKeys` collection: one document per claimed key of a tenant (`_id` unique, so of
+ * The `idempotencyKeys` collection: one document per claimed key of a caller (`_id` unique, so of
  * any number of concurrent claims, on any number of engines, exactly one inserts). A TTL index on
  * `expiresAt` removes keys IDEMPOTENCY_TTL_HOURS after their claim; until the store's sweep has run,
  * readers treat an expired key as absent.
@@ -25,7 +25,7 @@ export class IdempotencyKeyRepository {
     await this.collection.createIndex({ expiresAt: 1 }, { name: 'engine_idempotency_ttl', expireAfterSeconds: 0 })
   }
 
-  /** Inserts the claim; false when the key is already claimed (by anyone, this tenant's key being the `_id`). */
+  /** Inserts the claim; false when the key is already claimed (the caller's scoped key being the `_id`, see idempotencyKeyId). */
   async claim(key: StoredIdempotencyKey): Promise<boolean> {
     try {
       await this.collection.insertOne({ ...key })

@@ -1,6 +1,6 @@
 /**
  * Idempotent starts (issue 16): a start carrying an `idempotency-key` header claims the key of its
- * tenant in the store *before* any instance is created (one insert on a unique `_id`, so of 20
+ * caller in the store *before* any instance is created (one insert on a unique `_id`, so of 20
  * concurrent duplicates exactly one claims it, on whatever engine). The claimant runs; its 2xx
  * answer is kept with the key and every later request with the same key and body gets that answer
  * again with `idempotent-replayed: true`; duplicates that arrive while it runs wait for it. A first
@@ -8,6 +8,10 @@
  * claim lapses, and the retry that takes it over starts the *same* instance id (ProcessStarter
  * answers the stored instance if the first got as far as storing it). The same key with another
  * body is 422 wm3142.
+ *
+ * A key belongs to its caller: the acting user, in the tenant (organizationId + appId), on the
+ * route. Another user sending the same key and body claims a key of their own and starts their own
+ * instance; they never get the first caller's answer, which holds that caller's instance and data.
  */
 import { createHash, randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -57,6 +61,25 @@ export function requestHash(route: string, body: unknown): string {
     .digest('hex')
 }
 
+/** Who sent a key, and where: a key is only ever the same key for the same caller on the same route. */
+export interface KeyScope {
+  organizationId: string
+  appId: string
+  userId: string
+  route: string
+}
+
+/**
+ * The stored `_id` of a key: a SHA-256 over the scope and the key, hex without any `:`. The previous
+ * release stored `<appId>:<organizationId>:<key>` (scoped to the tenant only); those ids always hold a
+ * `:`, so they never equal one of these, are never read again and simply expire by their TTL.
+ */
+export function idempotencyKeyId(scope: KeyScope, key: string): string {
+  return createHash('sha256')
+    .update(JSON.stringify([scope.organizationId, scope.appId, scope.userId, scope.route, key]))
+    .digest('hex')
+}
+
 export interface IdempotentStartOptions {
   repository: IdempotencyKeyRepository
   ttlHours: number
@@ -103,11 +126,12 @@ export class IdempotentStarts {
   private async claimOrReplay(request: FastifyRequest, reply: FastifyReply, key: string): Promise<boolean> {
     const { repository, clock, fail } = this.options
     const actor = requireActor(request)
-    const id = `${actor.appId}:${actor.organizationId}:${key}`
-    const hash = requestHash(request.routeOptions.url ?? request.url, request.body)
+    const route = request.routeOptions.url ?? request.url
+    const id = idempotencyKeyId({ organizationId: actor.organizationId, appId: actor.appId, userId: actor.userId, route }, key)
+    const hash = requestHash(route, request.body)
     const claimId = randomUUID()
-    // Real time, not the clock's: a duplicate waits at most as long as the gateway would.
-    const waitUntil = Date.now() + CLAIM_LEASE_MS
+    // A duplicate waits at most as long as the gateway would.
+    const waitUntil = clock().getTime() + CLAIM_LEASE_MS
     for (;;) {
       const now = clock()
       const claim: StoredIdempotencyKey = {
@@ -147,7 +171,7 @@ export class IdempotentStarts {
         }
         continue
       }
-      if (Date.now() >= waitUntil) throw fail('wm3143', { args: [key], parameters: { field: `headers.${IDEMPOTENCY_KEY_HEADER}` } })
+      if (now.getTime() >= waitUntil) throw fail('wm3143', { args: [key], parameters: { field: `headers.${IDEMPOTENCY_KEY_HEADER}` } })
       await sleep(WAIT_POLL_MS)
     }
   }

@@ -21,6 +21,7 @@ import type { CompiledProcess, ProcessInstance, ProcessState, RuntimeEffect } fr
 import { type CommittedChange, recordCommittedChange } from '../telemetry/workflow-events.js'
 import type { ContextRepository } from './repository.js'
 import { escalationJobWrites } from '../escalations/jobs.js'
+import { type InstanceLimits, limitBreach } from './size-limits.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -101,6 +102,7 @@ export class ProcessInstances {
     private readonly authorization: Authorization,
     private readonly fail: ErrorFactory<EngineErrorCode>,
     private readonly log: FastifyBaseLogger,
+    private readonly limits: InstanceLimits,
     /** Told of every stored change (the engine's metrics); absent, nothing is counted. */
     private readonly onCommitted?: (change: CommittedChange) => void,
   ) {}
@@ -150,6 +152,9 @@ export class ProcessInstances {
     const now = change.env.now()
     const state = withBookkeeping(change.state, change.effects, now)
     const processInstanceId = state.processInstance.processInstanceId
+    // The same gate for size: nothing of a change past a limit is stored.
+    const breach = limitBreach(this.limits, change.previous, state)
+    if (breach) throw this.fail(breach.code, { args: breach.args, parameters: breach.parameters })
     const timeStamp = now.toISOString()
     const activityWrites = this.activities.writesFor(
       change.activities.map((activity) => ({
@@ -185,13 +190,17 @@ export class ProcessInstances {
   }
 }
 
-async function processInstancesPlugin(fastify: FastifyInstance): Promise<void> {
+export interface ProcessInstancesOptions {
+  limits: InstanceLimits
+}
+
+async function processInstancesPlugin(fastify: FastifyInstance, options: ProcessInstancesOptions): Promise<void> {
   const metrics = fastify.engineMetrics
   const onCommitted = metrics ? (change: CommittedChange) => recordCommittedChange(metrics, change) : undefined
   const { contexts, activities, notifications, webhookOutbox, authorization, fail, log } = fastify
   fastify.decorate(
     'processInstances',
-    new ProcessInstances(contexts, activities, notifications, webhookOutbox, authorization, fail, log, onCommitted),
+    new ProcessInstances(contexts, activities, notifications, webhookOutbox, authorization, fail, log, options.limits, onCommitted),
   )
 }
 
