@@ -1,28 +1,36 @@
 # One image for both services: the command chooses gateway, engine or the all-in-one
 # (deploy/compose.yaml runs the gateway and the engine apart, on MongoDB).
+# tests/deploy/image-build.test.ts builds what this file builds, without Docker, and runs a leave
+# request through the result: it fails on an instruction it does not know, so change both together.
 FROM node:20-bookworm-slim AS build
+# better-sqlite3 is a native module: npm ci takes its prebuilt binary when one can be downloaded
+# for the platform, and compiles it otherwise, with python3, make and g++, which the slim image
+# lacks. They stay in this stage; the runtime stage below gets the built module only.
+# hadolint ignore=DL3008
+RUN apt-get update \
+  && apt-get install -y --no-install-recommends python3 make g++ \
+  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
-COPY tsconfig.json ./
-COPY openapi openapi
-COPY plugins plugins
-COPY services services
-COPY sdk sdk
-COPY scripts scripts
-COPY tests tests
-RUN npx tsc -p . && npm prune --omit=dev
+# The build context is the repository less .dockerignore.
+COPY . .
+# tsconfig.build.json compiles the services without their tests and test support; then the
+# devDependencies go.
+RUN npx tsc -p tsconfig.build.json && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:20-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production HOST=0.0.0.0
-# What the built services read at run time: their package.json (version), the served OpenAPI
-# documents, and the example models.
+# What the services run and read: their package.json (version), production dependencies, the built
+# code, and the OpenAPI documents they serve.
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules node_modules
 COPY --from=build /app/dist dist
-COPY openapi/generated openapi/generated
-COPY examples examples
+COPY --from=build /app/openapi/generated/engine.openapi.json /app/openapi/generated/gateway.openapi.json openapi/generated/
+# The embedded store's default DATA_DIR (./.data), the one place the services write, belongs to the
+# user they run as (mount a volume there to keep it).
+RUN install -d -o node -g node .data
 USER node
 EXPOSE 3000 3001
 CMD ["node", "dist/services/all-in-one.js"]

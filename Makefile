@@ -1,5 +1,5 @@
 # The two commands a newcomer needs: `make run` and `make test`. Both install what is missing first.
-.PHONY: install generate build sdk run test lint eslint format bench clean
+.PHONY: install generate build sdk run test lint eslint deps format bench clean
 
 # The stamp's name carries a hash of package.json and package-lock.json, so packages are installed
 # when node_modules is missing or was installed from other manifests, and never because a fresh
@@ -11,7 +11,7 @@ NPM_STAMP := node_modules/.installed-$(MANIFEST_HASH)
 install: $(NPM_STAMP)
 
 $(NPM_STAMP):
-	npm ci --no-audit --no-fund
+	sh scripts/install/npm-ci.sh
 	@touch $@
 
 generate: install
@@ -29,18 +29,24 @@ sdk: build
 run: build
 	node dist/services/all-in-one.js
 
-test: build eslint
+test: build eslint deps
 	node scripts/test/run.mjs
 
 # ESLint: typescript-eslint's rules, lines of at most 140 characters, the import directions.
 eslint: install
 	npx eslint .
 
+# package.json declares what the code imports and nothing else, and what the services run on is a
+# dependency (the image installs those only): knip, configured in knip.jsonc.
+deps: install
+	npx knip --dependencies
+	npx knip --strict --dependencies
+
 # Lays out every source file the one way (prettier); `make eslint` then finds only what it cannot fix.
 format: install
 	npx prettier --write --log-level warn "**/*.{ts,mjs,js}"
 
-lint: eslint
+lint: eslint deps
 	node scripts/generate/index.mjs --check
 	npx redocly lint --format=stylish openapi/engine.yaml openapi/gateway.yaml openapi/generated/engine.openapi.json openapi/generated/gateway.openapi.json
 	npx tsc -p . --noEmit

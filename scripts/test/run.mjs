@@ -11,9 +11,10 @@
  *
  * Arguments: test files or folders (default: every `*.test.js` under dist/), `--jobs=N` (default:
  * the cores available), `--timeout=S` seconds per file (default 180). Exit code 1 on any failure.
+ * A file that needs longer says so in its first line, `// test-timeout-seconds: S` (the larger wins).
  */
 import { spawn } from 'node:child_process'
-import { readdirSync, statSync } from 'node:fs'
+import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import path from 'node:path'
 
@@ -46,9 +47,10 @@ let fileNumber = 0
 
 /**
  * Counts the file's top-level results and prints its output as a subtest of the run.
- * @param {string} file @param {string} output @param {number | null} code @param {boolean} timedOut @param {number} ms
+ * @param {string} file @param {string} output @param {number | null} code @param {number} ms
+ * @param {number | undefined} timedOutAfterMs the time limit the file outlived, if it did
  */
-function report(file, output, code, timedOut, ms) {
+function report(file, output, code, timedOutAfterMs, ms) {
   let failuresInFile = 0
   for (const line of output.split('\n')) {
     const result = /^(not ok|ok) \d+ - (.*)$/.exec(line)
@@ -62,10 +64,10 @@ function report(file, output, code, timedOut, ms) {
       failures.push(name)
     }
   }
-  const fileFailed = code !== 0 || timedOut
+  const fileFailed = code !== 0 || timedOutAfterMs !== undefined
   if (fileFailed && failuresInFile === 0) {
     failed++
-    failures.push(timedOut ? `${file} (over the ${timeoutMs / 1000} s limit)` : file)
+    failures.push(timedOutAfterMs !== undefined ? `${file} (over the ${timedOutAfterMs / 1000} s limit)` : file)
   }
   const indented = output
     .trimEnd()
@@ -76,13 +78,20 @@ function report(file, output, code, timedOut, ms) {
   process.stdout.write(`# Subtest: ${file}\n${indented}\n${fileFailed ? 'not ok' : 'ok'} ${fileNumber} - ${file} # time=${ms}ms\n\n`)
 }
 
+/** The file's own time limit (its first line), when it needs more than `--timeout`. @param {string} file */
+function timeoutOf(file) {
+  const own = /^\/\/ test-timeout-seconds: (\d+)$/m.exec(readFileSync(file, 'utf8').slice(0, 200))
+  return Math.max(timeoutMs, own ? Number(own[1]) * 1000 : 0)
+}
+
 /** @param {string} file @returns {Promise<void>} */
 function run(file) {
   return new Promise((resolve) => {
     const started = Date.now()
+    const fileTimeoutMs = timeoutOf(file)
     const child = spawn(process.execPath, ['--enable-source-maps', file], {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, FORCE_COLOR: '0', TAP_TIMEOUT: String(timeoutMs / 1000) },
+      env: { ...process.env, FORCE_COLOR: '0', TAP_TIMEOUT: String(fileTimeoutMs / 1000) },
     })
     let output = ''
     child.stdout.on('data', (chunk) => (output += chunk))
@@ -91,10 +100,10 @@ function run(file) {
     const timer = setTimeout(() => {
       timedOut = true
       child.kill('SIGKILL')
-    }, timeoutMs)
+    }, fileTimeoutMs)
     child.on('close', (code) => {
       clearTimeout(timer)
-      report(file, output, code, timedOut, Date.now() - started)
+      report(file, output, code, timedOut ? fileTimeoutMs : undefined, Date.now() - started)
       resolve()
     })
   })

@@ -19,8 +19,22 @@ export function spawnService(
   env: Record<string, string>,
   expectedServices = 2,
 ): ChildService {
-  const child = spawn(process.execPath, [join(repoRoot, 'dist', 'services', `${entry}.js`)], {
-    env: { PATH: process.env.PATH ?? '', GATEWAY_PORT: '0', ENGINE_PORT: '0', LOG_LEVEL: 'info', ...env },
+  return spawnCommand([process.execPath, join(repoRoot, 'dist', 'services', `${entry}.js`)], { env }, expectedServices)
+}
+
+/**
+ * Runs a service's command (`node <entry>`, as a container image's CMD names it) in `cwd`, on
+ * ephemeral ports unless `env` names them; `node` is this very Node.js.
+ */
+export function spawnCommand(
+  [command, ...args]: string[],
+  options: { env: Record<string, string>; cwd?: string },
+  expectedServices = 2,
+): ChildService {
+  const executable = command === 'node' ? process.execPath : command!
+  const child = spawn(executable, args, {
+    env: { PATH: process.env.PATH ?? '', GATEWAY_PORT: '0', ENGINE_PORT: '0', LOG_LEVEL: 'info', ...options.env },
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let stderr = ''
