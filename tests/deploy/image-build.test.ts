@@ -208,10 +208,11 @@ t.test(
     const { appDir } = await builtImage()
     for (const service of [engine, gateway])
       t.ok(existsSync(join(appDir, service?.command?.[1] ?? 'missing')), `${service?.command?.join(' ')} is in the image`)
-    // The embedded store stands in for MongoDB, which does not run here; ports are ephemeral.
+    // The embedded store stands in for MongoDB, which does not run here (a gateway alone on one must
+    // opt in: it is not the engine's store); ports are ephemeral.
     const local = (environment: Record<string, string>) => {
       const { MONGODB_URI: _mongodb, ...rest } = environment
-      return { ...rest, GATEWAY_PORT: '0', ENGINE_PORT: '0', DATA_DIR: tempDir(t) }
+      return { ...rest, GATEWAY_PORT: '0', ENGINE_PORT: '0', DATA_DIR: tempDir(t), ALLOW_GATEWAY_EMBEDDED_STORE: 'true' }
     }
     const engineUrl = (await startFromImage(t, engine?.command ?? [], local(composeEnvironment(engine ?? {})), 1))['workflow-engine']!
     const gatewayEnv: Record<string, string> = {
