@@ -30,6 +30,8 @@ export const Collections = {
   webhookDeliveries: 'webhookDeliveries',
   /** Claimed idempotency keys of starts (StoredIdempotencyKey), removed by a TTL index. */
   idempotencyKeys: 'idempotencyKeys',
+  /** The store's own records (StoredSchemaVersion): which layout of the collections the store has. */
+  meta: 'meta',
 } as const
 
 /**
@@ -304,4 +306,15 @@ export interface StoredWebhookDelivery {
   /** While `delivering`: the engine trying it, and until when its claim holds. */
   leaseOwner?: string
   leaseUntil?: Date
+}
+
+/**
+ * The store's schema version (`_id` `storeSchema`, store/schema): absent in a store written before
+ * versions were recorded (version 1). While a migration runs, the service running it holds the lease.
+ */
+export interface StoredSchemaVersion {
+  _id: 'storeSchema'
+  version?: number
+  migrationOwner?: string
+  migrationLeaseUntil?: Date
 }
