@@ -122,50 +122,93 @@ async function modelOrganizations(store: Store, log: StoreLogger): Promise<void>
   warnUnresolved(log, 'models', unresolved)
 }
 
-/** Constants move to `<tenantKey>:<name>`. */
-async function constantKeys(store: Store, log: StoreLogger): Promise<void> {
-  const constants = store.collection<Unmigrated<StoredConstant>>(Collections.constants)
+/** A document of version 1 that may lack its organization. */
+interface TenantDocument {
+  _id?: unknown
+  appId: string
+  organizationId?: string | undefined
+}
+
+/**
+ * Runs `migrate` on each document of the collection whose tenant is known (its own organization,
+ * else its model's, else its app's only one); warns of those left without one.
+ */
+async function eachWithTenant<D extends TenantDocument>(
+  store: Store,
+  log: StoreLogger,
+  collection: string,
+  modelOf: (document: D) => string | undefined,
+  migrate: (document: D, tenant: Tenant) => Promise<void>,
+): Promise<void> {
   const organizations = await OrganizationOf.read(store)
   const unresolved: string[] = []
-  for (const constant of await constants.find({}).toArray()) {
-    const tenant = organizations.tenantOf(constant, constant.modelID)
-    if (!tenant) {
-      unresolved.push(constant.appId)
-      continue
-    }
-    const _id = constantDocumentId(tenant, constant.name)
-    if (constant._id === _id && constant.organizationId === tenant.organizationId) continue
-    await constants.replaceOne({ _id }, { ...constant, _id, organizationId: tenant.organizationId }, { upsert: true })
-    if (constant._id !== _id) await constants.deleteOne({ _id: constant._id })
+  for (const document of await store.collection<D>(collection).find({}).toArray()) {
+    const tenant = organizations.tenantOf(document, modelOf(document))
+    if (tenant) await migrate(document, tenant)
+    else unresolved.push(document.appId)
   }
-  warnUnresolved(log, 'constants', unresolved)
+  warnUnresolved(log, collection, unresolved)
+}
+
+/** Moves each document of the collection to the `_id` its tenant gives it (written first, then the old one removed). */
+async function rekey<D extends TenantDocument & { _id: string; modelID: string }>(
+  store: Store,
+  log: StoreLogger,
+  collection: string,
+  idOf: (tenant: Tenant, document: D) => string,
+): Promise<void> {
+  const documents = store.collection<D>(collection)
+  await eachWithTenant<D>(
+    store,
+    log,
+    collection,
+    (document) => document.modelID,
+    async (document, tenant) => {
+      const _id = idOf(tenant, document)
+      if (document._id === _id && document.organizationId === tenant.organizationId) return
+      await documents.replaceOne({ _id }, { ...document, _id, organizationId: tenant.organizationId }, { upsert: true })
+      if (document._id !== _id) await documents.deleteOne({ _id: document._id })
+    },
+  )
+}
+
+/** Constants move to `<tenantKey>:<name>`. */
+function constantKeys(store: Store, log: StoreLogger): Promise<void> {
+  return rekey<Unmigrated<StoredConstant>>(store, log, Collections.constants, (tenant, constant) =>
+    constantDocumentId(tenant, constant.name),
+  )
+}
+
+/** Schedules move to `<tenantKey>:<modelID>:<scheduleId>`. */
+function scheduleKeys(store: Store, log: StoreLogger): Promise<void> {
+  return rekey<Unmigrated<StoredSchedule>>(store, log, Collections.schedules, (tenant, schedule) =>
+    scheduleDocumentId(tenant, schedule.modelID, schedule.scheduleId),
+  )
 }
 
 /** Each data collection's documents move to `data.<organizationId>.<appId>.<modelID>`, with its model's indexes. */
 async function dataCollectionNames(store: Store, log: StoreLogger): Promise<void> {
   const registry = store.collection<Unmigrated<StoredDataCollection>>(Collections.dataCollections)
-  const organizations = await OrganizationOf.read(store)
-  const unresolved: string[] = []
-  for (const entry of await registry.find({}).toArray()) {
-    const tenant = organizations.tenantOf(entry, entry.modelID)
-    if (!tenant) {
-      unresolved.push(entry.appId)
-      continue
-    }
-    const collectionName = dataCollectionName(tenant, entry.modelID)
-    if (entry.collectionName !== collectionName) {
-      await createModelIndexes(store, tenant, entry.modelID, collectionName)
-      const from = store.collection(entry.collectionName)
-      const to = store.collection(collectionName)
-      for (const document of await from.find({}).toArray()) await to.replaceOne({ _id: document._id }, document, { upsert: true })
-      await from.deleteMany({})
-    }
-    await registry.updateOne(
-      { appId: entry.appId, name: entry.name, modelID: entry.modelID },
-      { $set: { organizationId: tenant.organizationId, collectionName } },
-    )
-  }
-  warnUnresolved(log, 'data collections', unresolved)
+  await eachWithTenant<Unmigrated<StoredDataCollection>>(
+    store,
+    log,
+    Collections.dataCollections,
+    (entry) => entry.modelID,
+    async (entry, tenant) => {
+      const collectionName = dataCollectionName(tenant, entry.modelID)
+      if (entry.collectionName !== collectionName) {
+        await createModelIndexes(store, tenant, entry.modelID, collectionName)
+        const from = store.collection(entry.collectionName)
+        const to = store.collection(collectionName)
+        for (const document of await from.find({}).toArray()) await to.replaceOne({ _id: document._id }, document, { upsert: true })
+        await from.deleteMany({})
+      }
+      await registry.updateOne(
+        { appId: entry.appId, name: entry.name, modelID: entry.modelID },
+        { $set: { organizationId: tenant.organizationId, collectionName } },
+      )
+    },
+  )
 }
 
 /** The indexes every version of the data collection model declares, on its new physical collection. */
@@ -181,43 +224,17 @@ async function createModelIndexes(store: Store, tenant: Tenant, modelID: string,
   }
 }
 
-/** Schedules move to `<tenantKey>:<modelID>:<scheduleId>`. */
-async function scheduleKeys(store: Store, log: StoreLogger): Promise<void> {
-  const schedules = store.collection<Unmigrated<StoredSchedule>>(Collections.schedules)
-  const organizations = await OrganizationOf.read(store)
-  const unresolved: string[] = []
-  for (const schedule of await schedules.find({}).toArray()) {
-    const tenant = organizations.tenantOf(schedule, schedule.modelID)
-    if (!tenant) {
-      unresolved.push(schedule.appId)
-      continue
-    }
-    const _id = scheduleDocumentId(tenant, schedule.modelID, schedule.scheduleId)
-    if (schedule._id === _id && schedule.organizationId === tenant.organizationId) continue
-    await schedules.replaceOne({ _id }, { ...schedule, _id, organizationId: tenant.organizationId } as StoredSchedule, { upsert: true })
-    if (schedule._id !== _id) await schedules.deleteOne({ _id: schedule._id })
-  }
-  warnUnresolved(log, 'schedules', unresolved)
-}
-
 /** Batch jobs name their organization; a scheduled run's unique key names the tenant. */
 async function batchJobTenants(store: Store, log: StoreLogger): Promise<void> {
   const jobs = store.collection<StoredBatchJob>(Collections.batchJobs)
-  const organizations = await OrganizationOf.read(store)
-  const unresolved: string[] = []
-  const candidates = await jobs.find({ $or: [MISSING, { kind: 'scheduledRun' }] }).toArray()
-  for (const job of candidates) {
-    const modelID = typeof job.payload.modelID === 'string' ? job.payload.modelID : undefined
-    const tenant = organizations.tenantOf(job, modelID)
-    if (!tenant) {
-      unresolved.push(job.appId)
-      continue
-    }
+  const modelOf = (job: StoredBatchJob) => (typeof job.payload.modelID === 'string' ? job.payload.modelID : undefined)
+  await eachWithTenant<StoredBatchJob>(store, log, Collections.batchJobs, modelOf, async (job, tenant) => {
     const set: Partial<StoredBatchJob> = { organizationId: tenant.organizationId }
+    const modelID = modelOf(job)
     const { scheduleId, tick } = job.payload as { scheduleId?: unknown; tick?: unknown }
     if (job.kind === 'scheduledRun' && modelID !== undefined && typeof scheduleId === 'string' && typeof tick === 'string')
       set.scheduleKey = `${scheduleDocumentId(tenant, modelID, scheduleId)}:${tick}`
-    if (job.organizationId === set.organizationId && job.scheduleKey === set.scheduleKey) continue
+    if (job.organizationId === set.organizationId && job.scheduleKey === set.scheduleKey) return
     try {
       await jobs.updateOne({ _id: job._id }, { $set: set })
     } catch (error) {
@@ -225,8 +242,7 @@ async function batchJobTenants(store: Store, log: StoreLogger): Promise<void> {
       if (!isDuplicateKeyError(error)) throw error
       await jobs.updateOne({ _id: job._id }, { $set: { organizationId: tenant.organizationId } })
     }
-  }
-  warnUnresolved(log, 'batch jobs', unresolved)
+  })
 }
 
 /** The app-only indexes go; each service creates their tenant-pair twins when it starts. */

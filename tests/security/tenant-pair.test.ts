@@ -114,6 +114,12 @@ async function deployAll(t: Test, stack: PairStack, name: 'acme' | 'other'): Pro
   }
 }
 
+/** The part of a session a task's completion needs. */
+interface FormSession {
+  formContext: { task: { taskId: string } }
+  context: { dataInstance: unknown }
+}
+
 /** A leave request of the tenant, run to its end: the employee submits, the manager approves (booking the leave). */
 async function runLeaveRequest(t: Test, stack: PairStack, tenant: Tenant, users: TenantUsers, days: number): Promise<string> {
   const started = await stack.send(users.employee, 'POST', '/context', {
@@ -122,28 +128,24 @@ async function runLeaveRequest(t: Test, stack: PairStack, tenant: Tenant, users:
     input: { days, reason: 'Visit' },
   })
   t.equal(started.status, 200, `a leave request starts in ${tenantKey(tenant)}: ${started.text}`)
-  const session = started.body.data as {
-    context: { processInstance: { processInstanceId: string; businessKey: string; organizationId: string }; dataInstance: unknown }
-    formContext: { task: { taskId: string } }
+  const session = started.body.data as FormSession & {
+    context: { processInstance: { processInstanceId: string; businessKey: string; organizationId: string } }
   }
   const { processInstanceId, businessKey } = session.context.processInstance
   t.equal(session.context.processInstance.organizationId, tenant.organizationId, 'the instance is of the starting tenant')
   const ids = { ...tenant, processId: 'leave-request', processInstanceId, businessKey }
-  const submitted = await stack.send(users.employee, 'POST', '/action/complete', {
-    ...ids,
-    taskId: session.formContext.task.taskId,
-    actionType: 'complete',
-    dataInstance: session.context.dataInstance,
-  })
+  // Completes the task a session's form is about, with the session's data.
+  const complete = (user: StoredUser, form: FormSession) =>
+    stack.send(user, 'POST', '/action/complete', {
+      ...ids,
+      taskId: form.formContext.task.taskId,
+      actionType: 'complete',
+      dataInstance: form.context.dataInstance,
+    })
+  const submitted = await complete(users.employee, session)
   t.equal(submitted.status, 200, `submitted: ${submitted.text}`)
   const opened = await stack.send(users.manager, 'POST', '/context', { ...ids, skipToForm: true })
-  const approval = opened.body.data as { formContext: { task: { taskId: string } }; context: { dataInstance: unknown } }
-  const approved = await stack.send(users.manager, 'POST', '/action/complete', {
-    ...ids,
-    taskId: approval.formContext.task.taskId,
-    actionType: 'complete',
-    dataInstance: approval.context.dataInstance,
-  })
+  const approved = await complete(users.manager, opened.body.data as FormSession)
   t.equal(approved.status, 200, `approved: ${approved.text}`)
   return processInstanceId
 }
