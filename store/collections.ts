@@ -30,6 +30,8 @@ export const Collections = {
   webhookDeliveries: 'webhookDeliveries',
   /** Claimed idempotency keys of starts (StoredIdempotencyKey), removed by a TTL index. */
   idempotencyKeys: 'idempotencyKeys',
+  /** The store's own records (StoredSchemaVersion): which layout of the collections the store has. */
+  meta: 'meta',
 } as const
 
 /**
@@ -37,8 +39,10 @@ export const Collections = {
  * the earlier ones, since running instances keep theirs; `live: false` is the single draft of a
  * model id, which no instance uses. `processId` is set for process models (defaults to modelID).
  */
-export interface StoredModel extends WorkflowModel {
+export interface StoredModel extends Omit<WorkflowModel, 'organizationId'> {
   _id?: string
+  /** With appId, the tenant the model belongs to (store/tenant.ts). */
+  organizationId: string
   live: boolean
   processId?: string
 }
@@ -59,9 +63,10 @@ export interface StoredUser {
   appId?: string
 }
 
-/** A constant, `_id` = `<appId>:<name>` (DESIGN.md §6). */
+/** A constant, `_id` = `<tenantKey>:<name>` (store/tenant.ts); the API names it `<appId>:<name>`. */
 export interface StoredConstant {
   _id: string
+  organizationId: string
   appId: string
   name: string
   value: string
@@ -71,6 +76,7 @@ export interface StoredConstant {
 /** A business data collection declared by a `dataCollection` model. */
 export interface StoredDataCollection {
   _id?: string
+  organizationId: string
   appId: string
   /** The human-readable name (`modelBody.name`) clients search by. */
   name: string
@@ -102,7 +108,7 @@ export interface StoredBatchJob {
   leaseUntil?: Date
   leaseOwner?: string
   /**
-   * scheduledRun only: `<appId>:<modelID>:<scheduleId>:<tickISO>`, unique, so the engines that see
+   * scheduledRun only: `<schedule _id>:<tickISO>`, unique, so the engines that see
    * the same tick of a schedule insert one job between them.
    */
   scheduleKey?: string
@@ -146,10 +152,10 @@ export type ScheduleAction =
 
 /** A deployed schedule of a jobScheduler model; a deploy job writes, replaces and removes them. */
 export type StoredSchedule = ScheduleAction & {
-  /** `<appId>:<modelID>:<scheduleId>`. */
+  /** `<tenantKey>:<modelID>:<scheduleId>` (store/tenant.ts). */
   _id: string
   appId: string
-  organizationId?: string
+  organizationId: string
   modelID: string
   /** The model version that deployed it. */
   modelVersion: number
@@ -185,7 +191,7 @@ export interface StoredCacheInvalidation {
   target: 'fm' | 'wfm' | 'all'
   /** A cache type (`app`, `swagger`, `endpoint`, `service`) or `all`. */
   cacheType: string
-  /** One cache key, or all entries of the type when absent. */
+  /** One cache key (an `app` cache's key is the tenant key, store/tenant.ts), or all entries of the type when absent. */
   id?: string
   /** Monotonic per store, so pollers can ask for what is newer than what they saw. */
   sequence: number
@@ -301,4 +307,15 @@ export interface StoredWebhookDelivery {
   /** While `delivering`: the engine trying it, and until when its claim holds. */
   leaseOwner?: string
   leaseUntil?: Date
+}
+
+/**
+ * The store's schema version (`_id` `storeSchema`, store/schema): absent in a store written before
+ * versions were recorded (version 1). While a migration runs, the service running it holds the lease.
+ */
+export interface StoredSchemaVersion {
+  _id: 'storeSchema'
+  version?: number
+  migrationOwner?: string
+  migrationLeaseUntil?: Date
 }

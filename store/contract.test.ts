@@ -560,6 +560,22 @@ async function contract(t: Tap, backend: Backend): Promise<void> {
     t.equal(await reopened.createIndex({ email: 1 }, { unique: true, name: 'email_unique' }), 'email_unique')
   })
 
+  await t.test('dropIndex: a dropped unique index is no longer enforced, also after a reopen; dropping again answers false', async (t) => {
+    const c = store.collection('replaced')
+    await c.createIndex({ email: 1 }, { unique: true, name: 'email_everywhere' })
+    await c.insertOne({ _id: 'a', tenant: 't1', email: 'one@example.com' })
+    t.equal(await c.dropIndex('email_everywhere'), true, 'dropped')
+    t.equal(await c.dropIndex('email_everywhere'), false, 'nothing left to drop')
+    t.equal(await store.collection('never-written').dropIndex('any'), false, 'no such collection')
+    await c.createIndex({ tenant: 1, email: 1 }, { unique: true, name: 'email_per_tenant' })
+    t.ok((await c.insertOne({ _id: 'b', tenant: 't2', email: 'one@example.com' })).acknowledged, 'another tenant may hold the value')
+    await store.close()
+    store = await backend.open()
+    const reopened = store.collection('replaced')
+    t.ok((await reopened.insertOne({ _id: 'c', tenant: 't3', email: 'one@example.com' })).acknowledged, 'after a reopen: still dropped')
+    await t.rejects(reopened.insertOne({ _id: 'd', tenant: 't1', email: 'one@example.com' }), { code: 11000 }, 'the new index holds')
+  })
+
   await t.test('a unique index cannot be built over duplicates', async (t) => {
     const c = store.collection('dupes')
     await c.insertMany([{ v: 1 }, { v: 1 }])

@@ -31,6 +31,7 @@ const PROMISE_METHODS: Record<PromiseMethod, true> = {
   deleteMany: true,
   countDocuments: true,
   createIndex: true,
+  dropIndex: true,
 }
 
 /** Does `method` answer a cursor? */

@@ -3,6 +3,7 @@ import { EmbeddedStore } from './embedded/store.js'
 import type { StoreLogger } from './logger.js'
 import { MongoStore } from './mongodb/store.js'
 import type { Store } from './port.js'
+import { migrateStore } from './schema/migrate.js'
 
 export interface OpenStoreOptions {
   /** Set: MongoDB (files in GridFS). Unset: the embedded store in `dataDir`. */
@@ -14,12 +15,23 @@ export interface OpenStoreOptions {
   mongodbMaxTimeMs?: number
 }
 
+/**
+ * Opens the store and brings it to this release's schema (store/schema/migrate.ts) before anyone
+ * uses it; a failed migration closes it again and fails the start.
+ */
 export async function openStore({ mongodbUri, dataDir, logger, mongodbMaxTimeMs }: OpenStoreOptions): Promise<Store> {
-  if (mongodbUri)
-    return MongoStore.open({
-      uri: mongodbUri,
-      ...(logger ? { logger } : {}),
-      ...(mongodbMaxTimeMs === undefined ? {} : { maxTimeMs: mongodbMaxTimeMs }),
-    })
-  return EmbeddedStore.open({ dataDir, ...(logger ? { logger } : {}) })
+  const store = mongodbUri
+    ? await MongoStore.open({
+        uri: mongodbUri,
+        ...(logger ? { logger } : {}),
+        ...(mongodbMaxTimeMs === undefined ? {} : { maxTimeMs: mongodbMaxTimeMs }),
+      })
+    : await EmbeddedStore.open({ dataDir, ...(logger ? { logger } : {}) })
+  try {
+    await migrateStore(store, { logger })
+  } catch (error) {
+    await store.close()
+    throw error
+  }
+  return store
 }

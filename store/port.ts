@@ -97,6 +97,11 @@ export interface Collection<T extends object = Document> {
   countDocuments(filter?: Filter, options?: ScanOptions): Promise<number>
   aggregate<R extends Document = Document>(pipeline: Document[]): Cursor<R>
   createIndex(keys: Record<string, 1 | -1>, options?: IndexOptions): Promise<string>
+  /**
+   * Drops the index of that name; resolves false when there is none (or no such collection), so
+   * replacing an index is re-runnable. The driver's `dropIndex`, without its not-found errors.
+   */
+  dropIndex(name: string): Promise<boolean>
 }
 
 /** Where uploaded file bytes live: GridFS with MongoDB, `DATA_DIR/files` with the embedded store. */

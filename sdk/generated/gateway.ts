@@ -16,7 +16,8 @@ export interface paths {
          * @description The server generates `userId`. Checked by the handler, in this order, with these
          *     messages (all 400): `fullName` missing → fm3001 `Name is mandatory!`; `unit` missing →
          *     fm3002 `Unit is mandatory!`; `roles` missing or empty → fm3003 `User role is mandatory!`;
-         *     `fullName` already used (case-insensitive) → fm3004 `Username is already taken.`
+         *     `fullName` already used (case-insensitive) in the tenant (organization and app) → fm3004
+         *     `Username is already taken.` (another tenant's names are not checked, so cannot be probed)
          */
         post: operations["createUser"];
         delete?: never;
@@ -116,8 +117,10 @@ export interface paths {
         put?: never;
         /**
          * Insert or update a workflow model
-         * @description Upserts by (`appId`, `modelID`) after validating the model (schema and references; 400
-         *     fm3010 with the path of the first fault). `live: true` makes a new live version
+         * @description Upserts by (`organizationId`, `appId`, `modelID`) after validating the model (schema and
+         *     references; 400 fm3010 with the path of the first fault). The tenant is the pair
+         *     `organizationId` + `appId`, from the model or the body: both are required (400 fm4000);
+         *     models, constants, data collections and functions of one tenant never touch another's. `live: true` makes a new live version
          *     (`version`+1, `updateDate` now); `live: false` stores a draft that no new instance uses.
          *     For a `jobScheduler` model a deploy batch job with status `waiting` is created. Once it has
          *     answered, the next request to any gateway or engine uses what it stored (no cache delay).
@@ -140,8 +143,9 @@ export interface paths {
          * Fetch the body of a model (cacheable)
          * @description Answers the live model's `modelBody` raw (no envelope). With `if-none-match` equal to the
          *     current ETag the answer is 304 without a body. Errors are enveloped JSON. Only to a user of
-         *     the model's app (another app's model is not found, 404 fm3027) or with the admin token; to
-         *     nobody else (401 fm4012).
+         *     the model's tenant (organization and app; another tenant's model is not found, 404 fm3027)
+         *     or with the admin token, where `organizationId` and `appId` select the tenant (omitted: the
+         *     only tenant with that model id, 400 fm4000 when several have it); to nobody else (401 fm4012).
          */
         get: operations["getModel"];
         put?: never;
@@ -285,12 +289,15 @@ export interface paths {
         };
         /**
          * Deliver a UI settings file as JavaScript
-         * @description The appId comes from the `referer` header's query (`appId`, else `processId` looked up in
-         *     the model store, else `q` = base64url of `<appId>|<processId>|<processInstanceId>`). The
-         *     answer assigns the file of the app's `settings` model:
+         * @description The tenant (organization and app) comes from the `referer` header's query. The app:
+         *     `appId`, else `processId` looked up in the model store, else `q` = base64url of
+         *     `<appId>|<processId>|<processInstanceId>`. The organization: `organizationId`; without it
+         *     the file resolves only when exactly one organization has that app (or that process). The
+         *     answer assigns the file of the tenant's `settings` model:
          *     `window.__WORKFLOW_SETTINGS__ = window.__WORKFLOW_SETTINGS__ || {};
-         *     window.__WORKFLOW_SETTINGS__["<file>"] = <json>;`. An unresolved appId, or no such settings
-         *     model or file, is 404 fm3027 (enveloped JSON).
+         *     window.__WORKFLOW_SETTINGS__["<file>"] = <json>;`. An unresolved tenant (an app several
+         *     organizations have, with no `organizationId`), or no such settings model or file, is 404
+         *     fm3027 (enveloped JSON).
          */
         get: operations["getSettingsFile"];
         put?: never;

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { examplesDir } from '../../lib/server/paths.js'
 import type { Store } from '../../store/port.js'
-import { dataCollectionName } from '../gateway/models/repository.js'
+import { constantDocumentId, dataCollectionName, tenantFilter } from '../../store/tenant.js'
 import type { ProcessModelBody, WorkflowModel } from '../engine/runtime/types.js'
 import { Collections, type StoredConstant, type StoredDataCollection, type StoredModel } from '../../store/collections.js'
 
@@ -38,7 +38,8 @@ export async function deployExample(store: Store, fileName: string, options: Dep
   const body = structuredClone(example.modelBody) as Record<string, unknown>
   options.edit?.(body)
   const models = store.collection<StoredModel>(Collections.models)
-  const latest = await models.findOne({ appId: options.appId, modelID: example.modelID, live: true }, { sort: { version: -1 } })
+  const tenant = tenantFilter(options)
+  const latest = await models.findOne({ ...tenant, modelID: example.modelID, live: true }, { sort: { version: -1 } })
   const model: StoredModel = {
     modelID: example.modelID,
     type: example.type,
@@ -57,8 +58,8 @@ export async function deployExample(store: Store, fileName: string, options: Dep
     const constants = store.collection<StoredConstant>(Collections.constants)
     for (const [name, value] of Object.entries(body)) {
       const constant: StoredConstant = {
-        _id: `${options.appId}:${name}`,
-        appId: options.appId,
+        _id: constantDocumentId(tenant, name),
+        ...tenant,
         name,
         value: String(value),
         modelID: example.modelID,
@@ -69,14 +70,12 @@ export async function deployExample(store: Store, fileName: string, options: Dep
   if (example.type === 'dataCollection') {
     const name = String(body.name)
     const entry: StoredDataCollection = {
-      appId: options.appId,
+      ...tenant,
       name,
       modelID: example.modelID,
-      collectionName: dataCollectionName(options.appId, example.modelID),
+      collectionName: dataCollectionName(tenant, example.modelID),
     }
-    await store
-      .collection<StoredDataCollection>(Collections.dataCollections)
-      .replaceOne({ appId: options.appId, name }, entry, { upsert: true })
+    await store.collection<StoredDataCollection>(Collections.dataCollections).replaceOne({ ...tenant, name }, entry, { upsert: true })
     const indexes = (body.indexes ?? []) as Array<{ keys: Record<string, 1 | -1>; unique?: boolean }>
     for (const index of indexes) await store.collection(entry.collectionName).createIndex(index.keys, { unique: index.unique === true })
   }

@@ -220,6 +220,11 @@ export class EmbeddedCollection implements Collection<Document> {
     return this.table.ensureIndex(indexSpecFrom(keys, options))
   }
 
+  async dropIndex(name: string): Promise<boolean> {
+    this.host.assertOpen()
+    return this.table.dropIndex(name)
+  }
+
   /** Gives the caller's document an `_id` when it has none, as the driver does. */
   private insertion(doc: Document): Change {
     if (doc._id === undefined) doc._id = newObjectIdHex()

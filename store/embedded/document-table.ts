@@ -160,6 +160,16 @@ export class DocumentTable {
     return spec.name
   }
 
+  /** Drops the index of that name; resolves false when there is none, once the drop is durable. */
+  async dropIndex(name: string): Promise<boolean> {
+    const index = this.indexByName.get(name)
+    if (!index) return false
+    this.indexByName.delete(name)
+    const op: JournalOp = { collection: this.name, indexName: name, indexSpec: null }
+    await this.journal.append([op], () => this.indexByName.set(name, index))
+    return true
+  }
+
   /**
    * Deletes the documents whose TTL index date is more than expireAfterSeconds before `now`; returns
    * how many, and when their removal is durable.

@@ -10,11 +10,12 @@ import { decodeDocument } from './document-codec.js'
 import type { IndexSpec } from './secondary-index.js'
 
 /**
- * One step of a journal batch: a document's new JSON (`text`), its removal (`text` null), or an
- * index definition (`indexSpec`, the spec's JSON) to recreate at the next open.
+ * One step of a journal batch: a document's new JSON (`text`), its removal (`text` null), an index
+ * definition (`indexSpec`, the spec's JSON) to recreate at the next open, or an index's removal
+ * (`indexSpec` null).
  */
 export type JournalOp =
-  { collection: string; id: string; text: string | null } | { collection: string; indexName: string; indexSpec: string }
+  { collection: string; id: string; text: string | null } | { collection: string; indexName: string; indexSpec: string | null }
 
 interface DocumentRow {
   collection: string
@@ -46,10 +47,13 @@ export class JournalFile {
       const saveIndex = this.db.prepare<[string, string, string]>(
         'INSERT OR REPLACE INTO indexes (collection, name, spec) VALUES (?, ?, ?)',
       )
+      const dropIndex = this.db.prepare<[string, string]>('DELETE FROM indexes WHERE collection = ? AND name = ?')
       this.applyAll = this.db.transaction((ops: readonly JournalOp[]) => {
         for (const op of ops) {
-          if ('indexSpec' in op) saveIndex.run(op.collection, op.indexName, op.indexSpec)
-          else if (op.text === null) remove.run(op.collection, op.id)
+          if ('indexSpec' in op) {
+            if (op.indexSpec === null) dropIndex.run(op.collection, op.indexName)
+            else saveIndex.run(op.collection, op.indexName, op.indexSpec)
+          } else if (op.text === null) remove.run(op.collection, op.id)
           else put.run(op.collection, op.id, op.text)
         }
       })

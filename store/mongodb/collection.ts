@@ -130,6 +130,18 @@ export class MongoCollection implements Collection<Document> {
   createIndex(keys: Record<string, 1 | -1>, options?: IndexOptions): Promise<string> {
     return this.inner.createIndex(keys, options)
   }
+
+  async dropIndex(name: string): Promise<boolean> {
+    try {
+      await this.inner.dropIndex(name)
+      return true
+    } catch (error) {
+      // IndexNotFound (27) and NamespaceNotFound (26): nothing of that name to drop.
+      const code = (error as { code?: unknown }).code
+      if (code === 27 || code === 26) return false
+      throw error
+    }
+  }
 }
 
 /**

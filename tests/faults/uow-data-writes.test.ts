@@ -102,7 +102,7 @@ async function startProbe(t: Tap): Promise<Probe> {
     const inserted = await gateway.call('insertModel', 'POST', '/model/insertModel', { body: { model, live: true, ...HR } })
     t.equal(inserted.status, 200, `${model.modelID} deploys through the gateway`)
   }
-  return { store, users, gateway, ledger: () => store.collection<Document>(dataCollectionName(HR.appId, LEDGER_MODEL.modelID)) }
+  return { store, users, gateway, ledger: () => store.collection<Document>(dataCollectionName(HR, LEDGER_MODEL.modelID)) }
 }
 
 /** Starts an instance and seeds the documents its functions update and delete. */

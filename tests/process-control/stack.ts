@@ -70,7 +70,7 @@ export async function startControlStack(t: Test, config: Partial<Config> = {}, o
   async function payrollOnline(online: boolean): Promise<void> {
     await store
       .collection<StoredConstant>(Collections.constants)
-      .updateOne({ _id: 'hr:payrollOnline' }, { $set: { value: online ? 'yes' : 'no' } })
+      .updateOne({ _id: 'acme/hr:payrollOnline' }, { $set: { value: online ? 'yes' : 'no' } })
   }
 
   async function complete(user: StoredUser, session: Session, taskId: string): Promise<void> {

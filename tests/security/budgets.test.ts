@@ -80,7 +80,7 @@ async function setUp(t: Tap) {
   await deployExample(store, 'hr-constants', OTHER)
   const ann = await createTestUser(store, { ...HR, fullName: 'Ann Employee', swimlanes: ['employee'] })
   const otto = await createTestUser(store, { ...OTHER, fullName: 'Otto Other', swimlanes: [] })
-  const bookings = store.collection(dataCollectionName(HR.appId, 'leave-bookings'))
+  const bookings = store.collection(dataCollectionName(HR, 'leave-bookings'))
   for (let index = 1; index <= 30; index++) await bookings.insertOne({ businessKey: `LR-${index}`, days: index })
   const engine = await startService(t, 'engine', {
     store,

@@ -73,7 +73,10 @@ t.test('a leave request runs start to end: submit, approve, book, payroll and te
     ],
   })
   t.notOk(notification?.task)
-  const bookings = await engine.store.collection(dataCollectionName('hr', 'leave-bookings')).find({}).toArray()
+  const bookings = await engine.store
+    .collection(dataCollectionName({ organizationId: 'acme', appId: 'hr' }, 'leave-bookings'))
+    .find({})
+    .toArray()
   t.match(bookings, [{ businessKey: finished.processInstance.businessKey, days: 3, employee: employee.userId }])
   t.same(await activityTypes(engine, finished.processInstance.processInstanceId), ['start', 'complete', 'display', 'complete'])
 })
@@ -158,7 +161,9 @@ t.test('a failing rollback step undoes the whole request: 500 wm3050, stored sta
   const { submitted } = await submittedLeave(engine)
   const instance = submitted.context.processInstance
   // The booking step inserts into a collection whose businessKey is unique: make that insert fail.
-  await engine.store.collection(dataCollectionName('hr', 'leave-bookings')).insertOne({ businessKey: instance.businessKey, days: 1 })
+  await engine.store
+    .collection(dataCollectionName({ organizationId: 'acme', appId: 'hr' }, 'leave-bookings'))
+    .insertOne({ businessKey: instance.businessKey, days: 1 })
   await openForm(engine, manager, submitted)
   const before = await storedContext(engine, instance.processInstanceId)
   const notificationBefore = await notificationOf(engine, instance.processInstanceId)
@@ -180,7 +185,7 @@ t.test('a failing onError-fail step fails its thread and the process; /action/re
   const engine = await startHrEngine(t)
   const { manager } = engine.users
   const constants = engine.store.collection(Collections.constants)
-  await constants.updateOne({ _id: 'hr:payrollOnline' }, { $set: { value: 'no' } })
+  await constants.updateOne({ _id: 'acme/hr:payrollOnline' }, { $set: { value: 'no' } })
   const { submitted } = await submittedLeave(engine)
   const approved = await completeTask(engine, manager, (await openForm(engine, manager, submitted)).body)
   t.equal(approved.status, 200, "the failure is the process's, not the request's")
@@ -193,7 +198,7 @@ t.test('a failing onError-fail step fails its thread and the process; /action/re
   const retryBody = { ...HR, processInstanceId: instance.processInstanceId, threadId: failedThread?.threadId }
   const stillOffline = await engine.call<Session>('retryAction', 'POST', '/action/retry', { user: manager.userId, body: retryBody })
   t.equal(stillOffline.body.context.processInstance.processStatus, 'failed', 'a retry that fails again leaves it failed')
-  await constants.updateOne({ _id: 'hr:payrollOnline' }, { $set: { value: 'yes' } })
+  await constants.updateOne({ _id: 'acme/hr:payrollOnline' }, { $set: { value: 'yes' } })
   const retried = await engine.call<Session>('retryAction', 'POST', '/action/retry', { user: manager.userId, body: retryBody })
   t.equal(retried.status, 200)
   t.equal(retried.body.context.processInstance.processStatus, 'completed')

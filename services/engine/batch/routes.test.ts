@@ -43,7 +43,7 @@ t.test('POST /external/batchjob/retry requeues the failed jobs of the window, wh
   )
   t.match(recent, { status: 'done', tryCount: 0 }, 'the requeued deploy ran again, from tryCount 0')
   t.equal(
-    (await store.collection(Collections.schedules).findOne({ _id: 'hr:nightly:vat-check' }))?.modelID,
+    (await store.collection(Collections.schedules).findOne({ _id: 'acme/hr:nightly:vat-check' }))?.modelID,
     'nightly',
     'and deployed the schedule',
   )

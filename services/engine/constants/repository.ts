@@ -1,8 +1,13 @@
-/** Reads application constants (`constants`, `_id` = `<appId>:<name>`, written by the gateway's insertModel). */
+/**
+ * Reads application constants (`constants`, written by the gateway's insertModel). The API names a
+ * constant `<appId>:<name>`; it is looked up in the caller's tenant (organization and app), stored
+ * as `<tenantKey>:<name>` (store/tenant.ts).
+ */
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Collection, Store } from '../../../store/port.js'
 import { Collections, type StoredConstant } from '../../../store/collections.js'
+import { constantDocumentId, type Tenant, tenantFilter } from '../../../store/tenant.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -14,13 +19,17 @@ export class ConstantRepository {
   constructor(private readonly collection: Collection<StoredConstant>) {}
 
   /**
-   * The value of `constantId` when it is a constant of `appId` (DESIGN.md §6: absent when not found
-   * or when the id's app is another one).
+   * The value of `constantId` (`<appId>:<name>`) when it is a constant of the tenant: absent when not
+   * found or when the id's app is another one.
    */
-  async valueOf(appId: string, constantId: string): Promise<string | undefined> {
-    if (!constantId.startsWith(`${appId}:`)) return undefined
-    const found = await this.collection.findOne({ _id: constantId })
-    return found?.appId === appId ? found.value : undefined
+  async valueOf(tenant: Tenant, constantId: string): Promise<string | undefined> {
+    const prefix = `${tenant.appId}:`
+    if (!constantId.startsWith(prefix)) return undefined
+    const found = await this.collection.findOne({
+      _id: constantDocumentId(tenant, constantId.slice(prefix.length)),
+      ...tenantFilter(tenant),
+    })
+    return found?.value
   }
 }
 

@@ -1,6 +1,7 @@
 /**
- * `POST /getConstantValue`: the value of `<appId>:<name>` for the user's app; `result` absent
- * when there is none, when the id names another app, or when the request names another app.
+ * `POST /getConstantValue`: the value of `<appId>:<name>` in the user's tenant (organization and
+ * app); `result` absent when there is none, when the id names another app, or when the request
+ * names another app.
  * `processInstanceId` is required by the contract and not used in the lookup (SPEC.md).
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
@@ -16,8 +17,9 @@ async function constantRoutes(fastify: FastifyInstance): Promise<void> {
     handler: async (request) => {
       const { appId, constantId } = request.body
       // The route requires the user header: identity has resolved the actor.
-      if (requireActor(request).appId !== appId) return {}
-      const result = await fastify.constants.valueOf(appId, constantId)
+      const actor = requireActor(request)
+      if (actor.appId !== appId) return {}
+      const result = await fastify.constants.valueOf(actor, constantId)
       return result === undefined ? {} : { result }
     },
   })

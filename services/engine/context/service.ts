@@ -61,7 +61,7 @@ export class ContextService {
     newInstanceId: string | undefined,
   ): Promise<Session> {
     const { models, starter, sessions } = this.deps
-    const appId = body.appId ?? (await models.resolveAppId(body.processId))
+    const appId = body.appId ?? (await models.resolveAppId(actor.organizationId, body.processId))
     const started = await starter.start({
       actor,
       appId,

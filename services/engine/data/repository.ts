@@ -1,11 +1,12 @@
 /**
- * Business data collections (`dataCollection` models): the registry entry that maps an app's
+ * Business data collections (`dataCollection` models): the registry entry that maps a tenant's
  * human-readable collection name to the physical collection, and one page of a search in it.
  */
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Filter, Projection, SortSpec, Store } from '../../../store/port.js'
 import { Collections, type StoredDataCollection } from '../../../store/collections.js'
+import { type Tenant, tenantFilter } from '../../../store/tenant.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -26,9 +27,9 @@ export interface SearchPage {
 export class DataCollectionRepository {
   constructor(private readonly store: Store) {}
 
-  /** The app's collection of that name, or null (served by the gateway's unique `appId, name` index on the registry). */
-  async find(appId: string, name: string): Promise<StoredDataCollection | null> {
-    return this.store.collection<StoredDataCollection>(Collections.dataCollections).findOne({ appId, name })
+  /** The tenant's collection of that name, or null (served by the gateway's unique `organizationId, appId, name` index on the registry). */
+  async find(tenant: Tenant, name: string): Promise<StoredDataCollection | null> {
+    return this.store.collection<StoredDataCollection>(Collections.dataCollections).findOne({ ...tenantFilter(tenant), name })
   }
 
   /** The matching documents of one page, and how many match in all. */

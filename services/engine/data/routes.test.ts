@@ -10,7 +10,7 @@ import { UnitOfWork } from '../runtime-host/unit-of-work.js'
 
 async function seededEngine(t: ContractTest) {
   const engine = await startHrEngine(t)
-  const bookings = engine.store.collection(dataCollectionName('hr', 'leave-bookings'))
+  const bookings = engine.store.collection(dataCollectionName({ organizationId: 'acme', appId: 'hr' }, 'leave-bookings'))
   for (let index = 1; index <= 12; index++)
     await bookings.insertOne({ businessKey: `LR-${index}`, days: index, employee: index % 2 === 0 ? 'eve' : 'carl' })
   return engine

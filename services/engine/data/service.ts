@@ -40,7 +40,7 @@ export class DataSearchService {
       if (bad !== undefined) throw this.fail('wm4000', { args: [`${field} names no field: "${bad}"`], parameters: { field } })
     }
     // Another app's collections are invisible to the user, as unknown names are.
-    const entry = params.appId !== undefined && params.appId !== actor.appId ? null : await this.collections.find(actor.appId, name)
+    const entry = params.appId !== undefined && params.appId !== actor.appId ? null : await this.collections.find(actor, name)
     if (!entry) throw this.fail('wm3101', { args: [name], parameters: { collection: name } })
     const skip = params.skip ?? 0
     const limit = params.limit ?? DEFAULT_SEARCH_LIMIT

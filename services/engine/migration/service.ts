@@ -105,7 +105,12 @@ export class MigrationService {
         parameters: { processId: body.processId, appId: body.appId },
       })
     }
-    return this.deps.models.ofInstance({ appId: actor.appId, processId: body.processId, modelVersion: version })
+    return this.deps.models.ofInstance({
+      organizationId: actor.organizationId,
+      appId: actor.appId,
+      processId: body.processId,
+      modelVersion: version,
+    })
   }
 
   /** Every mapped step must be a step of fromVersion, mapped to a step of toVersion (400 wm3132). */

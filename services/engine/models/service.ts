@@ -1,6 +1,7 @@
 /**
  * The process models the engine runs, compiled once per model version and kept in the `app` cache
- * under the app's id (so evicting `<appId>` drops every compiled model of that app). Which version
+ * under the tenant's key (store/tenant.ts: evicting it drops every compiled model and the function
+ * libraries of that organization's app, and of no other organization's app of the same id). Which version
  * an instance runs is always read from the store — the latest live one for a new instance, its own
  * for a running one — so a cache entry can only be dropped, never be stale: a version's model never
  * changes.
@@ -11,6 +12,7 @@ import type { CacheRegistry } from '../../../plugins/cache/registry.js'
 import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { StoredModel } from '../../../store/collections.js'
+import { type Tenant, tenantFilter, tenantKey } from '../../../store/tenant.js'
 import { compileProcess } from '../runtime/compile.js'
 import type { CompiledProcess, FlowFunctionDefinition, ProcessInstance, ProcessModelBody, WorkflowModel } from '../runtime/types.js'
 import type { ModelRepository } from './repository.js'
@@ -21,11 +23,11 @@ declare module 'fastify' {
   }
 }
 
-/** An app's app-wide functions by id. */
+/** A tenant's app-wide functions by id. */
 export type AppFunctions = ReadonlyMap<string, FlowFunctionDefinition>
 
 /**
- * What the engine keeps of one app: its compiled process models by `<processId>@<version>`, and its
+ * What the engine keeps of one tenant: its compiled process models by `<processId>@<version>`, and its
  * app-wide functions once read (a promise, so concurrent first requests share one read).
  */
 export interface CompiledApp {
@@ -41,17 +43,18 @@ export class ProcessModels {
   ) {}
 
   /** The latest live version of the process, for a new instance (404 wm3002 when there is none). */
-  async latest(appId: string, processId: string): Promise<CompiledProcess> {
-    const version = await this.repository.latestLiveProcessVersion(appId, processId)
-    if (version === null) throw this.fail('wm3002', { args: [`${processId} in app ${appId}`], parameters: { processId, appId } })
-    return this.ofInstance({ appId, processId, modelVersion: version })
+  async latest(tenant: Tenant, processId: string): Promise<CompiledProcess> {
+    const version = await this.repository.latestLiveProcessVersion(tenant, processId)
+    if (version === null)
+      throw this.fail('wm3002', { args: [`${processId} in app ${tenant.appId}`], parameters: { processId, appId: tenant.appId } })
+    return this.ofInstance({ ...tenantFilter(tenant), processId, modelVersion: version })
   }
 
   /** The version a running instance started with. */
-  async ofInstance(instance: Pick<ProcessInstance, 'appId' | 'processId' | 'modelVersion'>): Promise<CompiledProcess> {
-    const cached = this.app(instance.appId).processes.get(versionKey(instance.processId, instance.modelVersion))
+  async ofInstance(instance: Pick<ProcessInstance, 'organizationId' | 'appId' | 'processId' | 'modelVersion'>): Promise<CompiledProcess> {
+    const cached = this.app(instance).processes.get(versionKey(instance.processId, instance.modelVersion))
     if (cached) return cached
-    const model = await this.repository.liveProcessVersion(instance.appId, instance.processId, instance.modelVersion)
+    const model = await this.repository.liveProcessVersion(instance, instance.processId, instance.modelVersion)
     if (!model) {
       throw this.fail('wm3002', {
         args: [`${instance.processId} version ${instance.modelVersion} in app ${instance.appId}`],
@@ -61,9 +64,9 @@ export class ProcessModels {
     return this.compiled(model)
   }
 
-  /** The app that has a live model of the process (400 wm3003 when none has, or several have). */
-  async resolveAppId(processId: string): Promise<string> {
-    const apps = await this.repository.appsWithLiveProcess(processId)
+  /** The app of the organization that has a live model of the process (400 wm3003 when none has, or several have). */
+  async resolveAppId(organizationId: string, processId: string): Promise<string> {
+    const apps = await this.repository.appsWithLiveProcess(organizationId, processId)
     if (apps.length === 1) return apps[0] as string
     const reason =
       apps.length === 0
@@ -72,19 +75,30 @@ export class ProcessModels {
     throw this.fail('wm3003', { args: [reason], parameters: { field: 'body.appId', processId } })
   }
 
+  /** The organization that has a live model of the process in the app (400 wm3003 when none has, or several have). */
+  async resolveOrganizationId(appId: string, processId: string): Promise<string> {
+    const organizations = await this.repository.organizationsWithLiveProcess(appId, processId)
+    if (organizations.length === 1) return organizations[0] as string
+    const reason =
+      organizations.length === 0
+        ? `no organization has a live model of process ${processId} in app ${appId}`
+        : `process ${processId} of app ${appId} exists in several organizations: organizationId is required`
+    throw this.fail('wm3003', { args: [reason], parameters: { field: 'body.organizationId', processId } })
+  }
+
   /**
    * The app-wide functions (`functions` models), for the functions a process does not define itself.
-   * Every flow run needs them, so they are read once per app and kept with its compiled models: a
-   * models insert records an invalidation of the app, which drops them too. This is the one cached
+   * Every flow run needs them, so they are read once per tenant and kept with its compiled models: a
+   * models insert records an invalidation of the tenant, which drops them too. This is the one cached
    * read a deploy makes stale (a compiled process version never changes), so it first applies the
    * invalidations recorded so far: a run after an answered deploy uses what it deployed. A failed
    * read is not kept.
    */
-  async appFunctions(appId: string): Promise<AppFunctions> {
+  async appFunctions(tenant: Tenant): Promise<AppFunctions> {
     await this.caches.upToDate()
-    const app = this.app(appId)
+    const app = this.app(tenant)
     if (!app.functions) {
-      const loading = this.readAppFunctions(appId)
+      const loading = this.readAppFunctions(tenant)
       app.functions = loading
       loading.catch(() => {
         if (app.functions === loading) delete app.functions
@@ -93,9 +107,9 @@ export class ProcessModels {
     return app.functions
   }
 
-  private async readAppFunctions(appId: string): Promise<AppFunctions> {
+  private async readAppFunctions(tenant: Tenant): Promise<AppFunctions> {
     const functions = new Map<string, FlowFunctionDefinition>()
-    for (const library of await this.repository.liveFunctionLibraries(appId)) {
+    for (const library of await this.repository.liveFunctionLibraries(tenant)) {
       const body = library.modelBody as { functions?: Record<string, FlowFunctionDefinition> }
       for (const [functionId, definition] of Object.entries(body.functions ?? {}))
         if (!functions.has(functionId)) functions.set(functionId, definition)
@@ -103,13 +117,13 @@ export class ProcessModels {
     return functions
   }
 
-  private app(appId: string): CompiledApp {
-    return this.caches.cache<CompiledApp>('app').getOrCreate(appId, () => ({ processes: new Map() }))
+  private app(tenant: Tenant): CompiledApp {
+    return this.caches.cache<CompiledApp>('app').getOrCreate(tenantKey(tenant), () => ({ processes: new Map() }))
   }
 
   private compiled(model: StoredModel): CompiledProcess {
     const processId = model.processId ?? model.modelID
-    const app = this.app(model.appId).processes
+    const app = this.app(model).processes
     const key = versionKey(processId, model.version)
     const cached = app.get(key)
     if (cached) return cached

@@ -84,12 +84,10 @@ export class ProcessStarter {
     if (actor && command.initiatorUserId !== undefined && command.initiatorUserId !== actor.userId) {
       this.authorization.assertMayActForOthers(actor, `start a process for ${command.initiatorUserId}`)
     }
-    const compiled = await this.models.latest(appId, processId)
-    const organizationId = compiled.model.organizationId ?? actor?.organizationId ?? command.organizationId ?? ''
-    // Another tenant's models are invisible to the user.
-    if (actor && !sameTenant(actor, { appId, organizationId })) {
-      throw this.fail('wm3002', { args: [`${processId} in app ${appId}`], parameters: { processId, appId } })
-    }
+    // The tenant is the pair: the actor's organization, else the one the (headless) command names,
+    // else the only organization with a live model of the process in that app.
+    const organizationId = actor?.organizationId ?? command.organizationId ?? (await this.models.resolveOrganizationId(appId, processId))
+    const compiled = await this.models.latest({ organizationId, appId }, processId)
     const initiator = await this.initiator(command, organizationId)
     const acting = actor ? runtimeUserOf(actor) : initiator
     const env = await this.environments.create({ actor: acting, appId, organizationId, additionalHeaders: command.additionalHeaders })

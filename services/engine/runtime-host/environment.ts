@@ -89,7 +89,7 @@ export class RunEnvironments {
       ...this.outbound,
       appId: request.appId,
       organizationId: request.organizationId,
-      appFunctions: await this.processModels.appFunctions(request.appId),
+      appFunctions: await this.processModels.appFunctions(request),
       additionalHeaders: decodeAdditionalHeaders(request.additionalHeaders),
       traceOutbound: this.outboundTracer(),
       limits: this.hostLimits,

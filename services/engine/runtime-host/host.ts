@@ -5,6 +5,7 @@
  */
 import { type Dispatcher, request } from 'undici'
 import type { Store } from '../../../store/port.js'
+import { constantDocumentId, tenantFilter } from '../../../store/tenant.js'
 import {
   Collections,
   type StoredConstant,
@@ -109,8 +110,10 @@ export class StoreFlowHost implements FlowHost {
 
   async constant(name: string): Promise<string | undefined> {
     if (this.constants.has(name)) return this.constants.get(name)
-    const found = await this.scope.store.collection<StoredConstant>(Collections.constants).findOne({ _id: `${this.scope.appId}:${name}` })
-    const value = found?.appId === this.scope.appId ? found.value : undefined
+    const found = await this.scope.store
+      .collection<StoredConstant>(Collections.constants)
+      .findOne({ _id: constantDocumentId(this.scope, name), ...tenantFilter(this.scope) })
+    const value = found?.value
     this.constants.set(name, value)
     return value
   }
@@ -179,7 +182,7 @@ export class StoreFlowHost implements FlowHost {
   async data(operation: DataOperation): Promise<unknown> {
     const entry = await this.scope.store
       .collection<StoredDataCollection>(Collections.dataCollections)
-      .findOne({ appId: this.scope.appId, name: operation.collection })
+      .findOne({ ...tenantFilter(this.scope), name: operation.collection })
     if (!entry) throw technical(`Data collection not found: ${operation.collection}`)
     const collection = entry.collectionName
     const work = this.scope.unitOfWork
@@ -218,8 +221,8 @@ export class StoreFlowHost implements FlowHost {
   }
 
   async findUser(userId: string): Promise<RuntimeUser | null> {
-    const user = await this.scope.store.collection<StoredUser>(Collections.users).findOne({ userId, appId: this.scope.appId })
-    if (!user || (user.organizationId ?? '') !== this.scope.organizationId) return null
+    const user = await this.scope.store.collection<StoredUser>(Collections.users).findOne({ userId, ...tenantFilter(this.scope) })
+    if (!user) return null
     return {
       userId: user.userId,
       fullName: user.fullName,
@@ -242,7 +245,7 @@ export class StoreFlowHost implements FlowHost {
   private async readUniqueKeys(entry: StoredDataCollection): Promise<UniqueKey[]> {
     const versions = await this.scope.store
       .collection<StoredModel>(Collections.models)
-      .find({ appId: this.scope.appId, modelID: entry.modelID })
+      .find({ ...tenantFilter(this.scope), modelID: entry.modelID })
       .toArray()
     const keys = new Map<string, UniqueKey>()
     for (const model of versions) {

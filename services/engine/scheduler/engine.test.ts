@@ -159,7 +159,7 @@ t.test('a runFunction schedule runs an app-wide function standalone; an unknown 
     booked.map((run) => run.status),
     booked.map(() => 'done'),
   )
-  const bookings = await engine.store.collection(dataCollectionName(HR.appId, 'leave-bookings')).find({ amount: 250 }).toArray()
+  const bookings = await engine.store.collection(dataCollectionName(HR, 'leave-bookings')).find({ amount: 250 }).toArray()
   t.equal(bookings.length, booked.length, 'each run wrote what the function inserts')
 
   const missing = runs.filter((run) => run.payload.scheduleId === 'missing')
@@ -217,7 +217,7 @@ t.test(
       () => schedules.find({ modelID: 'hr-nightly' }).toArray(),
       (found) => found.length === 1,
     )
-    t.match(deployed, [{ _id: 'hr:hr-nightly:vat-check', cron: '0 6 * * *', timezone: 'UTC', runFunction: { functionId: 'vatOf' } }])
+    t.match(deployed, [{ _id: 'acme/hr:hr-nightly:vat-check', cron: '0 6 * * *', timezone: 'UTC', runFunction: { functionId: 'vatOf' } }])
 
     t.equal((await insert((body) => void (body.schedules = []))).status, 200)
     t.same(

@@ -6,6 +6,7 @@
 import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
 import type { Collection, Store } from '../../../store/port.js'
 import { Collections, type ScheduleAction, type StoredModel, type StoredSchedule } from '../../../store/collections.js'
+import { scheduleDocumentId, type Tenant, tenantFilter } from '../../../store/tenant.js'
 import { compileCron, nextTickAfter } from './cron.js'
 import { actionOf } from './definitions.js'
 
@@ -24,15 +25,13 @@ export type ScheduleDefinition = ScheduleAction & {
 
 export interface ModelScheduleSet {
   appId: string
-  organizationId?: string
+  organizationId: string
   modelID: string
   modelVersion: number
   definitions: readonly ScheduleDefinition[]
 }
 
-export function scheduleDocumentId(appId: string, modelID: string, scheduleId: string): string {
-  return `${appId}:${modelID}:${scheduleId}`
-}
+export { scheduleDocumentId } from '../../../store/tenant.js'
 
 export class ScheduleRepository {
   constructor(
@@ -41,7 +40,7 @@ export class ScheduleRepository {
   ) {}
 
   async ensureIndexes(): Promise<void> {
-    await this.schedules.createIndex({ appId: 1, modelID: 1 }, { name: 'engine_schedules_model' })
+    await this.schedules.createIndex({ organizationId: 1, appId: 1, modelID: 1 }, { name: 'engine_tenant_schedules_model' })
     await this.schedules.createIndex({ nextTickAt: 1 }, { name: 'engine_schedules_next_tick' })
   }
 
@@ -50,13 +49,13 @@ export class ScheduleRepository {
     return this.schedules.find({ nextTickAt: { $lte: now } }).toArray()
   }
 
-  async ofModel(appId: string, modelID: string): Promise<StoredSchedule[]> {
-    return this.schedules.find({ appId, modelID }, { sort: { scheduleId: 1 } }).toArray()
+  async ofModel(tenant: Tenant, modelID: string): Promise<StoredSchedule[]> {
+    return this.schedules.find({ ...tenantFilter(tenant), modelID }, { sort: { scheduleId: 1 } }).toArray()
   }
 
-  /** The latest live version of a jobScheduler model, or null. */
-  async latestLiveModel(appId: string, modelID: string): Promise<StoredModel | null> {
-    return this.models.findOne({ appId, modelID, type: 'jobScheduler', live: true }, { sort: { version: -1 } })
+  /** The latest live version of a jobScheduler model of the tenant, or null. */
+  async latestLiveModel(tenant: Tenant, modelID: string): Promise<StoredModel | null> {
+    return this.models.findOne({ ...tenantFilter(tenant), modelID, type: 'jobScheduler', live: true }, { sort: { version: -1 } })
   }
 
   /**
@@ -66,17 +65,16 @@ export class ScheduleRepository {
    * idempotent, so a deploy that failed half-way is repaired by its retry.
    */
   async replaceModelSchedules(set: ModelScheduleSet, now: Date): Promise<{ upserted: number; removed: number }> {
-    const existing = new Map((await this.ofModel(set.appId, set.modelID)).map((schedule) => [schedule.scheduleId, schedule]))
+    const existing = new Map((await this.ofModel(set, set.modelID)).map((schedule) => [schedule.scheduleId, schedule]))
     for (const definition of set.definitions) {
-      const _id = scheduleDocumentId(set.appId, set.modelID, definition.scheduleId)
+      const _id = scheduleDocumentId(set, set.modelID, definition.scheduleId)
       const previous = existing.get(definition.scheduleId)
       const sameTiming = previous !== undefined && previous.cron === definition.cron && previous.timezone === definition.timezone
       const lastFiredAt = sameTiming ? previous.lastFiredAt : now
       const nextTickAt = nextTickAfter(compileCron(definition), lastFiredAt)
       const replacement = {
         _id,
-        appId: set.appId,
-        ...(set.organizationId === undefined ? {} : { organizationId: set.organizationId }),
+        ...tenantFilter(set),
         modelID: set.modelID,
         modelVersion: set.modelVersion,
         scheduleId: definition.scheduleId,
@@ -91,7 +89,7 @@ export class ScheduleRepository {
       await this.schedules.replaceOne({ _id }, replacement, { upsert: true })
     }
     const keep = set.definitions.map((definition) => definition.scheduleId)
-    const removed = await this.schedules.deleteMany({ appId: set.appId, modelID: set.modelID, scheduleId: { $nin: keep } })
+    const removed = await this.schedules.deleteMany({ ...tenantFilter(set), modelID: set.modelID, scheduleId: { $nin: keep } })
     return { upserted: set.definitions.length, removed: removed.deletedCount }
   }
 

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { openStore } from '../../../store/open.js'
 import type { Store } from '../../../store/port.js'
+import { scheduleDocumentId } from '../../../store/tenant.js'
 import { Collections, type StoredBatchJob, type StoredModel, type StoredSchedule } from '../../../store/collections.js'
 import { type TestClock, testClock } from '../../testing/clock.js'
 import { openTestStore, silentLogger, tempDir } from '../../testing/harness.js'
@@ -67,7 +68,7 @@ async function deploy(store: Store, clock: TestClock, modelID: string, schedules
 }
 
 async function storedSchedules(store: Store, modelID: string): Promise<StoredSchedule[]> {
-  return scheduleRepository(store).ofModel(APP.appId, modelID)
+  return scheduleRepository(store).ofModel(APP, modelID)
 }
 
 async function scheduledRuns(store: Store): Promise<StoredBatchJob[]> {
@@ -92,7 +93,7 @@ t.test('a deploy job registers the schedules of its jobScheduler model', async (
     ['tick', 'vat-check'],
   )
   t.match(schedules[0], {
-    _id: 'hr:nightly:tick',
+    _id: scheduleDocumentId(APP, 'nightly', 'tick'),
     ...APP,
     modelID: 'nightly',
     cron: '*/2 * * * * *',
@@ -229,7 +230,8 @@ t.test('every engine sees every tick, yet each tick fires once: two schedulers o
   t.equal(firedByA + firedByB, 5, 'one engine fired each')
   t.same(
     runs.map((run) => run.scheduleKey),
-    runs.map((run) => `hr:nightly:tick:${String(run.payload.tick)}`),
+    runs.map((run) => `acme/hr:nightly:tick:${String(run.payload.tick)}`),
+    'the key names the tenant (organization and app)',
   )
   t.match(runs[0], {
     status: 'waiting',
@@ -274,7 +276,9 @@ t.test('a next tick that came without a tick to fire (another engine fired it) i
   clock.set(at(2_000))
   const engine = scheduler(store, clock)
   t.equal((await engine.fireDue()).length, 1)
-  await store.collection<StoredSchedule>(Collections.schedules).updateOne({ _id: 'hr:nightly:tick' }, { $set: { nextTickAt: at(2_000) } })
+  await store
+    .collection<StoredSchedule>(Collections.schedules)
+    .updateOne({ _id: scheduleDocumentId(APP, 'nightly', 'tick') }, { $set: { nextTickAt: at(2_000) } })
   clock.set(at(2_500))
   t.same(await engine.fireDue(), [], 'the tick already fired does not fire again')
   t.same((await storedSchedules(store, 'nightly'))[0]?.nextTickAt, at(4_000), 'the next tick is set right')
@@ -318,6 +322,6 @@ t.test('schedules survive a restart: a new engine on the reopened store fires th
   const fired = await scheduler(reopened, clock).fireDue()
   t.same(
     fired.map((job) => job.scheduleKey),
-    [`hr:nightly:tick:${at(2_000).toISOString()}`],
+    [`acme/hr:nightly:tick:${at(2_000).toISOString()}`],
   )
 })

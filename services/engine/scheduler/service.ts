@@ -4,7 +4,7 @@
  * batch job.
  *
  * Exactly one firing per tick across engines: the job carries the unique key
- * `<appId>:<modelID>:<scheduleId>:<tickISO>`, so when several engines see the same tick one insert
+ * `<schedule _id>:<tickISO>` (the schedule's id names its tenant, store/tenant.ts), so when several engines see the same tick one insert
  * wins and the others get a duplicate-key error. No burst after downtime: only the latest tick
  * after the schedule's `lastFiredAt` fires, so the ticks missed while no engine ran collapse into
  * one catch-up run.
@@ -14,6 +14,7 @@ import type { StoredBatchJob, StoredSchedule } from '../../../store/collections.
 import type { BatchJobHandler } from '../batch/handlers.js'
 import { PollLoop } from '../batch/poll-loop.js'
 import type { BatchJobRepository } from '../batch/repository.js'
+import { scheduleDocumentId, tenantFilter } from '../../../store/tenant.js'
 import { compileCron, latestTickAtOrBefore, nextTickAfter } from './cron.js'
 import { actionOf, deployPayload, scheduleDefinitions, type ScheduledRunPayload } from './definitions.js'
 import type { ScheduleDefinition, ScheduleRepository } from './repository.js'
@@ -21,8 +22,8 @@ import type { ScheduleDefinition, ScheduleRepository } from './repository.js'
 /** Deploys re-read the model after writing; a model that keeps changing meanwhile is left to a retry. */
 const DEPLOY_ATTEMPTS = 3
 
-export function scheduleKey(schedule: Pick<StoredSchedule, 'appId' | 'modelID' | 'scheduleId'>, tick: Date): string {
-  return `${schedule.appId}:${schedule.modelID}:${schedule.scheduleId}:${tick.toISOString()}`
+export function scheduleKey(schedule: Pick<StoredSchedule, 'organizationId' | 'appId' | 'modelID' | 'scheduleId'>, tick: Date): string {
+  return `${scheduleDocumentId(schedule, schedule.modelID, schedule.scheduleId)}:${tick.toISOString()}`
 }
 
 /**
@@ -34,21 +35,20 @@ export function scheduleKey(schedule: Pick<StoredSchedule, 'appId' | 'modelID' |
 export function deployHandler(schedules: ScheduleRepository): BatchJobHandler {
   return async (job, { now, log }) => {
     const { modelID, version } = deployPayload(job.payload)
+    const tenant = { organizationId: job.organizationId ?? '', appId: job.appId }
     for (let attempt = 0; attempt < DEPLOY_ATTEMPTS; attempt++) {
-      const model = await schedules.latestLiveModel(job.appId, modelID)
+      const model = await schedules.latestLiveModel(tenant, modelID)
       const definitions: ScheduleDefinition[] = model ? scheduleDefinitions(model) : []
-      const organizationId = model?.organizationId ?? job.organizationId
       const result = await schedules.replaceModelSchedules(
         {
-          appId: job.appId,
-          ...(organizationId === undefined ? {} : { organizationId }),
+          ...tenant,
           modelID,
           modelVersion: model?.version ?? 0,
           definitions,
         },
         now,
       )
-      const latest = await schedules.latestLiveModel(job.appId, modelID)
+      const latest = await schedules.latestLiveModel(tenant, modelID)
       if ((latest?.version ?? 0) === (model?.version ?? 0)) {
         log.info({ modelID, requestedVersion: version, deployedVersion: model?.version ?? null, ...result }, 'schedules deployed')
         return
@@ -126,8 +126,7 @@ export class Scheduler {
     const job = await this.options.batchJobs.enqueue(
       {
         kind: 'scheduledRun',
-        appId: schedule.appId,
-        ...(schedule.organizationId === undefined ? {} : { organizationId: schedule.organizationId }),
+        ...tenantFilter(schedule),
         payload,
         dueAt: now,
         scheduleKey: scheduleKey(schedule, tick),

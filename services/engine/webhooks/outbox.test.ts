@@ -68,7 +68,9 @@ t.test('a request that fails before its commit stores no delivery, like it store
   const submitted = (await completeTask(engine, employee, started)).body as Session
   const instance = submitted.context.processInstance
   // The booking step inserts into a collection whose businessKey is unique: make that insert fail.
-  await engine.store.collection(dataCollectionName('hr', 'leave-bookings')).insertOne({ businessKey: instance.businessKey, days: 1 })
+  await engine.store
+    .collection(dataCollectionName({ organizationId: 'acme', appId: 'hr' }, 'leave-bookings'))
+    .insertOne({ businessKey: instance.businessKey, days: 1 })
   const before = (await deliveriesOf(engine, instance.processInstanceId)).map((entry) => entry._id)
   const failed = await completeTask(engine, manager, (await openForm(engine, manager, submitted)).body)
   t.equal(failed.status, 500)

@@ -10,7 +10,7 @@ async function cacheRoutes(fastify: FastifyInstance): Promise<void> {
     ...routeFrom(evictCache),
     handler: async (request, reply) => {
       const tenant = fastify.adminTenantOf(request, {}, 'query')
-      await fastify.cacheEviction.evict(request.params.cacheType, request.params.cacheTarget, request.query.id, tenant?.appId)
+      await fastify.cacheEviction.evict(request.params.cacheType, request.params.cacheTarget, request.query.id, tenant)
       return reply.envelope({ status: 'OK' })
     },
   })

@@ -11,6 +11,7 @@ import type { GatewayErrorCode } from '../../../openapi/generated/errors.js'
 import type { CacheRegistry } from '../../../plugins/cache/registry.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { Store } from '../../../store/port.js'
+import { type Tenant, tenantKey } from '../../../store/tenant.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -36,10 +37,10 @@ export class CacheEviction {
   ) {}
 
   /**
-   * `appOnly`: a tenant admin's eviction, limited to its app — only the `app` caches, of that app
-   * alone (the other types are shared by every tenant: 403).
+   * `tenantOnly`: a tenant admin's eviction, limited to its tenant — only the `app` caches, of that
+   * tenant alone (the other types are shared by every tenant: 403).
    */
-  async evict(cacheType: string, cacheTarget: CacheTarget, id: string | undefined, appOnly?: string): Promise<void> {
+  async evict(cacheType: string, cacheTarget: CacheTarget, id: string | undefined, tenantOnly?: Tenant): Promise<void> {
     if (!ALLOWED_CACHE_TYPES[cacheTarget].includes(cacheType)) {
       throw this.fail('fm3030', {
         args: [`cacheType ${cacheType} is not allowed for target ${cacheTarget} (allowed: ${ALLOWED_CACHE_TYPES[cacheTarget].join(', ')})`],
@@ -52,13 +53,13 @@ export class CacheEviction {
         parameters: { field: 'query.id' },
       })
     }
-    if (appOnly !== undefined) {
+    if (tenantOnly !== undefined) {
       if (cacheType !== 'app')
         throw this.fail('fm4030', {
           args: [`a tenant admin evicts only its app's caches (cacheType app), not ${cacheType}`],
           parameters: { field: 'params.cacheType' },
         })
-      await recordInvalidation(this.store, { target: cacheTarget, cacheType, id: appOnly })
+      await recordInvalidation(this.store, { target: cacheTarget, cacheType, id: tenantKey(tenantOnly) })
     } else {
       await recordInvalidation(this.store, { target: cacheTarget, cacheType, ...(id === undefined ? {} : { id }) })
     }

@@ -158,13 +158,13 @@ t.test("a process may call the functions of its app's live functions model", asy
   )
 })
 
-t.test('a constants model writes its constants as <appId>:<name>; a new version drops the names it no longer has', async (t) => {
+t.test('a constants model writes its constants as <tenantKey>:<name>; a new version drops the names it no longer has', async (t) => {
   const { gateway, client } = await startGateway(t)
   await client.call('insertModel', 'POST', '/model/insertModel', { body: insertModelRequest('hr-constants', HR) })
   const { constants } = modelCollections(gateway.app.store)
   t.same(await constants.find({}, { sort: { _id: 1 } }).toArray(), [
-    { _id: 'hr:payrollOnline', appId: 'hr', name: 'payrollOnline', value: 'yes', modelID: 'hr-constants' },
-    { _id: 'hr:vatRate', appId: 'hr', name: 'vatRate', value: '0.2', modelID: 'hr-constants' },
+    { _id: 'acme/hr:payrollOnline', ...HR, name: 'payrollOnline', value: 'yes', modelID: 'hr-constants' },
+    { _id: 'acme/hr:vatRate', ...HR, name: 'vatRate', value: '0.2', modelID: 'hr-constants' },
   ])
   await client.call('insertModel', 'POST', '/model/insertModel', {
     body: insertModelRequest('hr-constants', {
@@ -175,11 +175,11 @@ t.test('a constants model writes its constants as <appId>:<name>; a new version 
       },
     }),
   })
-  t.same(await constants.find({}).toArray(), [{ _id: 'hr:vatRate', appId: 'hr', name: 'vatRate', value: '0.25', modelID: 'hr-constants' }])
+  t.same(await constants.find({}).toArray(), [{ _id: 'acme/hr:vatRate', ...HR, name: 'vatRate', value: '0.25', modelID: 'hr-constants' }])
   await client.call('insertModel', 'POST', '/model/insertModel', {
     body: insertModelRequest('hr-constants', { ...HR, live: false, edit: (body) => void (body.vatRate = '9') }),
   })
-  t.equal((await constants.findOne({ _id: 'hr:vatRate' }))?.value, '0.25', 'a draft changes no constant')
+  t.equal((await constants.findOne({ _id: 'acme/hr:vatRate' }))?.value, '0.25', 'a draft changes no constant')
 })
 
 t.test('a jobScheduler model creates a waiting deploy job per live version', async (t) => {
@@ -206,9 +206,15 @@ t.test('a dataCollection model registers its collection and builds its indexes',
   const { dataCollections } = modelCollections(gateway.app.store)
   const entries = await dataCollections.find({}, { projection: { _id: 0 } }).toArray()
   t.same(entries, [
-    { appId: 'hr', name: 'Leave bookings', modelID: 'leave-bookings', collectionName: dataCollectionName('hr', 'leave-bookings') },
+    {
+      organizationId: 'acme',
+      appId: 'hr',
+      name: 'Leave bookings',
+      modelID: 'leave-bookings',
+      collectionName: dataCollectionName(HR, 'leave-bookings'),
+    },
   ])
-  const bookings = gateway.app.store.collection(dataCollectionName('hr', 'leave-bookings'))
+  const bookings = gateway.app.store.collection(dataCollectionName(HR, 'leave-bookings'))
   await bookings.insertOne({ businessKey: 'LR-1' })
   await t.rejects(bookings.insertOne({ businessKey: 'LR-1' }), { code: 11000 }, 'the unique index exists')
   const taken = await client.call<Envelope<null>>('insertModel', 'POST', '/model/insertModel', {

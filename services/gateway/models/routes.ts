@@ -11,7 +11,9 @@ import type { GatewayErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import { getModel, insertModel } from '../../../openapi/generated/gateway-routes.js'
 import { routeFrom } from '../../../lib/server/route.js'
-import { readerOf } from '../users/reader.js'
+import { namesOtherTenant, readerOf } from '../users/reader.js'
+import type { TenantScope } from '../users/repository.js'
+import type { Tenant } from '../../../store/tenant.js'
 import { etagMatches } from './service.js'
 
 export const MODEL_CACHE_CONTROL = 'public, max-age=28800'
@@ -35,15 +37,17 @@ async function modelRoutes(fastify: FastifyInstance): Promise<void> {
   })
 
   /**
-   * The app whose model a fetch may see: the user's own (another app's model is not found), any with
-   * the admin token; to nobody else (401), as models hold the tenant's function definitions.
+   * The tenant whose model a fetch may see: the user's own (another tenant's model is not found),
+   * the one the query names with the admin token (or the only one with that model id); to nobody
+   * else (401), as models hold the tenant's function definitions.
    */
-  async function appToServe(request: FastifyRequest, askedAppId: string | undefined, modelID: string): Promise<string | null> {
+  async function tenantToServe(request: FastifyRequest, asked: TenantScope, modelID: string): Promise<Tenant | null> {
     const reader = readerOf(fastify, request)
     if (reader.kind === 'anonymous')
       throw fail('fm4012', { args: ['a user or the admin token is required to fetch a model'], parameters: { field: 'headers.user' } })
-    if (reader.kind === 'user') return askedAppId === undefined || askedAppId === reader.tenant.appId ? reader.tenant.appId : null
-    return askedAppId || (await fastify.modelService.appOfModel(modelID))
+    if (reader.kind === 'user') return namesOtherTenant(reader.tenant, asked) ? null : reader.tenant
+    if (asked.organizationId && asked.appId) return { organizationId: asked.organizationId, appId: asked.appId }
+    return fastify.modelService.tenantOfModel(modelID, asked)
   }
 
   await fastify.register(async (scope) => {
@@ -52,10 +56,10 @@ async function modelRoutes(fastify: FastifyInstance): Promise<void> {
       ...routeFrom(getModel),
       handler: async (request, reply) => {
         const modelID = request.params.id
-        const appId = await appToServe(request, request.query.appId, modelID)
-        const model = appId ? await fastify.modelService.served(appId, modelID) : null
+        const tenant = await tenantToServe(request, request.query, modelID)
+        const model = tenant ? await fastify.modelService.served(tenant, modelID) : null
         if (!model)
-          throw fail('fm3027', { args: [`model ${modelID}${appId ? ` in app ${appId}` : ''}`], parameters: { field: 'params.id' } })
+          throw fail('fm3027', { args: [`model ${modelID}${tenant ? ` in app ${tenant.appId}` : ''}`], parameters: { field: 'params.id' } })
         // x-raw: the success answers are not the documented (error) schemas, so they go untyped.
         const raw: FastifyReply = reply
           .header('etag', model.etag)

@@ -8,10 +8,12 @@
  * A failure part-way undoes what was written. Every insert invalidates the app's cached models on
  * every instance.
  *
- * Reads (getModel, settings) go through the `app` cache: per app id, the served version of each
- * model (the latest live one, else the draft) and the app's settings files. This instance evicts
- * the app at once after its own insert; a read first applies the invalidations other instances
- * recorded (`caches.upToDate()`), so every gateway serves an answered deploy at once.
+ * Reads (getModel, settings) go through the `app` cache: per tenant (organizationId + appId, keyed
+ * by tenantKey), the served version of each model (the latest live one, else the draft) and the
+ * tenant's settings files. Everything is looked up inside one tenant: two organizations may each
+ * have an app of the same id, with models of the same ids. This instance evicts the tenant at once
+ * after its own insert; a read first applies the invalidations other instances recorded
+ * (`caches.upToDate()`), so every gateway serves an answered deploy at once.
  */
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
@@ -24,7 +26,8 @@ import { isDuplicateKeyError, type Store } from '../../../store/port.js'
 import { validateModel } from '../../../model/validation.js'
 import type { JsonObject, ProcessModelBody } from '../../../model/types.js'
 import type { StoredDataCollection, StoredModel } from '../../../store/collections.js'
-import { dataCollectionName, type ModelRepository } from './repository.js'
+import { constantDocumentId, dataCollectionName, type Tenant, tenantFilter, tenantKey } from '../../../store/tenant.js'
+import type { ModelRepository } from './repository.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -40,7 +43,7 @@ export interface ServedModel {
   etag: string
 }
 
-/** What the gateway caches per app (`app` cache, keyed by app id). */
+/** What the gateway caches per tenant (`app` cache, keyed by tenantKey). */
 export class AppModels {
   readonly models = new Map<string, Promise<ServedModel | null>>()
   /** One entry, `files`: the settings files of the app by file id. */
@@ -110,16 +113,21 @@ export class ModelService {
         parameters: { field: 'body.model.appId' },
       })
     const organizationId = model.organizationId ?? request.organizationId
-    const appFunctions = await this.repository.liveAppFunctionIds(appId, model.type === 'functions' ? model.modelID : undefined)
+    if (organizationId === undefined || organizationId === '')
+      throw this.fail('fm4000', {
+        args: ['body.model.organizationId is required (or the injected body.organizationId): the tenant is organization and app'],
+        parameters: { field: 'body.model.organizationId' },
+      })
+    const tenant: Tenant = { organizationId, appId }
+    const appFunctions = await this.repository.liveAppFunctionIds(tenant, model.type === 'functions' ? model.modelID : undefined)
     const fault = validateModel(model, appFunctions)
     if (fault) throw this.invalid(fault.path, fault.message)
 
-    const existed = await this.repository.hasModel(appId, model.modelID)
+    const existed = await this.repository.hasModel(tenant, model.modelID)
     const stored: StoredModel = {
       modelID: model.modelID,
       type: model.type,
-      appId,
-      ...(organizationId === undefined ? {} : { organizationId }),
+      ...tenantFilter(tenant),
       ...(model.name === undefined ? {} : { name: model.name }),
       version: 0,
       updateDate: now.toISOString(),
@@ -131,13 +139,13 @@ export class ModelService {
     try {
       if (live) await this.insertLive(stored, now, undo)
       else await this.replaceDraft(stored, undo)
-      // Every instance drops the app's cached models through the record (this one at once, below).
-      await recordInvalidation(this.store, { target: 'all', cacheType: 'app', id: appId }, now)
+      // Every instance drops the tenant's cached models through the record (this one at once, below).
+      await recordInvalidation(this.store, { target: 'all', cacheType: 'app', id: tenantKey(tenant) }, now)
     } catch (error) {
       await undo.run(this.log)
       throw error
     } finally {
-      this.caches.evict('app', appId)
+      this.caches.evict('app', tenantKey(tenant))
     }
     return existed ? 'updated' : 'inserted'
   }
@@ -159,14 +167,14 @@ export class ModelService {
   }
 
   private async replaceDraft(model: StoredModel, undo: UndoLog): Promise<void> {
-    const previous = await this.repository.draft(model.appId, model.modelID)
+    const previous = await this.repository.draft(model, model.modelID)
     await this.repository.upsertDraft(model)
     undo.add(() => (previous ? this.repository.upsertDraft(previous) : this.repository.removeVersion(model)))
   }
 
   private async storeNextVersion(model: StoredModel): Promise<void> {
     for (let attempt = 1; ; attempt++) {
-      model.version = (await this.repository.latestLiveVersion(model.appId, model.modelID)) + 1
+      model.version = (await this.repository.latestLiveVersion(model, model.modelID)) + 1
       try {
         await this.repository.insertLive(model)
         return
@@ -176,17 +184,23 @@ export class ModelService {
     }
   }
 
-  /** The model's constants become exactly its body's (`<appId>:<name>`, DESIGN.md §6). */
+  /** The model's constants become exactly its body's (stored as `<tenantKey>:<name>`, store/tenant.ts). */
   private async replaceConstants(model: StoredModel, undo: UndoLog): Promise<void> {
     const body = model.modelBody as Record<string, string>
-    const ids = Object.keys(body).map((name) => `${model.appId}:${name}`)
-    const before = [...(await this.repository.constantsOfModel(model.appId, model.modelID)), ...(await this.repository.constantsById(ids))]
+    const ids = Object.keys(body).map((name) => constantDocumentId(model, name))
+    const before = [...(await this.repository.constantsOfModel(model, model.modelID)), ...(await this.repository.constantsById(ids))]
     undo.add(async () => {
       for (const id of ids) await this.repository.removeConstant(id)
       for (const constant of before) await this.repository.putConstant(constant)
     })
     for (const [name, value] of Object.entries(body)) {
-      await this.repository.putConstant({ _id: `${model.appId}:${name}`, appId: model.appId, name, value, modelID: model.modelID })
+      await this.repository.putConstant({
+        _id: constantDocumentId(model, name),
+        ...tenantFilter(model),
+        name,
+        value,
+        modelID: model.modelID,
+      })
     }
     for (const constant of before)
       if (constant.modelID === model.modelID && !Object.hasOwn(body, constant.name)) await this.repository.removeConstant(constant._id)
@@ -195,10 +209,10 @@ export class ModelService {
   /** Before anything is stored: the name is the app's only one of it, and the indexes can be built. */
   private async prepareDataCollection(model: StoredModel): Promise<void> {
     const body = model.modelBody as { name: string; indexes?: Array<{ keys: Record<string, 1 | -1>; unique?: boolean }> }
-    const [owner] = await this.repository.dataCollectionsOf(model.appId, { name: body.name })
+    const [owner] = await this.repository.dataCollectionsOf(model, { name: body.name })
     if (owner && owner.modelID !== model.modelID)
       throw this.invalid('modelBody.name', `is already the name of the data collection of model ${owner.modelID}`)
-    const collectionName = dataCollectionName(model.appId, model.modelID)
+    const collectionName = dataCollectionName(model, model.modelID)
     for (const [position, index] of (body.indexes ?? []).entries()) {
       try {
         await this.repository.createDataIndex(collectionName, index.keys, index.unique === true)
@@ -210,37 +224,37 @@ export class ModelService {
 
   private async registerDataCollection(model: StoredModel, undo: UndoLog): Promise<void> {
     const { name } = model.modelBody as { name: string }
-    const before = await this.repository.dataCollectionsOf(model.appId, { modelID: model.modelID })
+    const before = await this.repository.dataCollectionsOf(model, { modelID: model.modelID })
     undo.add(async () => {
-      await this.repository.removeDataCollection(model.appId, name)
+      await this.repository.removeDataCollection(model, name)
       for (const entry of before) await this.repository.putDataCollection(entry)
     })
     const entry: StoredDataCollection = {
-      appId: model.appId,
+      ...tenantFilter(model),
       name,
       modelID: model.modelID,
-      collectionName: dataCollectionName(model.appId, model.modelID),
+      collectionName: dataCollectionName(model, model.modelID),
     }
     await this.repository.putDataCollection(entry)
     // A renamed collection is found by its new name only; its documents stay where they are.
-    for (const old of before) if (old.name !== name) await this.repository.removeDataCollection(model.appId, old.name)
+    for (const old of before) if (old.name !== name) await this.repository.removeDataCollection(model, old.name)
   }
 
   // ------------------------------------------------------------------------------ reads
 
-  private app(appId: string): AppModels {
-    return this.appCache().getOrCreate(appId, () => new AppModels())
+  private cached(tenant: Tenant): AppModels {
+    return this.appCache().getOrCreate(tenantKey(tenant), () => new AppModels())
   }
 
   private appCache(): NamedCache<AppModels> {
     return this.caches.cache<AppModels>('app')
   }
 
-  /** The model getModel serves; null when the app has no such model. */
-  async served(appId: string, modelID: string): Promise<ServedModel | null> {
+  /** The model getModel serves; null when the tenant has no such model. */
+  async served(tenant: Tenant, modelID: string): Promise<ServedModel | null> {
     await this.caches.upToDate()
-    return remembered(this.app(appId).models, modelID, async () => {
-      const model = await this.repository.served(appId, modelID)
+    return remembered(this.cached(tenant).models, modelID, async () => {
+      const model = await this.repository.served(tenant, modelID)
       if (!model) return null
       const body = Buffer.from(JSON.stringify(model.modelBody))
       return { body, etag: modelEtag(model, body.byteLength) }
@@ -248,34 +262,46 @@ export class ModelService {
   }
 
   /**
-   * The app a model id belongs to when the request names none: the only app that has it (several
-   * → 400 naming `query.appId`; none → null).
+   * The tenant a model id belongs to when an admin's request names none or only part of it: the
+   * only tenant (within what was named) that has it (several → 400 naming the missing field; none → null).
    */
-  async appOfModel(modelID: string): Promise<string | null> {
-    const apps = await this.repository.appsWithModel(modelID)
-    if (apps.length > 1)
+  async tenantOfModel(modelID: string, named: { organizationId?: string | undefined; appId?: string | undefined }): Promise<Tenant | null> {
+    const tenants = (await this.repository.tenantsWithModel(modelID)).filter(
+      (tenant) =>
+        (named.organizationId === undefined || named.organizationId === tenant.organizationId) &&
+        (named.appId === undefined || named.appId === tenant.appId),
+    )
+    if (tenants.length > 1) {
+      const field = named.organizationId === undefined ? 'query.organizationId' : 'query.appId'
       throw this.fail('fm4000', {
-        args: [`query.appId is required: model ${modelID} exists in apps ${apps.join(', ')}`],
-        parameters: { field: 'query.appId' },
+        args: [`${field} is required: model ${modelID} exists in ${tenants.map(tenantKey).sort().join(', ')}`],
+        parameters: { field },
       })
-    return apps[0] ?? null
+    }
+    return tenants[0] ?? null
   }
 
-  /** The only app with a process model of this processId, or null. */
-  async appOfProcess(processId: string): Promise<string | null> {
-    const apps = await this.repository.appsWithProcess(processId)
-    return apps.length === 1 ? (apps[0] as string) : null
+  /** The only tenant (of the organization, when one is named) with a process model of this processId, or null. */
+  async tenantOfProcess(processId: string, organizationId: string | undefined): Promise<Tenant | null> {
+    const tenants = await this.repository.tenantsWithProcess(processId, organizationId)
+    return tenants.length === 1 ? (tenants[0] as Tenant) : null
   }
 
-  /** The app's settings files, from its `settings` models (a newer model's file wins). */
-  async settingsFiles(appId: string): Promise<Map<string, unknown>> {
+  /** The only organization with models in this app, or null (none, or several). */
+  async onlyOrganizationOfApp(appId: string): Promise<string | null> {
+    const organizations = await this.repository.organizationsOfApp(appId)
+    return organizations.length === 1 ? (organizations[0] as string) : null
+  }
+
+  /** The tenant's settings files, from its `settings` models (a newer model's file wins). */
+  async settingsFiles(tenant: Tenant): Promise<Map<string, unknown>> {
     await this.caches.upToDate()
-    return remembered(this.app(appId).settings, 'files', () => this.loadSettings(appId))
+    return remembered(this.cached(tenant).settings, 'files', () => this.loadSettings(tenant))
   }
 
-  private async loadSettings(appId: string): Promise<Map<string, unknown>> {
+  private async loadSettings(tenant: Tenant): Promise<Map<string, unknown>> {
     const files = new Map<string, unknown>()
-    for (const model of await this.repository.servedOfType(appId, 'settings')) {
+    for (const model of await this.repository.servedOfType(tenant, 'settings')) {
       for (const [fileId, content] of Object.entries((model.modelBody as { files: JsonObject }).files)) files.set(fileId, content)
     }
     return files

@@ -1,6 +1,6 @@
 /**
- * UI settings files (SPEC.md "Settings and cache", DESIGN.md §6): the app comes from the page that
- * loads the script (the `referer`), the file from the app's `settings` models, and the answer is a
+ * UI settings files: the tenant comes from the page that loads the script (the `referer`, see
+ * tenantOf), the file from the tenant's `settings` models, and the answer is a
  * script that assigns it. The JSON is embedded so that no value can end the script early or break
  * the JavaScript string it sits in (`</script>`, U+2028, U+2029).
  */
@@ -9,6 +9,7 @@ import fp from 'fastify-plugin'
 import type { GatewayErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { ModelService } from '../models/service.js'
+import type { Tenant } from '../../../store/tenant.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -27,7 +28,7 @@ export function settingsScript(file: string, content: unknown): string {
   return `${SETTINGS_GLOBAL} = ${SETTINGS_GLOBAL} || {}; ${SETTINGS_GLOBAL}[${scriptSafeJson(file)}] = ${scriptSafeJson(content)};`
 }
 
-/** `q` = base64url of `<appId>|<processId>|<processInstanceId>` (DESIGN.md §6): its app id. */
+/** `q` = base64url of `<appId>|<processId>|<processInstanceId>`: its app id. */
 export function appIdFromCompositeId(q: string): string | undefined {
   const decoded = Buffer.from(q, 'base64url').toString('utf8')
   const [appId, ...rest] = decoded.split('|')
@@ -40,8 +41,13 @@ export class SettingsService {
     private readonly fail: ErrorFactory<GatewayErrorCode>,
   ) {}
 
-  /** The app of the page: its `appId` query parameter, else its `processId`'s app, else its `q`'s. */
-  async appIdOf(referer: string | undefined): Promise<string | undefined> {
+  /**
+   * The tenant of the page. Its app: the `appId` query parameter, else its `processId`'s app, else
+   * its `q`'s. Its organization: the `organizationId` query parameter, else the only organization
+   * that has that app (none or several: unresolved, so one organization's settings are never served
+   * for another's page).
+   */
+  async tenantOf(referer: string | undefined): Promise<Tenant | undefined> {
     if (!referer) return undefined
     let query: URLSearchParams
     try {
@@ -49,21 +55,27 @@ export class SettingsService {
     } catch {
       return undefined
     }
-    const appId = query.get('appId')
-    if (appId) return appId
+    const organizationId = query.get('organizationId') || undefined
     const processId = query.get('processId')
-    if (processId) return (await this.models.appOfProcess(processId)) ?? undefined
-    const q = query.get('q')
-    return q ? appIdFromCompositeId(q) : undefined
+    const appId = query.get('appId') || (processId ? undefined : appIdFromCompositeId(query.get('q') ?? ''))
+    if (!appId) return processId ? ((await this.models.tenantOfProcess(processId, organizationId)) ?? undefined) : undefined
+    const organization = organizationId ?? (await this.models.onlyOrganizationOfApp(appId))
+    return organization === null ? undefined : { organizationId: organization, appId }
   }
 
   async script(file: string, referer: string | undefined): Promise<string> {
-    const appId = await this.appIdOf(referer)
-    if (appId === undefined)
-      throw this.fail('fm3027', { args: ['the appId could not be resolved from the referer'], parameters: { field: 'headers.referer' } })
-    const files = await this.models.settingsFiles(appId)
+    const tenant = await this.tenantOf(referer)
+    if (tenant === undefined)
+      throw this.fail('fm3027', {
+        args: ['the tenant (organizationId and appId) could not be resolved from the referer'],
+        parameters: { field: 'headers.referer' },
+      })
+    const files = await this.models.settingsFiles(tenant)
     if (!files.has(file))
-      throw this.fail('fm3027', { args: [`settings file ${file} of app ${appId}`], parameters: { field: 'params.file' } })
+      throw this.fail('fm3027', {
+        args: [`settings file ${file} of app ${tenant.appId} in organization ${tenant.organizationId}`],
+        parameters: { field: 'params.file' },
+      })
     return settingsScript(file, files.get(file))
   }
 }

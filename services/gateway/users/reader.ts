@@ -6,12 +6,10 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { TenantScope } from './repository.js'
+import type { Tenant } from '../../../store/tenant.js'
 
 /** A tenant in full: both parts known. */
-export interface Tenant {
-  organizationId: string
-  appId: string
-}
+export type { Tenant } from '../../../store/tenant.js'
 
 export type Reader = { kind: 'admin' } | { kind: 'user'; tenant: Tenant } | { kind: 'anonymous' }
 

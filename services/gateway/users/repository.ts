@@ -1,7 +1,7 @@
 /**
  * The users store (`users` collection, shared with the engine's identity plugin, which reads users
- * by `userId`). `fullNameKey`, the case-folded full name, carries a unique index: of two concurrent
- * creates with the same name only one can be stored.
+ * by `userId`). `fullNameKey`, the case-folded full name, carries a unique index per tenant: of two
+ * concurrent creates with the same name in one tenant only one can be stored.
  */
 import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
 import type { Collection, Filter, Store } from '../../../store/port.js'
@@ -18,6 +18,9 @@ export interface TenantScope {
   organizationId?: string | undefined
   appId?: string | undefined
 }
+
+/** The unique index of full names within a tenant. */
+export const TENANT_FULL_NAME_INDEX = 'users_tenant_full_name'
 
 /** A stored user: as created (StoredUser), or as an update left it (only `userId` is sure). */
 export type UserDocument = Partial<StoredUser> & Pick<StoredUser, 'userId'>
@@ -42,8 +45,12 @@ export class UserRepository {
 
   async ensureIndexes(): Promise<void> {
     await this.collection.createIndex({ userId: 1 }, { unique: true })
-    // Partial: a user whose name another already holds (an update may do that) has no key.
-    await this.collection.createIndex({ fullNameKey: 1 }, { unique: true, partialFilterExpression: { fullNameKey: { $exists: true } } })
+    // Unique per tenant (organization and app), so a create never tells whether another tenant has
+    // the name. Partial: a user whose name another already holds (an update may do that) has no key.
+    await this.collection.createIndex(
+      { organizationId: 1, appId: 1, fullNameKey: 1 },
+      { unique: true, name: TENANT_FULL_NAME_INDEX, partialFilterExpression: { fullNameKey: { $exists: true } } },
+    )
     await this.collection.createIndex({ organizationId: 1, appId: 1 })
   }
 

@@ -1,7 +1,7 @@
 /**
  * User management (SPEC.md "User management"): create checks the three mandatory fields in SPEC's
- * order and leaves the case-insensitive uniqueness of `fullName` to the store's unique index, so two
- * concurrent creates cannot both win; update replaces the stored document whole, unchecked.
+ * order and leaves the case-insensitive uniqueness of `fullName` within the tenant to the store's
+ * unique index, so two concurrent creates cannot both win; update replaces the stored document whole, unchecked.
  */
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
