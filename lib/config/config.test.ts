@@ -35,7 +35,7 @@ t.test('defaults follow DESIGN.md §2 when nothing is set', async (t) => {
     flowWorkers: { threads: 4, memoryMb: 128 },
     flowHttp: { allowedHosts: [], forwardHeaders: [] },
     flowHttpMaxCallsPerRequest: 50,
-    dataLimits: { maxConditions: 200, maxRegexes: 10, maxFilterBytes: 16_384, maxSearchTests: 200_000 },
+    dataLimits: { maxConditions: 200, maxRegexes: 10, maxFilterBytes: 16_384, maxSearchTests: 50_000 },
     webhooks: { allowedHosts: [], timeoutMs: 10000, backoffMs: 1000 },
     mongodbMaxTimeMs: 10000,
     maxJsonDepth: 64,

@@ -365,7 +365,7 @@ export function parseConfig(env: Env, cwd: string = process.cwd()): Config {
       maxConditions: positiveInteger(env, 'DATA_FILTER_MAX_CONDITIONS', 200),
       maxRegexes: wholeNumber(env, 'DATA_FILTER_MAX_REGEXES', 10),
       maxFilterBytes: positiveInteger(env, 'DATA_FILTER_MAX_BYTES', 16_384),
-      maxSearchTests: positiveInteger(env, 'DATA_SEARCH_MAX_TESTS', 200_000),
+      maxSearchTests: positiveInteger(env, 'DATA_SEARCH_MAX_TESTS', 50_000),
     },
     webhooks: {
       allowedHosts: list(env, 'WEBHOOK_ALLOWED_HOSTS', ALLOWED_HOST, 'host names or IPs (optionally *. and :port)'),

@@ -71,9 +71,11 @@ export class DataSearchService {
         parameters: { field: problem.field, operator: problem.operator },
       })
     if (problem) throw this.fail('wm4000', { args: [problem.message], parameters: { field: problem.field } })
-    const regex = regexProblem(filter)
-    if (regex) throw this.fail('wm4000', { args: [`body.${regex.path}: ${regex.problem}`], parameters: { field: `body.${regex.path}` } })
+    // The bounds before the patterns: checking a pattern compiles it, so a thousand of them would cost
+    // the engine's thread what the bounds are there to spare it.
     const bound = filterLimitProblem(filter, this.limits)
     if (bound) throw this.fail('wm3102', { args: [bound.limit, bound.message], parameters: { field: 'body.filter', limit: bound.limit } })
+    const regex = regexProblem(filter)
+    if (regex) throw this.fail('wm4000', { args: [`body.${regex.path}: ${regex.problem}`], parameters: { field: `body.${regex.path}` } })
   }
 }

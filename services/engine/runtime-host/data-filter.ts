@@ -194,7 +194,7 @@ export interface DataLimits {
   maxSearchTests: number
 }
 
-export const DEFAULT_DATA_LIMITS: DataLimits = { maxConditions: 200, maxRegexes: 10, maxFilterBytes: 16_384, maxSearchTests: 200_000 }
+export const DEFAULT_DATA_LIMITS: DataLimits = { maxConditions: 200, maxRegexes: 10, maxFilterBytes: 16_384, maxSearchTests: 50_000 }
 
 /** What a `$regex` costs against a plain comparison when the search's work is counted. */
 const REGEX_WEIGHT = 10

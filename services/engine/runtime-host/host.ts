@@ -260,10 +260,11 @@ export class StoreFlowHost implements FlowHost {
     if (!isPlainObject(filter)) throw technical(`The filter of a data ${operation.operation} must be an object`)
     const operator = disallowedOperator(filter)
     if (operator) throw technical(`Filter operator not allowed in a data ${operation.operation}: ${operator}`)
-    const regex = regexProblem(filter)
-    if (regex) throw technical(`Filter of a data ${operation.operation} refused at ${regex.path}: ${regex.problem}`)
+    // The bounds before the patterns, which are compiled to be checked (see DataService.checkFilter).
     const bound = filterLimitProblem(filter, this.limits.data)
     if (bound) throw limitReached('wm3102', bound, operation.collection)
+    const regex = regexProblem(filter)
+    if (regex) throw technical(`Filter of a data ${operation.operation} refused at ${regex.path}: ${regex.problem}`)
     return filter
   }
 
