@@ -16,6 +16,7 @@
  */
 import { Pool } from 'undici'
 import { importBuilt } from './support/dist.mjs'
+import { ordinaryRequests } from './support/ordinary-requests.mjs'
 import { timedPost as post } from './support/http.mjs'
 import { reportTargets, runBench } from './support/outcome.mjs'
 import { startAllInOne } from './support/process.mjs'
@@ -76,22 +77,13 @@ const ATTACKS = {
   ],
 }
 
-/** Another tenant's ordinary requests, one after the other; their latencies. @param {Pool} pool @param {string} ann */
-async function ordinary(pool, ann) {
-  const run = await post(pool, '/external/function/vatOf/execute', ann, { ...HR, inputParams: { amount: 100 } })
-  const start = await post(pool, '/process/start', ann, { ...HR, processId: 'leave-request', input: { days: 2 } })
-  for (const answer of [run, start])
-    if (answer.status !== 200) throw new Error(`an ordinary request failed: ${answer.status} ${answer.text.slice(0, 200)}`)
-  return [run.ms, start.ms]
-}
-
 await runBench(() =>
   withTempDir('bench-input-attacks-', async (dataDir) => {
     const users = await seed(dataDir)
     const service = await startAllInOne({ dataDir, env: { LOG_LEVEL: 'fatal' } })
     const pool = new Pool(service.gateway, { connections: 16 })
     try {
-      for (let i = 0; i < 20; i++) await ordinary(pool, users.ann)
+      for (let i = 0; i < 20; i++) await ordinaryRequests(pool, users.ann, HR)
       process.stdout.write(`input attacks: ${ATTACKERS} attack loops at a time, ${DURATION_MS / 1000} s each\n`)
       /** @type {Array<[string, boolean]>} */
       const targets = []
@@ -113,7 +105,7 @@ await runBench(() =>
         })
         /** @type {number[]} */
         const latencies = []
-        while (performance.now() < until) latencies.push(...(await ordinary(pool, users.ann)))
+        while (performance.now() < until) latencies.push(...(await ordinaryRequests(pool, users.ann, HR)))
         await Promise.all(loops)
         latencies.sort((a, b) => a - b)
         attackMs.sort((a, b) => a - b)

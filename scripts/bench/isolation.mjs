@@ -16,6 +16,7 @@
  */
 import { Pool } from 'undici'
 import { importBuilt } from './support/dist.mjs'
+import { ordinaryRequests } from './support/ordinary-requests.mjs'
 import { timedPost as post } from './support/http.mjs'
 import { runBench, reportTargets } from './support/outcome.mjs'
 import { startAllInOne } from './support/process.mjs'
@@ -41,15 +42,6 @@ async function seed(dataDir) {
   })
 }
 
-/** Another tenant's ordinary requests, one after the other, while `heavy` runs; their latencies. @param {Pool} pool @param {string} ann */
-async function ordinary(pool, ann) {
-  const run = await post(pool, '/external/function/vatOf/execute', ann, { ...OTHER, inputParams: { amount: 100 } })
-  const start = await post(pool, '/process/start', ann, { ...OTHER, processId: 'leave-request', input: { days: 2 } })
-  for (const answer of [run, start])
-    if (answer.status !== 200) throw new Error(`an ordinary request failed: ${answer.status} ${answer.text.slice(0, 200)}`)
-  return [run.ms, start.ms]
-}
-
 await runBench(() =>
   withTempDir('bench-isolation-', async (dataDir) => {
     const users = await seed(dataDir)
@@ -61,7 +53,7 @@ await runBench(() =>
     try {
       // Warm-up: the routes, and the worker pool (which starts with its first run; ordinary
       // functions run on the engine's thread and never reach it), before anything is measured.
-      for (let i = 0; i < 20; i++) await ordinary(pool, users.ann)
+      for (let i = 0; i < 20; i++) await ordinaryRequests(pool, users.ann, OTHER)
       await Promise.all(
         Array.from({ length: WORKERS }, () =>
           post(pool, '/external/function/poolWarmUp/execute', users.mallory, { ...HEAVY, inputParams: {} }),
@@ -85,7 +77,7 @@ await runBench(() =>
       })
       /** @type {number[]} */
       const latencies = []
-      while (performance.now() < until) latencies.push(...(await ordinary(pool, users.ann)))
+      while (performance.now() < until) latencies.push(...(await ordinaryRequests(pool, users.ann, OTHER)))
       await Promise.all(heavyLoops)
 
       latencies.sort((a, b) => a - b)

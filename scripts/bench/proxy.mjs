@@ -131,7 +131,8 @@ async function load(side, request, seconds) {
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
     errors: result.errors + result.timeouts + result.non2xx,
-    failures: `${result.errors} errors (${result.timeouts} timeouts), ${result.non2xx} non-2xx answers (${result['4xx']} 4xx, ` +
+    failures:
+      `${result.errors} errors (${result.timeouts} timeouts), ${result.non2xx} non-2xx answers (${result['4xx']} 4xx, ` +
       `${result['5xx']} 5xx)`,
     proxyUs: perRequest(before.proxy, after.proxy),
     engineUs: perRequest(before.engine, after.engine),
@@ -156,8 +157,10 @@ function describe(side, figures) {
       ? `${micros(figures.engineUs)}`
       : `${micros(figures.proxyUs)} ${side.name} + ${micros(figures.engineUs)} engine`
   const failed = figures.errors > 0 ? `; FAILED: ${figures.failures}` : ''
-  return `${side.name.padEnd(11)} ${figures.requestsPerSecond.toFixed(0).padStart(5)} req/s, p50 ${figures.p50Ms} ms, p99 ` +
+  return (
+    `${side.name.padEnd(11)} ${figures.requestsPerSecond.toFixed(0).padStart(5)} req/s, p50 ${figures.p50Ms} ms, p99 ` +
     `${figures.p99Ms} ms; CPU per request ${cpu}${failed}`
+  )
 }
 
 /**
@@ -263,7 +266,7 @@ await runBench(() =>
             `  ${side.name.padEnd(11)} ${rps.toFixed(0)} req/s (${(rps / engineRps).toFixed(3)} of the engine's), added p99 ` +
               `${(p99 - engineP99).toFixed(2)} ms; ` +
               `CPU per request ${micros(medianOf(side.name, (figures) => figures.proxyUs))} ${side.name} + ` +
-                `${micros(medianOf(side.name, (figures) => figures.engineUs))} engine\n`,
+              `${micros(medianOf(side.name, (figures) => figures.engineUs))} engine\n`,
           )
         }
         const gatewayUs = medianOf('gateway', (figures) => figures.proxyUs)
