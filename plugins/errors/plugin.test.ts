@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import t from 'tap'
-import { serverOptions } from '../../services/server-options.js'
+import { serverOptions } from '../service-base/server-options.js'
 import { silentLogger } from '../../services/testing/harness.js'
 import errors, { type ErrorsPluginOptions } from './plugin.js'
 import type { ErrorCatalogue, ErrorFactory } from './service-error.js'

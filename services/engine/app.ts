@@ -13,7 +13,7 @@ import type { IdentityCodes } from '../../plugins/identity/plugin.js'
 import serviceBase from '../../plugins/service-base/plugin.js'
 import type { LogRings } from '../../plugins/logging/ring.js'
 import { EngineMetrics } from '../../lib/telemetry/engine-metrics.js'
-import { instrumentStore } from '../../lib/telemetry/instrumented-store.js'
+import { instrumentStore } from '../../store/instrumented.js'
 import { Tracing } from '../../lib/telemetry/tracing.js'
 import type { Store } from '../../store/port.js'
 import { getEngineMetrics } from '../../openapi/generated/engine-routes.js'
@@ -34,7 +34,7 @@ import processControl from './lifecycle/control.js'
 import idempotencyKeys from './lifecycle/idempotency-keys.js'
 import idempotentStarts from './lifecycle/idempotent-start.js'
 import controlRoutes from './lifecycle/control-routes.js'
-import sessions from './context/session.js'
+import sessions from './tasks/session.js'
 import contexts from './instances/repository.js'
 import processInstances from './instances/service.js'
 import runEnvironments from './flow-host/environment.js'
@@ -54,9 +54,13 @@ import constants from './data/constants.js'
 import constantRoutes from './data/constant-routes.js'
 import dataCollections from './data/repository.js'
 import dataRoutes from './data/routes.js'
-import escalations from './jobs/escalations.js'
-import externalRoutes from './lifecycle/headless-routes.js'
-import externalService from './lifecycle/headless.js'
+import escalations from './jobs/escalations/service.js'
+import headlessTaskRoutes from './tasks/headless-routes.js'
+import changeStepRoutes from './lifecycle/change-step-routes.js'
+import functionRoutes from './functions/routes.js'
+import headlessTasks from './tasks/headless.js'
+import stepChanges from './lifecycle/change-step.js'
+import functionRuns from './functions/service.js'
 import migrationRoutes from './lifecycle/migration-routes.js'
 import migrations from './lifecycle/migration.js'
 import fileRoutes from './files/routes.js'
@@ -67,6 +71,7 @@ import taskRoutes from './tasks/routes.js'
 import webhookDeliveries from './events/webhooks/repository.js'
 import webhookOutbox from './events/webhooks/outbox.js'
 import webhookWorker from './events/webhooks/plugin.js'
+import eventsCommitHook from './events/commit-hook.js'
 
 /** Batch jobs one engine runs at the same time; more engines run more. */
 const BATCH_CONCURRENCY = 4
@@ -138,6 +143,7 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
     gatewayPort: options.config.gatewayPort,
   })
   await app.register(processInstances, { limits: options.config.instanceLimits })
+  await app.register(eventsCommitHook)
   await registerInOrder(app, [sessions, processStarter, idempotencyKeys])
   await app.register(idempotentStarts, { ttlHours: options.config.idempotencyTtlHours })
   // Repositories of issue 5 (notes, tasks, headless, queries, constants, data, files).
@@ -161,7 +167,7 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
     gatewayPort: options.config.gatewayPort,
   })
   await app.register(engineTelemetry, { rawStore: options.store })
-  await app.register(externalService)
+  await registerInOrder(app, [headlessTasks, stepChanges, functionRuns])
   await app.register(scheduledRuns)
   await app.register(escalations)
   await app.register(migrations)
@@ -180,7 +186,7 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
   await app.register(bulkRoutes)
   await app.register(noteRoutes)
   await app.register(taskRoutes)
-  await app.register(externalRoutes)
+  await registerInOrder(app, [headlessTaskRoutes, changeStepRoutes, functionRoutes])
   await app.register(migrationRoutes)
   await app.register(queryRoutes)
   await app.register(constantRoutes)

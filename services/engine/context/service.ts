@@ -15,7 +15,7 @@ import type { TaskLockRepository } from '../tasks/locks.js'
 import type { ProcessModels } from '../models/service.js'
 import type { ProcessStarter } from '../lifecycle/start.js'
 import type { ActionType, Task } from '../../../runtime/types.js'
-import type { ContextAction, SessionBuilder } from './session.js'
+import type { ContextAction, SessionBuilder } from '../tasks/session.js'
 import { taskForForm } from '../tasks/form-task.js'
 
 type AdditionalHeaders = string | string[] | undefined

@@ -16,7 +16,7 @@ import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import { requireActor } from '../../../plugins/identity/plugin.js'
 import { routeFrom } from '../../../lib/server/route.js'
-import { uploadBodyLimit, UPLOAD_FIELDS_BYTES } from '../../server-options.js'
+import { uploadBodyLimit, UPLOAD_FIELDS_BYTES } from '../../../plugins/service-base/server-options.js'
 import { FileService, requireInstanceIds, type StagedUpload, type UploadFields } from './service.js'
 import { engineDependencies } from '../instances/dependencies.js'
 

@@ -14,8 +14,8 @@ import type { Actor } from '../../../plugins/identity/plugin.js'
 import type { FileStore, StoredFile } from '../../../store/port.js'
 import type { ActivityRepository } from '../instances/activities.js'
 import type { DataInstance, FileRecord, FlowFunctionDefinition, JsonSchema } from '../../../runtime/types.js'
-import { commitAtHand, runFunctionAtHand } from '../instances/at-hand-operations.js'
-import { type AdditionalHeaders, type InstanceAtHand, instanceAtHand, type InstanceDependencies } from '../instances/instance-at-hand.js'
+import { commitChange, runModelFunction } from '../instances/loaded-instance-operations.js'
+import { type AdditionalHeaders, type LoadedInstance, loadInstance, type InstanceDependencies } from '../instances/loaded-instance.js'
 import type { ActivityEntry } from '../instances/service.js'
 
 export type FileFunctionKind = 'upload' | 'download' | 'delete'
@@ -97,11 +97,11 @@ export class FileService {
    */
   async stage(actor: Actor, fields: UploadFields, source: UploadSource, additionalHeaders: AdditionalHeaders): Promise<StagedUpload> {
     const { fail } = this.deps
-    const atHand = await this.instanceOf(actor, fields, additionalHeaders)
-    const { stored } = atHand
+    const loaded = await this.instanceOf(actor, fields, additionalHeaders)
+    const { stored } = loaded
     const task = stored.processInstance.tasks.find((candidate) => candidate.taskId === fields.taskId)
     if (!task) throw fail('wm3005', { args: [fields.taskId], parameters: { taskId: fields.taskId, processInstanceId: stored._id } })
-    const functionId = this.fileFunction(atHand, 'upload')
+    const functionId = this.fileFunction(loaded, 'upload')
 
     const kept = await this.deps.files.put(source.stream, { fileName: fields.fileName, contentType: source.contentType })
     if (source.truncated()) {
@@ -111,7 +111,7 @@ export class FileService {
     return {
       commit: async () => {
         try {
-          return await this.addToInstance(actor, atHand, task, functionId, fields, kept, source.contentType)
+          return await this.addToInstance(actor, loaded, task, functionId, fields, kept, source.contentType)
         } catch (error) {
           await this.discard(kept)
           throw error
@@ -124,14 +124,14 @@ export class FileService {
   /** Runs the upload function on stored bytes and adds the file (as the function may have renamed it) to the instance. */
   private async addToInstance(
     actor: Actor,
-    atHand: InstanceAtHand,
+    loaded: LoadedInstance,
     task: { taskId: string; stepId: string },
     functionId: string,
     fields: UploadFields,
     kept: StoredFile,
     contentType: string,
   ): Promise<File> {
-    const { stored, env } = atHand
+    const { stored, env } = loaded
     const input = {
       storageHandle: kept.storageHandle,
       fileName: fields.fileName,
@@ -139,7 +139,7 @@ export class FileService {
       label: fields.label,
       size: kept.size,
     }
-    const result = await runFunctionAtHand(this.deps.fail, atHand, functionId, input, task.taskId)
+    const result = await runModelFunction(this.deps.fail, loaded, functionId, input, task.taskId)
     const output = result.output
     const record: FileRecord = {
       id: env.newId(),
@@ -152,7 +152,7 @@ export class FileService {
       userId: actor.userId,
       uploadDate: env.now().toISOString(),
     }
-    await this.commitFiles(actor, atHand, [...stored.processInstance.files, record], result.dataInstance, {
+    await this.commitFiles(actor, loaded, [...stored.processInstance.files, record], result.dataInstance, {
       type: 'fileUpload',
       taskId: task.taskId,
       stepId: task.stepId,
@@ -163,17 +163,17 @@ export class FileService {
 
   /** Runs the download function, logs `fileDownload` (no other change) and hands out the bytes. */
   async download(actor: Actor, body: FileOperationRequest, additionalHeaders: AdditionalHeaders): Promise<Download> {
-    const atHand = await this.instanceOf(actor, body, additionalHeaders)
-    const { record, functionId } = this.fileAndFunction(atHand, body.storageHandle, 'download')
-    await runFunctionAtHand(this.deps.fail, atHand, functionId, { storageHandle: record.storageHandle }, body.taskId)
+    const loaded = await this.instanceOf(actor, body, additionalHeaders)
+    const { record, functionId } = this.fileAndFunction(loaded, body.storageHandle, 'download')
+    await runModelFunction(this.deps.fail, loaded, functionId, { storageHandle: record.storageHandle }, body.taskId)
     // A download changes no instance: the function's data writes are stored now, all together.
-    await atHand.env.unitOfWork.applyAlone()
+    await loaded.env.unitOfWork.applyAlone()
     const found = await this.deps.files.get(record.storageHandle)
-    if (!found) throw this.fileNotFound(record.storageHandle, atHand.stored._id)
+    if (!found) throw this.fileNotFound(record.storageHandle, loaded.stored._id)
     try {
       await this.deps.activities.record({
-        processInstanceId: atHand.stored._id,
-        timeStamp: atHand.env.now().toISOString(),
+        processInstanceId: loaded.stored._id,
+        timeStamp: loaded.env.now().toISOString(),
         type: 'fileDownload',
         userId: actor.userId,
         userName: actor.fullName,
@@ -190,11 +190,11 @@ export class FileService {
 
   /** Runs the delete function, removes the file from the instance (stored first), then its bytes. */
   async delete(actor: Actor, body: FileOperationRequest, additionalHeaders: AdditionalHeaders): Promise<{ isSuccess: boolean }> {
-    const atHand = await this.instanceOf(actor, body, additionalHeaders)
-    const { record, functionId } = this.fileAndFunction(atHand, body.storageHandle, 'delete')
-    const result = await runFunctionAtHand(this.deps.fail, atHand, functionId, { storageHandle: record.storageHandle }, body.taskId)
-    const remaining = atHand.stored.processInstance.files.filter((file) => file.id !== record.id)
-    await this.commitFiles(actor, atHand, remaining, result.dataInstance, {
+    const loaded = await this.instanceOf(actor, body, additionalHeaders)
+    const { record, functionId } = this.fileAndFunction(loaded, body.storageHandle, 'delete')
+    const result = await runModelFunction(this.deps.fail, loaded, functionId, { storageHandle: record.storageHandle }, body.taskId)
+    const remaining = loaded.stored.processInstance.files.filter((file) => file.id !== record.id)
+    await this.commitFiles(actor, loaded, remaining, result.dataInstance, {
       type: 'fileDelete',
       taskId: body.taskId,
       stepId: body.taskDefinitionKey,
@@ -212,13 +212,13 @@ export class FileService {
   /** Stores a file function's run: its data changes, the instance's files as they are now and the operation's activity. */
   private async commitFiles(
     actor: Actor,
-    atHand: InstanceAtHand,
+    loaded: LoadedInstance,
     files: FileRecord[],
     dataInstance: DataInstance,
     activity: ActivityEntry,
   ): Promise<void> {
-    await commitAtHand(this.deps, atHand, actor, {
-      state: { processInstance: { ...atHand.stored.processInstance, files }, dataInstance },
+    await commitChange(this.deps, loaded, actor, {
+      state: { processInstance: { ...loaded.stored.processInstance, files }, dataInstance },
       effects: [],
       event: 'Updated',
       activities: [activity],
@@ -235,9 +235,9 @@ export class FileService {
       appId?: string | undefined
     },
     additionalHeaders: AdditionalHeaders,
-  ): Promise<InstanceAtHand> {
+  ): Promise<LoadedInstance> {
     requireInstanceIds(this.deps.fail, ids)
-    return instanceAtHand(this.deps, actor, {
+    return loadInstance(this.deps, actor, {
       processInstanceId: ids.processInstanceId as string,
       processId: ids.processId,
       businessKey: ids.businessKey,
@@ -249,19 +249,19 @@ export class FileService {
 
   /** The file of the instance with that handle (404 wm3072) and the model's function for the operation. */
   private fileAndFunction(
-    atHand: InstanceAtHand,
+    loaded: LoadedInstance,
     storageHandle: string | undefined,
     kind: FileFunctionKind,
   ): { record: FileRecord; functionId: string } {
     if (!storageHandle)
       throw this.deps.fail('wm4000', { args: ['storageHandle must be a non-empty string'], parameters: { field: 'storageHandle' } })
-    const record = atHand.stored.processInstance.files.find((file) => file.storageHandle === storageHandle)
-    if (!record) throw this.fileNotFound(storageHandle, atHand.stored._id)
-    return { record, functionId: this.fileFunction(atHand, kind) }
+    const record = loaded.stored.processInstance.files.find((file) => file.storageHandle === storageHandle)
+    if (!record) throw this.fileNotFound(storageHandle, loaded.stored._id)
+    return { record, functionId: this.fileFunction(loaded, kind) }
   }
 
   /** The model's file function of that kind, when it exists and declares what MODEL.md requires (500 wm3070 otherwise). */
-  private fileFunction({ compiled, env }: InstanceAtHand, kind: FileFunctionKind): string {
+  private fileFunction({ compiled, env }: LoadedInstance, kind: FileFunctionKind): string {
     const functionId = compiled.fileFunction(kind)
     const wrong = (reason: string) =>
       this.deps.fail('wm3070', { args: [`file${kind[0]?.toUpperCase()}${kind.slice(1)}Function ${reason}`], parameters: { kind } })

@@ -8,7 +8,7 @@ import type { Static, TSchema } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyRequest, HTTPMethods } from 'fastify'
 import { type Actor, requireActor } from '../../../plugins/identity/plugin.js'
 import { type GeneratedRoute, routeFrom } from '../../../lib/server/route.js'
-import type { AdditionalHeaders } from './instance-at-hand.js'
+import type { AdditionalHeaders } from './loaded-instance.js'
 
 /** A generated route with a JSON body and a success answer. */
 interface CommandRoute extends GeneratedRoute {

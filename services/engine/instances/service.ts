@@ -1,8 +1,9 @@
 /**
  * Loading and changing process instances. Every change goes through `commit`: the new state is
  * written (an insert, or a compare-and-set on the version the change was computed from) in one
- * atomic batch with the request's data writes (its unit of work), its activity records, the
- * instance's notification record and the webhook deliveries of its event (the outbox). A request
+ * atomic batch with the request's data writes (its unit of work), its activity records and what
+ * the commit hooks add (commit-hooks.ts: the notification record, webhook deliveries, escalation
+ * jobs). A request
  * that fails before the write, loses the compare-and-set or dies mid-commit leaves the stored state
  * exactly as it was.
  */
@@ -14,13 +15,10 @@ import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { StoredContext } from '../../../store/collections.js'
 import type { ActivityRepository } from './activities.js'
 import type { Authorization, Principal } from './authorization.js'
-import { eventTypeAfter, type Notifications } from '../events/notifications/service.js'
+import { type ChangeToStore, type CommitHook, CommitHooks } from './commit-hooks.js'
 import type { RequestEnvironment } from '../flow-host/environment.js'
-import type { WebhookOutbox } from '../events/webhooks/outbox.js'
 import type { CompiledProcess, ProcessInstance, ProcessState, RuntimeEffect } from '../../../runtime/types.js'
-import { type CommittedChange, recordCommittedChange } from '../operations/workflow-events.js'
 import type { ContextRepository } from './repository.js'
-import { escalationJobWrites } from '../jobs/escalation-jobs.js'
 import { type InstanceLimits, limitBreach } from './size-limits.js'
 
 declare module 'fastify' {
@@ -94,18 +92,21 @@ export function withBookkeeping(state: ProcessState, effects: readonly RuntimeEf
 }
 
 export class ProcessInstances {
+  private readonly hooks = new CommitHooks()
+
   constructor(
     private readonly contexts: ContextRepository,
     private readonly activities: ActivityRepository,
-    private readonly notifications: Notifications,
-    private readonly webhooks: WebhookOutbox,
     private readonly authorization: Authorization,
     private readonly fail: ErrorFactory<EngineErrorCode>,
     private readonly log: FastifyBaseLogger,
     private readonly limits: InstanceLimits,
-    /** Told of every stored change (the engine's metrics); absent, nothing is counted. */
-    private readonly onCommitted?: (change: CommittedChange) => void,
   ) {}
+
+  /** Adds what every stored change also writes or tells (the folders that own it register it at boot). */
+  addCommitHook(hook: CommitHook): void {
+    this.hooks.add(hook)
+  }
 
   /** The stored instance, or null. */
   find(processInstanceId: string): Promise<StoredContext | null> {
@@ -137,10 +138,11 @@ export class ProcessInstances {
 
   /**
    * Stores the change (409 wm3042 when the instance changed since it was read, 409 wm3140 when it is
-   * suspended and the change is not one allowed then) in one atomic batch
-   * with everything that describes it: the data writes of the request's flow functions, its
-   * activity records, the instance's notification record and the webhook deliveries of its event.
-   * A crash or a lost compare-and-set leaves none of them, a stored change all of them.
+   * suspended and the change is not one allowed then) in one atomic batch with everything that
+   * describes it: the data writes of the request's flow functions, its activity records and the
+   * writes of the commit hooks (the notification record, the webhook deliveries of its event, the
+   * escalation jobs of new tasks). A crash or a lost compare-and-set leaves none of them, a stored
+   * change all of them.
    */
   async commit(change: Change): Promise<StoredContext> {
     // The one gate every change of an instance passes: a suspended instance changes only by a note
@@ -165,13 +167,18 @@ export class ProcessInstances {
         ...activity,
       })),
     )
-    const eventType = eventTypeAfter(change.event, change.effects)
-    const notificationWrites = await this.notifications.writesFor(state, eventType, change.compiled, change.env)
-    // The escalations of the tasks the change creates fall due as batch jobs, stored with it or not at all.
-    const escalationWrites = escalationJobWrites(state.processInstance, change.effects, change.compiled, now)
-    const version = change.previous ? change.previous.version + 1 : 1
-    const deliveryWrites = await this.webhooks.writesFor({ state, eventType, version, at: now })
-    const alongside = [...change.env.unitOfWork.writes(), ...activityWrites, ...notificationWrites, ...escalationWrites, ...deliveryWrites]
+    const toStore: ChangeToStore = {
+      state,
+      effects: change.effects,
+      compiled: change.compiled,
+      env: change.env,
+      event: change.event,
+      version: change.previous ? change.previous.version + 1 : 1,
+      now,
+      started: change.previous === undefined,
+    }
+    const hookWrites = await this.hooks.writesFor(toStore)
+    const alongside = [...change.env.unitOfWork.writes(), ...activityWrites, ...hookWrites.flat()]
     let stored: StoredContext
     if (change.previous) {
       const written = await this.contexts.compareAndSet(change.previous, state, alongside)
@@ -183,9 +190,8 @@ export class ProcessInstances {
     } else {
       stored = await this.contexts.insert(state, alongside)
     }
-    if (deliveryWrites.length > 0) this.webhooks.stored()
+    this.hooks.stored(toStore, hookWrites)
     await change.alongside?.(stored)
-    this.onCommitted?.({ started: change.previous === undefined, processId: state.processInstance.processId, effects: change.effects })
     return stored
   }
 }
@@ -195,24 +201,11 @@ export interface ProcessInstancesOptions {
 }
 
 async function processInstancesPlugin(fastify: FastifyInstance, options: ProcessInstancesOptions): Promise<void> {
-  const metrics = fastify.engineMetrics
-  const onCommitted = metrics ? (change: CommittedChange) => recordCommittedChange(metrics, change) : undefined
-  const { contexts, activities, notifications, webhookOutbox, authorization, fail, log } = fastify
-  fastify.decorate(
-    'processInstances',
-    new ProcessInstances(contexts, activities, notifications, webhookOutbox, authorization, fail, log, options.limits, onCommitted),
-  )
+  const { contexts, activities, authorization, fail, log } = fastify
+  fastify.decorate('processInstances', new ProcessInstances(contexts, activities, authorization, fail, log, options.limits))
 }
 
 export default fp(processInstancesPlugin, {
   name: 'process-instances',
-  dependencies: [
-    'contexts-repository',
-    'activities-repository',
-    'notifications-service',
-    'webhook-outbox',
-    'authorization',
-    'errors',
-    'metrics',
-  ],
+  dependencies: ['contexts-repository', 'activities-repository', 'authorization', 'errors'],
 })

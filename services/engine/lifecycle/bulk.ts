@@ -19,7 +19,7 @@ import type { BatchJobRepository } from '../jobs/batch/repository.js'
 import type { BatchWorker } from '../jobs/batch/worker.js'
 import type { ProcessControl } from './control.js'
 import type { ContextRepository } from '../instances/repository.js'
-import type { InstanceDependencies } from '../instances/instance-at-hand.js'
+import type { InstanceDependencies } from '../instances/loaded-instance.js'
 import { engineDependencies } from '../instances/dependencies.js'
 
 /** Instances read (and kept in memory) at a time. */

@@ -13,7 +13,7 @@ import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { Actor } from '../../../plugins/identity/plugin.js'
 import type { StoredContext } from '../../../store/collections.js'
 import { type Authorization, mayActForOthers } from '../instances/authorization.js'
-import { type InstanceDependencies, instanceAtHand } from '../instances/instance-at-hand.js'
+import { type InstanceDependencies, loadInstance } from '../instances/loaded-instance.js'
 import { isSuspended } from '../instances/service.js'
 import type { TaskLockRepository } from '../tasks/locks.js'
 import type { ProcessInstance, ProcessState, RuntimeEffect } from '../../../runtime/types.js'
@@ -146,7 +146,7 @@ export class ProcessControl {
     alreadyDone = false,
   ): Promise<boolean> {
     const spec = OPERATIONS[operation]
-    const { compiled, env } = await instanceAtHand(
+    const { compiled, env } = await loadInstance(
       this.deps,
       actor,
       { processInstanceId: stored._id, appId: request.appId, additionalHeaders: request.additionalHeaders, check: 'tenant' },

@@ -5,13 +5,13 @@
  */
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import type { ExternalService } from './headless.js'
+import type { FunctionRuns } from '../functions/service.js'
 import type { ProcessStarter } from './start.js'
 import { type ScheduledActions, scheduledRunHandler } from '../jobs/scheduler/scheduled-run.js'
 
 export interface EngineActionServices {
   processStarter: Pick<ProcessStarter, 'start'>
-  functions: Pick<ExternalService, 'executeFunction'>
+  functions: Pick<FunctionRuns, 'executeFunction'>
 }
 
 /**
@@ -51,11 +51,11 @@ export function engineScheduledActions({ processStarter, functions }: EngineActi
 async function scheduledRunsPlugin(fastify: FastifyInstance): Promise<void> {
   fastify.batchHandlers.set(
     'scheduledRun',
-    scheduledRunHandler(engineScheduledActions({ processStarter: fastify.processStarter, functions: fastify.externalService })),
+    scheduledRunHandler(engineScheduledActions({ processStarter: fastify.processStarter, functions: fastify.functionRuns })),
   )
 }
 
 export default fp(scheduledRunsPlugin, {
   name: 'scheduled-runs',
-  dependencies: ['batch-worker', 'process-starter', 'external-service'],
+  dependencies: ['batch-worker', 'process-starter', 'function-runs'],
 })

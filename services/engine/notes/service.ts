@@ -5,19 +5,19 @@
  */
 import type { NoteAddRequest, NoteDeleteRequest, NoteUpdateRequest, Session } from '../../../openapi/generated/schemas.js'
 import type { Actor } from '../../../plugins/identity/plugin.js'
-import type { SessionBuilder } from '../context/session.js'
+import type { SessionBuilder } from '../tasks/session.js'
 import { taskForForm } from '../tasks/form-task.js'
-import { newNote, withNote } from './note-state.js'
+import { newNote, withNote } from '../../../runtime/notes.js'
 import type { ActivityEntry } from '../instances/service.js'
-import { commitAtHand } from '../instances/at-hand-operations.js'
+import { commitChange } from '../instances/loaded-instance-operations.js'
 import type { Note, ProcessState } from '../../../runtime/types.js'
 import {
   type AdditionalHeaders,
-  type InstanceAtHand,
-  instanceAtHand,
+  type LoadedInstance,
+  loadInstance,
   type InstanceDependencies,
   stateOf,
-} from '../instances/instance-at-hand.js'
+} from '../instances/loaded-instance.js'
 
 export interface NoteServiceDependencies extends InstanceDependencies {
   sessions: SessionBuilder
@@ -78,12 +78,12 @@ export class NoteService {
     actor: Actor,
     body: { processInstanceId: string; processId?: string | undefined; appId?: string | undefined },
     additionalHeaders: AdditionalHeaders,
-    edit: (atHand: InstanceAtHand) => NoteEdit,
+    edit: (loaded: LoadedInstance) => NoteEdit,
   ): Promise<Session> {
-    const atHand = await instanceAtHand(this.deps, actor, { ...body, additionalHeaders, check: 'access' })
-    const { state, activity } = edit(atHand)
+    const loaded = await loadInstance(this.deps, actor, { ...body, additionalHeaders, check: 'access' })
+    const { state, activity } = edit(loaded)
     // Notes are kept on a suspended instance too: they change nothing the process runs on.
-    const committed = await commitAtHand(this.deps, atHand, actor, {
+    const committed = await commitChange(this.deps, loaded, actor, {
       state,
       effects: [],
       event: 'Updated',
@@ -93,7 +93,7 @@ export class NoteService {
     return this.deps.sessions.build({
       principal: actor,
       state: committed,
-      compiled: atHand.compiled,
+      compiled: loaded.compiled,
       task: taskForForm(committed.processInstance, actor),
       skipToForm: true,
     })

@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Store } from '../../../store/port.js'
 import { countOpenTasks, OPEN_TASK_RESYNC_MS } from './open-tasks.js'
+import { recordCommittedChange } from './workflow-events.js'
 
 export interface EngineTelemetryOptions {
   /** The store as opened (the journal is its own; `fastify.store` may be a measuring wrapper). */
@@ -17,6 +18,12 @@ export interface EngineTelemetryOptions {
 async function engineTelemetryPlugin(fastify: FastifyInstance, options: EngineTelemetryOptions): Promise<void> {
   const metrics = fastify.engineMetrics
   if (!metrics) return
+  // Read from the effects once a change is stored, so a rolled-back or lost change counts nothing.
+  fastify.processInstances.addCommitHook({
+    name: 'workflow metrics',
+    stored: ({ started, state, effects }) =>
+      recordCommittedChange(metrics, { started, processId: state.processInstance.processId, effects }),
+  })
   metrics.readBatchJobCountsWith(async () => ({ ...(await fastify.batchJobs.countEachStatus()) }))
   options.rawStore.observeJournal?.((seconds, writes) => metrics.journalCommitted(seconds, writes))
   const resync = async (): Promise<void> => {
@@ -35,4 +42,7 @@ async function engineTelemetryPlugin(fastify: FastifyInstance, options: EngineTe
   fastify.addHook('onClose', async () => clearInterval(timer))
 }
 
-export default fp(engineTelemetryPlugin, { name: 'engine-telemetry', dependencies: ['metrics', 'batch-jobs', 'store'] })
+export default fp(engineTelemetryPlugin, {
+  name: 'engine-telemetry',
+  dependencies: ['metrics', 'batch-jobs', 'store', 'process-instances'],
+})

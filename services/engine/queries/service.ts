@@ -19,7 +19,7 @@ import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { Actor } from '../../../plugins/identity/plugin.js'
 import type { ActivityRepository } from '../instances/activities.js'
 import { visibleInstancesFilter } from '../instances/authorization.js'
-import { contractInstance } from '../context/session.js'
+import { contractInstance } from '../tasks/session.js'
 import type { InstanceSummary, OverdueSummary, ProcessQueryRepository } from './repository.js'
 
 export interface QueryServiceDependencies {

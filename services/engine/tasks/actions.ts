@@ -16,26 +16,26 @@ import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { Actor } from '../../../plugins/identity/plugin.js'
 import { type Authorization, mayActOnTask } from '../instances/authorization.js'
-import type { SessionBuilder } from '../context/session.js'
+import type { SessionBuilder } from './session.js'
 import { taskForForm } from '../tasks/form-task.js'
-import { newNote, withNote } from '../notes/note-state.js'
+import { newNote, withNote } from '../../../runtime/notes.js'
 import type { ActivityEntry, ProcessInstances } from '../instances/service.js'
 import { type RequestEnvironment, runtimeUserOf, type RunEnvironments } from '../flow-host/environment.js'
 import { runtimeCall } from '../instances/runtime-errors.js'
-import { commitAtHand } from '../instances/at-hand-operations.js'
-import { type AdditionalHeaders, type InstanceAtHand, stateOf } from '../instances/instance-at-hand.js'
+import { commitChange } from '../instances/loaded-instance-operations.js'
+import { type AdditionalHeaders, type LoadedInstance, stateOf } from '../instances/loaded-instance.js'
 import type { TaskLockRepository } from './locks.js'
 import type { ProcessModels } from '../models/service.js'
 import type { CompiledProcess, ProcessState, RuntimeEffect, Task, Transition } from '../../../runtime/types.js'
 import type { StoredContext } from '../../../store/collections.js'
 
-/** An open task of an instance at hand: what ending it works on. */
-export interface TaskOfInstanceAtHand extends InstanceAtHand {
+/** An open task of a loaded instance: what ending it works on. */
+export interface LoadedTask extends LoadedInstance {
   task: Task
 }
 
 /** An open task the user may work on now, with what acting on it needs. */
-interface TaskAtHand extends TaskOfInstanceAtHand {
+interface ActionableTask extends LoadedTask {
   /** The user holding the task's lock: the actor or nobody (anyone else was refused). */
   lockHolder: string | null
 }
@@ -100,11 +100,11 @@ export interface TaskEnding {
  */
 export async function endTask<Alongside = undefined>(
   deps: Pick<ActionServiceDependencies, 'instances' | 'locks' | 'fail'>,
-  atHand: TaskOfInstanceAtHand,
+  loaded: LoadedTask,
   ending: TaskEnding,
   alongside?: (stored: StoredContext, effects: readonly RuntimeEffect[]) => Promise<Alongside>,
 ): Promise<{ committed: StoredContext; effects: RuntimeEffect[]; alongside: Alongside | undefined }> {
-  const { stored, task, compiled, env } = atHand
+  const { stored, task, compiled, env } = loaded
   const { actor, actionType, note } = ending
   const { customType, dataInstance } = ending.request ?? {}
   const transition = await runtimeCall(deps.fail, 'advance', () =>
@@ -117,7 +117,7 @@ export async function endTask<Alongside = undefined>(
   let state = await runUserTaskActivity(deps.fail, compiled, transition.state, actionType, task, env)
   if (note) state = withNote(state, newNote(env.newId(), note, actor, env.now(), task.taskId))
   let alongsideResult: Alongside | undefined
-  const committed = await commitAtHand(deps, atHand, actor, {
+  const committed = await commitChange(deps, loaded, actor, {
     state,
     effects: transition.effects,
     event: ending.event ?? 'TaskCompleted',
@@ -158,7 +158,7 @@ export async function retryFailedThread(
   const { appId, organizationId } = stored
   const env = await environments.create({ actor: runtimeUserOf(actor), appId, organizationId, additionalHeaders })
   const transition = await runtimeCall(fail, 'advance', () => compiled.retry(stateOf(stored), thread.threadId, env))
-  const committed = await commitAtHand(deps, { stored, compiled, env }, actor, {
+  const committed = await commitChange(deps, { stored, compiled, env }, actor, {
     state: transition.state,
     effects: transition.effects,
     event: 'Updated',
@@ -179,8 +179,8 @@ export class ActionService {
         parameters: { field: 'body.actionType' },
       })
     }
-    const atHand = await this.taskAtHand(actor, body.processInstanceId, body.taskId, additionalHeaders)
-    const { task, compiled, env } = atHand
+    const loaded = await this.actionableTask(actor, body.processInstanceId, body.taskId, additionalHeaders)
+    const { task, compiled, env } = loaded
     // The next task opens for the user; locked for them when they started the process (the
     // "original form owner") and may work on it.
     const openNextTask = async (
@@ -201,7 +201,7 @@ export class ActionService {
     }
     const { committed, alongside: opened } = await endTask(
       this.deps,
-      atHand,
+      loaded,
       { actor, actionType, request: body, note: body.additionalInfo?.activityDescription },
       openNextTask,
     )
@@ -218,8 +218,8 @@ export class ActionService {
   }
 
   async save(actor: Actor, body: SaveActionRequest, additionalHeaders: AdditionalHeaders): Promise<Session> {
-    const atHand = await this.taskAtHand(actor, body.processInstanceId, body.taskId, additionalHeaders)
-    const { stored, task, compiled, env } = atHand
+    const loaded = await this.actionableTask(actor, body.processInstanceId, body.taskId, additionalHeaders)
+    const { stored, task, compiled, env } = loaded
     const state = await runUserTaskActivity(
       this.deps.fail,
       compiled,
@@ -228,13 +228,13 @@ export class ActionService {
       task,
       env,
     )
-    const committed = await commitAtHand(this.deps, atHand, actor, {
+    const committed = await commitChange(this.deps, loaded, actor, {
       state,
       effects: [],
       event: 'Updated',
       activities: [{ type: 'save', taskId: task.taskId, stepId: task.stepId }],
     })
-    return this.sessionOn(actor, committed, compiled, task.taskId, atHand.lockHolder)
+    return this.sessionOn(actor, committed, compiled, task.taskId, loaded.lockHolder)
   }
 
   async runFunction(actor: Actor, body: FunctionActionRequest, additionalHeaders: AdditionalHeaders): Promise<Session> {
@@ -242,8 +242,8 @@ export class ActionService {
     // SPEC.md answers these missing ids with 500.
     if (!body.processInstanceId) throw fail('wm3060', { args: ['processInstanceId'], parameters: { field: 'body.processInstanceId' } })
     if (!body.taskId) throw fail('wm3060', { args: ['taskId'], parameters: { field: 'body.taskId' } })
-    const atHand = await this.taskAtHand(actor, body.processInstanceId, body.taskId, additionalHeaders)
-    const { stored, task, compiled, env } = atHand
+    const loaded = await this.actionableTask(actor, body.processInstanceId, body.taskId, additionalHeaders)
+    const { stored, task, compiled, env } = loaded
     const result = await runtimeCall(fail, 'actionFunction', () =>
       compiled.runActionFunction(
         stateOf(stored),
@@ -251,7 +251,7 @@ export class ActionService {
         env,
       ),
     )
-    const committed = await commitAtHand(this.deps, atHand, actor, {
+    const committed = await commitChange(this.deps, loaded, actor, {
       state: result.state,
       effects: result.effects,
       event: 'Updated',
@@ -259,7 +259,7 @@ export class ActionService {
         { type: 'function', taskId: task.taskId, stepId: task.stepId, details: body.customType ? { customType: body.customType } : {} },
       ],
     })
-    return this.sessionOn(actor, committed, compiled, task.taskId, atHand.lockHolder, result.infoList, {
+    return this.sessionOn(actor, committed, compiled, task.taskId, loaded.lockHolder, result.infoList, {
       actionType: 'function',
       taskId: task.taskId,
       ...(body.customType ? { customType: body.customType } : {}),
@@ -278,12 +278,12 @@ export class ActionService {
    * (404 wm3005), is open (409 wm3041), the user may work on it (403 wm4030) and nobody else holds
    * its lock (409 wm3040).
    */
-  private async taskAtHand(
+  private async actionableTask(
     actor: Actor,
     processInstanceId: string,
     taskId: string,
     additionalHeaders: AdditionalHeaders,
-  ): Promise<TaskAtHand> {
+  ): Promise<ActionableTask> {
     const { instances, models, environments, authorization, locks, fail } = this.deps
     const stored = await instances.loadFor(actor, processInstanceId)
     const task = stored.processInstance.tasks.find((candidate) => candidate.taskId === taskId)

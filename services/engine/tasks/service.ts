@@ -9,7 +9,7 @@ import type { Actor } from '../../../plugins/identity/plugin.js'
 import type { Authorization } from '../instances/authorization.js'
 import type { ProcessModels } from '../models/service.js'
 import { runtimeCall } from '../instances/runtime-errors.js'
-import { type AdditionalHeaders, instanceAtHand, type InstanceDependencies, openTaskOf } from '../instances/instance-at-hand.js'
+import { type AdditionalHeaders, loadInstance, type InstanceDependencies, openTaskOf } from '../instances/loaded-instance.js'
 
 export interface TaskServiceDependencies extends InstanceDependencies {
   authorization: Authorization
@@ -27,7 +27,7 @@ export class TaskService {
     additionalHeaders: AdditionalHeaders,
   ): Promise<TaskFunctionResult> {
     const { instances, authorization, fail } = this.deps
-    const { stored, compiled, env } = await instanceAtHand(this.deps, actor, { ...body, additionalHeaders, check: 'access' })
+    const { stored, compiled, env } = await loadInstance(this.deps, actor, { ...body, additionalHeaders, check: 'access' })
     const task = openTaskOf(fail, stored, taskId)
     authorization.assertMayActOnTask(actor, stored.processInstance, task)
     const step = compiled.step(task.stepId)
@@ -61,7 +61,7 @@ export class TaskService {
 
   async commit(actor: Actor, taskId: string, body: TaskCommitRequest, additionalHeaders: AdditionalHeaders): Promise<{ success: boolean }> {
     const { instances, authorization, fail } = this.deps
-    const { stored, compiled, env } = await instanceAtHand(this.deps, actor, { ...body, additionalHeaders, check: 'access' })
+    const { stored, compiled, env } = await loadInstance(this.deps, actor, { ...body, additionalHeaders, check: 'access' })
     const task = openTaskOf(fail, stored, taskId)
     authorization.assertMayActOnTask(actor, stored.processInstance, task)
     await instances.commit({

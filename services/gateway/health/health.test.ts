@@ -3,7 +3,7 @@ import Fastify from 'fastify'
 import t from 'tap'
 import envelope from '../../../plugins/errors/envelope-plugin.js'
 import { packageJsonPath } from '../../../lib/server/paths.js'
-import { serverOptions } from '../../server-options.js'
+import { serverOptions } from '../../../plugins/service-base/server-options.js'
 import { openTestStore, silentLogger, startService } from '../../testing/harness.js'
 import health from './routes.js'
 

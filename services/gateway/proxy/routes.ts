@@ -13,7 +13,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RawServerBase } fro
 import fp from 'fastify-plugin'
 import type { GatewayErrorCode } from '../../../openapi/generated/errors.js'
 import { type Dispatcher, Pool } from 'undici'
-import { uploadBodyLimit } from '../../server-options.js'
+import { uploadBodyLimit } from '../../../plugins/service-base/server-options.js'
 import { proxyRoutes } from '../../../openapi/generated/proxy-routes.js'
 import type { NamedCache } from '../../../plugins/cache/registry.js'
 import type { Config } from '../../../lib/config/config.js'

@@ -14,7 +14,7 @@ import {
   redeliverWebhook,
 } from '../../../openapi/generated/gateway-routes.js'
 import { routeFrom } from '../../../lib/server/route.js'
-import { createHandler, deleteHandler } from '../admin-writes.js'
+import { createHandler, deleteHandler } from '../admin/writes.js'
 
 const DEFAULT_DELIVERY_PAGE = 50
 

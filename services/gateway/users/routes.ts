@@ -9,7 +9,7 @@ import type { GatewayErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import { createUser, deleteUser, getUserById, listWorkflowUsers, updateUser } from '../../../openapi/generated/gateway-routes.js'
 import { routeFrom } from '../../../lib/server/route.js'
-import { createHandler, deleteHandler } from '../admin-writes.js'
+import { createHandler, deleteHandler } from '../admin/writes.js'
 import { namesOtherTenant, readerOf } from './reader.js'
 
 async function userRoutes(fastify: FastifyInstance): Promise<void> {

@@ -6,7 +6,13 @@ import { PermanentJobError } from '../batch/handlers.js'
 import { validateModel } from '../../../../model/validation.js'
 import type { ScheduleAction, StoredModel } from '../../../../store/collections.js'
 import { compileCron, CronDefinitionError } from './cron.js'
-import type { ScheduleDefinition } from './repository.js'
+
+/** A schedule as a jobScheduler model version defines it, validated. */
+export type ScheduleDefinition = ScheduleAction & {
+  scheduleId: string
+  cron: string
+  timezone?: string
+}
 
 /** A jobScheduler model body once validateModel accepted it. */
 interface JobSchedulerBody {

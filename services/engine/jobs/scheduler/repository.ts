@@ -5,22 +5,15 @@
  */
 import { repositoryPlugin } from '../../../../plugins/store/repository-plugin.js'
 import type { Collection, Store } from '../../../../store/port.js'
-import { Collections, type ScheduleAction, type StoredModel, type StoredSchedule } from '../../../../store/collections.js'
+import { Collections, type StoredModel, type StoredSchedule } from '../../../../store/collections.js'
 import { scheduleDocumentId, type Tenant, tenantFilter } from '../../../../store/tenant.js'
 import { compileCron, nextTickAfter } from './cron.js'
-import { actionOf } from './definitions.js'
+import { actionOf, type ScheduleDefinition } from './definitions.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
     schedules: ScheduleRepository
   }
-}
-
-/** A schedule as a jobScheduler model version defines it, validated. */
-export type ScheduleDefinition = ScheduleAction & {
-  scheduleId: string
-  cron: string
-  timezone?: string
 }
 
 export interface ModelScheduleSet {

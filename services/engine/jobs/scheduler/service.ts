@@ -16,8 +16,8 @@ import { PollLoop } from '../poll-loop.js'
 import type { BatchJobRepository } from '../batch/repository.js'
 import { scheduleDocumentId, tenantFilter } from '../../../../store/tenant.js'
 import { compileCron, latestTickAtOrBefore, nextTickAfter } from './cron.js'
-import { actionOf, deployPayload, scheduleDefinitions, type ScheduledRunPayload } from './definitions.js'
-import type { ScheduleDefinition, ScheduleRepository } from './repository.js'
+import { actionOf, deployPayload, type ScheduleDefinition, scheduleDefinitions, type ScheduledRunPayload } from './definitions.js'
+import type { ScheduleRepository } from './repository.js'
 
 /** Deploys re-read the model after writing; a model that keeps changing meanwhile is left to a retry. */
 const DEPLOY_ATTEMPTS = 3

@@ -1,7 +1,6 @@
 /**
- * The headless routes: `/external/task/:taskId/action/:actionType`, `.../assignToUser`,
- * `.../assignToSwimlane`, `/external/function/:functionId/execute`, `/external/process/changeStep`,
- * `DELETE /external/locks/:userId` and `POST /appclose`.
+ * The headless task routes: `/external/task/:taskId/action/:actionType`, `.../assignToUser`,
+ * `.../assignToSwimlane`, `DELETE /external/locks/:userId` and `POST /appclose`.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
@@ -9,19 +8,17 @@ import fp from 'fastify-plugin'
 import {
   assignTaskToSwimlane,
   assignTaskToUser,
-  changeProcessStep,
   closeApp,
-  executeExternalFunction,
   releaseUserLocks,
   runExternalTaskAction,
 } from '../../../openapi/generated/engine-routes.js'
 import { requireActor } from '../../../plugins/identity/plugin.js'
 import { routeFrom } from '../../../lib/server/route.js'
-import { routeCommand, routeCommandOn } from '../instances/command-routes.js'
+import { routeCommandOn } from '../instances/command-routes.js'
 
 /** Every route requires the user header: identity has resolved the actor before a handler runs. */
-async function externalRoutes(fastify: FastifyInstance): Promise<void> {
-  const service = fastify.externalService
+async function headlessTaskRoutes(fastify: FastifyInstance): Promise<void> {
+  const service = fastify.headlessTasks
 
   const typed = fastify.withTypeProvider<TypeBoxTypeProvider>()
   typed.route({
@@ -31,8 +28,6 @@ async function externalRoutes(fastify: FastifyInstance): Promise<void> {
   })
   routeCommandOn(fastify, assignTaskToUser, 'taskId', service.assignToUser.bind(service))
   routeCommandOn(fastify, assignTaskToSwimlane, 'taskId', service.assignToSwimlane.bind(service))
-  routeCommandOn(fastify, executeExternalFunction, 'functionId', service.executeFunction.bind(service))
-  routeCommand(fastify, changeProcessStep, service.changeStep.bind(service))
   typed.route({
     ...routeFrom(releaseUserLocks),
     handler: async (request) => service.releaseLocksOf(requireActor(request), request.params.userId, request.query.appId),
@@ -43,7 +38,7 @@ async function externalRoutes(fastify: FastifyInstance): Promise<void> {
   })
 }
 
-export default fp(externalRoutes, {
-  name: 'engine-external-routes',
-  dependencies: ['external-service', 'identity', 'errors'],
+export default fp(headlessTaskRoutes, {
+  name: 'engine-headless-task-routes',
+  dependencies: ['headless-tasks', 'identity', 'errors'],
 })

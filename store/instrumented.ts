@@ -4,9 +4,9 @@
  * this wrapper through `fastify.store`, and with neither metrics nor tracing they get the store as is.
  */
 import type { Span } from '@opentelemetry/api'
-import { forwardingCollection, invoke } from '../../store/forwarding-collection.js'
-import type { AtomicWrite, AtomicWriteResult, Collection, Document, FileStore, Store } from '../../store/port.js'
-import { recordFailure, type Tracing } from './tracing.js'
+import { forwardingCollection, invoke } from './forwarding-collection.js'
+import type { AtomicWrite, AtomicWriteResult, Collection, Document, FileStore, Store } from './port.js'
+import { recordFailure, type Tracing } from '../lib/telemetry/tracing.js'
 
 export interface StoreOperationRecorder {
   storeOperation(collection: string, operation: string, seconds: number): void

@@ -3,9 +3,9 @@
  * per-request loggers, body limit, timeouts and the validator's behaviour.
  */
 import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify'
-import type {} from '../plugins/errors/plugin.js'
-import { requestIdFrom } from '../plugins/correlation/trace-context.js'
-import { requestLoggerFactory } from '../plugins/logging/logger.js'
+import type {} from '../errors/plugin.js'
+import { requestIdFrom } from '../correlation/trace-context.js'
+import { requestLoggerFactory } from '../logging/logger.js'
 
 export const BODY_LIMIT_BYTES = 1024 * 1024
 

@@ -1,8 +1,8 @@
 import t from 'tap'
-import type { FunctionResult, Session } from '../../../openapi/generated/schemas.js'
-import { lockHolder, storedActivityTypes, storedInstance, storedNotification } from '../../testing/instance-store.js'
-import { deployExample } from '../../testing/models.js'
-import { completeTask, formTask, HR, type HrEngine, startHrEngine, startLeaveRequest } from '../../testing/workflow.js'
+import type { FunctionResult, Session } from '../../openapi/generated/schemas.js'
+import { lockHolder, storedActivityTypes, storedInstance, storedNotification } from '../../services/testing/instance-store.js'
+import { deployExample } from '../../services/testing/models.js'
+import { completeTask, formTask, HR, type HrEngine, startHrEngine, startLeaveRequest } from '../../services/testing/workflow.js'
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 

@@ -1,5 +1,5 @@
 /**
- * What the services do with an instance at hand (notes, files, headless calls, actions,
+ * What the services do with a loaded instance (notes, files, headless calls, actions,
  * escalations): run one of its model's functions on the stored state, and commit a change computed
  * from it. The instance, its model version and the request's environment travel together, so each
  * call names only what the operation adds.
@@ -9,27 +9,27 @@ import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { StoredContext } from '../../../store/collections.js'
 import type { JsonObject } from '../../../model/types.js'
 import type { FunctionRunResult } from '../../../runtime/types.js'
-import { type InstanceAtHand, stateOf } from './instance-at-hand.js'
+import { type LoadedInstance, stateOf } from './loaded-instance.js'
 import { runtimeCall } from './runtime-errors.js'
 import type { Change, ProcessInstances } from './service.js'
 
-/** A change of the instance at hand: what it stores beyond the instance it was computed from, its model and environment. */
-export type ChangeAtHand = Omit<Change, 'previous' | 'compiled' | 'env' | 'actor'>
+/** A change of the loaded instance: what it stores beyond the instance it was computed from, its model and environment. */
+export type LoadedInstanceChange = Omit<Change, 'previous' | 'compiled' | 'env' | 'actor'>
 
-/** Commits a change `actor` made of the instance at hand (a compare-and-set against the stored instance). */
-export function commitAtHand(
+/** Commits a change `actor` made of the loaded instance (a compare-and-set against the stored instance). */
+export function commitChange(
   deps: { instances: Pick<ProcessInstances, 'commit'> },
-  { stored, compiled, env }: InstanceAtHand,
+  { stored, compiled, env }: LoadedInstance,
   actor: Change['actor'],
-  change: ChangeAtHand,
+  change: LoadedInstanceChange,
 ): Promise<StoredContext> {
   return deps.instances.commit({ ...change, previous: stored, compiled, env, actor })
 }
 
 /** Runs a function of the instance's model (or app) on its stored state; a failure of the run is its 'function' error. */
-export function runFunctionAtHand(
+export function runModelFunction(
   fail: ErrorFactory<EngineErrorCode>,
-  { stored, compiled, env }: InstanceAtHand,
+  { stored, compiled, env }: LoadedInstance,
   functionId: string,
   input: JsonObject,
   taskId: string | undefined,

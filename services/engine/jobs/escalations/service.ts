@@ -8,22 +8,22 @@
  */
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
-import { type ErrorFactory, isServiceError } from '../../../plugins/errors/service-error.js'
-import type { Actor } from '../../../plugins/identity/plugin.js'
-import type { StoredContext } from '../../../store/collections.js'
-import { endTask } from '../tasks/actions.js'
-import { JobDeferral, PermanentJobError, type BatchJobHandler } from './batch/handlers.js'
-import { commitAtHand } from '../instances/at-hand-operations.js'
-import { stateOf } from '../instances/instance-at-hand.js'
-import { runtimeCall } from '../instances/runtime-errors.js'
-import { type ActivityEntry, type ProcessInstances, isSuspended } from '../instances/service.js'
-import type { TaskLockRepository } from '../tasks/locks.js'
-import type { ProcessModels } from '../models/service.js'
-import { type RunEnvironments, SYSTEM_USER } from '../flow-host/environment.js'
-import type { EscalationDefinition } from '../../../runtime/types.js'
-import { engineDependencies } from '../instances/dependencies.js'
-import { escalationPayloadOf } from './escalation-jobs.js'
+import type { EngineErrorCode } from '../../../../openapi/generated/errors.js'
+import { type ErrorFactory, isServiceError } from '../../../../plugins/errors/service-error.js'
+import type { Actor } from '../../../../plugins/identity/plugin.js'
+import type { StoredContext } from '../../../../store/collections.js'
+import { endTask } from '../../tasks/actions.js'
+import { JobDeferral, PermanentJobError, type BatchJobHandler } from '../batch/handlers.js'
+import { commitChange } from '../../instances/loaded-instance-operations.js'
+import { stateOf } from '../../instances/loaded-instance.js'
+import { runtimeCall } from '../../instances/runtime-errors.js'
+import { type ActivityEntry, type ProcessInstances, isSuspended } from '../../instances/service.js'
+import type { TaskLockRepository } from '../../tasks/locks.js'
+import type { ProcessModels } from '../../models/service.js'
+import { type RunEnvironments, SYSTEM_USER } from '../../flow-host/environment.js'
+import type { EscalationDefinition } from '../../../../runtime/types.js'
+import { engineDependencies } from '../../instances/dependencies.js'
+import { escalationJobWrites, escalationPayloadOf } from './jobs.js'
 
 /**
  * How long an escalation of a suspended instance waits before it looks again: resuming does not
@@ -69,7 +69,7 @@ export class EscalationService {
     if (!escalation) return 'noSuchEscalation'
     const env = await environments.create({ actor: SYSTEM_USER, appId: stored.appId, organizationId: stored.organizationId })
     const actor = systemActor(stored)
-    const atHand = { stored, task, compiled, env }
+    const loaded = { stored, task, compiled, env }
     const activity: ActivityEntry = {
       type: 'escalated',
       taskId: task.taskId,
@@ -79,7 +79,7 @@ export class EscalationService {
     try {
       if (escalation.do === 'action') {
         // The same path as a user's action: the model's action, userTaskActivity, the lock released, the process advanced.
-        await endTask(this.deps, atHand, {
+        await endTask(this.deps, loaded, {
           actor,
           actionType: escalation.actionType ?? 'complete',
           details: { escalation: payload.position },
@@ -90,7 +90,7 @@ export class EscalationService {
         const transition = await runtimeCall(fail, 'advance', () => compiled.escalate(stateOf(stored), task.taskId, payload.position, env))
         const assignee = transition.state.processInstance.tasks.find((candidate) => candidate.taskId === task.taskId)?.userId
         if (escalation.do === 'assignToUser' && assignee !== undefined) activity.details = { ...activity.details, targetUserId: assignee }
-        await commitAtHand(this.deps, atHand, actor, {
+        await commitChange(this.deps, loaded, actor, {
           state: transition.state,
           effects: transition.effects,
           event: 'Escalated',
@@ -128,6 +128,11 @@ export function escalationHandler(service: EscalationService): BatchJobHandler {
 async function escalationsPlugin(fastify: FastifyInstance): Promise<void> {
   const service = new EscalationService(engineDependencies(fastify))
   fastify.batchHandlers.set('escalation', escalationHandler(service))
+  // The escalations of the tasks a change creates fall due as batch jobs, stored with it or not at all.
+  fastify.processInstances.addCommitHook({
+    name: 'escalation jobs',
+    writesFor: ({ state, effects, compiled, now }) => escalationJobWrites(state.processInstance, effects, compiled, now),
+  })
 }
 
 export default fp(escalationsPlugin, {

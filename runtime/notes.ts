@@ -2,7 +2,7 @@
  * Adding a note to a process instance's state (notes are kept newest first; their author joins
  * `contributorUsers`, SPEC.md). `/action/complete` adds one for `additionalInfo.activityDescription`.
  */
-import type { Note, ProcessState } from '../../../runtime/types.js'
+import type { Note, ProcessState } from './types.js'
 
 export interface NoteAuthor {
   userId: string

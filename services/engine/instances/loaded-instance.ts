@@ -22,7 +22,7 @@ export interface InstanceDependencies {
   fail: ErrorFactory<EngineErrorCode>
 }
 
-export interface InstanceAtHand {
+export interface LoadedInstance {
   stored: StoredContext
   compiled: CompiledProcess
   env: RequestEnvironment
@@ -52,12 +52,12 @@ export function stateOf(stored: StoredContext): ProcessState {
  * The instance (404 wm3001 for another tenant's, app's or process's), its model and an environment.
  * `loaded`: the instance as the caller already read it (a page of a bulk job), checked the same way.
  */
-export async function instanceAtHand(
+export async function loadInstance(
   deps: InstanceDependencies,
   actor: Actor | null,
   lookup: InstanceLookup,
   loaded?: StoredContext,
-): Promise<InstanceAtHand> {
+): Promise<LoadedInstance> {
   const { instances, models, environments } = deps
   const stored = loaded ?? (await instances.load(lookup.processInstanceId))
   if (actor && lookup.check === 'access') instances.assertAccess(actor, stored)

@@ -2,13 +2,13 @@
  * The escalation jobs of new tasks: one `escalation` batch job per escalation of a created task's
  * step, due `after` the task's creation, inserted in the same atomic commit as the change that
  * created the task (instances/service.ts). The batch worker claims each exactly once across every
- * engine over the store; jobs/escalations.ts runs it.
+ * engine over the store; service.ts runs it.
  */
-import { afterDuration } from '../../../model/duration.js'
-import type { AtomicWrite } from '../../../store/port.js'
-import { Collections } from '../../../store/collections.js'
-import { newBatchJob } from './batch/repository.js'
-import type { CompiledProcess, ProcessInstance, RuntimeEffect } from '../../../runtime/types.js'
+import { afterDuration } from '../../../../model/duration.js'
+import type { AtomicWrite } from '../../../../store/port.js'
+import { Collections } from '../../../../store/collections.js'
+import { newBatchJob } from '../batch/repository.js'
+import type { CompiledProcess, ProcessInstance, RuntimeEffect } from '../../../../runtime/types.js'
 
 /** What an escalation job names: the task and the position of the escalation in its step's `escalations`. */
 export interface EscalationPayload {

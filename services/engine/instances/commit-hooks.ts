@@ -1,0 +1,57 @@
+/**
+ * What else a stored change of an instance writes or tells, registered by the folders that own it:
+ * events/ (the notification record and the webhook deliveries), jobs/ (the escalation jobs of new
+ * tasks) and operations/ (the workflow metrics). The commit asks every hook for its writes, stores
+ * them in the same atomic batch as the instance, and tells each hook once the batch is stored, so a
+ * lost compare-and-set leaves none of them and instances/ imports none of those folders.
+ */
+import type { NotificationEventType } from '../../../openapi/generated/schemas.js'
+import type { AtomicWrite } from '../../../store/port.js'
+import type { CompiledProcess, ProcessState, RuntimeEffect } from '../../../runtime/types.js'
+import type { RequestEnvironment } from '../flow-host/environment.js'
+
+/** A change as the hooks see it, once the commit has checked it and before it is stored. */
+export interface ChangeToStore {
+  /** The state to store (with `lastUpdate` and the contributors of this change). */
+  state: ProcessState
+  effects: readonly RuntimeEffect[]
+  compiled: CompiledProcess
+  env: RequestEnvironment
+  /** The operation's notification event, before the effects turn it into `Finished` or `Failed`. */
+  event: NotificationEventType
+  /** The instance's version once the change is stored (1 for a new instance). */
+  version: number
+  now: Date
+  /** The change creates the instance. */
+  started: boolean
+}
+
+export interface CommitHook {
+  /** Names the hook in logs and errors. */
+  readonly name: string
+  /** Writes stored in the change's atomic batch; a failure here fails the commit before anything is stored. */
+  writesFor?(change: ChangeToStore): readonly AtomicWrite[] | Promise<readonly AtomicWrite[]>
+  /** Told once the batch is stored, with the writes this hook asked for. */
+  stored?(change: ChangeToStore, writes: readonly AtomicWrite[]): void
+}
+
+/** The hooks of one engine, asked in the order they were added. */
+export class CommitHooks {
+  private readonly hooks: CommitHook[] = []
+
+  add(hook: CommitHook): void {
+    this.hooks.push(hook)
+  }
+
+  /** Each hook's writes for the change, in the hooks' order. */
+  async writesFor(change: ChangeToStore): Promise<Array<readonly AtomicWrite[]>> {
+    const writes: Array<readonly AtomicWrite[]> = []
+    for (const hook of this.hooks) writes.push((await hook.writesFor?.(change)) ?? [])
+    return writes
+  }
+
+  /** Tells every hook the change is stored, with the writes it asked for (`writes` as writesFor answered). */
+  stored(change: ChangeToStore, writes: ReadonlyArray<readonly AtomicWrite[]>): void {
+    this.hooks.forEach((hook, index) => hook.stored?.(change, writes[index] ?? []))
+  }
+}
