@@ -115,7 +115,7 @@ export default {
   forbidden: [...directions, ...soundness],
   options: {
     doNotFollow: { path: '^node_modules/' },
-    exclude: { path: '(^|/)(node_modules|dist)/' },
+    exclude: { path: '^(sdk/)?dist/' },
     // Imports as written, `import type` included, as the compiler reads them from tsconfig.json.
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
