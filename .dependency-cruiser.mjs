@@ -10,26 +10,40 @@ export const TEST_FILES = '\\.test\\.[cm]?[jt]s$'
 /** Fastify and its plugins, as they resolve in node_modules. */
 const FASTIFY = '^node_modules/(fastify|fastify-plugin|@fastify/[^/]+)/'
 
+/**
+ * A rule that files under `from` import, of the project, only what is under the folders `allowed`.
+ * @param {string} name
+ * @param {string} comment
+ * @param {string} from
+ * @param {string[]} allowed
+ * @returns {import('dependency-cruiser').IForbiddenRuleType}
+ */
+function importsOnly(name, comment, from, allowed) {
+  return {
+    name,
+    comment,
+    severity: 'error',
+    from: { path: `^${from}/` },
+    to: { dependencyTypes: ['local'], pathNot: `^(${allowed.join('|')})/` },
+  }
+}
+
 /** @type {import('dependency-cruiser').IForbiddenRuleType[]} */
 const directions = [
-  {
-    name: 'model-imports-only-model-and-lib',
-    comment:
-      'The workflow model depends on nothing but itself and lib/: the gateway, the runtime and the scheduler import it, ' +
+  importsOnly(
+    'model-imports-only-model-and-lib',
+    'The workflow model depends on nothing but itself and lib/: the gateway, the runtime and the scheduler import it, ' +
       'so it may not import them (model/README.md).',
-    severity: 'error',
-    from: { path: '^model/' },
-    to: { dependencyTypes: ['local'], pathNot: '^(model|lib)/' },
-  },
-  {
-    name: 'runtime-imports-only-model-and-lib',
-    comment:
-      'The runtime (the interpreter) imports only the model, lib/ and itself; the engine folders hand it what it needs ' +
+    'model',
+    ['model', 'lib'],
+  ),
+  importsOnly(
+    'runtime-imports-only-model-and-lib',
+    'The runtime (the interpreter) imports only the model, lib/ and itself; the engine folders hand it what it needs ' +
       'through its ports, so it runs free of HTTP and storage (runtime/README.md).',
-    severity: 'error',
-    from: { path: '^runtime/' },
-    to: { dependencyTypes: ['local'], pathNot: '^(runtime|model|lib)/' },
-  },
+    'runtime',
+    ['runtime', 'model', 'lib'],
+  ),
   {
     name: 'no-fastify-in-model-or-runtime',
     comment: 'The model and the runtime know nothing of HTTP: the services wrap them in Fastify, never the other way round.',
