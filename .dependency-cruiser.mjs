@@ -2,7 +2,8 @@
 // `make imports` (run by `make lint` and `make test`) runs scripts/lint/imports.mjs, which checks the
 // default export on every module, tests included, and `folderRules` on the folders with the test files
 // left out (see below why). `npm run graph` draws the import graph between folders with it.
-// What the services run on being a dependency rather than a devDependency is knip's (`make deps`).
+// No rule here keeps devDependencies out of what the image runs: knip does, from the production entries
+// of knip.jsonc (`make deps`).
 
 /** Test files: some rules let them use the shared test harness (services/testing builds whole services). */
 export const TEST_FILES = '\\.test\\.[cm]?[jt]s$'
@@ -90,7 +91,7 @@ const soundness = [
     comment:
       'Modules that import each other load in an order that depends on who is imported first, and one of them sees the ' +
       "other's bindings before they are set. A cycle through an `import type` is erased by the compiler and cannot do " +
-      'that, so it is left to no-folder-cycles.',
+      'that, so it is allowed here (between folders, no-folder-cycles still counts it).',
     severity: 'error',
     from: {},
     to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
