@@ -1,5 +1,5 @@
 # The two commands a newcomer needs: `make run` and `make test`. Both install what is missing first.
-.PHONY: install generate build sdk run test lint eslint deps format bench clean
+.PHONY: install generate build sdk run test lint eslint deps imports format bench clean
 
 # The stamp's name carries a hash of package.json and package-lock.json, so packages are installed
 # when node_modules is missing or was installed from other manifests, and never because a fresh
@@ -29,10 +29,10 @@ sdk: build
 run: build
 	node dist/services/all-in-one.js
 
-test: build eslint deps
+test: build eslint deps imports
 	node scripts/test/run.mjs
 
-# ESLint: typescript-eslint's rules, lines of at most 140 characters, the import directions.
+# ESLint: typescript-eslint's rules, lines of at most 140 characters.
 eslint: install
 	npx eslint .
 
@@ -42,11 +42,16 @@ deps: install
 	npx knip --dependencies
 	npx knip --strict --dependencies
 
+# The import directions and the cycles dependency-cruiser forbids (.dependency-cruiser.mjs): each
+# violation names its rule, the importing file or folder and the imported one.
+imports: install
+	node scripts/lint/imports.mjs
+
 # Lays out every source file the one way (prettier); `make eslint` then finds only what it cannot fix.
 format: install
 	npx prettier --write --log-level warn "**/*.{ts,mjs,js}"
 
-lint: eslint deps
+lint: eslint deps imports
 	node scripts/generate/index.mjs --check
 	npx redocly lint --format=stylish openapi/engine.yaml openapi/gateway.yaml openapi/generated/engine.openapi.json openapi/generated/gateway.openapi.json
 	npx tsc -p . --noEmit
