@@ -12,13 +12,7 @@
  * engine's thread.
  */
 import { availableParallelism } from 'node:os'
-import {
-  deserializeError,
-  type HostReply,
-  type IsolatedOutcome,
-  serializeError,
-  type WorkerMessage,
-} from './worker-protocol.js'
+import { deserializeError, type HostReply, type IsolatedOutcome, serializeError, type WorkerMessage } from './worker-protocol.js'
 import {
   type FlowFunctionDefinition,
   type FunctionIsolation,
