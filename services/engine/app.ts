@@ -122,7 +122,7 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
       codes: { unknownUser: 'wm4010', unauthenticated: 'wm4011', forbidden: 'wm4032' } satisfies IdentityCodes<EngineErrorCode>,
     },
   })
-  // Repositories, then the services built on them (the workflow core of issue 4).
+  // Repositories, then the services built on them (the workflow core: instances, locks, notifications).
   await registerInOrder(app, [models, contexts, activities])
   await app.register(taskLocks, { ttlSeconds: options.config.lockTtlSeconds })
   await registerInOrder(app, [notificationRecords, swimlaneMembers, processModels, authorization, notifications])
@@ -140,7 +140,7 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
   await app.register(processInstances, { limits: options.config.instanceLimits })
   await registerInOrder(app, [sessions, processStarter, idempotencyKeys])
   await app.register(idempotentStarts, { ttlHours: options.config.idempotencyTtlHours })
-  // Repositories of issue 5 (notes, tasks, headless, queries, constants, data, files).
+  // Repositories of the other domains (queries, constants, data, batch jobs, schedules).
   await registerInOrder(app, [processQueries, constants, dataCollections, batchJobs, schedules])
   await app.register(batchWorker, {
     settings: {

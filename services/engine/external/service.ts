@@ -1,5 +1,5 @@
 /**
- * The headless APIs (SPEC.md "External (headless) APIs"): they neither take nor check task locks
+ * The headless APIs (docs/reference/tasks.md#headless-actions-and-assignment): they neither take nor check task locks
  * nor prepare form contexts. Each computes the new state from the stored one and commits it with a
  * compare-and-set, so a failure anywhere before the write leaves the instance as it was.
  */
@@ -190,7 +190,7 @@ export class ExternalService {
         check: 'tenant',
       })
     } catch (error) {
-      // SPEC.md answers an instance that cannot be found with 400.
+      // An instance that cannot be found answers 400 (docs/reference/http.md#unusual-statuses).
       if (isServiceError(error) && error.code === 'wm3001') throw this.moveTargetNotFound(processInstanceId)
       throw error
     }
