@@ -1,5 +1,5 @@
 /**
- * Model validation (docs/models.md): the schema of every model type and, for process models, every
+ * Model validation (MODEL.md): the schema of every model type and, for process models, every
  * reference, JSON Schema and expression. A pure function (no HTTP, no store): the gateway's
  * insertModel answers 400 with the first fault's path, and the engine's runtime compiler relies on
  * a stored model having passed it, so whatever the runtime would trip over is rejected here.
