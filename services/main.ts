@@ -16,7 +16,7 @@ import { listenOnUnixSocket } from '../lib/server/unix-socket.js'
 import { openStore } from '../store/open.js'
 import type { Store } from '../store/port.js'
 import { type BuildOptions, buildService, type ServiceKind } from './build.js'
-import { ENGINE_SERVICE_NAME } from './engine/health/routes.js'
+import { ENGINE_SERVICE_NAME } from './engine/operations/health-routes.js'
 import { GATEWAY_SERVICE_NAME } from './gateway/health/routes.js'
 
 /** What a process sets up before its services. */

@@ -132,7 +132,7 @@ export interface BulkProgress {
  * claim without one is in progress until `claimedUntil`, after which a retry may take it over.
  */
 export interface StoredIdempotencyKey {
-  /** The key scoped to its caller (user, tenant, route): idempotency/service.ts idempotencyKeyId. */
+  /** The key scoped to its caller (user, tenant, route): services/engine/lifecycle/idempotent-start.ts idempotencyKeyId. */
   _id: string
   /** SHA-256 of the route and the request body: the same key with another body is refused. */
   requestHash: string

@@ -33,9 +33,9 @@ const LAYERS = [
     why: 'the workflow model depends on nothing but itself and lib/: the gateway, the runtime and the scheduler import it',
   },
   {
-    from: 'services/engine/runtime/',
+    from: 'runtime/',
     forbidden: ['services/', 'plugins/', 'store/'],
-    allowed: ['services/engine/runtime/'],
+    allowed: ['runtime/'],
     noFastify: true,
     why: 'the runtime (the engine core) imports only the model, lib/ and itself; the engine domains hand it what it needs',
   },

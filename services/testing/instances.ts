@@ -1,5 +1,5 @@
 /** Test support: process-instance states built by hand, for unit tests that need no runtime. */
-import type { ProcessInstance, ProcessState, Task } from '../engine/runtime/types.js'
+import type { ProcessInstance, ProcessState, Task } from '../../runtime/types.js'
 import { HR } from './tenant.js'
 
 export function sampleTask(overrides: Partial<Task> = {}): Task {

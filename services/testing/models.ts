@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { examplesDir } from '../../lib/server/paths.js'
 import type { Store } from '../../store/port.js'
 import { constantDocumentId, dataCollectionName, tenantFilter } from '../../store/tenant.js'
-import type { ProcessModelBody, WorkflowModel } from '../engine/runtime/types.js'
+import type { ProcessModelBody, WorkflowModel } from '../../runtime/types.js'
 import { Collections, type StoredConstant, type StoredDataCollection, type StoredModel } from '../../store/collections.js'
 
 export const EXAMPLES_DIR = examplesDir

@@ -142,7 +142,7 @@ t.test(
       [],
       'no test files, services/testing, fixtures or test support',
     )
-    t.ok(built.includes('services/engine/isolation/sandbox-process.js'), 'the files the services start by URL are built too')
+    t.ok(built.includes('services/engine/flow-host/isolation/sandbox-process.js'), 'the files the services start by URL are built too')
 
     const lock = JSON.parse(readFileSync(join(buildDir, 'package-lock.json'), 'utf8')) as {
       packages: Record<string, { dev?: boolean }>

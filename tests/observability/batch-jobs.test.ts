@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { BatchJobList, BatchJobSummary } from '../../openapi/generated/schemas.js'
-import { batchJobRepository } from '../../services/engine/batch/repository.js'
+import { batchJobRepository } from '../../services/engine/jobs/batch/repository.js'
 import { startService } from '../../services/testing/harness.js'
 import { HR, startHrEngine, workflowClient } from '../../services/testing/workflow.js'
 

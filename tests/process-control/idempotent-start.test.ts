@@ -6,7 +6,7 @@
  */
 import t from 'tap'
 import type { ProcessStartResult, Session } from '../../openapi/generated/schemas.js'
-import { CLAIM_LEASE_MS, idempotencyKeyId, requestHash } from '../../services/engine/idempotency/service.js'
+import { CLAIM_LEASE_MS, idempotencyKeyId, requestHash } from '../../services/engine/lifecycle/idempotent-start.js'
 import { testClock } from '../../services/testing/clock.js'
 import { createTestUser } from '../../services/testing/users.js'
 import { HR } from '../../services/testing/workflow.js'

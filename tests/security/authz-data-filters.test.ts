@@ -4,7 +4,7 @@
  * are a 400 naming the field, never a 500, and the search never runs.
  */
 import t from 'tap'
-import { filterProblem } from '../../services/engine/runtime-host/data-filter.js'
+import { filterProblem } from '../../services/engine/flow-host/data-filter.js'
 import { startSecureStack, TENANT_A } from './authz-stack.js'
 
 const BAD_FILTERS: Array<[string, unknown, string, string]> = [

@@ -8,7 +8,7 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
-import { OutboundPolicy } from '../../services/engine/runtime-host/outbound-policy.js'
+import { OutboundPolicy } from '../../services/engine/flow-host/outbound-policy.js'
 import { openTestStore, startService } from '../../services/testing/harness.js'
 import { deployFetchFunction } from '../../services/testing/fetch-function.js'
 import { HR, workflowClient } from '../../services/testing/workflow.js'

@@ -7,7 +7,7 @@ import type { ContextRequest } from '../../../openapi/generated/schemas.js'
 import { requireActor } from '../../../plugins/identity/plugin.js'
 import { routeFrom } from '../../../lib/server/route.js'
 import { ContextService } from './service.js'
-import { engineDependencies } from '../dependencies.js'
+import { engineDependencies } from '../instances/dependencies.js'
 
 async function contextRoutes(fastify: FastifyInstance): Promise<void> {
   const service = new ContextService(engineDependencies(fastify))

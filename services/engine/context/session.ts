@@ -6,10 +6,10 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Session } from '../../../openapi/generated/schemas.js'
-import { mayActOnTask, type Principal } from '../authorization/service.js'
-import type { TaskLockRepository } from '../locks/repository.js'
-import type { ActionType, CompiledProcess, ProcessInstance, ProcessState, Task } from '../runtime/types.js'
-import type { SwimlaneMemberRepository } from '../users/swimlane-members.js'
+import { mayActOnTask, type Principal } from '../instances/authorization.js'
+import type { TaskLockRepository } from '../tasks/locks.js'
+import type { ActionType, CompiledProcess, ProcessInstance, ProcessState, Task } from '../../../runtime/types.js'
+import type { SwimlaneMemberRepository } from '../tasks/swimlane-members.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -1,12 +1,12 @@
 import t from 'tap'
 import type { ContractTest } from '../../testing/workflow.js'
 import type { DataSearchResult } from '../../../openapi/generated/schemas.js'
-import { RuntimeError } from '../runtime/types.js'
+import { RuntimeError } from '../../../runtime/types.js'
 import { dataCollectionName } from '../../testing/models.js'
 import { HR, startHrEngine } from '../../testing/workflow.js'
-import { OutboundPolicy } from '../runtime-host/outbound-policy.js'
-import { StoreFlowHost } from '../runtime-host/host.js'
-import { UnitOfWork } from '../runtime-host/unit-of-work.js'
+import { OutboundPolicy } from '../flow-host/outbound-policy.js'
+import { StoreFlowHost } from '../flow-host/host.js'
+import { UnitOfWork } from '../flow-host/unit-of-work.js'
 
 async function seededEngine(t: ContractTest) {
   const engine = await startHrEngine(t)

@@ -5,7 +5,7 @@ import fp from 'fastify-plugin'
 import { searchDataCollection } from '../../../openapi/generated/engine-routes.js'
 import { requireActor } from '../../../plugins/identity/plugin.js'
 import { routeFrom } from '../../../lib/server/route.js'
-import type { DataLimits } from '../runtime-host/data-filter.js'
+import type { DataLimits } from '../flow-host/data-filter.js'
 import { DataSearchService } from './service.js'
 
 export interface DataRoutesOptions {

@@ -17,7 +17,7 @@ import {
   filterProblem,
   regexProblem,
   searchBudgetProblem,
-} from '../runtime-host/data-filter.js'
+} from '../flow-host/data-filter.js'
 import type { DataCollectionRepository } from './repository.js'
 
 export const DEFAULT_SEARCH_LIMIT = 50

@@ -18,7 +18,7 @@ import { requireActor } from '../../../plugins/identity/plugin.js'
 import { routeFrom } from '../../../lib/server/route.js'
 import { uploadBodyLimit, UPLOAD_FIELDS_BYTES } from '../../server-options.js'
 import { FileService, requireInstanceIds, type StagedUpload, type UploadFields } from './service.js'
-import { engineDependencies } from '../dependencies.js'
+import { engineDependencies } from '../instances/dependencies.js'
 
 export interface FileRoutesOptions {
   maxUploadBytes: number

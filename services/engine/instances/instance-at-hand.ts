@@ -7,11 +7,11 @@ import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { Actor } from '../../../plugins/identity/plugin.js'
 import type { StoredContext } from '../../../store/collections.js'
-import { sameTenant } from '../authorization/service.js'
+import { sameTenant } from './authorization.js'
 import type { ProcessInstances } from './service.js'
-import { type RequestEnvironment, runtimeUserOf, type RunEnvironments, SYSTEM_USER } from '../runtime-host/environment.js'
+import { type RequestEnvironment, runtimeUserOf, type RunEnvironments, SYSTEM_USER } from '../flow-host/environment.js'
 import type { ProcessModels } from '../models/service.js'
-import type { CompiledProcess, ProcessState, Task } from '../runtime/types.js'
+import type { CompiledProcess, ProcessState, Task } from '../../../runtime/types.js'
 
 export type AdditionalHeaders = string | string[] | undefined
 

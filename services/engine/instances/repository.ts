@@ -7,7 +7,7 @@
 import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
 import { type AtomicWrite, type Collection, type Filter, isUnmatchedWriteError, type Store } from '../../../store/port.js'
 import { Collections, type StoredContext } from '../../../store/collections.js'
-import type { ProcessState } from '../runtime/types.js'
+import type { ProcessState } from '../../../runtime/types.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { engineErrorCatalogue } from '../../../openapi/generated/errors.js'
 import { type ErrorCatalogue, errorFactory } from '../../../plugins/errors/service-error.js'
-import { RuntimeError } from '../runtime/types.js'
+import { RuntimeError } from '../../../runtime/types.js'
 import { runtimeCall, runtimeFailure } from './runtime-errors.js'
 
 const fail = errorFactory(engineErrorCatalogue as ErrorCatalogue)

@@ -6,7 +6,7 @@
 import { type EngineErrorCode, engineErrorCatalogue } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory, ServiceError } from '../../../plugins/errors/service-error.js'
 import { isServiceError } from '../../../plugins/errors/service-error.js'
-import { RuntimeError } from '../runtime/types.js'
+import { RuntimeError } from '../../../runtime/types.js'
 
 /**
  * What the runtime was doing: starting or advancing a process (complete, save's userTaskActivity,

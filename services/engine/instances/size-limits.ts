@@ -6,7 +6,7 @@
  * instance that is already over a limit (stored before it) can still shrink: only growth is refused.
  */
 import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
-import type { ProcessState } from '../runtime/types.js'
+import type { ProcessState } from '../../../runtime/types.js'
 
 export interface InstanceLimits {
   /** NOTE_MAX_BYTES: the UTF-8 size of one note's text. */

@@ -13,8 +13,8 @@ import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { StoredModel } from '../../../store/collections.js'
 import { type Tenant, tenantFilter, tenantKey } from '../../../store/tenant.js'
-import { compileProcess } from '../runtime/compile.js'
-import type { CompiledProcess, FlowFunctionDefinition, ProcessInstance, ProcessModelBody, WorkflowModel } from '../runtime/types.js'
+import { compileProcess } from '../../../runtime/compile.js'
+import type { CompiledProcess, FlowFunctionDefinition, ProcessInstance, ProcessModelBody, WorkflowModel } from '../../../runtime/types.js'
 import type { ModelRepository } from './repository.js'
 
 declare module 'fastify' {

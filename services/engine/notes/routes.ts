@@ -3,8 +3,8 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { addNote, deleteNote, updateNote } from '../../../openapi/generated/engine-routes.js'
 import { NoteService } from './service.js'
-import { engineDependencies } from '../dependencies.js'
-import { routeCommand } from '../command-routes.js'
+import { engineDependencies } from '../instances/dependencies.js'
+import { routeCommand } from '../instances/command-routes.js'
 
 async function noteRoutes(fastify: FastifyInstance): Promise<void> {
   const service = new NoteService(engineDependencies(fastify))

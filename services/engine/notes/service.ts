@@ -7,10 +7,10 @@ import type { NoteAddRequest, NoteDeleteRequest, NoteUpdateRequest, Session } fr
 import type { Actor } from '../../../plugins/identity/plugin.js'
 import type { SessionBuilder } from '../context/session.js'
 import { taskForForm } from '../tasks/form-task.js'
-import { newNote, withNote } from '../instances/notes.js'
+import { newNote, withNote } from './note-state.js'
 import type { ActivityEntry } from '../instances/service.js'
 import { commitAtHand } from '../instances/at-hand-operations.js'
-import type { Note, ProcessState } from '../runtime/types.js'
+import type { Note, ProcessState } from '../../../runtime/types.js'
 import {
   type AdditionalHeaders,
   type InstanceAtHand,

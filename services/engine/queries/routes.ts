@@ -13,7 +13,7 @@ import {
 } from '../../../openapi/generated/engine-routes.js'
 import { requireActor } from '../../../plugins/identity/plugin.js'
 import { routeFrom } from '../../../lib/server/route.js'
-import { engineDependencies } from '../dependencies.js'
+import { engineDependencies } from '../instances/dependencies.js'
 import { QueryService } from './service.js'
 
 async function queryRoutes(fastify: FastifyInstance): Promise<void> {

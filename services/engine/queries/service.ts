@@ -17,8 +17,8 @@ import type {
 import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { Actor } from '../../../plugins/identity/plugin.js'
-import type { ActivityRepository } from '../activities/repository.js'
-import { visibleInstancesFilter } from '../authorization/service.js'
+import type { ActivityRepository } from '../instances/activities.js'
+import { visibleInstancesFilter } from '../instances/authorization.js'
 import { contractInstance } from '../context/session.js'
 import type { InstanceSummary, OverdueSummary, ProcessQueryRepository } from './repository.js'
 

@@ -1,5 +1,5 @@
-import { mayActOnTask, type Principal } from '../authorization/service.js'
-import type { ProcessInstance, Task } from '../runtime/types.js'
+import { mayActOnTask, type Principal } from '../instances/authorization.js'
+import type { ProcessInstance, Task } from '../../../runtime/types.js'
 
 /**
  * The task a form context is about: the given candidates' (else the instance's) open tasks, the

@@ -6,7 +6,7 @@ import { commitTask, runTaskFunction } from '../../../openapi/generated/engine-r
 import { requireActor } from '../../../plugins/identity/plugin.js'
 import { routeFrom } from '../../../lib/server/route.js'
 import { TaskService } from './service.js'
-import { engineDependencies } from '../dependencies.js'
+import { engineDependencies } from '../instances/dependencies.js'
 
 async function taskRoutes(fastify: FastifyInstance): Promise<void> {
   const service = new TaskService(engineDependencies(fastify))

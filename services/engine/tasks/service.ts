@@ -6,7 +6,7 @@
  */
 import type { TaskCommitRequest, TaskFunctionResult, TaskRunRequest } from '../../../openapi/generated/schemas.js'
 import type { Actor } from '../../../plugins/identity/plugin.js'
-import type { Authorization } from '../authorization/service.js'
+import type { Authorization } from '../instances/authorization.js'
 import type { ProcessModels } from '../models/service.js'
 import { runtimeCall } from '../instances/runtime-errors.js'
 import { type AdditionalHeaders, instanceAtHand, type InstanceDependencies, openTaskOf } from '../instances/instance-at-hand.js'

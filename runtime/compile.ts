@@ -1,0 +1,275 @@
+/**
+ * Compiles a process model version into a CompiledProcess (types.ts): the input schema, every
+ * expression (businessKey, switch cases, assignTo, inform) and every local function, once. The
+ * engine keeps the result in its `app` cache; the compiled functions go to the `service` cache it
+ * passes in. A model is assumed to have passed validateModel on insert.
+ */
+import { deepCopy } from '../lib/deep-copy.js'
+import { type CompiledExpression, compileExpression } from './expressions.js'
+import { type CompiledFunction, type FunctionCache, FunctionCompiler } from './flow/compile.js'
+import { executeFunction, processView } from './flow/execute.js'
+import { checkInput as checkInputWhereCheapest } from './flow/input-check.js'
+import { chooseAction, expressionScope, Interpreter, openTask, findTask, Working } from './interpreter.js'
+import { compileSchema } from './schemas.js'
+import {
+  type ActionFunctionRequest,
+  type ActRequest,
+  type CompiledProcess,
+  type DataInstance,
+  type FlowFunctionDefinition,
+  type FunctionRequest,
+  type FunctionRunResult,
+  type InformItem,
+  type JsonObject,
+  type ProcessInstance,
+  type ProcessModelBody,
+  type ProcessState,
+  type ProcessStatus,
+  RuntimeError,
+  type RunEnvironment,
+  type StartRequest,
+  type Transition,
+  type WorkflowModel,
+} from './types.js'
+
+export interface CompileOptions {
+  /** Where compiled functions are kept (the engine's `service` cache); private when absent. */
+  functionCache?: FunctionCache
+}
+
+const NOT_EXPRESSIONS = new Set(['initiator', 'swimlane'])
+
+function textOf(value: unknown): string {
+  if (value === undefined || value === null) return ''
+  return typeof value === 'string' ? value : JSON.stringify(value)
+}
+
+/** Resolves function ids: the process's own first, then the app's libraries (through the host). */
+function functionResolver(local: ReadonlyMap<string, CompiledFunction>, compiler: FunctionCompiler) {
+  return (functionId: string, env: RunEnvironment): CompiledFunction | undefined => {
+    const own = local.get(functionId)
+    if (own) return own
+    const definition = env.host.appFunction(functionId)
+    return definition ? compiler.compile(functionId, definition) : undefined
+  }
+}
+
+export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: CompileOptions = {}): CompiledProcess {
+  const body = model.modelBody
+  const compiler = new FunctionCompiler(options.functionCache)
+  const localFunctions = new Map(
+    Object.entries(body.functions ?? {}).map(([functionId, definition]) => [functionId, compiler.compile(functionId, definition)]),
+  )
+  const resolveFunction = functionResolver(localFunctions, compiler)
+
+  const caseConditions = new Map<string, CompiledExpression[]>()
+  const assignees = new Map<string, CompiledExpression>()
+  const dueDates = new Map<string, CompiledExpression>()
+  const escalationAssignees = new Map<string, Map<number, CompiledExpression>>()
+  for (const [stepId, step] of Object.entries(body.steps)) {
+    if (step.type === 'switch')
+      caseConditions.set(
+        stepId,
+        step.cases.map((entry, index) => compileExpression(entry.when, `steps.${stepId}.cases[${index}].when`)),
+      )
+    if (step.type !== 'userTask') continue
+    if (step.assignTo !== undefined && !NOT_EXPRESSIONS.has(step.assignTo)) {
+      assignees.set(stepId, compileExpression(step.assignTo, `steps.${stepId}.assignTo`))
+    }
+    if (step.dueDate !== undefined) dueDates.set(stepId, compileExpression(step.dueDate, `steps.${stepId}.dueDate`))
+    const escalationUsers = new Map<number, CompiledExpression>()
+    ;(step.escalations ?? []).forEach((escalation, position) => {
+      if (escalation.userId === undefined) return
+      escalationUsers.set(position, compileExpression(escalation.userId, `steps.${stepId}.escalations[${position}].userId`))
+    })
+    if (escalationUsers.size > 0) escalationAssignees.set(stepId, escalationUsers)
+  }
+  const businessKey = body.businessKey === undefined ? undefined : compileExpression(body.businessKey, 'businessKey')
+  const inform = (body.inform ?? []).map((item, index) => ({ item, header: compileExpression(item.header, `inform[${index}].header`) }))
+  const checkInput = compileSchema(body.input)
+  const interpreter = new Interpreter({ steps: body.steps, caseConditions, assignees, dueDates, escalationAssignees, resolveFunction })
+
+  const processId = body.processId ?? model.modelID
+  const processName = body.name ?? model.name ?? processId
+
+  async function businessKeyOf(request: StartRequest, env: RunEnvironment): Promise<string> {
+    if (request.businessKey !== undefined) return request.businessKey
+    if (!businessKey) return env.newId()
+    const key = await businessKey.evaluate({ input: request.input, user: request.initiator }, expressionScope(env))
+    if (key === undefined || key === null || key === '')
+      throw new RuntimeError('technical', 'businessKey gave no value', { path: 'businessKey' })
+    return textOf(key)
+  }
+
+  async function runFunction(functionId: string, request: FunctionRequest, env: RunEnvironment): Promise<FunctionRunResult> {
+    const fn = interpreter.requireFunction(functionId, env)
+    if (!request.state) return executeFunction(fn, { input: request.input }, env, (id) => resolveFunction(id, env))
+    const working = new Working(request.state)
+    const task = request.taskId === undefined ? undefined : findTask(working.instance, request.taskId)
+    return interpreter.runInProcess(fn, working, request.input, working.data, env, task?.stepId ?? `function:${functionId}`, task)
+  }
+
+  return {
+    model,
+    processId,
+    processName,
+    swimlanes: body.swimlanes ?? {},
+
+    validateInput: (input, env) => checkInputWhereCheapest(body.input, checkInput, input, env),
+    step: (stepId) => (Object.hasOwn(body.steps, stepId) ? body.steps[stepId] : undefined),
+    namedFunction: (name) => body.namedFunctions?.[name],
+    fileFunction: (kind) =>
+      ({ upload: body.fileUploadFunction, download: body.fileDownloadFunction, delete: body.fileDeleteFunction })[kind],
+
+    async start(request, env) {
+      const now = env.now().toISOString()
+      const instance: ProcessInstance = {
+        processInstanceId: request.processInstanceId,
+        processId,
+        processName,
+        businessKey: await businessKeyOf(request, env),
+        appId: request.appId,
+        organizationId: request.organizationId,
+        modelVersion: model.version,
+        processStatus: 'running',
+        initiator: request.initiator.userId,
+        processStart: now,
+        lastUpdate: now,
+        tasks: [],
+        notes: [],
+        files: [],
+        contributorUsers: [],
+        threads: [{ threadId: env.newId(), stepId: body.start, status: 'active' }],
+      }
+      const working = new Working(
+        { processInstance: instance, dataInstance: request.input },
+        new Map([[request.initiator.userId, request.initiator.fullName]]),
+      )
+      await interpreter.advance(working, env)
+      return working.transition(env)
+    },
+
+    async act(state: ProcessState, request: ActRequest, env: RunEnvironment): Promise<Transition> {
+      const working = new Working(state)
+      const task = openTask(working.instance, request.taskId)
+      const step = interpreter.userTaskStep(task.stepId)
+      const action = chooseAction(step, request.actionType, request.customType)
+      if (!action) {
+        throw new RuntimeError(
+          'notFound',
+          `step ${task.stepId} has no ${request.actionType} action${request.customType ? ` "${request.customType}"` : ''}`,
+          { target: 'action' },
+        )
+      }
+      if (request.dataInstance !== undefined) working.data = deepCopy(request.dataInstance)
+      if (action.function !== undefined) {
+        const fn = interpreter.requireFunction(action.function, env)
+        const result = await interpreter.runInProcess(fn, working, working.data, working.data, env, task.stepId, task)
+        working.data = result.dataInstance
+        working.infoList.push(...result.infoList)
+      }
+      interpreter.endTask(working, task, request.actionType, env)
+      const thread = working.instance.threads.find((candidate) => candidate.threadId === task.threadId)
+      if (!thread) throw new RuntimeError('technical', `task ${task.taskId} belongs to no thread`)
+      if (action.next !== undefined) {
+        thread.stepId = action.next
+        thread.status = 'active'
+      } else if (request.actionType === 'cancel') {
+        interpreter.endProcess(working, 'cancelled', env)
+      } else {
+        thread.status = 'done'
+        if (working.instance.threads.every((candidate) => candidate.status === 'done')) interpreter.endProcess(working, 'completed', env)
+      }
+      await interpreter.advance(working, env)
+      return working.transition(env)
+    },
+
+    async runActionFunction(state: ProcessState, request: ActionFunctionRequest, env: RunEnvironment) {
+      const working = new Working(state)
+      const task = openTask(working.instance, request.taskId)
+      const action = chooseAction(interpreter.userTaskStep(task.stepId), 'function', request.customType)
+      if (!action?.function) {
+        throw new RuntimeError(
+          'notFound',
+          `step ${task.stepId} has no function action${request.customType ? ` "${request.customType}"` : ''}`,
+          { target: 'action' },
+        )
+      }
+      const fn = interpreter.requireFunction(action.function, env)
+      const formData = deepCopy(request.dataInstance)
+      const result = await interpreter.runInProcess(fn, working, formData, formData, env, task.stepId, task)
+      working.data = result.dataInstance
+      working.infoList.push(...result.infoList)
+      return { ...working.transition(env), output: result.output }
+    },
+
+    runFunction,
+
+    async escalate(state: ProcessState, taskId: string, position: number, env: RunEnvironment): Promise<Transition> {
+      const working = new Working(state)
+      await interpreter.escalate(working, openTask(working.instance, taskId), position, env)
+      return working.transition(env)
+    },
+
+    async retry(state: ProcessState, threadId: string, env: RunEnvironment): Promise<Transition> {
+      const working = new Working(state)
+      const thread = working.instance.threads.find((candidate) => candidate.threadId === threadId)
+      if (!thread || thread.status !== 'failed') throw new RuntimeError('notFound', `no failed thread ${threadId}`, { target: 'thread' })
+      thread.status = 'active'
+      delete thread.error
+      await interpreter.advance(working, env)
+      return working.transition(env)
+    },
+
+    async changeStep(
+      state: ProcessState,
+      stepId: string,
+      request: { dataInstance?: DataInstance; status?: ProcessStatus },
+      env: RunEnvironment,
+    ): Promise<Transition> {
+      if (!Object.hasOwn(body.steps, stepId)) throw new RuntimeError('notFound', `step ${stepId} not found`, { target: 'step' })
+      const working = new Working(state)
+      interpreter.cancelOpenTasks(working, env)
+      if (request.dataInstance !== undefined) working.data = deepCopy(request.dataInstance)
+      const status = request.status ?? 'running'
+      const thread = {
+        threadId: env.newId(),
+        stepId,
+        status: status === 'running' ? 'active' : status === 'failed' ? 'failed' : 'done',
+      } as const
+      working.instance.threads = [{ ...thread }]
+      working.instance.processStatus = status
+      if (status === 'running') await interpreter.advance(working, env)
+      return working.transition(env)
+    },
+
+    async inform(state: ProcessState, env: RunEnvironment): Promise<InformItem[]> {
+      const store = { input: {}, data: state.dataInstance, process: processView(state.processInstance), user: env.actor }
+      const scope = expressionScope(env)
+      return Promise.all(
+        inform.map(async ({ item, header }) => ({
+          ...(item.key === undefined ? {} : { key: item.key }),
+          ...(item.label === undefined ? {} : { label: item.label }),
+          header: textOf(await header.evaluate(store, scope)),
+          ...(item.display === undefined ? {} : { display: item.display }),
+        })),
+      )
+    },
+  }
+}
+
+/**
+ * Runs an app-wide function on its own, outside any process (`/external/function/:id/execute`
+ * standalone mode, scheduled `runFunction` jobs): no `data`, `process` or `task` in its store.
+ */
+export function runStandaloneFunction(
+  functionId: string,
+  definition: FlowFunctionDefinition,
+  input: JsonObject,
+  env: RunEnvironment,
+  options: CompileOptions = {},
+): Promise<FunctionRunResult> {
+  const compiler = new FunctionCompiler(options.functionCache)
+  const resolve = functionResolver(new Map([[functionId, compiler.compile(functionId, definition)]]), compiler)
+  return executeFunction(compiler.compile(functionId, definition), { input }, env, (id) => resolve(id, env))
+}
