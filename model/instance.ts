@@ -1,5 +1,5 @@
 /**
- * A process instance as SPEC.md gives it and the store keeps it: its tasks, threads, notes, files
+ * A process instance as the API answers it and the store keeps it (docs/reference/instances.md): its tasks, threads, notes, files
  * and data, and the inform items shown with it. The runtime computes these; the store's collections
  * and both services read them.
  */

@@ -1,5 +1,5 @@
 /**
- * The workflow model (MODEL.md): what a tenant deploys — process models, their steps, actions,
+ * The workflow model (docs/models.md): what a tenant deploys — process models, their steps, actions,
  * swimlanes, inform items and flow functions — as plain types. The validator (validation.ts), the
  * runtime and the gateway all read models through these.
  */

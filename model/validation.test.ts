@@ -475,7 +475,7 @@ t.test('a form body may be any JSON value', async (t) => {
   t.same(validateModel({ modelID: 'f', type: 'form', modelBody: undefined }), { path: 'modelBody', message: 'is required' })
 })
 
-t.test('a data update node as MODEL.md gives it (its own set, filter and upsert) is valid', async (t) => {
+t.test('a data update node as docs/models.md gives it (its own set, filter and upsert) is valid', async (t) => {
   const model = example('leave-request')
   const body = model.modelBody as Body
   body.functions.informTeam.steps.push({

@@ -1,7 +1,7 @@
 /**
- * JSONata expressions of a model, compiled once and evaluated against the store of MODEL.md
+ * JSONata expressions of a model, compiled once and evaluated against their store
  * (`input`, `data`, `output`, `vars`, `process`, `user`, `task`). An expression sees only that
- * store and the two functions MODEL.md adds (`$constant`, `$uuid`): JSONata has no access to Node's
+ * store and the two functions the service adds (`$constant`, `$uuid`): JSONata has no access to Node's
  * globals, the file system or the process, and refuses prototype keys such as `constructor`.
  */
 import jsonata from 'jsonata'
@@ -20,7 +20,7 @@ export interface EvaluationScope {
   checkResult(value: unknown): void
 }
 
-/** The store an expression is evaluated against (MODEL.md "Expressions"). */
+/** The store an expression is evaluated against (docs/reference/flow-functions.md#the-store-of-an-expression). */
 export interface ExpressionStore {
   input?: unknown
   data?: unknown

@@ -1,6 +1,6 @@
 /**
  * The process interpreter: moves the threads of one instance through the steps of its model
- * (MODEL.md "Steps"). It works on a private copy of the state and records what happened as effects;
+ * (docs/models.md#steps). It works on a private copy of the state and records what happened as effects;
  * automatic steps run until every thread waits at a user task, a join or the end.
  */
 import { deepCopy } from '../lib/deep-copy.js'
@@ -288,7 +288,7 @@ export class Interpreter {
       }
       task.userName = await this.nameOf(userId, location, working, env)
       task.userId = userId
-      // As with any assignment, the assignee keeps seeing the process (SPEC.md contributorUsers).
+      // As with any assignment, the assignee keeps seeing the process (docs/reference/instances.md#contributors).
       if (!working.instance.contributorUsers.includes(userId)) working.instance.contributorUsers.push(userId)
     }
     task.escalated = [...(task.escalated ?? []), position]

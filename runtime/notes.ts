@@ -1,6 +1,6 @@
 /**
  * Adding a note to a process instance's state (notes are kept newest first; their author joins
- * `contributorUsers`, SPEC.md). `/action/complete` adds one for `additionalInfo.activityDescription`.
+ * `contributorUsers`, docs/reference/instances.md#contributors). `/action/complete` adds one for `additionalInfo.activityDescription`.
  */
 import type { Note, ProcessState } from './types.js'
 

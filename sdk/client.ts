@@ -318,7 +318,7 @@ function contentTypeOf(file: UploadSource): string {
   return file instanceof Blob && file.type !== '' ? file.type : 'application/octet-stream'
 }
 
-/** Quotes a file name for a multipart header (RFC 7578 §4.2: percent-encode what breaks the quoting). */
+/** Quotes a file name for a multipart header (RFC 7578, section 4.2: percent-encode what breaks the quoting). */
 function quoted(fileName: string): string {
   return `"${fileName.replace(/["\r\n%]/g, (character) => encodeURIComponent(character))}"`
 }

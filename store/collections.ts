@@ -145,7 +145,7 @@ export interface StoredIdempotencyKey {
   expiresAt: Date
 }
 
-/** What a schedule fires (MODEL.md `jobScheduler`): exactly one of the two. */
+/** What a schedule fires (a `jobScheduler` model's schedule, docs/reference/jobs.md#schedules): exactly one of the two. */
 export type ScheduleAction =
   | { startProcess: { processId: string; input: Record<string, unknown>; initiatorUserId?: string } }
   | { runFunction: { functionId: string; inputParams?: Record<string, unknown> } }
@@ -221,7 +221,7 @@ export interface StoredContext {
   nextDueAt?: Date | null
 }
 
-/** A task lock (DESIGN.md §5): held by `userId` until `expiresAt` (LOCK_TTL_SECONDS after it was taken or renewed). */
+/** A task lock (docs/reference/locks.md): held by `userId` until `expiresAt` (LOCK_TTL_SECONDS after it was taken or renewed). */
 export interface StoredTaskLock {
   /** The taskId: one holder per task. */
   _id: string

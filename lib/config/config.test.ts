@@ -1,7 +1,7 @@
 import t from 'tap'
 import { type Config, parseConfig } from './config.js'
 
-t.test('defaults follow DESIGN.md §2 when nothing is set', async (t) => {
+t.test('defaults follow the README configuration table when nothing is set', async (t) => {
   const config = parseConfig({}, '/srv/app')
   t.same(config, {
     gatewayPort: 3000,

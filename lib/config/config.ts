@@ -1,5 +1,5 @@
 /**
- * The service's configuration: DESIGN.md §2's environment, read once and validated by a pure
+ * The service's configuration: the environment of README.md's configuration table, read once and validated by a pure
  * function so that a bad value stops start-up with a message that names it.
  */
 import { resolve } from 'node:path'
@@ -28,13 +28,13 @@ export interface Config {
   logLevel: LogLevel
   /** `NODE_ENV=development` shows stacks in error answers. */
   development: boolean
-  /** How long a task lock lasts after it was taken or renewed (DESIGN.md §5). */
+  /** How long a task lock lasts after it was taken or renewed (docs/reference/locks.md#lapse). */
   lockTtlSeconds: number
-  /** Wall-clock limit of one flow-function run (MODEL.md). */
+  /** Wall-clock limit of one flow-function run (docs/reference/flow-functions.md#limits). */
   flowTimeoutMs: number
   /** Multiplies the proxy's per-route timeouts (60 s, files 300 s); tests shrink them. */
   proxyTimeoutScale: number
-  /** First retry delay of a failed batch job; each further try doubles it (DESIGN.md §6). */
+  /** First retry delay of a failed batch job; each further try doubles it (docs/reference/jobs.md#the-batch-worker). */
   batchBackoffMs: number
   /** How often an engine looks for due batch jobs and schedule ticks. */
   batchPollMs: number
@@ -42,25 +42,25 @@ export interface Config {
   batchLeaseMs: number
   /** How long finished (`done`, `failed`) batch jobs are kept before they are removed. */
   batchRetentionHours: number
-  /** How long an idempotency key of a start answers its first answer again (issue 16). */
+  /** How long an idempotency key of a start answers its first answer again (docs/reference/consistency.md#idempotent-starts). */
   idempotencyTtlHours: number
-  /** How often an instance looks for new cache invalidation records (DESIGN.md §6). */
+  /** How often an instance looks for new cache invalidation records (docs/reference/gateway.md#caches). */
   cachePollMs: number
-  /** Interval of the whitespace heartbeat on the log stream (about 15 s, SPEC.md). */
+  /** Interval of the whitespace heartbeat on the log stream (about 15 s). */
   logHeartbeatMs: number
-  /** When set, the gateway's admin endpoints need `authorization: Bearer <ADMIN_TOKEN>` (DESIGN.md §5). */
+  /** When set, the gateway's admin endpoints need `authorization: Bearer <ADMIN_TOKEN>` (docs/reference/identity.md#admin-endpoints). */
   adminToken: string | undefined
   /** The HS256 secret that signs log stream `studiotoken`s; unset, the log stream cannot be opened. */
   studioTokenSecret: string | undefined
-  /** The deployment environment; the log stream answers 500 without it (SPEC.md). */
+  /** The deployment environment; the log stream answers 500 without it (docs/reference/gateway.md#log-stream). */
   deploymentEnv: string | undefined
-  /** Where a service's log lines come from when it runs in another process (DESIGN.md §6). */
+  /** Where a service's log lines come from when it runs in another process (docs/reference/gateway.md#log-stream). */
   logSourceUrls: { fm: string | undefined; wfm: string | undefined }
-  /** The largest file `/file/upload` accepts, in bytes (DESIGN.md §4: 413 past it). */
+  /** The largest file `/file/upload` accepts, in bytes (413 past it, docs/reference/files.md). */
   maxUploadBytes: number
   /** How big an instance may grow (docs/security.md "Size limits"): 413/400 past a limit, nothing stored. */
   instanceLimits: { noteMaxBytes: number; notesMaxPerInstance: number; instanceMaxBytes: number }
-  /** How callers prove who they are (DESIGN.md §5, README "Security model"). */
+  /** How callers prove who they are (docs/reference/identity.md#identity-modes). */
   auth: AuthConfig
   /** The worker pool flow functions run in: threads at most, heap ceiling of one worker (MiB). */
   /** Engine-thread time a flow function may hold before it moves to the worker pool; 0: every run in the pool. */

@@ -1,5 +1,5 @@
 /**
- * Where the service may connect on behalf of a tenant (DESIGN.md §5, no SSRF): flow functions'
+ * Where the service may connect on behalf of a tenant (no SSRF, docs/reference/flow-functions.md#outbound-http): flow functions'
  * `http` nodes (FLOW_HTTP_ALLOWED_HOSTS) and webhook deliveries (WEBHOOK_ALLOWED_HOSTS) pass the
  * same rules. Only public addresses are reached, unless the allow-list names the host. The check is
  * on the address actually connected to, resolved at connect time (undici's connector: literal IPs

@@ -3,7 +3,7 @@ import { readFile, stat } from 'node:fs/promises'
 
 export type VersionInfo = { version: string; modify: string } | { error: string }
 
-/** Never throws: a failure to read is reported in the result, as SPEC.md asks. */
+/** Never throws: a failure to read is reported in the result (docs/reference/gateway.md#health). */
 export async function readVersionInfo(packageJsonPath: string): Promise<VersionInfo> {
   try {
     const [content, stats] = await Promise.all([readFile(packageJsonPath, 'utf8'), stat(packageJsonPath)])

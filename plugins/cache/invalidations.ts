@@ -1,5 +1,5 @@
 /**
- * Cache invalidation records (DESIGN.md §6): the cache-evict endpoint (and a model insert) writes
+ * Cache invalidation records (docs/reference/gateway.md#caches): the cache-evict endpoint (and a model insert) writes
  * one; every instance, gateway or engine, polls for the new ones and applies those aimed at it. The
  * store is the only channel, so it works across any number of processes.
  */

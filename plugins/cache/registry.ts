@@ -1,7 +1,7 @@
 /**
  * Named in-process caches that can be evicted from outside: the cache-evict endpoint inserts an
  * invalidation record and every instance (gateway `fm`, engine `wfm`) applies it to its registry.
- * Gateway caches: `app`, `swagger`, `endpoint`; engine caches: `app`, `service` (DESIGN.md §6).
+ * Gateway caches: `app`, `swagger`, `endpoint`; engine caches: `app`, `service` (docs/reference/gateway.md#caches).
  */
 export class NamedCache<Value> {
   private readonly entries = new Map<string, Value>()

@@ -16,9 +16,9 @@ export function requestIdFrom(header: string | string[] | undefined): string {
 
 /**
  * Random bytes for trace and span ids, drawn from a pool refilled 4 KiB at a time: one
- * `randomBytes` call per id cost microseconds on every request of both services (issue 7), as much as
+ * `randomBytes` call per id cost microseconds on every request of both services, as much as
  * the rest of the correlation work together. The ids only need to be unpredictable enough not to
- * collide (W3C Trace Context §3.2.2.3), and `randomUUID` pools its entropy the same way.
+ * collide (W3C Trace Context, section 3.2.2.3), and `randomUUID` pools its entropy the same way.
  */
 const POOL_BYTES = 4096
 let pool = Buffer.alloc(0)

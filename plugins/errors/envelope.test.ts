@@ -1,7 +1,7 @@
 import t from 'tap'
 import { envelopeStatus, errorEnvelope, successEnvelope } from './envelope.js'
 
-t.test('HTTP status maps to the envelope status of DESIGN.md §4', async (t) => {
+t.test('HTTP status maps to the envelope status of docs/reference/http.md#envelope', async (t) => {
   t.equal(envelopeStatus(200), 'success')
   t.equal(envelopeStatus(204), 'success')
   t.equal(envelopeStatus(304), 'success')

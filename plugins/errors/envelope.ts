@@ -1,5 +1,5 @@
 /**
- * The response envelope `{ status, data, error? }` (SPEC.md "Response envelope") and the error
+ * The response envelope `{ status, data, error? }` (docs/reference/http.md#envelope) and the error
  * record (ICustomError). One mapping from HTTP status to envelope status serves every place that
  * wraps an answer: the gateway's own routes, its error handler and the proxy.
  */
@@ -23,7 +23,7 @@ export interface Envelope<T = unknown> {
   error?: { message: string; title?: string; code: string; parameters?: Record<string, string> }
 }
 
-/** DESIGN.md §4: 2xx success; 401/403 permissionError; other 4xx customerror; 5xx error. */
+/** 2xx success; 401/403 permissionError; other 4xx customerror; 5xx error. */
 export function envelopeStatus(httpStatus: number): EnvelopeStatus {
   if (httpStatus < 400) return 'success'
   if (httpStatus === 401 || httpStatus === 403) return 'permissionError'

@@ -1,5 +1,5 @@
 /**
- * Flow functions (MODEL.md "Functions") compiled once: every expression parsed, every assignment
+ * Flow functions (docs/models.md#flow-functions) compiled once: every expression parsed, every assignment
  * path checked, the input and output schemas compiled. Compiled functions are kept in a cache the
  * engine provides (its `service` cache), keyed by the function's id and definition, so a function
  * shared by many processes, or looked up again for every `call`, is compiled only once.

@@ -1,5 +1,5 @@
 /**
- * Runs a compiled flow function against the store of MODEL.md. One run has one deadline
+ * Runs a compiled flow function against its store (docs/reference/flow-functions.md#the-store-of-an-expression). One run has one deadline
  * (`limits.timeoutMs`, which also bounds awaited host calls), one budget of executed nodes
  * (`limits.maxSteps`, shared with the functions it calls) and a call depth (`limits.maxCallDepth`).
  * The run works on a copy of the data: the caller adopts the copy only when the run succeeded.

@@ -2,7 +2,7 @@
 // @ts-check
 /**
  * A bulk suspend of 10,000 leave requests through the gateway of the built all-in-one on the
- * embedded store (issue 16): one real instance is started, 9,999 copies of it are stored, then
+ * embedded store (docs/reference/lifecycle.md#bulk-operations): one real instance is started, 9,999 copies of it are stored, then
  * `POST /external/process/bulk` suspends every running one and `GET /external/batchjob/:jobId` is
  * polled until the job is done. The time from the request to `done` is the figure.
  *

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // @ts-check
 /**
- * Tenant code isolation (issue "security" C), through the gateway of the built all-in-one on the
+ * Tenant code isolation (docs/security.md#tenant-code-isolation), through the gateway of the built all-in-one on the
  * embedded store: one tenant keeps 4 worst-case flow functions running at once (a catastrophic regex
  * over a large input, tail recursion, a busy loop), each started again as soon as it was stopped,
  * while another tenant issues ordinary requests (a process start and a standalone function run) one

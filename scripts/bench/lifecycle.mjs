@@ -6,14 +6,14 @@
  * (`POST /action/complete` by the employee), approve (`POST /action/complete` by a manager) — for a
  * fixed time; then 100,000 instances are stored and the same load runs again.
  *
- * Targets (issue 4): at least 300 lifecycles/s, p99 request latency under 50 ms, and the second run
+ * Targets: at least 300 lifecycles/s, p99 request latency under 50 ms, and the second run
  * within 20% of the first. Exit code 1 when a target is missed or requests fail.
  *
  * Environment: BENCH_DURATION_S (default 20, per run), BENCH_CLIENTS (32), BENCH_SEEDED_INSTANCES
  * (100000; 0 skips the second run), BENCH_CPU_PROFILE_DIR (the service writes a V8 CPU profile of
  * each thread there), BENCH_TELEMETRY (`metrics`, the default as deployed; `off`: METRICS_ENABLED=false;
  * `tracing`: metrics and OTLP traces, exported to a local receiver that discards them) — the cost of
- * observability is the difference between these (issue 15: metrics at most 5%).
+ * observability is the difference between these (target: metrics cost at most 5%).
  * Everything runs on 127.0.0.1 in a temporary data dir, removed at the end.
  */
 import { createServer } from 'node:http'

@@ -12,7 +12,7 @@
  *   (support/passthrough-proxy.mjs), the floor the library chain alone sets;
  * - nginx: through nginx (support/nginx.mjs), when `nginx` is on PATH; skipped, and said so, when not.
  *
- * Target (issue 14): the gateway's CPU time per proxied request at most 1.15× the passthrough's
+ * Target: the gateway's CPU time per proxied request at most 1.15× the passthrough's
  * (medians over the rounds), and no failed request. On a host whose cores are all busy, throughput
  * and latency are bounded by CPU and move with the neighbours, so the throughput ratio to the engine
  * alone (the old target of 0.8), the added p99, the engine's CPU behind each proxy and nginx's

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // @ts-check
 /**
- * The reporting queries with 100,000 stored instances (issue 5): an engine of the built code on the
+ * The reporting queries with 100,000 stored instances (docs/reference/queries.md): an engine of the built code on the
  * embedded store, seeded with instances of two processes of one app (leave requests: 1 in 20
  * running, the rest completed, last updates spread over a year; purchases) plus activity records,
  * then each query is sent repeatedly over HTTP, as an admin (whole tenant) and as a user who sees

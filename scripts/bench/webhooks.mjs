@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // @ts-check
 /**
- * Webhook delivery (issue 17), on the built all-in-one over the embedded store, with a receiver on
+ * Webhook delivery (docs/reference/events.md#webhooks), on the built all-in-one over the embedded store, with a receiver on
  * 127.0.0.1 that answers 204 at once:
  *
  * 1. Deliveries per second: BENCH_WEBHOOK_DELIVERIES pending deliveries (over as many instances as

@@ -12,6 +12,8 @@
  *   openapi/generated/model.schema.json              the JSON Schema of a model document
  *   sdk/generated/gateway.ts                         the SDK's types (openapi-typescript) of the
  *                                                    served gateway document
+ *   docs/reference/errors.md                         the error-code catalogue as a page, one anchor
+ *                                                    per code
  * `--check` writes nothing and exits 1 listing the files that differ (the drift test uses it).
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
@@ -19,6 +21,7 @@ import { dirname, join, resolve } from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
 import { fileURLToPath } from 'node:url'
 import { bundle } from './bundle.mjs'
+import { errorCataloguePage } from './error-page.mjs'
 import { modelSchemaDocument } from './model-schema.mjs'
 import { sdkTypesModule } from './sdk.mjs'
 import { dependencyOrder, toTypeBox } from './typebox.mjs'
@@ -59,6 +62,10 @@ export async function generate() {
   files.set(`${OUT}/proxy-routes.ts`, proxyModule(proxy, engine))
   files.set(`${OUT}/model.schema.json`, JSON.stringify(modelSchemaDocument(gateway.components.schemas), null, 2) + '\n')
   files.set('sdk/generated/gateway.ts', await sdkTypesModule(servedGateway))
+  files.set(
+    'docs/reference/errors.md',
+    errorCataloguePage({ gateway: join(OPENAPI, 'gateway.yaml'), engine: join(OPENAPI, 'engine.yaml') }),
+  )
   return files
 }
 

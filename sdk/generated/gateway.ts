@@ -167,7 +167,7 @@ export interface paths {
         put?: never;
         /**
          * Upsert a notification record
-         * @description Upserts the record keyed by `notificationObject.processInstance.processInstanceId` (missing → 400 wm3019, its established code), applying only the provided fields; existing fields are kept.
+         * @description Upserts the record keyed by `notificationObject.processInstance.processInstanceId` (missing → 400 wm3019, the code its clients have always received), applying only the provided fields; existing fields are kept.
          */
         post: operations["upsertNotification"];
         delete?: never;
@@ -567,8 +567,8 @@ export interface paths {
          *     persisted and an `Updated` notification sent. The answer's `context.infoList` holds the
          *     function's `info` messages.
          *
-         *     SPEC.md's statuses are kept: missing `processInstanceId` or `taskId` → 500 wm3060; no such
-         *     function action → 401 wm3051; any failure of the function → 401 wm3052.
+         *     Statuses kept for the service's existing clients (`docs/reference/http.md#unusual-statuses`):
+         *     missing `processInstanceId` or `taskId` → 500 wm3060; no such function action → 401 wm3051; any failure of the function → 401 wm3052.
          */
         post: operations["runActionFunction"];
         delete?: never;
@@ -594,7 +594,7 @@ export interface paths {
          *     names another user of the same tenant (else 400 wm3006) and is for role `admin` or a system
          *     user only (403 wm4031). A `fail` node in the automatic steps answers 400 wm3053, any other
          *     failure of them 500 wm3050, and nothing is stored. A missing `processId` answers 500 wm3060
-         *     (SPEC.md).
+         *     (`docs/reference/http.md#unusual-statuses`).
          */
         post: operations["startActionProcess"];
         delete?: never;
@@ -620,7 +620,7 @@ export interface paths {
          *     names another user of the same tenant (else 400 wm3006) and is for role `admin` or a system
          *     user only (403 wm4031). A `fail` node in the automatic steps answers 400 wm3053, any other
          *     failure of them 500 wm3050, and nothing is stored. A missing `processId` answers 500 wm3060
-         *     (SPEC.md).
+         *     (`docs/reference/http.md#unusual-statuses`).
          */
         post: operations["startProcess"];
         delete?: never;
@@ -841,8 +841,8 @@ export interface paths {
          *     removed, 400 wm3053) or return another `storageHandle`/`label`/`fileName`. The file is added
          *     to the instance's `files` and a `fileUpload` activity recorded.
          *
-         *     SPEC.md's statuses are kept: missing `processInstanceId` or `processId` in `fields` → 500
-         *     wm3071; missing `fileUploadFunction` or one with a wrong input/output schema → 500 wm3070.
+         *     Statuses kept for the service's existing clients (`docs/reference/http.md#unusual-statuses`):
+         *     missing `processInstanceId` or `processId` in `fields` → 500 wm3071; missing `fileUploadFunction` or one with a wrong input/output schema → 500 wm3070.
          *     `fields` that is not valid JSON, or misses other fields, → 400 wm4000. The `fields` part
          *     must come before `fileBody` (whose bytes are streamed to storage as they arrive; 400 wm4000
          *     otherwise); `taskId` must be a task of the instance (404 wm3005). A file over
@@ -870,8 +870,8 @@ export interface paths {
          *     refuse, 400 wm3053), records a `fileDownload` activity (no other context change) and
          *     answers the bytes. Raw on the gateway too (`x-raw`): errors are enveloped JSON there.
          *
-         *     SPEC.md's statuses are kept: missing `processInstanceId` or `processId` → 500 wm3071;
-         *     missing `fileDownloadFunction` or one with a wrong schema → 500 wm3070.
+         *     Statuses kept for the service's existing clients (`docs/reference/http.md#unusual-statuses`):
+         *     missing `processInstanceId` or `processId` → 500 wm3071; missing `fileDownloadFunction` or one with a wrong schema → 500 wm3070.
          */
         post: operations["downloadFile"];
         delete?: never;
@@ -895,8 +895,8 @@ export interface paths {
          *     400 wm3053), removes the file from `files`, records a `fileDelete` activity and persists
          *     the context.
          *
-         *     SPEC.md's statuses are kept: missing `processInstanceId` or `processId` → 500 wm3071;
-         *     missing `fileDeleteFunction` or one with a wrong schema → 500 wm3070.
+         *     Statuses kept for the service's existing clients (`docs/reference/http.md#unusual-statuses`):
+         *     missing `processInstanceId` or `processId` → 500 wm3071; missing `fileDeleteFunction` or one with a wrong schema → 500 wm3070.
          */
         post: operations["deleteFile"];
         delete?: never;
@@ -1184,7 +1184,7 @@ export interface paths {
         /**
          * Force a process instance to a step
          * @description Identifies the instance by `processInstanceId`, or by `processId` + `businessKey` (neither
-         *     → 400 wm4000; not found → 400 wm3131, SPEC.md's status). Open tasks are cancelled, the
+         *     → 400 wm4000; not found → 400 wm3131, `docs/reference/http.md#unusual-statuses`). Open tasks are cancelled, the
          *     optional `dataInstance` and `status` applied (default `running`) and the process continues
          *     from `stepId` (404 wm3130 when the model has no such step). A `changeStep` activity is
          *     logged. Role `admin` of the instance's tenant or a system user only (403 wm4031); another
@@ -1658,7 +1658,7 @@ export interface components {
         CreatedSubscription: components["schemas"]["SubscriptionSummary"] & {
             secret: string;
         };
-        /** @description Distinguishes actions of the same actionType; for `function` actions it names the function action (MODEL.md `actions[].customType`). */
+        /** @description Distinguishes actions of the same actionType; for `function` actions it names the function action (the step's `actions[].customType`, `docs/models.md#steps`). */
         CustomType: string;
         /** dataCollection */
         DataCollectionBody: {
@@ -1744,7 +1744,7 @@ export interface components {
             message: string;
             /** @description Short user-facing title (ICustomError `summary`), when there is one. */
             title?: string;
-            /** @description Machine-readable catalogue code (`fm…` gateway, `wm…`/`C-…` engine). Extension of SPEC.md's `{ message, title? }`. */
+            /** @description Machine-readable catalogue code (`fm…` gateway, `wm…`/`C-…` engine). Every code is listed in `docs/reference/errors.md`. */
             code: string;
             /** @description Extra context, e.g. `{ "field": "body.processId" }` for a validation failure. */
             parameters?: {
@@ -1818,7 +1818,7 @@ export interface components {
             /** Format: date-time */
             uploadDate?: string;
         };
-        /** @description Body of `/file/download` and `/file/delete`. `processInstanceId` and `processId` are checked by the handler, not the schema: SPEC.md answers their absence with 500 (wm3071), whatever else is missing; `storageHandle`, also needed, is checked after them (400 wm4000). `businessKey`, `taskDefinitionKey` and `taskId` are optional: when given, the business key must match the instance, and the task is named in the file function's call and the activity. */
+        /** @description Body of `/file/download` and `/file/delete`. `processInstanceId` and `processId` are checked by the handler, not the schema: their absence is 500 (wm3071, `docs/reference/http.md#unusual-statuses`), whatever else is missing; `storageHandle`, also needed, is checked after them (400 wm4000). `businessKey`, `taskDefinitionKey` and `taskId` are optional: when given, the business key must match the instance, and the task is named in the file function's call and the activity. */
         FileOperationRequest: {
             processId?: string;
             processInstanceId?: string;
@@ -1831,7 +1831,7 @@ export interface components {
             organizationId?: string;
             appId?: string;
         };
-        /** @description The `fields` part of `/file/upload`, as JSON text. `processId` and `processInstanceId` are checked by the handler first (500 wm3071 when missing, whatever else is missing), as SPEC.md answers. */
+        /** @description The `fields` part of `/file/upload`, as JSON text. `processId` and `processInstanceId` are checked by the handler first (500 wm3071 when missing, whatever else is missing), `docs/reference/http.md#unusual-statuses`. */
         FileUploadFields: {
             processId?: string;
             processInstanceId?: string;
@@ -1882,7 +1882,7 @@ export interface components {
             preForms?: string[];
             actions?: components["schemas"]["AvailableAction"][];
         };
-        /** @description Body of `/action/function`. `processInstanceId` and `taskId` are required by the handler, not the schema: SPEC.md answers their absence with 500 (wm3060). */
+        /** @description Body of `/action/function`. `processInstanceId` and `taskId` are required by the handler, not the schema: their absence is 500 (wm3060), `docs/reference/http.md#unusual-statuses`. */
         FunctionActionRequest: {
             processId: string;
             processInstanceId?: string;
@@ -2249,7 +2249,7 @@ export interface components {
             header: components["schemas"]["Expression"];
             display?: boolean;
         };
-        /** @description Process metadata of a context (SPEC.md fields plus DESIGN.md §6's). */
+        /** @description Process metadata of a context (`docs/reference/instances.md#what-is-stored`). */
         ProcessInstance: {
             processInstanceId: string;
             processId: string;
@@ -2289,7 +2289,7 @@ export interface components {
             organizationId?: string;
             appId?: string;
         };
-        /** @description Body of `/process/start` (gateway `/action/start`) and `/external/process/start`. `processId` is required by the handler, not the schema: SPEC.md answers its absence with 500 (wm3060). */
+        /** @description Body of `/process/start` (gateway `/action/start`) and `/external/process/start`. `processId` is required by the handler, not the schema: its absence is 500 (wm3060), `docs/reference/http.md#unusual-statuses`. */
         ProcessStartRequest: {
             appId: string;
             organizationId?: string;
@@ -2315,7 +2315,7 @@ export interface components {
             };
         };
         /**
-         * @description Process status (SPEC.md's StatusType). running→completed|cancelled by an `end` step; running→failed when a function step with `onError: "fail"` fails; failed→running by `/action/retry`; any→running (or the given status) by `/external/process/changeStep`. running|failed→suspended by `/process/{id}/suspend` (every change of the instance is refused with 409 wm3140 until `/process/{id}/resume` gives it back the status it had); any status but completed and cancelled→cancelled by `/process/{id}/cancel`.
+         * @description Process status (`docs/reference/statuses.md#process-status`). running→completed|cancelled by an `end` step; running→failed when a function step with `onError: "fail"` fails; failed→running by `/action/retry`; any→running (or the given status) by `/external/process/changeStep`. running|failed→suspended by `/process/{id}/suspend` (every change of the instance is refused with 409 wm3140 until `/process/{id}/resume` gives it back the status it had); any status but completed and cancelled→cancelled by `/process/{id}/cancel`.
          * @enum {string}
          */
         ProcessStatus: "running" | "failed" | "completed" | "cancelled" | "suspended";
@@ -2458,7 +2458,7 @@ export interface components {
         /** @description A user task of a process instance. */
         Task: {
             taskId: string;
-            /** @description The userTask step of the model that created the task (SPEC's `taskDefinitionKey`). */
+            /** @description The userTask step of the model that created the task (the `taskDefinitionKey` of file operations). */
             stepId: string;
             name: string;
             status: components["schemas"]["TaskStatus"];
@@ -3533,7 +3533,7 @@ export interface components {
         /** @description Only the deliveries in this status. */
         DeliveryStatusQuery: components["schemas"]["WebhookDeliveryStatus"];
         /**
-         * @description `complete`, `cancel` or `return`. Checked by the handler (400 wm3110 for any other value or an action the task does not offer), so that SPEC.md's "invalid actionType" answers its own code.
+         * @description `complete`, `cancel` or `return`. Checked by the handler (400 wm3110 for any other value or an action the task does not offer), so that an invalid actionType answers its own code.
          * @example complete
          */
         ExternalActionTypePath: string;
@@ -5802,7 +5802,7 @@ export interface operations {
                 /** @example 9b2e4f60-1c3d-4e5f-8a7b-6c5d4e3f2a10 */
                 taskId: components["parameters"]["TaskIdPath"];
                 /**
-                 * @description `complete`, `cancel` or `return`. Checked by the handler (400 wm3110 for any other value or an action the task does not offer), so that SPEC.md's "invalid actionType" answers its own code.
+                 * @description `complete`, `cancel` or `return`. Checked by the handler (400 wm3110 for any other value or an action the task does not offer), so that an invalid actionType answers its own code.
                  * @example complete
                  */
                 actionType: components["parameters"]["ExternalActionTypePath"];

@@ -6,7 +6,7 @@ import { ContractChecker } from './contract.js'
 
 const gatewayContract = new ContractChecker('gateway')
 
-/** A gateway answer in the envelope (DESIGN.md §4). */
+/** A gateway answer in the envelope (docs/reference/http.md#envelope). */
 export interface Envelope<Data = unknown> {
   status: 'success' | 'customerror' | 'permissionError' | 'error'
   data: Data

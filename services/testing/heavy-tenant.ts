@@ -1,5 +1,5 @@
 /**
- * Test support for tenant code isolation (issue "security" C), shared by tests/security/isolation.test.ts
+ * Test support for tenant code isolation (docs/security.md#tenant-code-isolation), shared by tests/security/isolation.test.ts
  * and scripts/bench/isolation.mjs: a tenant whose flow functions are worst cases for a JSONata engine on
  * one thread, and another tenant with ordinary requests.
  */

@@ -1,6 +1,6 @@
 /**
  * `kill -9` of the all-in-one under a write load, restarted at once on the same DATA_DIR, five
- * times over (issue "reliability" C and E): every restart starts (the data-dir lock died with the
+ * times over (docs/reference/consistency.md#what-a-failure-leaves): every restart starts (the data-dir lock died with the
  * killed process), every write the gateway answered 2xx is there afterwards, and every instance is
  * consistent — instance, activities and notification were committed together.
  */

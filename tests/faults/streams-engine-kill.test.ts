@@ -1,6 +1,6 @@
 /**
  * The engine killed (`kill -9`) in the middle of a request, behind a gateway in a process of its own
- * (issue "reliability" B and E): the client gets 502/504 from the gateway quickly, in the envelope;
+ * (docs/reference/consistency.md#what-a-failure-leaves): the client gets 502/504 from the gateway quickly, in the envelope;
  * once the engine has restarted on the same DATA_DIR the instance is in its state before the request
  * or after it, never between, and an upload cut off by the crash left no bytes behind.
  */

@@ -1,6 +1,6 @@
 /**
- * Rejected, oversized and abandoned uploads through the gateway (issue "reliability" B and E, issue
- * "security" finding 7 and "proxied bodies over the limit → 413"): the client gets its answer in
+ * Rejected, oversized and abandoned uploads through the gateway (docs/reference/files.md, and proxied
+ * bodies over the limit → 413): the client gets its answer in
  * the envelope (never EPIPE or a hang), nothing of the file is kept (no bytes under DATA_DIR/files,
  * the instance unchanged), and the next request through the same gateway answers at once.
  */

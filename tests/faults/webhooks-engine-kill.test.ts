@@ -1,5 +1,5 @@
 /**
- * Issue 17: the webhook outbox survives `kill -9`. The delivery record is stored in the same commit
+ * The webhook outbox (docs/reference/consistency.md#outbox) survives `kill -9`. The delivery record is stored in the same commit
  * as the action, so an engine killed right after answering the action (its receiver unreachable, so
  * nothing could have gone out before) still delivers it once it is back; and a try cut off by the
  * kill (its receiver had not answered yet) is made again, with the same delivery id, once the claim

@@ -1,5 +1,5 @@
 /**
- * Bulk operations through the gateway (issue 16): `POST /external/process/bulk` queues a batch job
+ * Bulk operations through the gateway (docs/reference/lifecycle.md#bulk-operations): `POST /external/process/bulk` queues a batch job
  * that suspends, resumes, cancels or retries the matching instances of the caller's tenant, each in
  * its own commit, and `GET /external/batchjob/:jobId` follows its progress.
  */

@@ -1,5 +1,5 @@
 /**
- * Idempotent starts through the gateway (issue 16): the `idempotency-key` header on every start
+ * Idempotent starts through the gateway (docs/reference/consistency.md#idempotent-starts): the `idempotency-key` header on every start
  * route answers the first answer again (`idempotent-replayed: true`) and starts nothing more, also
  * for 20 concurrent duplicates; another body with the key is 422; a failed first request or a
  * lapsed claim does not block the retry; keys expire after IDEMPOTENCY_TTL_HOURS.

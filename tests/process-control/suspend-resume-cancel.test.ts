@@ -1,6 +1,6 @@
 /**
- * Suspend, resume and cancel through the gateway (issue 16): who may, what each does to the
- * instance, its activity and its notification, and that a suspended instance refuses every change
+ * Suspend, resume and cancel through the gateway (docs/reference/lifecycle.md#suspending-resuming-cancelling):
+ * who may, what each does to the instance, its activity and its notification, and that a suspended instance refuses every change
  * (409 wm3140, nothing stored) while reading, display and notes still work.
  */
 import t from 'tap'

@@ -1,5 +1,5 @@
 /**
- * Issue "security", part A and F: the findings about authentication replayed through the gateway
+ * Authentication (docs/reference/identity.md#identity-modes): known attacks on it replayed through the gateway
  * (and the engine, which checks tokens itself), in AUTH_MODE=jwt and header mode.
  */
 import t from 'tap'

@@ -1,5 +1,5 @@
 /**
- * Issue "security", part A: JWT_JWKS_URL — an OIDC provider's key set, served here by a local
+ * JWT_JWKS_URL (docs/reference/identity.md#identity-modes) — an OIDC provider's key set, served here by a local
  * server on 127.0.0.1 with a generated EC public key. Tokens signed with its private key pass;
  * another key, an HS256 token (whatever its secret), `alg: none` and a token without `exp` do not.
  */

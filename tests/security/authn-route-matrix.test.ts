@@ -1,5 +1,5 @@
 /**
- * Issue "security", part G: a route-by-route matrix generated from the OpenAPI documents the
+ * Authentication, route by route (docs/reference/identity.md#identity-modes): a matrix generated from the OpenAPI documents the
  * services serve, in AUTH_MODE=jwt. Every operation that is not public (`security: []`) answers 401
  * permissionError without a bearer token — even with the `user` header of a real user — and with a
  * token the service cannot verify; the public ones answer without one.

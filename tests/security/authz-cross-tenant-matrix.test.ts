@@ -3,7 +3,7 @@
  * forwards to the engine (the `x-proxy` table, expanded into proxyRoutes), called by users of
  * tenant B on tenant A's resources — A's instance, task, locks' owner, constants, data collection
  * and functions — in two forms: naming A's tenant in the body/query, and naming B's own. Every
- * answer is 403/404 (or the status SPEC.md gives a missing instance), the few reads that are
+ * answer is 403/404 (or the documented status of a missing instance), the few reads that are
  * scoped to the caller answer nothing of A, and A's stored state is unchanged after each request.
  * The credentials come from the stack (the `user` header in header mode).
  */
@@ -40,7 +40,7 @@ const CALLER_SCOPED_READS = new Set([
 ])
 /** Secrets that are also a key of an operation's own answer: a page of batch jobs is `{ items, nextCursor }`. */
 const OWN_ANSWER_KEYS: Record<string, string[]> = { listBatchJobs: ['"items"'] }
-/** SPEC.md answers an instance that cannot be found to move with 400 (wm3131). */
+/** An instance that cannot be found to move answers 400 (wm3131, docs/reference/http.md#unusual-statuses). */
 const NOT_FOUND_AS_400: Record<string, string> = { changeProcessStep: 'wm3131' }
 
 function resolve(schema: Schema | undefined): Schema | undefined {

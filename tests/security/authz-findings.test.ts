@@ -196,7 +196,7 @@ t.test('finding 1, other tenant: a user of tenant B reaches no instance, constan
     const moveCode = move.body.error?.code
     t.ok(
       moveCode === 'wm4031' || moveCode === 'wm3131',
-      `${user.fullName}: may not move, or does not find A's instance to move (SPEC.md's 400): ${move.status} ${moveCode}`,
+      `${user.fullName}: may not move, or does not find A's instance to move (its documented 400): ${move.status} ${moveCode}`,
     )
     const start = await stack.send('POST', '/external/process/start', {
       as: user,

@@ -1,5 +1,5 @@
 /**
- * Issue "security" C: tenants' code cannot stall the engine. Flow functions run in the worker pool of
+ * Tenants' code cannot stall the engine (docs/security.md#tenant-code-isolation). Flow functions run in the worker pool of
  * the engine's sandbox process (which may die of a tenant's allocation; the engine does not) and are
  * stopped at FLOW_TIMEOUT_MS however they spin; regex literals run with RE2 semantics (linear time);
  * model expressions on the engine's thread have a small budget; a function tried on the engine's

@@ -1,5 +1,5 @@
 /**
- * Issue "security" D: no SSRF. A flow function's `http` node reaches only public addresses unless
+ * No SSRF (docs/reference/flow-functions.md#outbound-http). A flow function's `http` node reaches only public addresses unless
  * FLOW_HTTP_ALLOWED_HOSTS lists the host; the check is on the address connected to, so no spelling
  * of loopback gets through, and the service's own ports are never reached. Context headers
  * (`additionalheaders`) go only to allowed hosts, the identity-bearing ones only when

@@ -1,5 +1,5 @@
 /**
- * Issue 17: webhooks delivered at least once, signed, retried, in order, to the subscribing tenant
+ * Webhooks (docs/reference/events.md#webhooks) delivered at least once, signed, retried, in order, to the subscribing tenant
  * only; a real receiver on 127.0.0.1 (allowed through WEBHOOK_ALLOWED_HOSTS).
  */
 import t from 'tap'

@@ -2,7 +2,7 @@
  * `POST /getConstantValue`: the value of `<appId>:<name>` in the user's tenant (organization and
  * app); `result` absent when there is none, when the id names another app, or when the request
  * names another app.
- * `processInstanceId` is required by the contract and not used in the lookup (SPEC.md).
+ * `processInstanceId` is required by the contract and not used in the lookup (docs/reference/data.md#constants).
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'

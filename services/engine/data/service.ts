@@ -1,5 +1,5 @@
 /**
- * `POST /external/data/search/:collection` (DESIGN.md §6): one page of a business data collection
+ * `POST /external/data/search/:collection` (docs/reference/data.md#searching): one page of a business data collection
  * of the user's app, found by its human-readable name. The filter is checked before it runs: its
  * shape and operands (400 wm4000 naming the field), the allow-listed operators (400 wm3100), the
  * `$regex` patterns (400 wm4000), its size (400 wm3102 naming the bound); sort and projection name

@@ -120,7 +120,7 @@ t.test('a file the upload function rejects, or one over MAX_UPLOAD_BYTES, leaves
   t.equal(exact.status, 200, 'exactly MAX_UPLOAD_BYTES is accepted')
 })
 
-t.test('uploads: bad fields, missing ids (500 per SPEC.md), parts out of order and another tenant', async (t) => {
+t.test('uploads: bad fields, missing ids (500, as documented), parts out of order and another tenant', async (t) => {
   const { store, url, users, fields, storedFiles, processInstanceId } = await fileEngine(t)
   const version = (await storedInstance(store, processInstanceId)).version
   const file: ['fileBody', Blob, string] = ['fileBody', new Blob([Buffer.from('x')]), 'note.pdf']
@@ -164,7 +164,7 @@ t.test('uploads: bad fields, missing ids (500 per SPEC.md), parts out of order a
 })
 
 t.test(
-  'file fields as SPEC.md gives them: body of any JSON type; download and delete need only ' +
+  'file fields as documented: body of any JSON type; download and delete need only ' +
     'the ids and storageHandle; missing ids are 500 whatever else is missing',
   async (t) => {
     const { store, url, users, fields, storedFiles, processInstanceId } = await fileEngine(t)
@@ -226,7 +226,7 @@ t.test(
   },
 )
 
-t.test('a missing file function, or one without the schema MODEL.md requires, is 500 wm3070', async (t) => {
+t.test('a missing file function, or one without the schema it must declare, is 500 wm3070', async (t) => {
   const withoutUpload = await fileEngine(t, {}, (body) => {
     delete body.fileUploadFunction
   })

@@ -32,7 +32,7 @@ const REQUIRED: readonly string[] = FileUploadFields.required
 const REQUIRED_TEXT_FIELDS = TEXT_FIELDS.filter((name) => REQUIRED.includes(name))
 const OPTIONAL_TEXT_FIELDS = TEXT_FIELDS.filter((name) => !REQUIRED.includes(name))
 
-/** The `fields` part as UploadFields: missing ids 500 wm3071 first (SPEC.md), then 400 wm4000 naming what is wrong. */
+/** The `fields` part as UploadFields: missing ids 500 wm3071 first (docs/reference/files.md), then 400 wm4000 naming what is wrong. */
 export function parseUploadFields(fail: ErrorFactory<EngineErrorCode>, text: string): UploadFields {
   const invalid = (reason: string, field = 'fields') => fail('wm4000', { args: [reason], parameters: { field } })
   let parsed: unknown
@@ -55,7 +55,7 @@ export function parseUploadFields(fail: ErrorFactory<EngineErrorCode>, text: str
     if (typeof record[name] !== 'string') throw invalid(`fields.${name} must be a string`, `fields.${name}`)
     fields[name] = record[name]
   }
-  // Any JSON value (SPEC.md gives `body` no type): it is input for the model's upload function.
+  // Any JSON value (the contract gives `body` no type): it is input for the model's upload function.
   if (record.body !== undefined) fields.body = record.body
   return fields as unknown as UploadFields
 }

@@ -1,6 +1,6 @@
 /**
- * Files of a process instance (SPEC.md "File operations"), each through the model's file function
- * (MODEL.md): the bytes are streamed to the store's file storage (GridFS / `DATA_DIR/files`), the
+ * Files of a process instance (docs/reference/files.md), each through the model's file function:
+ * the bytes are streamed to the store's file storage (GridFS / `DATA_DIR/files`), the
  * upload function may reject them (they are removed again) or rename them, and the instance's
  * `files` list and activity log follow. Stored bytes never outlive a failed upload.
  */
@@ -42,7 +42,7 @@ export interface StagedUpload {
   discard(): Promise<void>
 }
 
-/** The ids every file operation needs; SPEC.md answers a missing one with 500 wm3071, before anything else is checked. */
+/** The ids every file operation needs; a missing one is 500 wm3071, before anything else is checked (docs/reference/files.md). */
 export function requireInstanceIds(
   fail: ErrorFactory<EngineErrorCode>,
   ids: { processInstanceId?: string | undefined; processId?: string | undefined },
@@ -72,7 +72,7 @@ function declared(schema: JsonSchema | undefined): string[] {
   return typeof properties === 'object' && properties !== null ? Object.keys(properties) : []
 }
 
-/** What MODEL.md requires of each file function's schemas: [input properties, output properties]. */
+/** What each file function's schemas must declare (docs/reference/files.md): [input properties, output properties]. */
 const REQUIRED_DECLARATIONS: Record<FileFunctionKind, [string[], string[]]> = {
   upload: [['storageHandle', 'fileName'], ['storageHandle']],
   download: [['storageHandle'], []],
@@ -225,7 +225,7 @@ export class FileService {
     })
   }
 
-  /** SPEC.md answers missing ids of a file operation with 500 (wm3071). */
+  /** Missing ids of a file operation answer 500 (wm3071, docs/reference/http.md#unusual-statuses). */
   private async instanceOf(
     actor: Actor,
     ids: {
@@ -260,7 +260,7 @@ export class FileService {
     return { record, functionId: this.fileFunction(loaded, kind) }
   }
 
-  /** The model's file function of that kind, when it exists and declares what MODEL.md requires (500 wm3070 otherwise). */
+  /** The model's file function of that kind, when it exists and declares what it must (500 wm3070 otherwise). */
   private fileFunction({ compiled, env }: LoadedInstance, kind: FileFunctionKind): string {
     const functionId = compiled.fileFunction(kind)
     const wrong = (reason: string) =>

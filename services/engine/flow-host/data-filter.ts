@@ -2,7 +2,7 @@ import { mongoRegexProblem } from '../../../store/regex.js'
 
 /**
  * The query operators a filter that comes from outside (a flow function's `data` node, a data
- * search) may use (DESIGN.md §6): comparisons and logic only, nothing that runs code or reaches
+ * search) may use (docs/reference/data.md#filters): comparisons and logic only, nothing that runs code or reaches
  * other collections.
  */
 export const ALLOWED_FILTER_OPERATORS: ReadonlySet<string> = new Set([

@@ -1,6 +1,6 @@
 /**
  * Where flow functions' `http` nodes may connect, and which of the request's context headers go
- * along (DESIGN.md §5, no SSRF). A tenant's model names the URL, so the engine must never become its
+ * along (no SSRF, docs/reference/flow-functions.md#outbound-http). A tenant's model names the URL, so the engine must never become its
  * way into the private network: the destination rules (lib/outbound/destination-guard.ts, shared
  * with webhook deliveries) let only public addresses through, unless FLOW_HTTP_ALLOWED_HOSTS lists
  * the host, checked on the address actually connected to; the service's own ports are never reached.

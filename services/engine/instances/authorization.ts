@@ -1,6 +1,6 @@
 /**
- * Who may see and act on a process instance (DESIGN.md §5), answered in one place: as a predicate
- * for one loaded instance, and as a store filter for queries over many (the two agree; see
+ * Who may see and act on a process instance (docs/reference/identity.md#authorization-on-an-instance),
+ * answered in one place: as a predicate for one loaded instance, and as a store filter for queries over many (the two agree; see
  * service.test.ts). Another tenant's instance is invisible (404); one of the tenant that the user
  * is not authorized on is forbidden (403 wm4030).
  */

@@ -32,7 +32,7 @@ t.test('advancing: business failures are 400, a task not open or an action not o
   )
 })
 
-t.test("function actions: SPEC.md's 401 for a missing function action or any failure of it", async (t) => {
+t.test('function actions: the documented 401 for a missing function action or any failure of it', async (t) => {
   t.match(runtimeFailure(fail, new RuntimeError('notFound', 'no function action', { target: 'action' }), 'actionFunction'), {
     code: 'wm3051',
     statusCode: 401,

@@ -10,7 +10,7 @@ import { RuntimeError } from '../../../runtime/types.js'
 
 /**
  * What the runtime was doing: starting or advancing a process (complete, save's userTaskActivity,
- * retry), running a function action (`/action/function`, whose failures SPEC.md answers with 401),
+ * retry), running a function action (`/action/function`, whose failures answer 401, docs/reference/http.md#unusual-statuses),
  * or running a function outside an action (task functions, external execute, file functions,
  * getUser), whose failures have codes of their own.
  */

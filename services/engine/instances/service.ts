@@ -76,7 +76,7 @@ export function isSuspended(instance: Pick<ProcessInstance, 'processStatus'>): b
 
 /**
  * The state as stored: `lastUpdate` is the time of this change, and users that tasks were assigned
- * to, or who ended one, join `contributorUsers` (SPEC.md).
+ * to, or who ended one, join `contributorUsers` (docs/reference/instances.md#contributors).
  */
 export function withBookkeeping(state: ProcessState, effects: readonly RuntimeEffect[], now: Date): ProcessState {
   const contributors = new Set(state.processInstance.contributorUsers)

@@ -1,4 +1,4 @@
-/** `POST /external/process/bulk`: queues a bulk operation (issue 16) for the batch worker. */
+/** `POST /external/process/bulk`: queues a bulk operation for the batch worker (docs/reference/lifecycle.md#bulk-operations). */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'

@@ -1,5 +1,5 @@
 /**
- * Bulk operations (issue 16): `POST /external/process/bulk` queues a `bulkOperation` batch job; the
+ * Bulk operations (docs/reference/lifecycle.md#bulk-operations): `POST /external/process/bulk` queues a `bulkOperation` batch job; the
  * batch worker runs it here. The job works through the matching instances of its tenant page by
  * page in `_id` order, each instance one commit of its own (process control's suspend / resume /
  * cancel, or the retry of each failed thread), and after every page keeps its `progress` and its

@@ -56,7 +56,7 @@ export class StepChanges {
         check: 'tenant',
       })
     } catch (error) {
-      // SPEC.md answers an instance that cannot be found with 400.
+      // An instance that cannot be found answers 400 (docs/reference/http.md#unusual-statuses).
       if (isServiceError(error) && error.code === 'wm3001') throw this.moveTargetNotFound(processInstanceId)
       throw error
     }

@@ -1,4 +1,7 @@
-/** `POST /process/:processInstanceId/suspend`, `.../resume` and `.../cancel` (issue 16). */
+/**
+ * `POST /process/:processInstanceId/suspend`, `.../resume` and `.../cancel`
+ * (docs/reference/lifecycle.md#suspending-resuming-cancelling).
+ */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'

@@ -1,7 +1,7 @@
 /**
- * Process control (issue 16): suspending, resuming and cancelling an instance. Each is one
- * compare-and-set commit with its activity (`suspended`, `resumed`, `cancelled`, with the reason and
- * the user) and its notification (`Suspended`, `Resumed`, `Cancelled`). While an instance is
+ * Process control (docs/reference/lifecycle.md#suspending-resuming-cancelling): suspending, resuming
+ * and cancelling an instance. Each is one compare-and-set commit with its activity (`suspended`,
+ * `resumed`, `cancelled`, with the reason and the user) and its notification (`Suspended`, `Resumed`, `Cancelled`). While an instance is
  * suspended the commit refuses every other change (instances/service.ts), so nothing here has to
  * guard the other routes.
  */

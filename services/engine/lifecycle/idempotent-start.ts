@@ -1,5 +1,5 @@
 /**
- * Idempotent starts (issue 16): a start carrying an `idempotency-key` header claims the key of its
+ * Idempotent starts (docs/reference/consistency.md#idempotent-starts): a start carrying an `idempotency-key` header claims the key of its
  * caller in the store *before* any instance is created (one insert on a unique `_id`, so of 20
  * concurrent duplicates exactly one claims it, on whatever engine). The claimant runs; its 2xx
  * answer is kept with the key and every later request with the same key and body gets that answer

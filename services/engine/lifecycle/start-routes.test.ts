@@ -39,7 +39,7 @@ t.test('/process/start and /external/process/start start an instance headlessly 
   t.equal(stored?.processInstance.tasks[0]?.userId, manager.userId, 'assignTo initiator follows it')
 })
 
-t.test('/process/start statuses as SPEC.md gives them: 500 wm3060 without processId, 400 for bad input, the rest', async (t) => {
+t.test('/process/start statuses as documented: 500 wm3060 without processId, 400 for bad input, the rest', async (t) => {
   const engine = await startHrEngine(t)
   const { employee } = engine.users
   const start = (body: Record<string, unknown>, user: string | undefined = employee.userId) =>

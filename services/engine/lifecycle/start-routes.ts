@@ -1,6 +1,6 @@
 /**
  * `POST /process/start` (the gateway's `/action/start` too), `POST /external/process/start` (the
- * same handler, SPEC.md) and `GET /process/:processInstanceId`.
+ * same handler) and `GET /process/:processInstanceId`.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
@@ -18,7 +18,7 @@ async function processRoutes(fastify: FastifyInstance): Promise<void> {
 
   async function start(request: FastifyRequest<{ Body: ProcessStartRequest }>, _reply: FastifyReply): Promise<ProcessStartResult> {
     const body = request.body
-    // SPEC.md answers a missing processId with 500.
+    // A missing processId answers 500 (docs/reference/http.md#unusual-statuses).
     if (!body.processId) throw fail('wm3060', { args: ['processId'], parameters: { field: 'body.processId' } })
     const { stored } = await fastify.processStarter.start({
       // The route requires the user header: identity has resolved the actor.

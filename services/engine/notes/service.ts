@@ -1,5 +1,5 @@
 /**
- * Notes of a process instance (SPEC.md "Notes"): kept newest first; adding one makes the author a
+ * Notes of a process instance (docs/reference/notes.md): kept newest first; adding one makes the author a
  * contributor, logs `noteAdded` and sends `Updated`; only the author may change or delete a note
  * (404 wm3091), a note that is not there is 404 wm3090. Every change is a compare-and-set commit.
  */

@@ -1,5 +1,5 @@
 /**
- * The reporting queries (SPEC.md "Queries"): running instances of a process, instances updated
+ * The reporting queries (docs/reference/queries.md): running instances of a process, instances updated
  * between two dates, and context plus activity of given instances. They cover the user's tenant
  * and, of it, the instances the user is authorized on (everything for `admin`); a request naming
  * another app gets nothing.

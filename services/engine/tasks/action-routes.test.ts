@@ -242,7 +242,7 @@ t.test('save persists the form data, logs a save, runs userTaskActivity and send
   )
 })
 
-t.test("a function action runs on the request's form data and answers its infoList; SPEC.md's 401 and 500 statuses", async (t) => {
+t.test("a function action runs on the request's form data and answers its infoList; its documented 401 and 500 statuses", async (t) => {
   const engine = await startHrEngine(t)
   const { employee } = engine.users
   const started = (await startLeaveRequest(engine, employee)).body

@@ -239,7 +239,7 @@ export class ActionService {
 
   async runFunction(actor: Actor, body: FunctionActionRequest, additionalHeaders: AdditionalHeaders): Promise<Session> {
     const { fail } = this.deps
-    // SPEC.md answers these missing ids with 500.
+    // Missing ids answer 500 (docs/reference/http.md#unusual-statuses).
     if (!body.processInstanceId) throw fail('wm3060', { args: ['processInstanceId'], parameters: { field: 'body.processInstanceId' } })
     if (!body.taskId) throw fail('wm3060', { args: ['taskId'], parameters: { field: 'body.taskId' } })
     const loaded = await this.actionableTask(actor, body.processInstanceId, body.taskId, additionalHeaders)

@@ -1,5 +1,5 @@
 /**
- * Task locks (DESIGN.md §5): one holder per task, lapsing LOCK_TTL_SECONDS after it was taken or
+ * Task locks (docs/reference/locks.md): one holder per task, lapsing LOCK_TTL_SECONDS after it was taken or
  * renewed. Taking and renewing is one atomic findOneAndUpdate (an upsert on the task id), so two
  * users racing for a free task cannot both get it, whatever number of engines run. Every access
  * to the `taskLocks` collection goes through here.

@@ -1,5 +1,5 @@
 /**
- * Task functions and commits (SPEC.md "Task functions"). A task function is one of the step's
+ * Task functions and commits (docs/reference/tasks.md#task-functions). A task function is one of the step's
  * `taskFunctions` or a function of the app's `functions` models; it runs on the stored data (or the
  * `dataInstance` the request gives, which replaces it first) and its changes to `data` are stored.
  * A commit only replaces the data: an `Updated` notification, no activity, no function, no lock.

@@ -17,7 +17,7 @@ export function createHandler<Input extends NamedTenant>(fastify: FastifyInstanc
   }
 }
 
-/** A delete of the body's `id`, answered with `message`; the tenant named as on every DELETE (DESIGN.md §4). */
+/** A delete of the body's `id`, answered with `message`; the tenant named as on every DELETE (docs/reference/http.md#tenant-fields). */
 export function deleteHandler(
   fastify: FastifyInstance,
   resource: { delete(id: string, tenant: NamedTenant): Promise<void> },

@@ -13,7 +13,7 @@ const HR = { appId: 'hr', organizationId: 'acme' }
 const POLL_MS = 100
 /** A poll interval no test outlives: what a test sees then comes from the check on read. */
 const NO_POLL_MS = 3_600_000
-/** "Within about a second" (DESIGN.md §6), with room for a busy test machine. */
+/** "Within about a second" (CACHE_POLL_MS, docs/reference/gateway.md#caches), with room for a busy test machine. */
 const PROPAGATION_LIMIT_MS = 1500
 
 /** Resolves once `check` holds; fails the test when it still does not after `limitMs`. Answers the time taken. */
@@ -27,7 +27,7 @@ async function eventually(t: Test, name: string, check: () => boolean | Promise<
 }
 
 t.test(
-  'the table of SPEC.md: allowed combinations are recorded, every other one (and id outside service/swagger) is 400 fm3030',
+  'the documented table: allowed combinations are recorded, every other one (and id outside service/swagger) is 400 fm3030',
   async (t) => {
     const { gateway, client } = await startGateway(t)
     let allowed = 0
@@ -85,8 +85,8 @@ t.test('an eviction reaches every instance, gateways and engine, within about a 
     for (const type of app.caches.types()) app.caches.cache(type).set('k1', 'cached')
     for (const type of app.caches.types()) app.caches.cache(type).set('k2', 'cached')
   }
-  t.same(gateways[0]!.caches.types().sort(), ['app', 'endpoint', 'swagger'], 'the gateway caches of DESIGN.md §6')
-  t.same(engine.app.caches.types().sort(), ['app', 'service'], 'the engine caches of DESIGN.md §6')
+  t.same(gateways[0]!.caches.types().sort(), ['app', 'endpoint', 'swagger'], 'the gateway caches of docs/reference/gateway.md#caches')
+  t.same(engine.app.caches.types().sort(), ['app', 'service'], 'the engine caches of docs/reference/gateway.md#caches')
 
   await gatewayA.client.call('evictCache', 'GET', '/external/cache/endpoint/fm/evict')
   await eventually(t, 'endpoint evicted on both gateways', () => gateways.every((app) => app.caches.cache('endpoint').size === 0))

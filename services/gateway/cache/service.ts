@@ -19,14 +19,14 @@ declare module 'fastify' {
   }
 }
 
-/** SPEC.md: the cache types each target allows. */
+/** The cache types each target allows (docs/reference/gateway.md#caches). */
 export const ALLOWED_CACHE_TYPES: Readonly<Record<CacheTarget, readonly string[]>> = {
   fm: ['app', 'all', 'swagger', 'endpoint'],
   wfm: ['app', 'all', 'service'],
   all: ['app', 'all', 'swagger', 'service'],
 }
 
-/** SPEC.md: only these types take an `id` (one cache key). */
+/** Only these types take an `id` (one cache key). */
 export const KEYED_CACHE_TYPES: readonly string[] = ['service', 'swagger']
 
 export class CacheEviction {

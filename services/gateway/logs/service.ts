@@ -1,5 +1,5 @@
 /**
- * `GET /cloud/serviceLog/:service` (SPEC.md "Health and monitoring", DESIGN.md §5–6): checks the
+ * `GET /cloud/serviceLog/:service` (docs/reference/gateway.md#log-stream): checks the
  * request in the documented order (client id and service → 400, deployment configuration → 500,
  * studio token → 401) and finds the feed of the service's lines: its ring when the service runs in
  * this process, else the other process's feed at LOG_SOURCE_<FM|WFM>_URL.

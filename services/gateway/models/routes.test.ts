@@ -227,7 +227,7 @@ t.test('a dataCollection model registers its collection and builds its indexes',
   t.match(taken.body.error?.message, /modelBody\.name/)
 })
 
-t.test('getModel answers the raw body with the caching headers of SPEC.md and 304 on a matching if-none-match', async (t) => {
+t.test('getModel answers the raw body with its documented caching headers and 304 on a matching if-none-match', async (t) => {
   const { gateway, client } = await startGateway(t)
   await addReader(gateway.app.store)
   await client.call('insertModel', 'POST', '/model/insertModel', { body: insertModelRequest('leave-form', HR) })

@@ -1,6 +1,6 @@
 /**
  * `POST /model/insertModel` and `GET /model/getModel/:id`. The model fetch answers the raw body
- * with the caching headers of SPEC.md, 304 for a matching `if-none-match`, compressed when the
+ * with its caching headers (docs/reference/gateway.md#models), 304 for a matching `if-none-match`, compressed when the
  * client accepts it (its own scope, so no other route is compressed).
  */
 import compress from '@fastify/compress'

@@ -1,5 +1,5 @@
 /**
- * Model management (SPEC.md "Model management", MODEL.md, DESIGN.md §6 "Model versions").
+ * Model management (docs/reference/gateway.md#models; the format: docs/models.md).
  *
  * insertModel validates the model (validateModel: schema, references, JSON Schemas, expressions)
  * and then stores it: `live: true` adds a new version and keeps the earlier ones (running instances
@@ -53,7 +53,7 @@ export class AppModels {
 /** Concurrent live inserts of one model race for the next version; the loser tries the one after. */
 const VERSION_ATTEMPTS = 5
 
-/** `"<modelID>-<version>-<updateDate>-<byteLength>"` (SPEC.md). */
+/** `"<modelID>-<version>-<updateDate>-<byteLength>"`: it changes whenever the model does. */
 export function modelEtag(model: Pick<StoredModel, 'modelID' | 'version' | 'updateDate'>, byteLength: number): string {
   return `"${model.modelID}-${model.version}-${model.updateDate}-${byteLength}"`
 }

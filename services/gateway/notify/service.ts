@@ -1,5 +1,5 @@
 /**
- * `POST /notify` (SPEC.md): upserts the notification record of `processInstance.processInstanceId`
+ * `POST /notify` (docs/reference/gateway.md#notification-upsert): upserts the notification record of `processInstance.processInstanceId`
  * with only the fields given. Top-level fields replace theirs; the fields of `processInstance` are
  * merged into the stored one, so its other fields are kept. Field names become store paths, so a
  * name that could reach a prototype (`__proto__`, `constructor`, `prototype`) or be read as an

@@ -1,5 +1,5 @@
 /**
- * What the client gets for an engine answer (DESIGN.md §4): the engine answers raw resources and
+ * What the client gets for an engine answer (docs/reference/http.md#envelope): the engine answers raw resources and
  * ICustomError records; the gateway wraps both in the envelope, keeping the HTTP status. Success
  * answers of raw routes (file download bytes) and non-JSON success answers pass through untouched.
  */

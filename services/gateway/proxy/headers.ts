@@ -1,7 +1,7 @@
 /**
- * Which headers cross the proxy (DESIGN.md §4). End-to-end headers — among them the caller's `user`,
+ * Which headers cross the proxy (docs/reference/gateway.md#the-proxy). End-to-end headers — among them the caller's `user`,
  * `authorization` (the bearer token the engine verifies itself in AUTH_MODE=jwt), `lplogclientid`
- * and `additionalheaders` — go through; hop-by-hop headers (RFC 9110 §7.6.1), and
+ * and `additionalheaders` — go through; hop-by-hop headers (RFC 9110, section 7.6.1), and
  * every header a `connection` header names, stay on their hop. The gateway adds its correlation
  * headers: `x-request-id` (its request id) and a `traceparent` whose parent is the gateway's span.
  */
@@ -48,7 +48,7 @@ function connectionListed(headers: Headers): ReadonlySet<string> | undefined {
   )
 }
 
-/** Control characters are not valid in a header value (RFC 9110 §5.5); Fastify would fail to send one. */
+/** Control characters are not valid in a header value (RFC 9110, section 5.5); Fastify would fail to send one. */
 const INVALID_VALUE_CHARACTER = /[^\t\x20-\x7E\x80-\xFF]/
 const INVALID_VALUE_CHARACTERS = new RegExp(INVALID_VALUE_CHARACTER.source, 'g')
 

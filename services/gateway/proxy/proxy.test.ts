@@ -68,7 +68,7 @@ t.test('a JSON resource of the engine reaches the client in the envelope, query 
   t.equal(engine.received[0]?.url, '/process/p-1?organizationId=acme&appId=hr', 'the engine got the path and the auto-injected query')
 })
 
-t.test('engine error records are enveloped with DESIGN.md §4 status mapping, the HTTP status kept', async (t) => {
+t.test('engine error records are enveloped with the documented status mapping, the HTTP status kept', async (t) => {
   const cases = [
     { status: 400, code: 'wm4000', envelope: 'customerror' },
     { status: 401, code: 'wm4010', envelope: 'permissionError' },

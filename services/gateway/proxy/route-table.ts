@@ -1,7 +1,7 @@
 /**
- * The proxy's route table: SPEC.md's proxy table as generated from gateway.yaml's `x-proxy`
+ * The proxy's route table, as generated from gateway.yaml's `x-proxy`
  * (openapi/generated/proxy-routes.ts), resolved against the configuration — where each route goes on
- * the engine and how long it may take. It is what the gateway's `endpoint` cache holds (DESIGN.md §6).
+ * the engine and how long it may take. It is what the gateway's `endpoint` cache holds (docs/reference/gateway.md#caches).
  */
 import type { FastifyReplyFromHooks } from '@fastify/reply-from'
 import type { ProxyRoute } from '../../../openapi/generated/proxy-routes.js'
@@ -10,7 +10,7 @@ export interface ProxyTarget {
   operationId: string
   /** The engine path of a request, its parameters filled in (encoded) from the gateway route's. */
   enginePath(params: Readonly<Record<string, string | undefined>>): string
-  /** The route's timeout (SPEC.md: 60 s, file operations 300 s) times PROXY_TIMEOUT_SCALE. */
+  /** The route's timeout (60 s, file operations 300 s) times PROXY_TIMEOUT_SCALE. */
   timeoutMs: number
   /** A success answer streamed untouched (file download bytes) rather than wrapped in the envelope. */
   raw: boolean

@@ -1,5 +1,5 @@
 /**
- * The gateway's proxy (SPEC.md "Proxy table", DESIGN.md §4): every row of the generated proxy table
+ * The gateway's proxy (docs/reference/gateway.md#the-proxy): every row of the generated proxy table
  * is an @fastify/http-proxy route forwarding to the engine over one kept-alive undici pool, with the
  * route's timeout, the gateway's correlation headers, and the engine's answer put in the envelope
  * (raw answers — file download bytes — streamed untouched). Request bodies, multipart uploads
@@ -39,7 +39,7 @@ const TIMEOUT_CODES = new Set(['FST_REPLY_FROM_GATEWAY_TIMEOUT', 'UND_ERR_HEADER
 
 export interface ProxyPluginOptions {
   config: Pick<Config, 'engineUrl' | 'engineSocket' | 'proxyTimeoutScale' | 'development' | 'maxUploadBytes'>
-  /** The gateway's `endpoint` cache (DESIGN.md §6): it holds the route table, so an eviction rebuilds it. */
+  /** The gateway's `endpoint` cache (docs/reference/gateway.md#caches): it holds the route table, so an eviction rebuilds it. */
   endpointCache: NamedCache<ProxyRouteTable>
   /** Upstream durations and failures are recorded here; null, nothing is measured. */
   metrics?: GatewayMetrics | null

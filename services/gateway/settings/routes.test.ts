@@ -18,7 +18,7 @@ function settingsOf(referer: string, file = 'app') {
   return { file, referer }
 }
 
-t.test('GET /settings/:file finds the app from the referer in the three ways of SPEC.md', async (t) => {
+t.test('GET /settings/:file finds the app from the referer in its three documented ways', async (t) => {
   const { gateway, client } = await startGateway(t)
   await client.call('insertModel', 'POST', '/model/insertModel', { body: insertModelRequest('hr-settings', HR) })
   await client.call('insertModel', 'POST', '/model/insertModel', { body: insertModelRequest('hr-lib', HR) })

@@ -1,6 +1,6 @@
 /**
  * Who reads the tenant-scoped directories (users, models) and so which tenant a read answers for
- * (DESIGN.md §5): a request presenting ADMIN_TOKEN reads every tenant; an identified user (the
+ * (docs/reference/identity.md#admin-endpoints): a request presenting ADMIN_TOKEN reads every tenant; an identified user (the
  * `user` header) only their own; anyone else is anonymous, which only development allows, and
  * each read says what it then needs.
  */

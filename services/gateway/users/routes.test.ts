@@ -30,7 +30,7 @@ t.test('createUser stores the user with a server-generated UUID and answers it',
   t.notOk(stored && 'unknownField' in stored, 'unknown fields are never stored')
 })
 
-t.test('createUser answers the four 400 messages of SPEC.md and writes nothing then', async (t) => {
+t.test('createUser answers its four documented 400 messages and writes nothing then', async (t) => {
   const { gateway, client } = await startGateway(t)
   await client.call('createUser', 'POST', '/user/createUser', { body: ada })
   const cases: Array<[string, Record<string, unknown>, string, string]> = [

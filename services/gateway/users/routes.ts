@@ -1,5 +1,5 @@
 /**
- * The user endpoints of SPEC.md "User management", straight from the OpenAPI operations. A tenant
+ * The user endpoints (docs/reference/gateway.md#users), straight from the OpenAPI operations. A tenant
  * admin (jwt mode) reads and changes only the users of its own tenant (adminTenantOf).
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'

@@ -1,6 +1,6 @@
 /**
- * User management (SPEC.md "User management"): create checks the three mandatory fields in SPEC's
- * order and leaves the case-insensitive uniqueness of `fullName` within the tenant to the store's
+ * User management (docs/reference/gateway.md#users): create checks the three mandatory fields in
+ * their documented order and leaves the case-insensitive uniqueness of `fullName` within the tenant to the store's
  * unique index, so two concurrent creates cannot both win; update replaces the stored document whole, unchecked.
  */
 import { randomUUID } from 'node:crypto'
@@ -51,7 +51,7 @@ export class UserService {
     return userRecord(user)
   }
 
-  /** SPEC.md: the stored document is replaced as given, without required-field or uniqueness checks. */
+  /** The stored document is replaced as given, without required-field or uniqueness checks (docs/reference/gateway.md#users). */
   async update(input: UserInput): Promise<User> {
     const userId = input.userId
     if (userId === undefined || userId === '') throw this.fail('fm3005', { parameters: { field: 'body.userId' } })

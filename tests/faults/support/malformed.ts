@@ -17,7 +17,7 @@ export interface WireRequest {
 }
 
 /**
- * `no-5xx`: any answer below 500 (or a 5xx SPEC.md names). `depth-limit`: JSON nested deeper than
+ * `no-5xx`: any answer below 500 (or a documented 5xx, docs/reference/http.md#unusual-statuses). `depth-limit`: JSON nested deeper than
  * MAX_JSON_DEPTH must be refused before any work (400, or 413 when it is also too large).
  */
 export type Expectation = 'no-5xx' | 'depth-limit'

@@ -25,7 +25,7 @@ t.test('GET /notifications/:appId lists what the user may see, newest change fir
   t.equal(mine.status, 200)
   const ownIds = own.map((session) => session.context.processInstance.processInstanceId)
   const colleaguesId = colleagues.context.processInstance.processInstanceId
-  // DESIGN.md §5: a member of the swimlane of an open task sees it, so the colleague's request
+  // A member of the swimlane of an open task sees it (docs/reference/identity.md#authorization-on-an-instance), so the colleague's request
   // (waiting in the employee lane) lists too; the manager's and other tenants' do not.
   t.same(
     mine.body.map((record) => record.processInstance.processInstanceId),

@@ -21,7 +21,7 @@ t.test("the event of a change: Finished when the process ended, Failed when a th
     'Finished',
   )
   t.equal(eventTypeAfter('Updated', [{ kind: 'threadFailed', thread: { threadId: 'b', stepId: 'x', status: 'failed' } }]), 'Failed')
-  t.equal(eventTypeAfter('Created', [{ kind: 'processEnded', status: 'completed' }]), 'Created', 'every start is Created (SPEC.md)')
+  t.equal(eventTypeAfter('Created', [{ kind: 'processEnded', status: 'completed' }]), 'Created', 'every start is Created')
 })
 
 t.test('a record is on us with the newest open task while one is open', async (t) => {

@@ -1,5 +1,5 @@
 /**
- * Notification records (DESIGN.md §6): one per process instance, rewritten after every change with
+ * Notification records (docs/reference/events.md#notification-records): one per process instance, rewritten after every change with
  * the event that caused it, the model's `inform` list evaluated on the new state, and the newest
  * open task while one is open. Listing shows a user only the records of instances they may see.
  */
@@ -28,7 +28,7 @@ export const DEFAULT_PAGE_SIZE = 50
 
 /**
  * The event of a change: `Finished` when it ended the process, `Failed` when a thread failed,
- * else the operation's own event (`Created` stays `Created`: SPEC.md names it for every start).
+ * else the operation's own event (`Created` stays `Created`: every start is one, docs/reference/statuses.md#notification-event-types).
  */
 export function eventTypeAfter(operationEvent: NotificationEventType, effects: readonly RuntimeEffect[]): NotificationEventType {
   if (operationEvent === 'Created') return operationEvent

@@ -20,7 +20,7 @@ declare module 'fastify' {
   }
 }
 
-/** SPEC.md Limits: a job that failed this many times is `failed`. */
+/** A job that failed this many times is `failed` (docs/reference/statuses.md#batch-job-status). */
 export const MAX_TRIES = 10
 
 export const BATCH_JOB_STATUSES: readonly BatchJobStatus[] = ['waiting', 'running', 'retrying', 'done', 'failed']

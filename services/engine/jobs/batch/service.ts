@@ -1,10 +1,10 @@
 /**
  * `POST /external/batchjob/retry`: the failed jobs whose last failure lies within the look-back
- * window go back to `waiting` with `tryCount` 0 (SPEC.md States table).
+ * window go back to `waiting` with `tryCount` 0 (docs/reference/statuses.md#batch-job-status).
  */
 import type { BatchJobRepository, RetryScope } from './repository.js'
 
-/** SPEC.md Limits: the look-back window when the request names none. */
+/** The look-back window when the request names none. */
 export const DEFAULT_RETRY_HOURS = 24
 
 const HOUR_MS = 3_600_000

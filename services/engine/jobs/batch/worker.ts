@@ -17,7 +17,7 @@ import {
 import { type BatchJobRepository, type FailureOutcome, MAX_TRIES } from './repository.js'
 
 export interface BatchWorkerSettings {
-  /** First retry delay; try n waits backoffMs × 2^(n-1) (DESIGN.md §6). */
+  /** First retry delay; try n waits backoffMs × 2^(n-1) (docs/reference/jobs.md#the-batch-worker). */
   backoffMs: number
   pollMs: number
   leaseMs: number

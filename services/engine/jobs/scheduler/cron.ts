@@ -1,6 +1,6 @@
 /**
  * Cron expressions of schedules (croner): five fields, or six with a leading seconds field
- * (DESIGN.md §6), read in an IANA time zone — UTC when the schedule names none, so every engine
+ * (docs/reference/jobs.md#schedules), read in an IANA time zone — UTC when the schedule names none, so every engine
  * computes the same ticks whatever the zone of its host.
  */
 import { Cron } from 'croner'

@@ -1,5 +1,5 @@
 /**
- * Reading the `schedules` of a jobScheduler model (MODEL.md) and the payloads of the jobs the
+ * Reading the `schedules` of a jobScheduler model (docs/models.md#other-model-types) and the payloads of the jobs the
  * scheduler works with. A fault is a PermanentJobError naming its path: retrying cannot fix a model.
  */
 import { PermanentJobError } from '../batch/handlers.js'
