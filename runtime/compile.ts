@@ -9,7 +9,7 @@ import { type CompiledExpression, compileExpression } from './expressions.js'
 import { type CompiledFunction, type FunctionCache, FunctionCompiler } from './flow/compile.js'
 import { executeFunction, processView } from './flow/execute.js'
 import { checkInput as checkInputWhereCheapest } from './flow/input-check.js'
-import { chooseAction, expressionScope, Interpreter, openTask, findTask, Working } from './interpreter.js'
+import { chooseAction, expressionScope, Interpreter, openTask, findTask, TransitionInProgress } from './interpreter.js'
 import { compileSchema } from './schemas.js'
 import {
   type ActionFunctionRequest,
@@ -104,9 +104,9 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
   async function runFunction(functionId: string, request: FunctionRequest, env: RunEnvironment): Promise<FunctionRunResult> {
     const fn = interpreter.requireFunction(functionId, env)
     if (!request.state) return executeFunction(fn, { input: request.input }, env, (id) => resolveFunction(id, env))
-    const working = new Working(request.state)
-    const task = request.taskId === undefined ? undefined : findTask(working.instance, request.taskId)
-    return interpreter.runInProcess(fn, working, request.input, working.data, env, task?.stepId ?? `function:${functionId}`, task)
+    const transition = new TransitionInProgress(request.state)
+    const task = request.taskId === undefined ? undefined : findTask(transition.instance, request.taskId)
+    return interpreter.runInProcess(fn, transition, request.input, transition.data, env, task?.stepId ?? `function:${functionId}`, task)
   }
 
   return {
@@ -141,17 +141,17 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
         contributorUsers: [],
         threads: [{ threadId: env.newId(), stepId: body.start, status: 'active' }],
       }
-      const working = new Working(
+      const transition = new TransitionInProgress(
         { processInstance: instance, dataInstance: request.input },
         new Map([[request.initiator.userId, request.initiator.fullName]]),
       )
-      await interpreter.advance(working, env)
-      return working.transition(env)
+      await interpreter.advance(transition, env)
+      return transition.finish(env)
     },
 
     async act(state: ProcessState, request: ActRequest, env: RunEnvironment): Promise<Transition> {
-      const working = new Working(state)
-      const task = openTask(working.instance, request.taskId)
+      const transition = new TransitionInProgress(state)
+      const task = openTask(transition.instance, request.taskId)
       const step = interpreter.userTaskStep(task.stepId)
       const action = chooseAction(step, request.actionType, request.customType)
       if (!action) {
@@ -161,32 +161,33 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
           { target: 'action' },
         )
       }
-      if (request.dataInstance !== undefined) working.data = deepCopy(request.dataInstance)
+      if (request.dataInstance !== undefined) transition.data = deepCopy(request.dataInstance)
       if (action.function !== undefined) {
         const fn = interpreter.requireFunction(action.function, env)
-        const result = await interpreter.runInProcess(fn, working, working.data, working.data, env, task.stepId, task)
-        working.data = result.dataInstance
-        working.infoList.push(...result.infoList)
+        const result = await interpreter.runInProcess(fn, transition, transition.data, transition.data, env, task.stepId, task)
+        transition.data = result.dataInstance
+        transition.infoList.push(...result.infoList)
       }
-      interpreter.endTask(working, task, request.actionType, env)
-      const thread = working.instance.threads.find((candidate) => candidate.threadId === task.threadId)
+      interpreter.endTask(transition, task, request.actionType, env)
+      const thread = transition.instance.threads.find((candidate) => candidate.threadId === task.threadId)
       if (!thread) throw new RuntimeError('technical', `task ${task.taskId} belongs to no thread`)
       if (action.next !== undefined) {
         thread.stepId = action.next
         thread.status = 'active'
       } else if (request.actionType === 'cancel') {
-        interpreter.endProcess(working, 'cancelled', env)
+        interpreter.endProcess(transition, 'cancelled', env)
       } else {
         thread.status = 'done'
-        if (working.instance.threads.every((candidate) => candidate.status === 'done')) interpreter.endProcess(working, 'completed', env)
+        if (transition.instance.threads.every((candidate) => candidate.status === 'done'))
+          interpreter.endProcess(transition, 'completed', env)
       }
-      await interpreter.advance(working, env)
-      return working.transition(env)
+      await interpreter.advance(transition, env)
+      return transition.finish(env)
     },
 
     async runActionFunction(state: ProcessState, request: ActionFunctionRequest, env: RunEnvironment) {
-      const working = new Working(state)
-      const task = openTask(working.instance, request.taskId)
+      const transition = new TransitionInProgress(state)
+      const task = openTask(transition.instance, request.taskId)
       const action = chooseAction(interpreter.userTaskStep(task.stepId), 'function', request.customType)
       if (!action?.function) {
         throw new RuntimeError(
@@ -197,28 +198,28 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
       }
       const fn = interpreter.requireFunction(action.function, env)
       const formData = deepCopy(request.dataInstance)
-      const result = await interpreter.runInProcess(fn, working, formData, formData, env, task.stepId, task)
-      working.data = result.dataInstance
-      working.infoList.push(...result.infoList)
-      return { ...working.transition(env), output: result.output }
+      const result = await interpreter.runInProcess(fn, transition, formData, formData, env, task.stepId, task)
+      transition.data = result.dataInstance
+      transition.infoList.push(...result.infoList)
+      return { ...transition.finish(env), output: result.output }
     },
 
     runFunction,
 
     async escalate(state: ProcessState, taskId: string, position: number, env: RunEnvironment): Promise<Transition> {
-      const working = new Working(state)
-      await interpreter.escalate(working, openTask(working.instance, taskId), position, env)
-      return working.transition(env)
+      const transition = new TransitionInProgress(state)
+      await interpreter.escalate(transition, openTask(transition.instance, taskId), position, env)
+      return transition.finish(env)
     },
 
     async retry(state: ProcessState, threadId: string, env: RunEnvironment): Promise<Transition> {
-      const working = new Working(state)
-      const thread = working.instance.threads.find((candidate) => candidate.threadId === threadId)
+      const transition = new TransitionInProgress(state)
+      const thread = transition.instance.threads.find((candidate) => candidate.threadId === threadId)
       if (!thread || thread.status !== 'failed') throw new RuntimeError('notFound', `no failed thread ${threadId}`, { target: 'thread' })
       thread.status = 'active'
       delete thread.error
-      await interpreter.advance(working, env)
-      return working.transition(env)
+      await interpreter.advance(transition, env)
+      return transition.finish(env)
     },
 
     async changeStep(
@@ -228,19 +229,19 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
       env: RunEnvironment,
     ): Promise<Transition> {
       if (!Object.hasOwn(body.steps, stepId)) throw new RuntimeError('notFound', `step ${stepId} not found`, { target: 'step' })
-      const working = new Working(state)
-      interpreter.cancelOpenTasks(working, env)
-      if (request.dataInstance !== undefined) working.data = deepCopy(request.dataInstance)
+      const transition = new TransitionInProgress(state)
+      interpreter.cancelOpenTasks(transition, env)
+      if (request.dataInstance !== undefined) transition.data = deepCopy(request.dataInstance)
       const status = request.status ?? 'running'
       const thread = {
         threadId: env.newId(),
         stepId,
         status: status === 'running' ? 'active' : status === 'failed' ? 'failed' : 'done',
       } as const
-      working.instance.threads = [{ ...thread }]
-      working.instance.processStatus = status
-      if (status === 'running') await interpreter.advance(working, env)
-      return working.transition(env)
+      transition.instance.threads = [{ ...thread }]
+      transition.instance.processStatus = status
+      if (status === 'running') await interpreter.advance(transition, env)
+      return transition.finish(env)
     },
 
     async inform(state: ProcessState, env: RunEnvironment): Promise<InformItem[]> {

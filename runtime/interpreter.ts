@@ -41,8 +41,11 @@ export interface ExecutableModel {
   resolveFunction(functionId: string, env: RunEnvironment): CompiledFunction | undefined
 }
 
-/** The copy of a state a transition works on, and what it has done so far. */
-export class Working {
+/**
+ * A transition being made: its private copy of the state (the instance and its data) and the effects
+ * and info messages so far; `finish` stamps the instance and gives the Transition.
+ */
+export class TransitionInProgress {
   readonly instance: ProcessInstance
   data: DataInstance
   readonly effects: RuntimeEffect[] = []
@@ -61,7 +64,7 @@ export class Working {
     return this.knownUserNames.get(userId)
   }
 
-  transition(env: RunEnvironment): Transition {
+  finish(env: RunEnvironment): Transition {
     this.instance.lastUpdate = env.now().toISOString()
     return { state: { processInstance: this.instance, dataInstance: this.data }, effects: this.effects, infoList: this.infoList }
   }
@@ -107,8 +110,8 @@ export class Interpreter {
   }
 
   /** Runs every active thread until each waits at a user task or a join, failed, or the process ended. */
-  async advance(working: Working, env: RunEnvironment): Promise<void> {
-    const instance = working.instance
+  async advance(transition: TransitionInProgress, env: RunEnvironment): Promise<void> {
+    const instance = transition.instance
     let budget = env.limits.maxAutomaticSteps
     for (;;) {
       if (instance.processStatus === 'completed' || instance.processStatus === 'cancelled') return
@@ -117,7 +120,7 @@ export class Interpreter {
       budget--
       if (budget < 0)
         throw technical(`the process ran more than ${env.limits.maxAutomaticSteps} automatic steps without waiting (a loop in the model?)`)
-      await this.executeStep(thread, working, env)
+      await this.executeStep(thread, transition, env)
     }
     instance.processStatus = instance.threads.some((thread) => thread.status === 'failed') ? 'failed' : 'running'
   }
@@ -125,22 +128,22 @@ export class Interpreter {
   /**
    * Runs a function in the context of the instance, as part of step `stepId`; the data it changes
    * comes back in the result. The instance's `lastUpdate` is its stored revision (a transition sets
-   * it only at its end), so a step re-run from the same stored state gets the same idempotency scope.
+   * it only when it finishes), so a step re-run from the same stored state gets the same idempotency scope.
    */
   runInProcess(
     fn: CompiledFunction,
-    working: Working,
+    transition: TransitionInProgress,
     input: unknown,
     data: DataInstance,
     env: RunEnvironment,
     stepId: string,
     task?: Task,
   ): Promise<FunctionRunResult> {
-    const { processInstanceId, lastUpdate } = working.instance
+    const { processInstanceId, lastUpdate } = transition.instance
     const request = {
       input,
       data,
-      process: processView(working.instance),
+      process: processView(transition.instance),
       idempotencyScope: `${processInstanceId}\n${lastUpdate}\n${stepId}`,
       ...(task ? { task } : {}),
     }
@@ -154,55 +157,55 @@ export class Interpreter {
   }
 
   /** Ends a task with the action taken on it. */
-  endTask(working: Working, task: Task, actionType: ActionType, env: RunEnvironment): void {
+  endTask(transition: TransitionInProgress, task: Task, actionType: ActionType, env: RunEnvironment): void {
     task.status = actionType === 'cancel' ? 'cancelled' : 'completed'
     task.completedAt = env.now().toISOString()
     task.completedBy = env.actor.userId
     task.actionType = actionType
-    working.effects.push({ kind: 'taskEnded', task: { ...task } })
+    transition.effects.push({ kind: 'taskEnded', task: { ...task } })
   }
 
   /** Ends the process: open tasks are cancelled, every thread is done. */
-  endProcess(working: Working, status: 'completed' | 'cancelled', env: RunEnvironment): void {
-    const instance = working.instance
-    this.cancelOpenTasks(working, env)
+  endProcess(transition: TransitionInProgress, status: 'completed' | 'cancelled', env: RunEnvironment): void {
+    const instance = transition.instance
+    this.cancelOpenTasks(transition, env)
     for (const thread of instance.threads) thread.status = 'done'
     instance.processStatus = status
-    working.effects.push({ kind: 'processEnded', status })
+    transition.effects.push({ kind: 'processEnded', status })
   }
 
-  cancelOpenTasks(working: Working, env: RunEnvironment): void {
-    for (const task of working.instance.tasks) {
+  cancelOpenTasks(transition: TransitionInProgress, env: RunEnvironment): void {
+    for (const task of transition.instance.tasks) {
       if (task.status !== 'open') continue
       task.status = 'cancelled'
       task.completedAt = env.now().toISOString()
-      working.effects.push({ kind: 'taskCancelled', task: { ...task } })
+      transition.effects.push({ kind: 'taskCancelled', task: { ...task } })
     }
   }
 
-  private async executeStep(thread: Thread, working: Working, env: RunEnvironment): Promise<void> {
+  private async executeStep(thread: Thread, transition: TransitionInProgress, env: RunEnvironment): Promise<void> {
     if (thread.join !== undefined && thread.join === thread.stepId) {
-      this.arriveAtJoin(thread, working)
+      this.arriveAtJoin(thread, transition)
       return
     }
     const step = this.model.steps[thread.stepId]
     if (!step) throw new RuntimeError('notFound', `step ${thread.stepId} not found`, { target: 'step' })
     switch (step.type) {
       case 'userTask':
-        await this.createTask(thread, step, working, env)
+        await this.createTask(thread, step, transition, env)
         thread.status = 'waiting'
         return
       case 'function':
-        await this.runFunctionStep(thread, step.function, step.next, step.onError ?? 'rollback', working, env)
+        await this.runFunctionStep(thread, step.function, step.next, step.onError ?? 'rollback', transition, env)
         return
       case 'switch':
-        thread.stepId = await this.chooseCase(thread.stepId, step.default, working, env)
+        thread.stepId = await this.chooseCase(thread.stepId, step.default, transition, env)
         return
       case 'parallel':
         thread.status = 'waiting'
         thread.stepId = step.join
         for (const branch of step.branches) {
-          working.instance.threads.push({
+          transition.instance.threads.push({
             threadId: env.newId(),
             stepId: branch,
             status: 'active',
@@ -215,15 +218,15 @@ export class Interpreter {
         thread.stepId = step.next
         return
       case 'end':
-        this.endProcess(working, step.status ?? 'completed', env)
+        this.endProcess(transition, step.status ?? 'completed', env)
         return
     }
   }
 
   /** A branch thread reached its join: once every branch of its parallel has, the parent goes on. */
-  private arriveAtJoin(thread: Thread, working: Working): void {
+  private arriveAtJoin(thread: Thread, transition: TransitionInProgress): void {
     thread.status = 'done'
-    const instance = working.instance
+    const instance = transition.instance
     const siblings = instance.threads.filter(
       (candidate) => candidate.parentThreadId === thread.parentThreadId && candidate.join === thread.join,
     )
@@ -240,15 +243,15 @@ export class Interpreter {
     functionId: string,
     next: string,
     onError: 'rollback' | 'fail',
-    working: Working,
+    transition: TransitionInProgress,
     env: RunEnvironment,
   ): Promise<void> {
     const mark = env.savepoints?.mark()
     try {
       const fn = this.requireFunction(functionId, env)
-      const result = await this.runInProcess(fn, working, {}, working.data, env, thread.stepId)
-      working.data = result.dataInstance
-      working.infoList.push(...result.infoList)
+      const result = await this.runInProcess(fn, transition, {}, transition.data, env, thread.stepId)
+      transition.data = result.dataInstance
+      transition.infoList.push(...result.infoList)
       thread.stepId = next
       delete thread.error
     } catch (error) {
@@ -258,8 +261,8 @@ export class Interpreter {
       if (mark !== undefined) env.savepoints?.discardSince(mark)
       thread.status = 'failed'
       thread.error = { message: error.message, ...(error.details.code === undefined ? {} : { code: error.details.code }) }
-      working.instance.processStatus = 'failed'
-      working.effects.push({ kind: 'threadFailed', thread: { ...thread } })
+      transition.instance.processStatus = 'failed'
+      transition.effects.push({ kind: 'threadFailed', thread: { ...thread } })
     }
   }
 
@@ -268,7 +271,7 @@ export class Interpreter {
    * swimlane's pool, assign to a user) and marks it as run on the task. `action` escalations end
    * the task through the engine's action path instead.
    */
-  async escalate(working: Working, task: Task, position: number, env: RunEnvironment): Promise<void> {
+  async escalate(transition: TransitionInProgress, task: Task, position: number, env: RunEnvironment): Promise<void> {
     const step = this.userTaskStep(task.stepId)
     const escalation = step.escalations?.[position]
     if (!escalation || escalation.do === 'action') {
@@ -281,28 +284,28 @@ export class Interpreter {
     }
     if (escalation.do === 'assignToUser') {
       const expression = this.model.escalationAssignees.get(task.stepId)?.get(position)
-      const userId = expression ? await expression.evaluate(this.store(working, env), expressionScope(env)) : undefined
+      const userId = expression ? await expression.evaluate(this.store(transition, env), expressionScope(env)) : undefined
       const location = `steps.${task.stepId}.escalations[${position}].userId`
       if (typeof userId !== 'string' || userId === '') {
         throw technical(`${location} must give a userId, not ${JSON.stringify(userId ?? null)}`)
       }
-      task.userName = await this.nameOf(userId, location, working, env)
+      task.userName = await this.nameOf(userId, location, transition, env)
       task.userId = userId
       // As with any assignment, the assignee keeps seeing the process (docs/reference/instances.md#contributors).
-      if (!working.instance.contributorUsers.includes(userId)) working.instance.contributorUsers.push(userId)
+      if (!transition.instance.contributorUsers.includes(userId)) transition.instance.contributorUsers.push(userId)
     }
     task.escalated = [...(task.escalated ?? []), position]
   }
 
-  private store(working: Working, env: RunEnvironment): ExpressionStore {
-    return { input: {}, data: working.data, process: processView(working.instance), user: env.actor }
+  private store(transition: TransitionInProgress, env: RunEnvironment): ExpressionStore {
+    return { input: {}, data: transition.data, process: processView(transition.instance), user: env.actor }
   }
 
-  private async chooseCase(stepId: string, fallback: string, working: Working, env: RunEnvironment): Promise<string> {
+  private async chooseCase(stepId: string, fallback: string, transition: TransitionInProgress, env: RunEnvironment): Promise<string> {
     const step = this.model.steps[stepId]
     if (step?.type !== 'switch') return fallback
     const conditions = this.model.caseConditions.get(stepId) ?? []
-    const store = this.store(working, env)
+    const store = this.store(transition, env)
     const scope = expressionScope(env)
     for (const [index, condition] of conditions.entries()) {
       if (await condition.evaluate(store, scope)) return (step.cases[index] as { next: string }).next
@@ -310,7 +313,7 @@ export class Interpreter {
     return fallback
   }
 
-  private async createTask(thread: Thread, step: UserTaskStep, working: Working, env: RunEnvironment): Promise<void> {
+  private async createTask(thread: Thread, step: UserTaskStep, transition: TransitionInProgress, env: RunEnvironment): Promise<void> {
     const task: Task = {
       taskId: env.newId(),
       stepId: thread.stepId,
@@ -319,21 +322,26 @@ export class Interpreter {
       threadId: thread.threadId,
       swimlane: step.swimlane,
       createdAt: env.now().toISOString(),
-      ...(await this.dueDateOf(thread.stepId, step, working, env)),
+      ...(await this.dueDateOf(thread.stepId, step, transition, env)),
       ...(step.form === undefined ? {} : { form: step.form }),
       ...(step.preForms === undefined ? {} : { preForms: [...step.preForms] }),
-      ...(await this.assigneeOf(thread.stepId, step, working, env)),
+      ...(await this.assigneeOf(thread.stepId, step, transition, env)),
     }
-    working.instance.tasks.push(task)
-    working.effects.push({ kind: 'taskCreated', task: { ...task } })
+    transition.instance.tasks.push(task)
+    transition.effects.push({ kind: 'taskCreated', task: { ...task } })
   }
 
   /** The task's due date: `dueIn` after now, or what the `dueDate` expression gives (a date-time). */
-  private async dueDateOf(stepId: string, step: UserTaskStep, working: Working, env: RunEnvironment): Promise<{ dueDate?: string }> {
+  private async dueDateOf(
+    stepId: string,
+    step: UserTaskStep,
+    transition: TransitionInProgress,
+    env: RunEnvironment,
+  ): Promise<{ dueDate?: string }> {
     if (step.dueIn !== undefined) return { dueDate: afterDuration(env.now(), step.dueIn).toISOString() }
     const expression = this.model.dueDates.get(stepId)
     if (!expression) return {}
-    const value = await expression.evaluate(this.store(working, env), expressionScope(env))
+    const value = await expression.evaluate(this.store(transition, env), expressionScope(env))
     if (value === undefined || value === null || value === '') return {}
     const date = typeof value === 'string' || typeof value === 'number' ? new Date(value) : new Date(Number.NaN)
     if (Number.isNaN(date.getTime())) throw technical(`steps.${stepId}.dueDate must give a date-time, not ${JSON.stringify(value)}`)
@@ -343,27 +351,27 @@ export class Interpreter {
   private async assigneeOf(
     stepId: string,
     step: UserTaskStep,
-    working: Working,
+    transition: TransitionInProgress,
     env: RunEnvironment,
   ): Promise<{ userId?: string; userName?: string }> {
     const assignTo = step.assignTo ?? 'swimlane'
     if (assignTo === 'swimlane') return {}
     let userId: string
-    if (assignTo === 'initiator') userId = working.instance.initiator
+    if (assignTo === 'initiator') userId = transition.instance.initiator
     else {
       const expression = this.model.assignees.get(stepId)
-      const value = expression ? await expression.evaluate(this.store(working, env), expressionScope(env)) : undefined
+      const value = expression ? await expression.evaluate(this.store(transition, env), expressionScope(env)) : undefined
       if (value === undefined || value === null || value === '') return {}
       if (typeof value !== 'string') throw technical(`steps.${stepId}.assignTo must give a userId, not ${JSON.stringify(value)}`)
       userId = value
     }
-    return { userId, userName: await this.nameOf(userId, `steps.${stepId}.assignTo`, working, env) }
+    return { userId, userName: await this.nameOf(userId, `steps.${stepId}.assignTo`, transition, env) }
   }
 
   /** `location`: where in the model the user was named (`steps.approve.assignTo`), for the error. */
-  private async nameOf(userId: string, location: string, working: Working, env: RunEnvironment): Promise<string> {
+  private async nameOf(userId: string, location: string, transition: TransitionInProgress, env: RunEnvironment): Promise<string> {
     if (env.actor.userId === userId) return env.actor.fullName
-    const known = working.nameKnownFor(userId)
+    const known = transition.nameKnownFor(userId)
     if (known !== undefined) return known
     const user = await env.host.findUser(userId)
     if (!user) throw technical(`${location} names user ${userId}, who does not exist`)
