@@ -18,6 +18,7 @@ import type {
   WorkflowModel,
 } from '../model/types.js'
 import type { ProcessStatus, Task, Thread, ProcessInstance, DataInstance, ProcessState, InformItem } from '../model/instance.js'
+import type { CompiledFunction } from './flow/compile.js'
 
 export type * from '../model/types.js'
 export type * from '../model/instance.js'
@@ -129,6 +130,20 @@ export interface IsolatedRun {
   request: FunctionRunRequest
 }
 
+/** Finds a function by id for a `call` node: the process's own first, then the app's. */
+export type FunctionResolver = (functionId: string) => CompiledFunction | undefined | Promise<CompiledFunction | undefined>
+
+/**
+ * Where the interpreter has a flow function run. Without one, the runtime runs it on the caller's
+ * thread (`inlineRunner`, runtime/flow/execute.ts: runtime tests, the pool's worker itself). The
+ * engine gives one that tries a run on its thread within an inline budget (`executeInline`'s
+ * `inlineBudgetMs`, which stops the run with an InlineRunInterrupt) and moves it to its worker pool
+ * (services/engine/flow-host/isolation/inline-first.ts).
+ */
+export interface FunctionRunner {
+  run(fn: CompiledFunction, request: FunctionRunRequest, env: RunEnvironment, resolve: FunctionResolver): Promise<FunctionRunResult>
+}
+
 /**
  * Where flow functions (tenants' code) run so that they cannot stall the engine: the engine gives
  * a worker pool whose runs are stopped at the time limit however they spin. `resolve` gives the
@@ -156,7 +171,9 @@ export interface RunEnvironment {
   /** Absent where nothing holds writes back (runtime tests with plain objects). */
   savepoints?: Savepoints
   limits: RunLimits
-  /** Runs flow functions away from the caller's thread; absent, they run inline (tests, the worker itself). */
+  /** Runs flow functions; absent, they run inline (runtime tests, the worker itself). */
+  functionRunner?: FunctionRunner
+  /** Checks a large input against its schema away from the caller's thread (flow/input-check.ts); absent, here. */
   isolation?: FunctionIsolation
   /** The clock, so tests control time. */
   now(): Date

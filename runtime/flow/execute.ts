@@ -12,6 +12,8 @@ import { EvaluationInterrupt, toJsonValue } from '../expressions.js'
 import { assignAtPath, type AssignmentPath, type WritableRoot } from '../../model/paths.js'
 import {
   type FlowHost,
+  type FunctionResolver,
+  type FunctionRunner,
   type FunctionRunRequest,
   type FunctionRunOutcome,
   type FunctionRunResult,
@@ -22,19 +24,15 @@ import {
   type RunEnvironment,
 } from '../types.js'
 import type { CompiledFunction, CompiledNode } from './compile.js'
-import { HttpReplay } from './http-replay.js'
 import { checksInline } from './input-check.js'
 import { oversizedResult } from '../../model/expression-cost.js'
 
-export type { FunctionRunRequest, ProcessView }
+export type { FunctionResolver, FunctionRunRequest, ProcessView }
 
 export function processView(instance: ProcessInstance): ProcessView {
   const { processInstanceId, processId, businessKey, processStatus, initiator } = instance
   return Object.freeze({ processInstanceId, processId, businessKey, processStatus, initiator })
 }
-
-/** Finds a function by id for a `call` node: the process's own first, then the app's. */
-export type FunctionResolver = (functionId: string) => CompiledFunction | undefined | Promise<CompiledFunction | undefined>
 
 /** What a run needs of its environment: of the host only its constants, HTTP and data (a worker has no more). */
 export type FunctionEnvironment = Pick<RunEnvironment, 'actor' | 'limits' | 'now' | 'newId'> & {
@@ -51,11 +49,11 @@ interface Run {
   idempotencyScope: string | undefined
   readonly httpOccurrences: Map<string, number>
   stepsLeft: number
-  /** Set for an attempt on the engine's thread: the thread time it may hold before it moves to the pool. */
+  /** Set for an inline run with a budget: the thread time it may hold before it is interrupted. */
   readonly inlineBudget: InlineBudget | undefined
 }
 
-/** How long an attempt on the engine's thread has held it: its time so far minus what it awaited. */
+/** How long an inline run with a budget has held the thread: its time so far minus what it awaited. */
 interface InlineBudget {
   readonly busyMs: number
   readonly startedAt: number
@@ -63,14 +61,15 @@ interface InlineBudget {
 }
 
 /**
- * Thrown inside an attempt on the engine's thread when the run must go on in the worker pool (too
- * much thread time, a too large value, a costly called function); executeFunction catches it.
+ * Thrown inside an inline run with a budget when the run must not go on on this thread (too much
+ * thread time, a too large value, a costly called function, an input too large to check here); the
+ * FunctionRunner that gave the budget catches it and runs the function elsewhere.
  */
-class MoveToPool extends EvaluationInterrupt {}
+export class InlineRunInterrupt extends EvaluationInterrupt {}
 
 function checkInlineBudget(budget: InlineBudget | undefined): void {
   if (budget && performance.now() - budget.startedAt - budget.waitedMs > budget.busyMs)
-    throw new MoveToPool(`held the engine's thread over ${budget.busyMs} ms`)
+    throw new InlineRunInterrupt(`held the engine's thread over ${budget.busyMs} ms`)
 }
 
 /** Awaits something that does not hold the thread (a host call): the inline budget does not count it. */
@@ -221,7 +220,7 @@ async function executeNode(node: CompiledNode, frame: Frame, run: Run, depth: nu
           target: 'function',
           path: node.location,
         })
-      if (run.inlineBudget && callee.costly) throw new MoveToPool(`calls ${node.functionId}, which ${callee.costly}`)
+      if (run.inlineBudget && callee.costly) throw new InlineRunInterrupt(`calls ${node.functionId}, which ${callee.costly}`)
       const input = node.input ? await evaluate(node.input, frame, run) : {}
       const output = await invoke(
         callee,
@@ -259,7 +258,7 @@ interface SharedContext {
 /** One function invocation: its own input, output and vars; the run's data, process and task. */
 async function invoke(fn: CompiledFunction, input: unknown, shared: SharedContext, run: Run, depth: number): Promise<JsonObject> {
   if (run.inlineBudget && fn.definition.input !== undefined && !checksInline(input))
-    throw new MoveToPool(`has an input too large to check against its schema on the engine's thread`)
+    throw new InlineRunInterrupt(`has an input too large to check against its schema on the engine's thread`)
   const inputProblems = fn.checkInput(input)
   if (inputProblems.length > 0) throw describeInvalid(fn.functionId, 'input', inputProblems)
   // Checking a tenant's schema is the tenant's work: it counts against the run's limit and inline budget.
@@ -278,13 +277,8 @@ async function invoke(fn: CompiledFunction, input: unknown, shared: SharedContex
 }
 
 /**
- * Runs a function. Without an isolation (runtime tests, the pool's worker itself) it runs here.
- * With one, a function that uses none of the costly constructs (expression-cost.ts) is first tried
- * here, on the engine's thread, for at most `limits.inlineBudgetMs` of that thread's time: most
- * functions are done in well under a millisecond, far cheaper than handing them to a worker. One
- * that goes past the budget, produces a too large value or calls a costly function moves to the
- * worker pool: its data writes are discarded, and it runs again from the start there, with the time
- * it has left and the answers of the outbound calls it already made (http-replay.ts).
+ * Runs a function through the environment's FunctionRunner (inline without one) and tells the
+ * environment's observer how it went.
  */
 export async function executeFunction(
   fn: CompiledFunction,
@@ -293,11 +287,12 @@ export async function executeFunction(
   resolve: FunctionResolver,
 ): Promise<FunctionRunResult> {
   const { observer } = env
-  if (!observer) return executeWhereCheapest(fn, request, env, resolve)
+  const runner = env.functionRunner ?? inlineRunner
+  if (!observer) return runner.run(fn, request, env, resolve)
   const startedAt = performance.now()
   const seconds = (): number => (performance.now() - startedAt) / 1000
   try {
-    const result = await executeWhereCheapest(fn, request, env, resolve)
+    const result = await runner.run(fn, request, env, resolve)
     observer.functionRan(fn.functionId, 'ok', seconds())
     return result
   } catch (error) {
@@ -313,38 +308,15 @@ function runOutcome(error: unknown, pastLimit: boolean): FunctionRunOutcome {
   return pastLimit ? 'timeout' : 'technical'
 }
 
-async function executeWhereCheapest(
-  fn: CompiledFunction,
-  request: FunctionRunRequest,
-  env: RunEnvironment,
-  resolve: FunctionResolver,
-): Promise<FunctionRunResult> {
-  const { isolation, savepoints } = env
-  if (!isolation) return executeInline(fn, request, env, resolve)
-  const inPool = (poolRequest: FunctionRunRequest, host: FlowHost): Promise<FunctionRunResult> =>
-    isolation.run(
-      { functionId: fn.functionId, definition: fn.definition, request: poolRequest },
-      { ...env, host },
-      async (functionId) => (await resolve(functionId))?.definition,
-    )
-  if (fn.costly !== undefined || savepoints === undefined || env.limits.inlineBudgetMs <= 0) return inPool(request, env.host)
-  // Both attempts send the same idempotency keys, also for a standalone run.
-  const scoped: FunctionRunRequest = { ...request, idempotencyScope: request.idempotencyScope ?? `run:${env.newId()}` }
-  const replay = new HttpReplay(env.host)
-  const mark = savepoints.mark()
-  const startedAt = performance.now()
-  try {
-    return await executeInline(fn, scoped, { ...env, host: replay.recording() }, resolve, env.limits.inlineBudgetMs)
-  } catch (error) {
-    if (!(error instanceof MoveToPool)) throw error
-    savepoints.discardSince(mark)
-    return inPool({ ...scoped, spentMs: (scoped.spentMs ?? 0) + performance.now() - startedAt }, replay.replaying())
-  }
+/** The runner without isolation: every run on this thread, bounded by its deadline and step budget only. */
+export const inlineRunner: FunctionRunner = {
+  run: (fn, request, env, resolve) => executeInline(fn, request, env, resolve),
 }
 
 /**
  * Runs a function on this thread, bounded by the run's deadline (what is left of `limits.timeoutMs`
- * after `request.spentMs`) and step budget; with `inlineBudgetMs`, also by the thread time it may hold.
+ * after `request.spentMs`) and step budget; with `inlineBudgetMs`, also by the thread time it may hold
+ * and the work it may do here (InlineRunInterrupt).
  */
 export async function executeInline(
   fn: CompiledFunction,
@@ -373,7 +345,7 @@ export async function executeInline(
       },
       checkResult: (value) => {
         const oversized = inlineBudget && oversizedResult(value)
-        if (oversized) throw new MoveToPool(`produced ${oversized}`)
+        if (oversized) throw new InlineRunInterrupt(`produced ${oversized}`)
       },
     },
   }

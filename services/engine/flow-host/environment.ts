@@ -1,6 +1,7 @@
 /**
  * Builds the RunEnvironment of one request: the acting user, a FlowHost scoped to the app, the
- * limits every run obeys, the clock and the id generator. Decorates `fastify.runEnvironments`.
+ * limits every run obeys, where functions run (inline first, then the tenant's share of the worker
+ * pool), the clock and the id generator. Decorates `fastify.runEnvironments`.
  */
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
@@ -15,6 +16,7 @@ import type { Store } from '../../../store/port.js'
 import type { ProcessModels } from '../models/service.js'
 import type { RunEnvironment, RunLimits, RuntimeUser } from '../../../runtime/types.js'
 import { decodeAdditionalHeaders } from './additional-headers.js'
+import { InlineFirstRunner } from './isolation/inline-first.js'
 import { FunctionPool, type FunctionPoolOptions } from './isolation/pool.js'
 import type { DataLimits } from './data-filter.js'
 import { type HostLimits, type OutboundTracer, StoreFlowHost } from './host.js'
@@ -102,6 +104,7 @@ export class RunEnvironments {
       savepoints: unitOfWork,
       unitOfWork,
       limits: this.limits,
+      functionRunner: new InlineFirstRunner(isolation, unitOfWork),
       isolation,
       now: this.clock,
       newId: randomUUID,

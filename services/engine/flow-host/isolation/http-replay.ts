@@ -5,7 +5,7 @@
  * again. A run is deterministic up to its host calls, so it asks for the same requests in the same
  * order (same idempotency keys too); a request that differs goes out as usual.
  */
-import type { FlowHost, HttpRequest, HttpResponse } from '../types.js'
+import type { FlowHost, HttpRequest, HttpResponse } from '../../../../runtime/types.js'
 
 /** What identifies a request across the two attempts: everything but the time left for it. */
 function requestKey({ timeoutMs: _timeLeft, ...request }: HttpRequest): string {

@@ -1,8 +1,16 @@
 import t from 'tap'
-import { fakeEnvironment, fakeHost, user } from '../test-support.js'
-import type { FlowFunctionDefinition, FunctionIsolation, FunctionRunRequest, JsonObject, RunLimits, Savepoints } from '../types.js'
-import { compileFunction, FunctionCompiler } from './compile.js'
-import { executeFunction, executeInline } from './execute.js'
+import { fakeEnvironment, fakeHost, user } from '../../../../runtime/test-support.js'
+import type {
+  FlowFunctionDefinition,
+  FunctionIsolation,
+  FunctionRunRequest,
+  JsonObject,
+  RunLimits,
+  Savepoints,
+} from '../../../../runtime/types.js'
+import { compileFunction, FunctionCompiler } from '../../../../runtime/flow/compile.js'
+import { executeFunction, executeInline } from '../../../../runtime/flow/execute.js'
+import { InlineFirstRunner } from './inline-first.js'
 
 /** A worker pool stand-in: runs the function inline on the host it is given, and records each run. */
 function recordingIsolation(): FunctionIsolation & { runs: FunctionRunRequest[] } {
@@ -36,7 +44,7 @@ async function runWithPool(
   const host = fakeHost({ appFunctions: library })
   const isolation = recordingIsolation()
   const savepoints = recordingSavepoints()
-  const env = { ...fakeEnvironment(user('ada'), host, limits), isolation, savepoints }
+  const env = { ...fakeEnvironment(user('ada'), host, limits), functionRunner: new InlineFirstRunner(isolation, savepoints) }
   const compiler = new FunctionCompiler()
   const resolve = (functionId: string) => {
     const found = host.appFunction(functionId)
@@ -123,7 +131,10 @@ t.test('with FLOW_INLINE_BUDGET_MS 0 every run goes to the pool', async (t) => {
 
 t.test('a run moved to the pool keeps the limit of the whole run, not a fresh one', async (t) => {
   const isolation = recordingIsolation()
-  const env = { ...fakeEnvironment(user('ada'), fakeHost(), { timeoutMs: 50 }), isolation, savepoints: recordingSavepoints() }
+  const env = {
+    ...fakeEnvironment(user('ada'), fakeHost(), { timeoutMs: 50 }),
+    functionRunner: new InlineFirstRunner(isolation, recordingSavepoints()),
+  }
   const compiled = compileFunction('subject', {
     steps: [{ set: { 'output.n': '$count($$.input.items.($$.input.items.($$.input.items)))' } }],
   })
