@@ -27,7 +27,7 @@ import type { CompiledFunction, CompiledNode } from './compile.js'
 import { checksInline } from './input-check.js'
 import { oversizedResult } from '../../model/expression-cost.js'
 
-export type { FunctionResolver, FunctionRunRequest, ProcessView }
+export type { FunctionRunRequest, ProcessView }
 
 export function processView(instance: ProcessInstance): ProcessView {
   const { processInstanceId, processId, businessKey, processStatus, initiator } = instance
