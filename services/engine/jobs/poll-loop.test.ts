@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import t, { type Test } from 'tap'
-import { waitUntil } from '../../testing/wait.js'
+import { held, waitUntil } from '../../testing/wait.js'
 import { PollLoop } from './poll-loop.js'
 
 /** A pass that counts itself; `loop.timerPending` and this count are what the tests observe, never the wall clock. */
@@ -15,13 +15,6 @@ function countingLoop(t: Pick<Test, 'fail'>, intervalMs: number, pass: () => Pro
     (error) => t.fail(String(error)),
   )
   return { loop, counted }
-}
-
-/** A promise the test settles when it chooses: a pass that lasts exactly as long as the test says. */
-function gate(): { opened: Promise<void>; open: () => void } {
-  let open = (): void => undefined
-  const opened = new Promise<void>((resolve) => (open = resolve))
-  return { opened, open }
 }
 
 t.test('passes run one after another, every interval, until stop() — which leaves no timer behind', async (t) => {
@@ -98,9 +91,9 @@ t.test('a failing pass is reported and the loop goes on', async (t) => {
 
 t.test('stop() waits for a running pass, at most the grace time', async (t) => {
   let finished = false
-  const held = gate()
+  const pass = held()
   const { loop, counted } = countingLoop(t, 10, async () => {
-    await held.opened
+    await pass.released
     finished = true
   })
   loop.start()
@@ -110,7 +103,7 @@ t.test('stop() waits for a running pass, at most the grace time', async (t) => {
   )
   const stopped = loop.stop(1_000)
   // Opened a full turn of the event loop later: a stop() that did not wait would have resolved before.
-  setImmediate(held.open)
+  setImmediate(pass.release)
   await stopped
   t.equal(finished, true, 'the pass finished before stop() resolved')
 
