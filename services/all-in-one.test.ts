@@ -5,7 +5,6 @@
  * services, stdout, and a graceful shutdown with a request in flight.
  */
 import { PassThrough } from 'node:stream'
-import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { signStudioToken } from '../plugins/identity/studio-token.js'
 import { runLeaveRequest } from '../scripts/examples/leave-request.js'
@@ -89,11 +88,19 @@ t.test(
         fileName: 'note.txt',
       },
       body,
-      { contentType: 'text/plain' },
+      { contentType: 'text/plain', headers: { lplogclientid: CLIENT_ID } },
     )
-    await sleep(500)
+    // In flight: the engine has the request (its first bytes), the client still sends.
+    await engineLines.waitFor(
+      (s) => s.events().some((event) => event.includes('"url":"/file/upload"') && event.includes('incoming request')),
+      10_000,
+    )
     service.child.kill('SIGTERM')
-    await sleep(300)
+    await waitUntil(
+      () => service.stdoutLines.some((line) => line.includes('SIGTERM received, shutting down')),
+      (shuttingDown) => shuttingDown,
+      10_000,
+    )
     body.end('then the second half')
     t.match(await upload, { storageHandle: String, fileName: 'note.txt' }, 'the request in flight finished')
     const { code } = await service.exited

@@ -120,14 +120,13 @@ t.test('http sends method, url, headers and body through the host and stores the
 })
 
 t.test('an outbound call still pending at the time limit fails the run on time', async (t) => {
-  const host = fakeHost({ http: () => new Promise((resolve) => setTimeout(() => resolve({ status: 200, headers: {}, body: null }), 2000)) })
-  const started = Date.now()
+  // An answer that never comes: only the time limit can end the run.
+  const host = fakeHost({ http: () => new Promise<never>(() => undefined) })
   const error = await refusal(
     run({ steps: [{ http: { method: 'GET', url: "'https://slow.example'" } }] }, {}, { host, limits: { timeoutMs: 50 } }),
   )
   t.equal(error.kind, 'technical')
-  t.match(error.message, /longer than 50 ms/)
-  t.ok(Date.now() - started < 1000, 'it did not wait for the slow answer')
+  t.match(error.message, /longer than 50 ms/, 'the time limit ended it, without the answer')
 })
 
 t.test('an expression that computes for too long is stopped by the time limit', async (t) => {

@@ -18,3 +18,16 @@ export async function waitUntil<T>(
     await sleep(intervalMs)
   }
 }
+
+export interface Held {
+  /** Settles once `release()` was called. */
+  released: Promise<void>
+  release(): void
+}
+
+/** Something that lasts exactly as long as the test says (a slow answer, a long pass): no wall-clock time stands in for it. */
+export function held(): Held {
+  let release = (): void => undefined
+  const released = new Promise<void>((resolve) => (release = resolve))
+  return { released, release }
+}

@@ -66,7 +66,7 @@ t.test(
       )
 
     stack.clock.advance(4 * MINUTE)
-    await new Promise((resolve) => setTimeout(resolve, 150))
+    await stack.batchWorkerCaughtUp()
     t.same(await stack.activities(id, 'escalated'), [], 'nothing runs before its time')
 
     stack.clock.advance(MINUTE)
@@ -166,8 +166,13 @@ t.test('an escalation of a suspended instance waits until the instance is resume
   )
   t.match(deferred, [{ status: 'waiting', tryCount: 0 }], 'the job waits without counting a failed try')
   t.equal(deferred[0]?.dueAt.toISOString(), '2026-03-02T08:36:00.000Z', 'it looks again a minute later')
-  stack.clock.advance(MINUTE)
-  await new Promise((resolve) => setTimeout(resolve, 150))
+  // Looked at again a minute later, still suspended: deferred once more.
+  const again = await stack.advanceUntil(
+    MINUTE,
+    () => stack.escalationJobs(id),
+    ([job]) => job?.dueAt.toISOString() === '2026-03-02T08:37:00.000Z',
+  )
+  t.match(again, [{ status: 'waiting', tryCount: 0 }])
   t.same(await stack.activities(id, 'escalated'), [], 'still suspended: still waiting')
   await setStatus('running')
   const ran = await stack.advanceUntil(

@@ -15,6 +15,7 @@ import {
   type StoredUser,
 } from '../../store/collections.js'
 import type { Store } from '../../store/port.js'
+import { batchJobRepository } from '../../services/engine/jobs/batch/repository.js'
 import { openTestStore, startService } from '../../services/testing/harness.js'
 import { type TestClock, testClock } from '../../services/testing/clock.js'
 import type { Envelope } from '../../services/testing/gateway.js'
@@ -55,6 +56,12 @@ export interface DueStack {
   escalationJobs(processInstanceId?: string): Promise<StoredBatchJob[]>
   /** Moves the clock and waits until `done` holds of what `read` gives (the engines poll on their own). */
   advanceUntil<T>(ms: number, read: () => Promise<T>, done: (value: T) => boolean): Promise<T>
+  /**
+   * Waits until a batch worker has looked for due jobs at the clock's present time: the sign that whatever
+   * is not run by then is not due, with no fixed wait. It enqueues an escalation of no instance, due now,
+   * and waits until it ran (it finds no task, and is done at once).
+   */
+  batchWorkerCaughtUp(): Promise<void>
 }
 
 export async function startDueStack(t: Test, options: { engines?: number } = {}): Promise<DueStack> {
@@ -115,6 +122,17 @@ export async function startDueStack(t: Test, options: { engines?: number } = {})
     async advanceUntil(ms, read, done) {
       clock.advance(ms)
       return waitUntil(read, done, 10_000)
+    },
+    async batchWorkerCaughtUp() {
+      const now = clock.now()
+      const payload = { processInstanceId: `no-instance-${now.toISOString()}`, taskId: 'no-task', stepId: 'request', position: 0 }
+      const canary = await batchJobRepository(store).enqueue({ kind: 'escalation', ...HR, payload, dueAt: now }, now)
+      const ran = await waitUntil(
+        () => store.collection<StoredBatchJob>(Collections.batchJobs).findOne({ jobId: canary!.jobId }),
+        (job) => job?.status === 'done',
+        10_000,
+      )
+      if (ran?.status !== 'done') throw new Error(`no batch worker ran a job due at ${now.toISOString()}: ${JSON.stringify(ran)}`)
     },
   }
   return stack

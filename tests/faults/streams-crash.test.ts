@@ -4,7 +4,6 @@
  * killed process), every write the gateway answered 2xx is there afterwards, and every instance is
  * consistent — instance, activities and notification were committed together.
  */
-import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { runLeaveRequest } from '../../scripts/examples/leave-request.js'
 import { WorkflowClient } from '../../sdk/client.js'
@@ -47,8 +46,7 @@ async function writeLoad(client: WorkflowClient, acknowledged: Acknowledged, sto
       })
       acknowledged.completed.add(instance.processInstanceId)
     } catch {
-      // The process was killed under this request: its outcome is unknown, so nothing is recorded.
-      await sleep(5)
+      // The process was killed under this request: its outcome is unknown, so nothing is recorded (and `stop` is set).
     }
   }
 }
@@ -69,15 +67,12 @@ t.test(
       const client = new WorkflowClient({ baseUrl: gateway, organizationId: 'acme', appId: 'hr', userId: employee.userId })
       const stop = { now: false }
       const workers = Array.from({ length: WORKERS }, () => writeLoad(client, acknowledged, stop))
-      // Killed once this cycle has had writes acknowledged (however slow the machine), at a random moment after.
-      const before = acknowledged.started.size
-      await waitUntil(
-        () => acknowledged.started.size,
-        (size) => size >= before + 2,
-        30_000,
-        20,
-      )
-      await sleep(Math.floor(Math.random() * 400))
+      // Killed once this cycle has had writes acknowledged (however slow the machine), at a random moment after:
+      // after a random number of further acknowledged writes, whatever time they take.
+      const acknowledgedWrites = () => acknowledged.started.size + acknowledged.completed.size
+      const killAt = acknowledgedWrites() + 4 + Math.floor(Math.random() * 8)
+      await waitUntil(acknowledgedWrites, (count) => count >= killAt, 30_000, 5)
+      t.ok(acknowledgedWrites() >= killAt, `cycle ${cycle}: killed after ${killAt} acknowledged writes`)
       const killed = service
       killed.child.kill('SIGKILL')
       // At once: no wait for the killed process to be reaped, as a supervisor's restart loop does.

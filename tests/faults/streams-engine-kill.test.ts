@@ -7,7 +7,6 @@
 import { readdirSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { WorkflowClient } from '../../sdk/client.js'
 import { openStore } from '../../store/open.js'
@@ -15,6 +14,7 @@ import type { StoredContext } from '../../store/collections.js'
 import { Collections } from '../../store/collections.js'
 import { type ChildService, spawnService } from '../../services/testing/child-service.js'
 import { tempDir } from '../../services/testing/harness.js'
+import { waitUntil } from '../../services/testing/wait.js'
 import { createHrUsers, deployHrApp, HR } from '../../services/testing/workflow.js'
 import { inconsistencies, REQUEST_STEP, requestCompleted } from './streams-consistency.js'
 import { MULTIPART, sendRawBody, UPLOAD_TAIL, uploadHead } from './streams-support.js'
@@ -26,6 +26,17 @@ async function freePort(): Promise<number> {
   const { port } = server.address() as { port: number }
   await new Promise((resolve) => server.close(resolve))
   return port
+}
+
+/** Resolves once the engine has logged the arrival of a request to `url` (its headers; the body may still be on its way). */
+async function requestArrived(engine: ChildService, url: string): Promise<void> {
+  const arrived = await waitUntil(
+    () => engine.stdoutLines.some((line) => line.includes(`"url":"${url}"`) && line.includes('incoming request')),
+    (seen) => seen,
+    QUICK_MS,
+    5,
+  )
+  if (!arrived) throw new Error(`the engine did not log a request to ${url}`)
 }
 
 /** "Quickly": the gateway notices the engine's connection closing at once; the bound is generous for loaded machines. */
@@ -57,7 +68,12 @@ t.test(
     const client = new WorkflowClient({ baseUrl: gateway, ...HR, userId: employee.userId })
 
     const instances: string[] = []
-    for (const killAfterMs of [0, 30]) {
+    // Killed at two moments tied to the request's progress, not to the machine's speed: as soon as it is sent, and once the engine has it.
+    const killMoments = [
+      { when: 'as soon as it was sent', reached: async (): Promise<void> => undefined },
+      { when: 'once the engine had it', reached: () => requestArrived(engine, '/action/complete') },
+    ]
+    for (const { when, reached } of killMoments) {
       const started = await client.post('/context', { body: { processId: 'leave-request', input: { days: 2, reason: 'engine kill' } } })
       const instance = started.context.processInstance
       instances.push(instance.processInstanceId)
@@ -79,12 +95,12 @@ t.test(
         body: (await response.json()) as { status: string; error?: { code: string } },
         ms: Date.now() - before,
       }))
-      await sleep(killAfterMs)
+      await reached()
       engine.child.kill('SIGKILL')
       const { status, body, ms } = await answer
-      if (status === 200) t.pass(`kill after ${killAfterMs} ms: the completion had already been answered`)
+      if (status === 200) t.pass(`killed ${when}: the completion had already been answered`)
       else {
-        t.ok(status === 502 || status === 504, `kill after ${killAfterMs} ms: ${status} ${body.error?.code}`)
+        t.ok(status === 502 || status === 504, `killed ${when}: ${status} ${body.error?.code}`)
         t.equal(body.status, 'error', 'in the envelope')
         t.ok(ms < QUICK_MS, `answered in ${ms} ms`)
       }
@@ -115,6 +131,7 @@ t.test(
       label: 'Scan',
       fileName: 'scan.pdf',
     }
+    const sentAt = Date.now()
     const upload = sendRawBody({
       url: `${gateway}/file/upload`,
       headers: { user: employee.userId, 'content-type': MULTIPART },
@@ -123,11 +140,13 @@ t.test(
       tail: UPLOAD_TAIL,
       chunkDelayMs: 20,
     })
-    await sleep(300)
+    // Killed once the engine has the upload, while its body is still arriving (a chunk every 20 ms).
+    await requestArrived(engine, '/file/upload')
     engine.child.kill('SIGKILL')
+    const sentBeforeKillMs = Date.now() - sentAt
     const cut = await upload
     t.ok(cut.status === 502 || cut.status === 504, `the cut upload is answered ${cut.status} ${JSON.stringify(cut.body ?? cut.error)}`)
-    t.ok(cut.ms < QUICK_MS + 300, `in ${cut.ms} ms`)
+    t.ok(cut.ms - sentBeforeKillMs < QUICK_MS, `in ${cut.ms - sentBeforeKillMs} ms after the kill`)
     await engine.exited
     engine = startEngine()
     await engine.ready

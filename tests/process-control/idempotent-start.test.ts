@@ -168,7 +168,8 @@ t.test("another user's repeat of a key starts their own instance and never gets 
 })
 
 t.test('a first request that failed, or whose claim lapsed, does not block the retry', async (t) => {
-  const stack = await startControlStack(t)
+  const clock = testClock(new Date())
+  const stack = await startControlStack(t, {}, { clock: clock.now })
   const body = { ...leave, initiatorUserId: 'later-user' }
   const failed = await startWithKey(stack, 'retry-me', body, stack.users.admin)
   t.match(failed, { status: 400, body: { error: { code: 'wm3006' } } }, 'the initiator does not exist yet')
@@ -181,7 +182,7 @@ t.test('a first request that failed, or whose claim lapsed, does not block the r
   // A claim left by a request whose engine died: lapsed, no answer. The retry takes it over and
   // starts the instance that claim named.
   const keys = stack.store.collection<StoredIdempotencyKey>(Collections.idempotencyKeys)
-  const now = Date.now()
+  const now = clock.now().getTime()
   const orphanId = idempotencyKeyId({ ...HR, userId: stack.users.employee.userId, route: '/process/start' }, 'orphan')
   await keys.insertOne({
     _id: orphanId,

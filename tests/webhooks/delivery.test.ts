@@ -5,6 +5,7 @@
 import t from 'tap'
 import type { WebhookDeliveryPage } from '../../openapi/generated/schemas.js'
 import { verifyWebhook } from '../../sdk/webhooks.js'
+import { Collections, type StoredWebhookDelivery } from '../../store/collections.js'
 import type { Envelope } from '../../services/testing/gateway.js'
 import { waitUntil } from '../../services/testing/wait.js'
 import { completeTask, formTask, HR, openForm, startLeaveRequest, type WorkflowClient } from '../../services/testing/workflow.js'
@@ -108,8 +109,15 @@ t.test(
     )
     t.match(page.items, [{ deliveryId: ids[0], eventType: 'Created', status: 'delivered', tries: 3, lastStatusCode: 204, lastError: null }])
     t.ok(page.items[0]?.deliveredAt, 'deliveredAt is set')
-    await new Promise((resolve) => setTimeout(resolve, 300))
-    t.equal(receiver.received.length, 3, 'nothing more is sent once it was delivered')
+    // A later event delivered: the worker has gone on polling since, and the first one did not come again.
+    await startLeaveRequest(engine, engine.users.employee)
+    await waitUntil(
+      () => receiver.received.length,
+      (count) => count >= 4,
+    )
+    const laterIds = receiver.received.slice(3).map((request) => request.headers['x-workflow-delivery'])
+    t.equal(laterIds.length, 1, 'the later event once')
+    t.not(laterIds[0], ids[0], 'nothing more is sent once it was delivered')
   },
 )
 
@@ -198,7 +206,15 @@ t.test("another tenant's events never reach a subscription, and processIds narro
     () => receiver.received.length + others.received.length,
     (count) => count >= 2,
   )
-  await new Promise((resolve) => setTimeout(resolve, 300))
+  // Every delivery the two starts made is settled: nothing more is on its way to any receiver.
+  const settled = await waitUntil(
+    () => engine.store.collection<StoredWebhookDelivery>(Collections.webhookDeliveries).find({}).toArray(),
+    (deliveries) => deliveries.every((delivery) => delivery.status === 'delivered' || delivery.status === 'failed'),
+  )
+  t.ok(
+    settled.every((delivery) => delivery.status === 'delivered'),
+    'all delivered',
+  )
   t.same(
     receiver.received.map((request) => request.body.processInstance.processInstanceId),
     [hr.body.context.processInstance.processInstanceId],

@@ -109,13 +109,12 @@ t.test("http sends the function's request with the additional headers and reads 
 t.test('http failures are technical runtime errors: timeout, unreachable, not http', async (t) => {
   const url = await echoServer(t, () => 'hang')
   const { host } = await hostFor(t)
-  const started = Date.now()
+  // The server never answers: only the timeout can end the call, and the message names it.
   await t.rejects(host.http({ method: 'GET', url, headers: {}, timeoutMs: 200 }), {
     name: 'RuntimeError',
     kind: 'technical',
     message: /no answer within 200 ms/,
   })
-  t.ok(Date.now() - started < 2000, 'gave up at the timeout')
   await t.rejects(host.http({ method: 'GET', url: 'http://127.0.0.1:1/', headers: {}, timeoutMs: 1000 }), {
     name: 'RuntimeError',
     kind: 'technical',

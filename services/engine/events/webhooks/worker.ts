@@ -98,8 +98,9 @@ export class DeliveryWorker {
 
   private async pollOnce(): Promise<void> {
     await this.runDue()
-    if (Date.now() - this.lastSweep < RETENTION_SWEEP_MS) return
-    this.lastSweep = Date.now()
+    const now = this.options.now().getTime()
+    if (now - this.lastSweep < RETENTION_SWEEP_MS) return
+    this.lastSweep = now
     const removed = await this.removeExpired()
     if (removed > 0) this.options.log.info({ removed }, 'removed settled webhook deliveries past the retention window')
   }

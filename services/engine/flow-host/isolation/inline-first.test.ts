@@ -132,16 +132,29 @@ t.test('with FLOW_INLINE_BUDGET_MS 0 every run goes to the pool', async (t) => {
 t.test('a run moved to the pool keeps the limit of the whole run, not a fresh one', async (t) => {
   const isolation = recordingIsolation()
   const env = {
-    ...fakeEnvironment(user('ada'), fakeHost(), { timeoutMs: 50 }),
+    ...fakeEnvironment(user('ada'), fakeHost(), { timeoutMs: 60_000 }),
     functionRunner: new InlineFirstRunner(isolation, recordingSavepoints()),
   }
-  const compiled = compileFunction('subject', {
-    steps: [{ set: { 'output.n': '$count($$.input.items.($$.input.items.($$.input.items)))' } }],
-  })
-  const started = performance.now()
+  // A value too large for the engine's thread: the run moves to the pool after its first step, whatever the machine's speed.
+  const compiled = compileFunction('subject', { steps: [{ set: { 'output.length': '$length($join(input.words, " "))' } }] })
+  const words = Array.from({ length: 20_000 }, () => 'word')
+  await executeFunction(compiled, { input: { words }, spentMs: 45 }, env, () => undefined)
+  t.equal(isolation.runs.length, 1, 'moved to the pool')
+  t.ok((isolation.runs[0]?.spentMs ?? 0) >= 45, 'the pool is given the time the run took before, earlier attempts included')
+
+  // And the pool's run counts that time against the limit: with the whole limit spent, even one cheap step is refused.
+  const spent = {
+    ...fakeEnvironment(user('ada'), fakeHost(), { timeoutMs: 50, inlineBudgetMs: 0 }),
+    functionRunner: new InlineFirstRunner(isolation, recordingSavepoints()),
+  }
   await t.rejects(
-    executeFunction(compiled, { input: { items: Array.from({ length: 60 }, (_, index) => index) }, spentMs: 45 }, env, () => undefined),
+    executeFunction(
+      compileFunction('cheap', { steps: [{ set: { 'output.total': '1 + 1' } }] }),
+      { input: {}, spentMs: 51 },
+      spent,
+      () => undefined,
+    ),
     { kind: 'technical', message: /ran longer than 50 ms/ },
   )
-  t.ok(performance.now() - started < 45, 'stopped when the 5 ms left were used up')
+  t.equal(isolation.runs.length, 2, 'refused in the pool')
 })

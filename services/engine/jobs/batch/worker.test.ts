@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises'
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import t from 'tap'
 import type { Store } from '../../../../store/port.js'
 import type { StoredBatchJob } from '../../../../store/collections.js'
@@ -7,7 +7,7 @@ import { openTestStore, silentLogger } from '../../../testing/harness.js'
 import { retryWaits } from '../../../testing/retries.js'
 import { waitUntil } from '../../../testing/wait.js'
 import { type BatchJobHandler, type BatchJobHandlers, PermanentJobError } from './handlers.js'
-import { batchJobRepository, MAX_TRIES } from './repository.js'
+import { type BatchJobRepository, batchJobRepository, MAX_TRIES } from './repository.js'
 import { BatchWorker, type BatchWorkerSettings } from './worker.js'
 
 const T0 = new Date('2025-06-30T08:00:00.000Z')
@@ -17,11 +17,17 @@ const SETTINGS: BatchWorkerSettings = { backoffMs: 100, pollMs: 10, leaseMs: 1_0
 function worker(
   store: Store,
   handler: BatchJobHandler,
-  options: { owner?: string; now?: () => Date; settings?: Partial<BatchWorkerSettings> } = {},
+  options: {
+    owner?: string
+    now?: () => Date
+    settings?: Partial<BatchWorkerSettings>
+    repository?: BatchJobRepository
+    kind?: StoredBatchJob['kind']
+  } = {},
 ): BatchWorker {
-  const handlers: BatchJobHandlers = new Map([['deploy', handler]])
+  const handlers: BatchJobHandlers = new Map([[options.kind ?? 'deploy', handler]])
   return new BatchWorker({
-    repository: batchJobRepository(store),
+    repository: options.repository ?? batchJobRepository(store),
     handlers,
     settings: { ...SETTINGS, ...options.settings },
     owner: options.owner ?? 'worker-a',
@@ -41,6 +47,18 @@ async function enqueue(store: Store, count: number, dueAt: Date = T0): Promise<S
   return jobs
 }
 
+/** The repository of `store`, counting the worker's looks for due jobs: the sign that it polled. */
+function countingLooks(store: Store): { repository: BatchJobRepository; looks: { count: number } } {
+  const repository = batchJobRepository(store)
+  const looks = { count: 0 }
+  const claimDue = repository.claimDue.bind(repository)
+  repository.claimDue = (...args) => {
+    looks.count++
+    return claimDue(...args)
+  }
+  return { repository, looks }
+}
+
 async function stored(store: Store, jobId: string): Promise<StoredBatchJob> {
   const job = await batchJobRepository(store).findByJobId(jobId)
   if (!job) throw new Error(`job ${jobId} is gone`)
@@ -49,16 +67,18 @@ async function stored(store: Store, jobId: string): Promise<StoredBatchJob> {
 
 t.test('two workers on one store never run the same job twice, and between them run every job', async (t) => {
   const store = await openTestStore(t)
-  const jobs = await enqueue(store, 40, new Date(Date.now() - 1_000))
+  const jobs = await enqueue(store, 40)
+  const clock = testClock(T0)
   const runs = new Map<string, string[]>()
   const recording =
     (owner: string): BatchJobHandler =>
     async (job) => {
       runs.set(job.jobId, [...(runs.get(job.jobId) ?? []), owner])
-      await sleep(2)
+      // A handler that is not over at once: the other worker's claims come in between.
+      await nextTurn()
     }
-  const a = worker(store, recording('a'), { owner: 'a', settings: { concurrency: 3 } })
-  const b = worker(store, recording('b'), { owner: 'b', settings: { concurrency: 3 } })
+  const a = worker(store, recording('a'), { owner: 'a', now: clock.now, settings: { concurrency: 3 } })
+  const b = worker(store, recording('b'), { owner: 'b', now: clock.now, settings: { concurrency: 3 } })
   const [ranByA, ranByB] = await Promise.all([a.runDue(), b.runDue()])
 
   t.equal(ranByA + ranByB, 40, 'forty runs in all')
@@ -155,16 +175,25 @@ t.test('a job whose tenth try ended with a lapsed lease is failed without runnin
 
 t.test('a handler that outlives its lease keeps the job: the worker renews the lease while it runs', async (t) => {
   const store = await openTestStore(t)
-  const [job] = await enqueue(store, 1, new Date(Date.now() - 1_000))
+  const [job] = await enqueue(store, 1)
+  const clock = testClock(T0)
   const repository = batchJobRepository(store)
   let thief: StoredBatchJob | null = null
   const slow = worker(
     store,
     async () => {
-      await sleep(250)
-      thief = await repository.claimLapsed(['deploy'], 'thief', new Date(), 60)
+      // Twice the lease in all, in steps shorter than it, each waiting for the renewal that follows it.
+      for (let step = 0; step < 3; step++) {
+        clock.advance(40)
+        const renewedUntil = clock.now().getTime() + 60
+        await waitUntil(
+          () => stored(store, job!.jobId),
+          (running) => (running.leaseUntil?.getTime() ?? 0) >= renewedUntil,
+        )
+      }
+      thief = await repository.claimLapsed(['deploy'], 'thief', clock.now(), 60)
     },
-    { settings: { leaseMs: 60 } },
+    { now: clock.now, settings: { leaseMs: 60 } },
   )
   await slow.runDue()
   t.equal(thief, null, 'no other worker could take it over')
@@ -198,11 +227,16 @@ t.test('finished jobs are removed once the retention window has passed, and only
 
 t.test('the poll loop picks up jobs enqueued after it started, and a stopped worker claims nothing', async (t) => {
   const store = await openTestStore(t)
+  const clock = testClock(T0)
   let ran = 0
-  const polling = worker(store, async () => void ran++, { settings: { pollMs: 20 } })
+  const counting = countingLooks(store)
+  const polling = worker(store, async () => void ran++, { now: clock.now, repository: counting.repository, settings: { pollMs: 20 } })
   polling.start()
-  await sleep(50)
-  await enqueue(store, 3, new Date())
+  await waitUntil(
+    () => counting.looks.count,
+    (count) => count >= 2,
+  )
+  await enqueue(store, 3)
   t.equal(
     await waitUntil(
       () => ran,
@@ -214,7 +248,21 @@ t.test('the poll loop picks up jobs enqueued after it started, and a stopped wor
     'the jobs ran without a call to runDue',
   )
   await polling.stop()
-  await enqueue(store, 1, new Date())
-  await sleep(60)
+  const [late] = await enqueue(store, 1)
+  // A worker polling the same store for another kind: once it looked three times, the stopped one would have looked too.
+  const witness = countingLooks(store)
+  const polls = worker(store, async () => undefined, {
+    now: clock.now,
+    repository: witness.repository,
+    kind: 'scheduledRun',
+    settings: { pollMs: 20 },
+  })
+  polls.start()
+  await waitUntil(
+    () => witness.looks.count,
+    (count) => count >= 3,
+  )
+  await polls.stop()
   t.equal(ran, 3, 'a stopped worker claims nothing')
+  t.match(await stored(store, late!.jobId), { status: 'waiting' })
 })

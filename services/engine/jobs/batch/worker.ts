@@ -119,8 +119,9 @@ export class BatchWorker {
   /** A store failure is logged by the loop; nothing was claimed, or the claim's lease lapses. */
   private async pollOnce(): Promise<void> {
     await this.runDue()
-    if (Date.now() - this.lastSweep >= RETENTION_SWEEP_MS) {
-      this.lastSweep = Date.now()
+    const now = this.now().getTime()
+    if (now - this.lastSweep >= RETENTION_SWEEP_MS) {
+      this.lastSweep = now
       const removed = await this.removeExpired()
       if (removed > 0) this.options.log.info({ removed }, 'removed finished batch jobs past the retention window')
     }
