@@ -7,7 +7,7 @@ import { type GatewayErrorCode, gatewayErrorCatalogue } from '../../openapi/gene
 import type { Config } from '../../lib/config/config.js'
 import { loadOpenApiDocument, type OpenApiDocument } from '../../plugins/docs/plugin.js'
 import type { GenericErrorCodes } from '../../plugins/errors/plugin.js'
-import type { IdentityCodes } from '../../plugins/identity/plugin.js'
+import type { IdentityCodes } from '../../plugins/identity/codes.js'
 import serviceBase from '../../plugins/service-base/plugin.js'
 import type { LogRings } from '../../plugins/logging/ring.js'
 import { GatewayMetrics } from '../../lib/telemetry/gateway-metrics.js'

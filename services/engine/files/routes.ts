@@ -14,7 +14,7 @@ import { deleteFile, downloadFile, uploadFile } from '../../../openapi/generated
 import type { File, FileOperationRequest } from '../../../openapi/generated/schemas.js'
 import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
-import { requireActor } from '../../../plugins/identity/plugin.js'
+import { requireActor } from '../../../plugins/identity/actor.js'
 import { routeFrom } from '../../../lib/server/route.js'
 import { uploadBodyLimit, UPLOAD_FIELDS_BYTES } from '../../../plugins/service-base/server-options.js'
 import { FileService, requireInstanceIds, type StagedUpload, type UploadFields } from './service.js'

@@ -9,7 +9,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { BulkOperationRequest } from '../../../openapi/generated/schemas.js'
-import { type Actor, findActor } from '../../../plugins/identity/plugin.js'
+import { type Actor, findActor } from '../../../plugins/identity/actor.js'
 import type { Filter, Store } from '../../../store/port.js'
 import type { BulkProgress, StoredContext } from '../../../store/collections.js'
 import { retryFailedThread } from '../tasks/actions.js'

@@ -11,7 +11,7 @@ import {
   queryProcessesUpdatedBetween,
   queryProcessInstanceContextAndActivity,
 } from '../../../openapi/generated/engine-routes.js'
-import { requireActor } from '../../../plugins/identity/plugin.js'
+import { requireActor } from '../../../plugins/identity/actor.js'
 import { routeFrom } from '../../../lib/server/route.js'
 import { engineDependencies } from '../instances/dependencies.js'
 import { QueryService } from './service.js'
