@@ -22,5 +22,5 @@ async function bulkRoutes(fastify: FastifyInstance): Promise<void> {
 
 export default fp(bulkRoutes, {
   name: 'engine-bulk-routes',
-  dependencies: ['bulk-operations', 'batch-worker', 'authorization', 'identity', 'errors'],
+  dependencies: ['bulk-operations', 'batch-worker', 'authorization', 'identity', 'errors', 'clock'],
 })

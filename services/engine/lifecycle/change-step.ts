@@ -22,7 +22,7 @@ import {
   type InstanceDependencies,
   stateOf,
 } from '../instances/loaded-instance.js'
-import { engineDependencies } from '../instances/dependencies.js'
+import { ENGINE_DEPENDENCY_PLUGINS, engineDependencies } from '../instances/dependencies.js'
 
 export interface StepChangeDependencies extends InstanceDependencies {
   contexts: ContextRepository
@@ -107,13 +107,5 @@ async function stepChangesPlugin(fastify: FastifyInstance): Promise<void> {
 
 export default fp(stepChangesPlugin, {
   name: 'step-changes',
-  dependencies: [
-    'process-models',
-    'process-instances',
-    'run-environments',
-    'contexts-repository',
-    'task-locks-repository',
-    'authorization',
-    'errors',
-  ],
+  dependencies: [...ENGINE_DEPENDENCY_PLUGINS],
 })

@@ -59,5 +59,5 @@ async function batchRoutes(fastify: FastifyInstance): Promise<void> {
 
 export default fp(batchRoutes, {
   name: 'engine-batch-routes',
-  dependencies: ['batch-jobs', 'batch-worker', 'authorization', 'identity', 'errors'],
+  dependencies: ['batch-jobs', 'batch-worker', 'authorization', 'identity', 'errors', 'clock'],
 })
