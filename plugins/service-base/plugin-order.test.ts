@@ -46,6 +46,7 @@ t.test('the declaration is read from fastify-plugin, which a plugin must be wrap
   const message = /declares no name: wrap it in fastify-plugin/
   t.throws(() => declarationOf(async () => {}), { message })
   t.throws(() => declarationOf(fp(async function unnamed() {})), { message }, 'the name fastify-plugin makes up is no name')
+  t.throws(() => listed(async function routes() {}), { message: /^the plugin function routes declares no name/ })
 })
 
 t.test('the app registers them in dependency order with their options, after those it has', async (t) => {

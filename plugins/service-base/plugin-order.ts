@@ -36,10 +36,11 @@ function isStringList(value: unknown): value is string[] {
 /** The name and dependencies a plugin declared with fastify-plugin; a plugin without a name of its own is refused. */
 export function declarationOf(plugin: object, description = 'a plugin'): PluginDeclaration {
   const meta: unknown = Reflect.get(plugin, PLUGIN_META)
-  const name: unknown = typeof meta === 'object' && meta !== null ? Reflect.get(meta, 'name') : undefined
+  const declared = typeof meta === 'object' && meta !== null ? meta : {}
+  const name: unknown = Reflect.get(declared, 'name')
   if (typeof name !== 'string' || MADE_UP_NAME.test(name))
     throw new PluginOrderError(`${description} declares no name: wrap it in fastify-plugin, fp(plugin, { name, dependencies })`)
-  const dependencies: unknown = Reflect.get(meta as object, 'dependencies') ?? []
+  const dependencies: unknown = Reflect.get(declared, 'dependencies') ?? []
   if (!isStringList(dependencies)) throw new PluginOrderError(`plugin '${name}' declares dependencies that are not a list of names`)
   return { name, dependencies }
 }
@@ -48,12 +49,12 @@ export function declarationOf(plugin: object, description = 'a plugin'): PluginD
 export function listed(plugin: FastifyPluginAsync): ListedPlugin
 export function listed<Options extends FastifyPluginOptions>(plugin: FastifyPluginAsync<Options>, options: Options): ListedPlugin
 export function listed<Options extends FastifyPluginOptions>(
-  ...plugin: [FastifyPluginAsync] | [FastifyPluginAsync<Options>, Options]
+  ...entry: [FastifyPluginAsync] | [FastifyPluginAsync<Options>, Options]
 ): ListedPlugin {
   return {
-    ...declarationOf(plugin[0]),
+    ...declarationOf(entry[0], `the plugin function ${entry[0].name || '(anonymous)'}`),
     async register(app) {
-      await (plugin.length === 1 ? app.register(plugin[0]) : app.register(plugin[0], plugin[1]))
+      await (entry.length === 1 ? app.register(entry[0]) : app.register(entry[0], entry[1]))
     },
   }
 }
