@@ -11,7 +11,7 @@ const ADMIN_TOKEN = 'admin-token-0123456789'
 const contract = new ContractChecker('gateway')
 const user = { fullName: 'Ada Lovelace', unit: { id: 'u', name: 'U' }, roles: ['employee'], organizationId: 'acme', appId: 'hr' }
 
-/** The admin endpoints of DESIGN.md §5 (users, models, cache, notify), one request each. */
+/** The admin endpoints (docs/reference/identity.md#admin-endpoints: users, models, cache, notify), one request each. */
 const adminRequests: Array<[operationId: string, method: string, path: string, body?: unknown]> = [
   ['createUser', 'POST', '/user/createUser', user],
   ['updateUser', 'POST', '/user/updateUser', { ...user, userId: 'u-1' }],

@@ -1,7 +1,8 @@
 /**
  * The bearer token of a request, and the constant-time check of the operator's ADMIN_TOKEN that the
- * identity plugin runs on the gateway's admin endpoints (DESIGN.md §5: users, models, cache, notify
- * — the operations whose OpenAPI `security` lists `adminToken`) before any JWT check.
+ * identity plugin runs on the gateway's admin endpoints (docs/reference/identity.md#admin-endpoints:
+ * users, models, cache, notify — the operations whose OpenAPI `security` lists `adminToken`) before
+ * any JWT check.
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { FastifyRequest } from 'fastify'

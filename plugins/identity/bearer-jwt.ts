@@ -1,5 +1,5 @@
 /**
- * Verifies the bearer JWTs of AUTH_MODE=jwt with jose (DESIGN.md §5): the signature against the
+ * Verifies the bearer JWTs of AUTH_MODE=jwt with jose (docs/reference/identity.md#identity-modes): the signature against the
  * configured key (an OIDC provider's key set, fetched, cached and refreshed by jose's remote JWK set,
  * or one HS256 secret), `exp` and `iat` required, `iat` neither in the future nor older than
  * JWT_MAX_TOKEN_AGE and a lifetime (`exp - iat`) no longer than it, both give or take JWT_CLOCK_SKEW_S

@@ -1,5 +1,5 @@
 /**
- * The log stream's `studiotoken` (DESIGN.md §5): a compact HS256 JWT signed with
+ * The log stream's `studiotoken` (docs/reference/identity.md#public-routes): a compact HS256 JWT signed with
  * STUDIO_TOKEN_SECRET whose `sub` is the caller's `lplogclientid`. Verified with node:crypto: the
  * header must say HS256 (no `none`, no other algorithm), the signature is compared in constant
  * time, `exp` is required and at most 24 hours ahead (a stream token cannot be valid forever), and

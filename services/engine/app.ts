@@ -1,16 +1,19 @@
 /**
- * The engine as one Fastify plugin, loaded in layers: external wrappers (store, errors, correlation,
- * docs), then app decorators (identity), then the domain route plugins. Only the server files build
- * Fastify itself; tests register this plugin and drive it with inject or a real port.
+ * The engine as one Fastify plugin: service-base first (store, clock, errors, correlation, traces,
+ * metrics, docs, caches, identity), then the engine's repositories, services, workers and routes,
+ * each registered after the plugins it declares it needs (plugins/service-base/plugin-order.ts).
+ * Only the server files build Fastify itself; tests register this plugin and drive it with inject
+ * or a real port.
  */
-import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import { type EngineErrorCode, engineErrorCatalogue } from '../../openapi/generated/errors.js'
 import type { Config } from '../../lib/config/config.js'
 import { loadOpenApiDocument } from '../../plugins/docs/plugin.js'
 import type { GenericErrorCodes } from '../../plugins/errors/plugin.js'
 import type { Clock } from '../../plugins/clock/plugin.js'
-import type { IdentityCodes } from '../../plugins/identity/plugin.js'
+import type { IdentityCodes } from '../../plugins/identity/codes.js'
 import serviceBase from '../../plugins/service-base/plugin.js'
+import { listed, registerInDependencyOrder } from '../../plugins/service-base/plugin-order.js'
 import type { LogRings } from '../../plugins/logging/ring.js'
 import { EngineMetrics } from '../../lib/telemetry/engine-metrics.js'
 import { instrumentStore } from '../../store/instrumented.js'
@@ -86,13 +89,9 @@ export interface EngineAppOptions {
   clock?: Clock | undefined
 }
 
-/** Registers plugins that take no options one after another: each may depend on those before it. */
-async function registerInOrder(app: FastifyInstance, plugins: readonly FastifyPluginAsync[]): Promise<void> {
-  for (const plugin of plugins) await app.register(plugin)
-}
-
 export default async function engineApp(app: FastifyInstance, options: EngineAppOptions): Promise<void> {
-  const { telemetry } = options.config
+  const { config } = options
+  const { telemetry } = config
   const metrics = telemetry.metricsEnabled ? new EngineMetrics() : null
   const tracing = Tracing.create(telemetry, ENGINE_SERVICE_NAME)
   await app.register(serviceBase, {
@@ -117,79 +116,101 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
         internal: 'wm5000',
       } satisfies GenericErrorCodes<EngineErrorCode>,
       style: 'record',
-      exposeStack: options.config.development,
+      exposeStack: config.development,
     },
-    jsonDepth: { maxDepth: options.config.maxJsonDepth, code: 'wm4002' satisfies EngineErrorCode },
+    jsonDepth: { maxDepth: config.maxJsonDepth, code: 'wm4002' satisfies EngineErrorCode },
     docs: { document: loadOpenApiDocument('engine') },
-    caches: { target: 'wfm', types: ['app', 'service'], pollMs: options.config.cachePollMs },
+    caches: { target: 'wfm', types: ['app', 'service'], pollMs: config.cachePollMs },
     identity: {
-      auth: options.config.auth,
+      auth: config.auth,
       codes: { unknownUser: 'wm4010', unauthenticated: 'wm4011', forbidden: 'wm4032' } satisfies IdentityCodes<EngineErrorCode>,
     },
   })
-  // Repositories, then the services built on them (the workflow core of issue 4).
-  await registerInOrder(app, [models, contexts, activities])
-  await app.register(taskLocks, { ttlSeconds: options.config.lockTtlSeconds })
-  await registerInOrder(app, [notificationRecords, swimlaneMembers, processModels, authorization, notifications])
-  // Webhooks: the outbox (a stored change's deliveries, written with it) and the deliveries as the worker tries them.
-  await registerInOrder(app, [webhookOutbox, webhookDeliveries])
-  await app.register(runEnvironments, {
-    flowTimeoutMs: options.config.flowTimeoutMs,
-    flowInlineBudgetMs: options.config.flowInlineBudgetMs,
-    flowWorkers: options.config.flowWorkers,
-    flowHttp: options.config.flowHttp,
-    flowHttpMaxCallsPerRequest: options.config.flowHttpMaxCallsPerRequest,
-    dataLimits: options.config.dataLimits,
-    gatewayPort: options.config.gatewayPort,
-  })
-  await app.register(processInstances, { limits: options.config.instanceLimits })
-  await app.register(eventsCommitHook)
-  await registerInOrder(app, [sessions, processStarter, idempotencyKeys])
-  await app.register(idempotentStarts, { ttlHours: options.config.idempotencyTtlHours })
-  // Repositories of issue 5 (notes, tasks, headless, queries, constants, data, files).
-  await registerInOrder(app, [processQueries, constants, dataCollections, batchJobs, schedules])
-  await app.register(batchWorker, {
-    settings: {
-      backoffMs: options.config.batchBackoffMs,
-      pollMs: options.config.batchPollMs,
-      leaseMs: options.config.batchLeaseMs,
-      retentionMs: options.config.batchRetentionHours * 3_600_000,
+  const retentionMs = config.batchRetentionHours * 3_600_000
+  // Each plugin names what it needs (fastify-plugin's `dependencies`); the order follows from that.
+  await registerInDependencyOrder(app, [
+    // Repositories and the services of instances, models, tasks and their events.
+    listed(models),
+    listed(contexts),
+    listed(activities),
+    listed(taskLocks, { ttlSeconds: config.lockTtlSeconds }),
+    listed(notificationRecords),
+    listed(swimlaneMembers),
+    listed(processModels),
+    listed(authorization),
+    listed(notifications),
+    // Webhooks: the outbox (a stored change's deliveries, written with it) and the deliveries as the worker tries them.
+    listed(webhookOutbox),
+    listed(webhookDeliveries),
+    listed(runEnvironments, {
+      flowTimeoutMs: config.flowTimeoutMs,
+      flowInlineBudgetMs: config.flowInlineBudgetMs,
+      flowWorkers: config.flowWorkers,
+      flowHttp: config.flowHttp,
+      flowHttpMaxCallsPerRequest: config.flowHttpMaxCallsPerRequest,
+      dataLimits: config.dataLimits,
+      gatewayPort: config.gatewayPort,
+    }),
+    listed(processInstances, { limits: config.instanceLimits }),
+    listed(eventsCommitHook),
+    listed(sessions),
+    listed(processStarter),
+    listed(idempotencyKeys),
+    listed(idempotentStarts, { ttlHours: config.idempotencyTtlHours }),
+    // Queries, constants, data collections; batch jobs, schedules and the workers that run them.
+    listed(processQueries),
+    listed(constants),
+    listed(dataCollections),
+    listed(batchJobs),
+    listed(schedules),
+    listed(batchWorker, {
+      settings: {
+        backoffMs: config.batchBackoffMs,
+        pollMs: config.batchPollMs,
+        leaseMs: config.batchLeaseMs,
+        retentionMs,
+        concurrency: BATCH_CONCURRENCY,
+      },
+    }),
+    listed(scheduler, { pollMs: config.batchPollMs }),
+    listed(webhookWorker, {
+      ...config.webhooks,
+      pollMs: config.batchPollMs,
+      leaseMs: config.batchLeaseMs,
       concurrency: BATCH_CONCURRENCY,
-    },
-  })
-  await app.register(scheduler, { pollMs: options.config.batchPollMs })
-  await app.register(webhookWorker, {
-    ...options.config.webhooks,
-    pollMs: options.config.batchPollMs,
-    leaseMs: options.config.batchLeaseMs,
-    concurrency: BATCH_CONCURRENCY,
-    retentionMs: options.config.batchRetentionHours * 3_600_000,
-    gatewayPort: options.config.gatewayPort,
-  })
-  await app.register(engineTelemetry, { rawStore: options.store })
-  await registerInOrder(app, [headlessTasks, stepChanges, functionRuns])
-  await app.register(scheduledRuns)
-  await app.register(escalations)
-  await app.register(migrations)
-  await app.register(processControl)
-  await app.register(bulkOperations)
-
-  await app.register(health)
-  await app.register(readiness)
-  await app.register(contextRoutes)
-  await app.register(actionRoutes)
-  await app.register(processRoutes)
-  await app.register(controlRoutes)
-  await app.register(notificationRoutes)
-  await app.register(engineLogRoutes, { ring: options.logRings.wfm, heartbeatMs: options.config.logHeartbeatMs })
-  await app.register(batchRoutes)
-  await app.register(bulkRoutes)
-  await app.register(noteRoutes)
-  await app.register(taskRoutes)
-  await registerInOrder(app, [headlessTaskRoutes, changeStepRoutes, functionRoutes])
-  await app.register(migrationRoutes)
-  await app.register(queryRoutes)
-  await app.register(constantRoutes)
-  await app.register(dataRoutes, { limits: options.config.dataLimits })
-  await app.register(fileRoutes, { maxUploadBytes: options.config.maxUploadBytes })
+      retentionMs,
+      gatewayPort: config.gatewayPort,
+    }),
+    listed(engineTelemetry, { rawStore: options.store }),
+    // The services of the lifecycle: headless tasks, step changes, functions, escalations, migration, control, bulk.
+    listed(headlessTasks),
+    listed(stepChanges),
+    listed(functionRuns),
+    listed(scheduledRuns),
+    listed(escalations),
+    listed(migrations),
+    listed(processControl),
+    listed(bulkOperations),
+    // Routes.
+    listed(health),
+    listed(readiness),
+    listed(contextRoutes),
+    listed(actionRoutes),
+    listed(processRoutes),
+    listed(controlRoutes),
+    listed(notificationRoutes),
+    listed(engineLogRoutes, { ring: options.logRings.wfm, heartbeatMs: config.logHeartbeatMs }),
+    listed(batchRoutes),
+    listed(bulkRoutes),
+    listed(noteRoutes),
+    listed(taskRoutes),
+    listed(headlessTaskRoutes),
+    listed(changeStepRoutes),
+    listed(functionRoutes),
+    listed(migrationRoutes),
+    listed(queryRoutes),
+    listed(constantRoutes),
+    listed(dataRoutes, { limits: config.dataLimits }),
+    listed(fileRoutes, { maxUploadBytes: config.maxUploadBytes }),
+  ])
 }

@@ -1,14 +1,17 @@
 /**
- * The gateway as one Fastify plugin, loaded in layers: external wrappers (store, errors in the
- * envelope style, correlation, docs), then app decorators, then the direct domain routes.
+ * The gateway as one Fastify plugin: service-base first (store, clock, errors in the envelope style,
+ * correlation, traces, metrics, docs, caches, identity), then the gateway's repositories, services
+ * and routes (the proxy to the engine among them), each registered after the plugins it declares it
+ * needs (plugins/service-base/plugin-order.ts).
  */
 import type { FastifyInstance } from 'fastify'
 import { type GatewayErrorCode, gatewayErrorCatalogue } from '../../openapi/generated/errors.js'
 import type { Config } from '../../lib/config/config.js'
 import { loadOpenApiDocument, type OpenApiDocument } from '../../plugins/docs/plugin.js'
 import type { GenericErrorCodes } from '../../plugins/errors/plugin.js'
-import type { IdentityCodes } from '../../plugins/identity/plugin.js'
+import type { IdentityCodes } from '../../plugins/identity/codes.js'
 import serviceBase from '../../plugins/service-base/plugin.js'
+import { listed, registerInDependencyOrder } from '../../plugins/service-base/plugin-order.js'
 import type { LogRings } from '../../plugins/logging/ring.js'
 import { GatewayMetrics } from '../../lib/telemetry/gateway-metrics.js'
 import { instrumentStore } from '../../store/instrumented.js'
@@ -93,25 +96,29 @@ export default async function gatewayApp(app: FastifyInstance, options: GatewayA
       } satisfies IdentityCodes<GatewayErrorCode>,
     },
   })
-  await app.register(userRepository)
-  await app.register(userService)
-  await app.register(modelRepository)
-  await app.register(modelService)
-  await app.register(notificationRepository)
-  await app.register(notificationUpserts)
-  await app.register(settingsService)
-  await app.register(cacheEviction)
-  await app.register(subscriptionRepository)
-  await app.register(subscriptionService, { allowedHosts: options.config.webhooks.allowedHosts, enginePort: options.config.enginePort })
-
-  await app.register(health)
-  await app.register(readiness, { engine: { url: options.config.engineUrl, socketPath: options.config.engineSocket } })
-  await app.register(userRoutes)
-  await app.register(modelRoutes)
-  await app.register(notifyRoutes)
-  await app.register(settingsRoutes)
-  await app.register(cacheRoutes)
-  await app.register(subscriptionRoutes)
-  await app.register(logRoutes, { config: options.config, rings: options.logRings })
-  await app.register(proxy, { config: options.config, endpointCache: app.caches.cache<ProxyRouteTable>('endpoint'), metrics })
+  // Each plugin names what it needs (fastify-plugin's `dependencies`); the order follows from that.
+  await registerInDependencyOrder(app, [
+    // Repositories and services.
+    listed(userRepository),
+    listed(userService),
+    listed(modelRepository),
+    listed(modelService),
+    listed(notificationRepository),
+    listed(notificationUpserts),
+    listed(settingsService),
+    listed(cacheEviction),
+    listed(subscriptionRepository),
+    listed(subscriptionService, { allowedHosts: options.config.webhooks.allowedHosts, enginePort: options.config.enginePort }),
+    // Routes: the gateway's own, then the proxy to the engine.
+    listed(health),
+    listed(readiness, { engine: { url: options.config.engineUrl, socketPath: options.config.engineSocket } }),
+    listed(userRoutes),
+    listed(modelRoutes),
+    listed(notifyRoutes),
+    listed(settingsRoutes),
+    listed(cacheRoutes),
+    listed(subscriptionRoutes),
+    listed(logRoutes, { config: options.config, rings: options.logRings }),
+    listed(proxy, { config: options.config, endpointCache: app.caches.cache<ProxyRouteTable>('endpoint'), metrics }),
+  ])
 }

@@ -4,10 +4,10 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { listContextActivity, openContext } from '../../../openapi/generated/engine-routes.js'
 import type { ContextRequest } from '../../../openapi/generated/schemas.js'
-import { requireActor } from '../../../plugins/identity/plugin.js'
+import { requireActor } from '../../../plugins/identity/actor.js'
 import { routeFrom } from '../../../lib/server/route.js'
 import { ContextService } from './service.js'
-import { engineDependencies } from '../instances/dependencies.js'
+import { ENGINE_DEPENDENCY_PLUGINS, engineDependencies } from '../instances/dependencies.js'
 
 async function contextRoutes(fastify: FastifyInstance): Promise<void> {
   const service = new ContextService(engineDependencies(fastify))
@@ -33,15 +33,5 @@ async function contextRoutes(fastify: FastifyInstance): Promise<void> {
 
 export default fp(contextRoutes, {
   name: 'engine-context-routes',
-  dependencies: [
-    'process-models',
-    'process-starter',
-    'process-instances',
-    'activities-repository',
-    'task-locks-repository',
-    'sessions',
-    'idempotent-starts',
-    'identity',
-    'errors',
-  ],
+  dependencies: [...ENGINE_DEPENDENCY_PLUGINS, 'idempotent-starts', 'identity'],
 })

@@ -7,7 +7,7 @@ import type { ContextRequest, Session } from '../../../openapi/generated/schemas
 import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { Clock } from '../../../plugins/clock/plugin.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
-import type { Actor } from '../../../plugins/identity/plugin.js'
+import type { Actor } from '../../../plugins/identity/actor.js'
 import type { ActivityRepository } from '../instances/activities.js'
 import { mayActOnTask } from '../instances/authorization.js'
 import type { ProcessInstances } from '../instances/service.js'

@@ -8,7 +8,7 @@
 import type { DataSearchParams, DataSearchResult } from '../../../openapi/generated/schemas.js'
 import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
-import type { Actor } from '../../../plugins/identity/plugin.js'
+import type { Actor } from '../../../plugins/identity/actor.js'
 import { isScanBudgetExceededError } from '../../../store/port.js'
 import {
   type DataLimits,

@@ -14,11 +14,11 @@ import { deleteFile, downloadFile, uploadFile } from '../../../openapi/generated
 import type { File, FileOperationRequest } from '../../../openapi/generated/schemas.js'
 import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
-import { requireActor } from '../../../plugins/identity/plugin.js'
+import { requireActor } from '../../../plugins/identity/actor.js'
 import { routeFrom } from '../../../lib/server/route.js'
 import { uploadBodyLimit, UPLOAD_FIELDS_BYTES } from '../../../plugins/service-base/server-options.js'
 import { FileService, requireInstanceIds, type StagedUpload, type UploadFields } from './service.js'
-import { engineDependencies } from '../instances/dependencies.js'
+import { ENGINE_DEPENDENCY_PLUGINS, engineDependencies } from '../instances/dependencies.js'
 
 export interface FileRoutesOptions {
   maxUploadBytes: number
@@ -183,5 +183,5 @@ export function contentDisposition(fileName: string): string {
 
 export default fp(fileRoutes, {
   name: 'engine-file-routes',
-  dependencies: ['process-models', 'process-instances', 'run-environments', 'activities-repository', 'store', 'identity', 'errors'],
+  dependencies: [...ENGINE_DEPENDENCY_PLUGINS, 'identity'],
 })

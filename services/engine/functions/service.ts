@@ -10,14 +10,14 @@ import fp from 'fastify-plugin'
 import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { CacheRegistry } from '../../../plugins/cache/registry.js'
-import type { Actor } from '../../../plugins/identity/plugin.js'
+import type { Actor } from '../../../plugins/identity/actor.js'
 import { runtimeUserOf, SYSTEM_USER } from '../flow-host/environment.js'
 import { runtimeCall } from '../instances/runtime-errors.js'
 import { commitChange, runModelFunction } from '../instances/loaded-instance-operations.js'
 import { runStandaloneFunction } from '../../../runtime/compile.js'
 import type { CompiledFunction, FunctionCache } from '../../../runtime/flow/compile.js'
 import { type AdditionalHeaders, loadInstance, type InstanceDependencies } from '../instances/loaded-instance.js'
-import { engineDependencies } from '../instances/dependencies.js'
+import { ENGINE_DEPENDENCY_PLUGINS, engineDependencies } from '../instances/dependencies.js'
 
 export interface FunctionRunDependencies extends InstanceDependencies {
   caches: CacheRegistry
@@ -114,5 +114,5 @@ async function functionRunsPlugin(fastify: FastifyInstance): Promise<void> {
 /** One service for the route and for scheduled function runs. */
 export default fp(functionRunsPlugin, {
   name: 'function-runs',
-  dependencies: ['process-models', 'process-instances', 'run-environments', 'caches', 'errors'],
+  dependencies: [...ENGINE_DEPENDENCY_PLUGINS],
 })

@@ -6,7 +6,7 @@
  */
 import type { Static, TSchema } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyRequest, HTTPMethods } from 'fastify'
-import { type Actor, requireActor } from '../../../plugins/identity/plugin.js'
+import { type Actor, requireActor } from '../../../plugins/identity/actor.js'
 import { type GeneratedRoute, routeFrom } from '../../../lib/server/route.js'
 import type { AdditionalHeaders } from './loaded-instance.js'
 

@@ -6,6 +6,26 @@
  */
 import type { FastifyInstance } from 'fastify'
 
+/**
+ * The plugins (fastify-plugin names) that decorate the app with what engineDependencies reads: a
+ * plugin calling it lists them among its `dependencies`, so the app registers it after them.
+ */
+export const ENGINE_DEPENDENCY_PLUGINS = [
+  'process-models',
+  'process-instances',
+  'contexts-repository',
+  'run-environments',
+  'authorization',
+  'task-locks-repository',
+  'sessions',
+  'process-starter',
+  'activities-repository',
+  'caches',
+  'store',
+  'errors',
+  'clock',
+] as const
+
 export function engineDependencies(fastify: FastifyInstance) {
   return {
     models: fastify.processModels,

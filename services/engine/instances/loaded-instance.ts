@@ -5,7 +5,7 @@
  */
 import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
-import type { Actor } from '../../../plugins/identity/plugin.js'
+import type { Actor } from '../../../plugins/identity/actor.js'
 import type { StoredContext } from '../../../store/collections.js'
 import { sameTenant } from './authorization.js'
 import type { ProcessInstances } from './service.js'

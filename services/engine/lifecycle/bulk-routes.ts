@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { startBulkOperation } from '../../../openapi/generated/engine-routes.js'
-import { requireActor } from '../../../plugins/identity/plugin.js'
+import { requireActor } from '../../../plugins/identity/actor.js'
 import { routeFrom } from '../../../lib/server/route.js'
 
 async function bulkRoutes(fastify: FastifyInstance): Promise<void> {
@@ -22,5 +22,5 @@ async function bulkRoutes(fastify: FastifyInstance): Promise<void> {
 
 export default fp(bulkRoutes, {
   name: 'engine-bulk-routes',
-  dependencies: ['bulk-operations', 'batch-worker', 'authorization', 'identity', 'errors'],
+  dependencies: ['bulk-operations', 'batch-worker', 'authorization', 'identity', 'errors', 'clock'],
 })

@@ -9,7 +9,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { BulkOperationRequest } from '../../../openapi/generated/schemas.js'
-import { type Actor, findActor } from '../../../plugins/identity/plugin.js'
+import { type Actor, findActor } from '../../../plugins/identity/actor.js'
 import type { Filter, Store } from '../../../store/port.js'
 import type { BulkProgress, StoredContext } from '../../../store/collections.js'
 import { retryFailedThread } from '../tasks/actions.js'
@@ -20,7 +20,7 @@ import type { BatchWorker } from '../jobs/batch/worker.js'
 import type { ProcessControl } from './control.js'
 import type { ContextRepository } from '../instances/repository.js'
 import type { InstanceDependencies } from '../instances/loaded-instance.js'
-import { engineDependencies } from '../instances/dependencies.js'
+import { ENGINE_DEPENDENCY_PLUGINS, engineDependencies } from '../instances/dependencies.js'
 
 /** Instances read (and kept in memory) at a time. */
 export const BULK_PAGE_SIZE = 250
@@ -159,15 +159,5 @@ async function bulkOperationsPlugin(fastify: FastifyInstance): Promise<void> {
 
 export default fp(bulkOperationsPlugin, {
   name: 'bulk-operations',
-  dependencies: [
-    'store',
-    'contexts-repository',
-    'process-control',
-    'batch-jobs',
-    'batch-worker',
-    'process-instances',
-    'process-models',
-    'run-environments',
-    'errors',
-  ],
+  dependencies: [...ENGINE_DEPENDENCY_PLUGINS, 'process-control', 'batch-jobs', 'batch-worker'],
 })

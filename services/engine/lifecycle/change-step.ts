@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import { type ErrorFactory, isServiceError } from '../../../plugins/errors/service-error.js'
-import type { Actor } from '../../../plugins/identity/plugin.js'
+import type { Actor } from '../../../plugins/identity/actor.js'
 import { type Authorization, sameTenant } from '../instances/authorization.js'
 import type { ContextRepository } from '../instances/repository.js'
 import { runtimeCall } from '../instances/runtime-errors.js'
@@ -22,7 +22,7 @@ import {
   type InstanceDependencies,
   stateOf,
 } from '../instances/loaded-instance.js'
-import { engineDependencies } from '../instances/dependencies.js'
+import { ENGINE_DEPENDENCY_PLUGINS, engineDependencies } from '../instances/dependencies.js'
 
 export interface StepChangeDependencies extends InstanceDependencies {
   contexts: ContextRepository
@@ -107,13 +107,5 @@ async function stepChangesPlugin(fastify: FastifyInstance): Promise<void> {
 
 export default fp(stepChangesPlugin, {
   name: 'step-changes',
-  dependencies: [
-    'process-models',
-    'process-instances',
-    'run-environments',
-    'contexts-repository',
-    'task-locks-repository',
-    'authorization',
-    'errors',
-  ],
+  dependencies: [...ENGINE_DEPENDENCY_PLUGINS],
 })

@@ -6,7 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { cancelProcess, resumeProcess, suspendProcess } from '../../../openapi/generated/engine-routes.js'
-import { requireActor } from '../../../plugins/identity/plugin.js'
+import { requireActor } from '../../../plugins/identity/actor.js'
 import { routeFrom } from '../../../lib/server/route.js'
 
 /** Every route requires the user header: identity has resolved the actor before a handler runs. */

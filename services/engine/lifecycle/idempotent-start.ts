@@ -20,7 +20,7 @@ import fp from 'fastify-plugin'
 import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { Clock } from '../../../plugins/clock/plugin.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
-import { requireActor } from '../../../plugins/identity/plugin.js'
+import { requireActor } from '../../../plugins/identity/actor.js'
 import type { StoredIdempotencyKey } from '../../../store/collections.js'
 import type { IdempotencyKeyRepository } from './idempotency-keys.js'
 

@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { migrateProcessInstances } from '../../../openapi/generated/engine-routes.js'
-import { requireActor } from '../../../plugins/identity/plugin.js'
+import { requireActor } from '../../../plugins/identity/actor.js'
 import { routeFrom } from '../../../lib/server/route.js'
 
 async function migrationRoutes(fastify: FastifyInstance): Promise<void> {

@@ -9,7 +9,7 @@ import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import { getProcessStatus, startExternalProcess, startProcess } from '../../../openapi/generated/engine-routes.js'
 import type { ProcessStartRequest, ProcessStartResult } from '../../../openapi/generated/schemas.js'
-import { requireActor } from '../../../plugins/identity/plugin.js'
+import { requireActor } from '../../../plugins/identity/actor.js'
 import { routeFrom } from '../../../lib/server/route.js'
 
 async function processRoutes(fastify: FastifyInstance): Promise<void> {

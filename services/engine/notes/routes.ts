@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { addNote, deleteNote, updateNote } from '../../../openapi/generated/engine-routes.js'
 import { NoteService } from './service.js'
-import { engineDependencies } from '../instances/dependencies.js'
+import { ENGINE_DEPENDENCY_PLUGINS, engineDependencies } from '../instances/dependencies.js'
 import { routeCommand } from '../instances/command-routes.js'
 
 async function noteRoutes(fastify: FastifyInstance): Promise<void> {
@@ -15,5 +15,5 @@ async function noteRoutes(fastify: FastifyInstance): Promise<void> {
 
 export default fp(noteRoutes, {
   name: 'engine-note-routes',
-  dependencies: ['process-models', 'process-instances', 'run-environments', 'sessions', 'identity', 'errors'],
+  dependencies: [...ENGINE_DEPENDENCY_PLUGINS, 'identity'],
 })

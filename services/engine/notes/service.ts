@@ -4,7 +4,7 @@
  * (404 wm3091), a note that is not there is 404 wm3090. Every change is a compare-and-set commit.
  */
 import type { NoteAddRequest, NoteDeleteRequest, NoteUpdateRequest, Session } from '../../../openapi/generated/schemas.js'
-import type { Actor } from '../../../plugins/identity/plugin.js'
+import type { Actor } from '../../../plugins/identity/actor.js'
 import type { SessionBuilder } from '../tasks/session.js'
 import { taskForForm } from '../tasks/form-task.js'
 import { newNote, withNote } from '../../../runtime/notes.js'

@@ -11,9 +11,9 @@ import {
   queryProcessesUpdatedBetween,
   queryProcessInstanceContextAndActivity,
 } from '../../../openapi/generated/engine-routes.js'
-import { requireActor } from '../../../plugins/identity/plugin.js'
+import { requireActor } from '../../../plugins/identity/actor.js'
 import { routeFrom } from '../../../lib/server/route.js'
-import { engineDependencies } from '../instances/dependencies.js'
+import { ENGINE_DEPENDENCY_PLUGINS, engineDependencies } from '../instances/dependencies.js'
 import { QueryService } from './service.js'
 
 async function queryRoutes(fastify: FastifyInstance): Promise<void> {
@@ -37,5 +37,5 @@ async function queryRoutes(fastify: FastifyInstance): Promise<void> {
 
 export default fp(queryRoutes, {
   name: 'engine-query-routes',
-  dependencies: ['process-queries-repository', 'activities-repository', 'identity', 'errors'],
+  dependencies: [...ENGINE_DEPENDENCY_PLUGINS, 'process-queries-repository', 'identity'],
 })

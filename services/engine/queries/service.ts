@@ -16,7 +16,7 @@ import type {
 } from '../../../openapi/generated/schemas.js'
 import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
-import type { Actor } from '../../../plugins/identity/plugin.js'
+import type { Actor } from '../../../plugins/identity/actor.js'
 import type { ActivityRepository } from '../instances/activities.js'
 import { visibleInstancesFilter } from '../instances/authorization.js'
 import { contractInstance } from '../tasks/session.js'

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { completeAction, retryAction, runActionFunction, saveAction } from '../../../openapi/generated/engine-routes.js'
 import { ActionService } from './actions.js'
-import { engineDependencies } from '../instances/dependencies.js'
+import { ENGINE_DEPENDENCY_PLUGINS, engineDependencies } from '../instances/dependencies.js'
 import { routeCommand } from '../instances/command-routes.js'
 
 async function actionRoutes(fastify: FastifyInstance): Promise<void> {
@@ -16,14 +16,5 @@ async function actionRoutes(fastify: FastifyInstance): Promise<void> {
 
 export default fp(actionRoutes, {
   name: 'engine-action-routes',
-  dependencies: [
-    'process-models',
-    'process-instances',
-    'run-environments',
-    'authorization',
-    'task-locks-repository',
-    'sessions',
-    'identity',
-    'errors',
-  ],
+  dependencies: [...ENGINE_DEPENDENCY_PLUGINS, 'identity'],
 })

@@ -14,7 +14,7 @@ import type {
 } from '../../../openapi/generated/schemas.js'
 import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
-import type { Actor } from '../../../plugins/identity/plugin.js'
+import type { Actor } from '../../../plugins/identity/actor.js'
 import { type Authorization, mayActOnTask } from '../instances/authorization.js'
 import type { SessionBuilder } from './session.js'
 import { taskForForm } from '../tasks/form-task.js'

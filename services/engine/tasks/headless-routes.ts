@@ -12,7 +12,7 @@ import {
   releaseUserLocks,
   runExternalTaskAction,
 } from '../../../openapi/generated/engine-routes.js'
-import { requireActor } from '../../../plugins/identity/plugin.js'
+import { requireActor } from '../../../plugins/identity/actor.js'
 import { routeFrom } from '../../../lib/server/route.js'
 import { routeCommandOn } from '../instances/command-routes.js'
 

@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
-import { type Actor, findActor } from '../../../plugins/identity/plugin.js'
+import { type Actor, findActor } from '../../../plugins/identity/actor.js'
 import type { Store } from '../../../store/port.js'
 import { endTask } from './actions.js'
 import { type Authorization, sameTenant } from '../instances/authorization.js'
@@ -28,7 +28,7 @@ import {
   openTaskOf,
   stateOf,
 } from '../instances/loaded-instance.js'
-import { engineDependencies } from '../instances/dependencies.js'
+import { ENGINE_DEPENDENCY_PLUGINS, engineDependencies } from '../instances/dependencies.js'
 
 export const EXTERNAL_ACTION_TYPES = ['complete', 'cancel', 'return'] as const
 export type ExternalActionType = (typeof EXTERNAL_ACTION_TYPES)[number]
@@ -222,14 +222,5 @@ async function headlessTasksPlugin(fastify: FastifyInstance): Promise<void> {
 
 export default fp(headlessTasksPlugin, {
   name: 'headless-tasks',
-  dependencies: [
-    'process-models',
-    'process-instances',
-    'run-environments',
-    'contexts-repository',
-    'task-locks-repository',
-    'store',
-    'authorization',
-    'errors',
-  ],
+  dependencies: [...ENGINE_DEPENDENCY_PLUGINS],
 })

@@ -3,10 +3,10 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { commitTask, runTaskFunction } from '../../../openapi/generated/engine-routes.js'
-import { requireActor } from '../../../plugins/identity/plugin.js'
+import { requireActor } from '../../../plugins/identity/actor.js'
 import { routeFrom } from '../../../lib/server/route.js'
 import { TaskService } from './service.js'
-import { engineDependencies } from '../instances/dependencies.js'
+import { ENGINE_DEPENDENCY_PLUGINS, engineDependencies } from '../instances/dependencies.js'
 
 async function taskRoutes(fastify: FastifyInstance): Promise<void> {
   const service = new TaskService(engineDependencies(fastify))
@@ -32,5 +32,5 @@ async function taskRoutes(fastify: FastifyInstance): Promise<void> {
 
 export default fp(taskRoutes, {
   name: 'engine-task-routes',
-  dependencies: ['process-models', 'process-instances', 'run-environments', 'authorization', 'identity', 'errors'],
+  dependencies: [...ENGINE_DEPENDENCY_PLUGINS, 'identity'],
 })

@@ -5,7 +5,7 @@
  * A commit only replaces the data: an `Updated` notification, no activity, no function, no lock.
  */
 import type { TaskCommitRequest, TaskFunctionResult, TaskRunRequest } from '../../../openapi/generated/schemas.js'
-import type { Actor } from '../../../plugins/identity/plugin.js'
+import type { Actor } from '../../../plugins/identity/actor.js'
 import type { Authorization } from '../instances/authorization.js'
 import type { ProcessModels } from '../models/service.js'
 import { runtimeCall } from '../instances/runtime-errors.js'

@@ -4,7 +4,7 @@
  * tenant the request names.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { NamedTenant } from '../../../plugins/identity/plugin.js'
+import type { NamedTenant } from '../../../plugins/identity/admin-routes.js'
 
 // The handlers await the reply (a thenable, settled once the answer is sent) where an inline handler
 // returns it: the same for Fastify, and a return type that does not depend on the route's schema.

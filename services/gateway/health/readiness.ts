@@ -43,4 +43,4 @@ async function readinessRoutes(fastify: FastifyInstance, options: GatewayReadine
   })
 }
 
-export default fp(readinessRoutes, { name: 'gateway-readiness', dependencies: ['store', 'errors'] })
+export default fp(readinessRoutes, { name: 'gateway-readiness', dependencies: ['store', 'errors', 'envelope'] })

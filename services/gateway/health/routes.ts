@@ -27,4 +27,4 @@ async function healthRoutes(fastify: FastifyInstance, options: GatewayHealthOpti
   })
 }
 
-export default fp(healthRoutes, { name: 'gateway-health' })
+export default fp(healthRoutes, { name: 'gateway-health', dependencies: ['envelope'] })

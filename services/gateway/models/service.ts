@@ -312,4 +312,4 @@ async function modelServicePlugin(fastify: FastifyInstance): Promise<void> {
   fastify.decorate('modelService', new ModelService(fastify.modelRepository, fastify.store, fastify.caches, fastify.fail, fastify.log))
 }
 
-export default fp(modelServicePlugin, { name: 'model-service', dependencies: ['model-repository', 'caches', 'errors'] })
+export default fp(modelServicePlugin, { name: 'model-service', dependencies: ['model-repository', 'store', 'caches', 'errors'] })

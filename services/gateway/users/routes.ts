@@ -59,4 +59,4 @@ async function userRoutes(fastify: FastifyInstance): Promise<void> {
   })
 }
 
-export default fp(userRoutes, { name: 'user-routes', dependencies: ['user-service', 'envelope', 'identity'] })
+export default fp(userRoutes, { name: 'user-routes', dependencies: ['user-service', 'envelope', 'identity', 'errors'] })

@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { listNotifications, sendNotification } from '../../../../openapi/generated/engine-routes.js'
-import { requireActor } from '../../../../plugins/identity/plugin.js'
+import { requireActor } from '../../../../plugins/identity/actor.js'
 import { routeFrom } from '../../../../lib/server/route.js'
 import { DEFAULT_PAGE_SIZE, resendNotification } from './service.js'
 

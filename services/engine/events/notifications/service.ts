@@ -10,7 +10,7 @@ import type { NotificationEventType } from '../../../../openapi/generated/schema
 import type { EngineErrorCode } from '../../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../../plugins/errors/service-error.js'
 import type { AtomicWrite } from '../../../../store/port.js'
-import type { Actor } from '../../../../plugins/identity/plugin.js'
+import type { Actor } from '../../../../plugins/identity/actor.js'
 import type { StoredContext, StoredNotification } from '../../../../store/collections.js'
 import { type Authorization, type Principal, sameTenant, visibleInstancesFilter } from '../../instances/authorization.js'
 import { runtimeUserOf, type RunEnvironments } from '../../flow-host/environment.js'

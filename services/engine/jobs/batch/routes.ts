@@ -7,7 +7,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { getBatchJob, listBatchJobs, retryFailedBatchJobs } from '../../../../openapi/generated/engine-routes.js'
-import { type Actor, requireActor } from '../../../../plugins/identity/plugin.js'
+import { type Actor, requireActor } from '../../../../plugins/identity/actor.js'
 import { routeFrom } from '../../../../lib/server/route.js'
 import { decodeJobCursor, isTenantJob, jobSummary, listJobs } from './job-list.js'
 import { retryFailedJobs } from './service.js'
@@ -59,5 +59,5 @@ async function batchRoutes(fastify: FastifyInstance): Promise<void> {
 
 export default fp(batchRoutes, {
   name: 'engine-batch-routes',
-  dependencies: ['batch-jobs', 'batch-worker', 'authorization', 'identity', 'errors'],
+  dependencies: ['batch-jobs', 'batch-worker', 'authorization', 'identity', 'errors', 'clock'],
 })

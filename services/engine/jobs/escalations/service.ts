@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { EngineErrorCode } from '../../../../openapi/generated/errors.js'
 import { type ErrorFactory, isServiceError } from '../../../../plugins/errors/service-error.js'
-import type { Actor } from '../../../../plugins/identity/plugin.js'
+import type { Actor } from '../../../../plugins/identity/actor.js'
 import type { StoredContext } from '../../../../store/collections.js'
 import { endTask } from '../../tasks/actions.js'
 import { JobDeferral, PermanentJobError, type BatchJobHandler } from '../batch/handlers.js'
@@ -22,7 +22,7 @@ import type { TaskLockRepository } from '../../tasks/locks.js'
 import type { ProcessModels } from '../../models/service.js'
 import { type RunEnvironments, SYSTEM_USER } from '../../flow-host/environment.js'
 import type { EscalationDefinition } from '../../../../runtime/types.js'
-import { engineDependencies } from '../../instances/dependencies.js'
+import { ENGINE_DEPENDENCY_PLUGINS, engineDependencies } from '../../instances/dependencies.js'
 import { escalationJobWrites, escalationPayloadOf } from './jobs.js'
 
 /**
@@ -137,5 +137,5 @@ async function escalationsPlugin(fastify: FastifyInstance): Promise<void> {
 
 export default fp(escalationsPlugin, {
   name: 'escalations',
-  dependencies: ['batch-worker', 'process-instances', 'process-models', 'run-environments', 'task-locks-repository', 'errors'],
+  dependencies: [...ENGINE_DEPENDENCY_PLUGINS, 'batch-worker'],
 })
