@@ -5,8 +5,6 @@
  * caller's tenant runs with no instance, and its data writes are stored once it succeeded.
  */
 import type { ExternalFunctionRequest, FunctionResult } from '../../../openapi/generated/schemas.js'
-import type { FastifyInstance } from 'fastify'
-import fp from 'fastify-plugin'
 import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { CacheRegistry } from '../../../plugins/cache/registry.js'
@@ -17,7 +15,7 @@ import { commitChange, runModelFunction } from '../instances/loaded-instance-ope
 import { runStandaloneFunction } from '../../../runtime/compile.js'
 import type { CompiledFunction, FunctionCache } from '../../../runtime/flow/compile.js'
 import { type AdditionalHeaders, loadInstance, type InstanceDependencies } from '../instances/loaded-instance.js'
-import { ENGINE_DEPENDENCY_PLUGINS, engineDependencies } from '../instances/dependencies.js'
+import { engineServicePlugin } from '../instances/dependencies.js'
 
 export interface FunctionRunDependencies extends InstanceDependencies {
   caches: CacheRegistry
@@ -107,12 +105,5 @@ declare module 'fastify' {
   }
 }
 
-async function functionRunsPlugin(fastify: FastifyInstance): Promise<void> {
-  fastify.decorate('functionRuns', new FunctionRuns(engineDependencies(fastify)))
-}
-
 /** One service for the route and for scheduled function runs. */
-export default fp(functionRunsPlugin, {
-  name: 'function-runs',
-  dependencies: [...ENGINE_DEPENDENCY_PLUGINS],
-})
+export default engineServicePlugin('function-runs', 'functionRuns', (dependencies) => new FunctionRuns(dependencies))

@@ -5,10 +5,12 @@
  * resolved the actor before the handler runs.
  */
 import type { Static, TSchema } from '@fastify/type-provider-typebox'
-import type { FastifyInstance, FastifyRequest, HTTPMethods } from 'fastify'
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest, HTTPMethods } from 'fastify'
+import fp from 'fastify-plugin'
 import { type Actor, requireActor } from '../../../plugins/identity/actor.js'
 import { type GeneratedRoute, routeFrom } from '../../../lib/server/route.js'
 import type { AdditionalHeaders } from './loaded-instance.js'
+import { ENGINE_DEPENDENCY_PLUGINS, type EngineDependencies, engineDependencies } from './dependencies.js'
 
 /** A generated route with a JSON body and a success answer. */
 interface CommandRoute extends GeneratedRoute {
@@ -46,4 +48,17 @@ export function routeCommandOn<const Route extends CommandRoute>(
     const target = (request.params as Record<string, string>)[parameter] as string
     return command(actor, target, request.body as BodyOf<Route>, request.headers.additionalheaders)
   })
+}
+
+/**
+ * The route plugin, named `name`, of a domain service's commands: the service is built from the
+ * engine's dependencies and `routeCommands` registers which route runs which of its commands.
+ */
+export function commandRoutesPlugin<Service>(
+  name: string,
+  build: (dependencies: EngineDependencies) => Service,
+  routeCommands: (fastify: FastifyInstance, service: Service) => void,
+): FastifyPluginAsync {
+  const plugin: FastifyPluginAsync = async (fastify) => routeCommands(fastify, build(engineDependencies(fastify)))
+  return fp(plugin, { name, dependencies: [...ENGINE_DEPENDENCY_PLUGINS, 'identity'] })
 }

@@ -4,7 +4,8 @@
  * interface); handing it this whole set keeps the route plugins free of the same list, written
  * out again in each.
  */
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
+import fp from 'fastify-plugin'
 
 /**
  * The plugins (fastify-plugin names) that decorate the app with what engineDependencies reads: a
@@ -46,3 +47,19 @@ export function engineDependencies(fastify: FastifyInstance) {
 }
 
 export type EngineDependencies = ReturnType<typeof engineDependencies>
+
+/**
+ * The plugin that decorates the app with one domain service built from the engine's dependencies,
+ * named `name` and registered after the plugins those come from. The service's file declares the
+ * decorator's type on FastifyInstance.
+ */
+export function engineServicePlugin(
+  name: string,
+  decorator: string,
+  build: (dependencies: EngineDependencies) => object,
+): FastifyPluginAsync {
+  const plugin: FastifyPluginAsync = async (fastify) => {
+    fastify.decorate<object>(decorator, build(engineDependencies(fastify)))
+  }
+  return fp(plugin, { name, dependencies: [...ENGINE_DEPENDENCY_PLUGINS] })
+}

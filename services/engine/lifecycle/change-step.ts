@@ -4,8 +4,6 @@
  * so a failure anywhere before the write leaves the instance as it was.
  */
 import type { ChangeStepRequest } from '../../../openapi/generated/schemas.js'
-import type { FastifyInstance } from 'fastify'
-import fp from 'fastify-plugin'
 import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import { type ErrorFactory, isServiceError } from '../../../plugins/errors/service-error.js'
 import type { Actor } from '../../../plugins/identity/actor.js'
@@ -17,12 +15,12 @@ import type { TaskLockRepository } from '../tasks/locks.js'
 import type { RuntimeEffect, Task } from '../../../runtime/types.js'
 import {
   type AdditionalHeaders,
+  type InstanceDependencies,
   type LoadedInstance,
   loadInstance,
-  type InstanceDependencies,
   stateOf,
 } from '../instances/loaded-instance.js'
-import { ENGINE_DEPENDENCY_PLUGINS, engineDependencies } from '../instances/dependencies.js'
+import { engineServicePlugin } from '../instances/dependencies.js'
 
 export interface StepChangeDependencies extends InstanceDependencies {
   contexts: ContextRepository
@@ -101,11 +99,4 @@ declare module 'fastify' {
   }
 }
 
-async function stepChangesPlugin(fastify: FastifyInstance): Promise<void> {
-  fastify.decorate('stepChanges', new StepChanges(engineDependencies(fastify)))
-}
-
-export default fp(stepChangesPlugin, {
-  name: 'step-changes',
-  dependencies: [...ENGINE_DEPENDENCY_PLUGINS],
-})
+export default engineServicePlugin('step-changes', 'stepChanges', (dependencies) => new StepChanges(dependencies))

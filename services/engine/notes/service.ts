@@ -13,9 +13,9 @@ import { commitChange } from '../instances/loaded-instance-operations.js'
 import type { Note, ProcessState } from '../../../runtime/types.js'
 import {
   type AdditionalHeaders,
+  type InstanceDependencies,
   type LoadedInstance,
   loadInstance,
-  type InstanceDependencies,
   stateOf,
 } from '../instances/loaded-instance.js'
 

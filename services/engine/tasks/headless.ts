@@ -6,8 +6,6 @@
  * it with a compare-and-set, so a failure anywhere before the write leaves the instance as it was.
  */
 import type { AssignToSwimlaneRequest, AssignToUserRequest, ExternalTaskActionRequest } from '../../../openapi/generated/schemas.js'
-import type { FastifyInstance } from 'fastify'
-import fp from 'fastify-plugin'
 import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import { type Actor, findActor } from '../../../plugins/identity/actor.js'
@@ -28,7 +26,7 @@ import {
   openTaskOf,
   stateOf,
 } from '../instances/loaded-instance.js'
-import { ENGINE_DEPENDENCY_PLUGINS, engineDependencies } from '../instances/dependencies.js'
+import { engineServicePlugin } from '../instances/dependencies.js'
 
 export const EXTERNAL_ACTION_TYPES = ['complete', 'cancel', 'return'] as const
 export type ExternalActionType = (typeof EXTERNAL_ACTION_TYPES)[number]
@@ -216,11 +214,4 @@ declare module 'fastify' {
   }
 }
 
-async function headlessTasksPlugin(fastify: FastifyInstance): Promise<void> {
-  fastify.decorate('headlessTasks', new HeadlessTasks(engineDependencies(fastify)))
-}
-
-export default fp(headlessTasksPlugin, {
-  name: 'headless-tasks',
-  dependencies: [...ENGINE_DEPENDENCY_PLUGINS],
-})
+export default engineServicePlugin('headless-tasks', 'headlessTasks', (dependencies) => new HeadlessTasks(dependencies))
