@@ -296,6 +296,7 @@ export const modelSchema: Record<string, unknown> = {
       "allOf": [
         {
           "if": {
+            "type": "object",
             "required": [
               "data"
             ],
@@ -338,6 +339,7 @@ export const modelSchema: Record<string, unknown> = {
         },
         {
           "if": {
+            "type": "object",
             "required": [
               "data"
             ],
@@ -371,6 +373,7 @@ export const modelSchema: Record<string, unknown> = {
         },
         {
           "if": {
+            "type": "object",
             "required": [
               "data"
             ],
@@ -408,6 +411,7 @@ export const modelSchema: Record<string, unknown> = {
         },
         {
           "if": {
+            "type": "object",
             "required": [
               "data"
             ],
@@ -519,6 +523,7 @@ export const modelSchema: Record<string, unknown> = {
       "allOf": [
         {
           "if": {
+            "type": "object",
             "required": [
               "do"
             ],
@@ -556,6 +561,7 @@ export const modelSchema: Record<string, unknown> = {
         },
         {
           "if": {
+            "type": "object",
             "required": [
               "do"
             ],
@@ -591,6 +597,7 @@ export const modelSchema: Record<string, unknown> = {
         },
         {
           "if": {
+            "type": "object",
             "required": [
               "do"
             ],
@@ -626,6 +633,7 @@ export const modelSchema: Record<string, unknown> = {
         },
         {
           "if": {
+            "type": "object",
             "required": [
               "do"
             ],
@@ -981,8 +989,8 @@ export const modelSchema: Record<string, unknown> = {
       "type": "object",
       "additionalProperties": false,
       "required": [
-        "start",
-        "steps"
+        "steps",
+        "start"
       ],
       "properties": {
         "processId": {
@@ -1295,6 +1303,7 @@ export const modelSchema: Record<string, unknown> = {
       "allOf": [
         {
           "if": {
+            "type": "object",
             "required": [
               "actionType"
             ],
@@ -1323,6 +1332,7 @@ export const modelSchema: Record<string, unknown> = {
         },
         {
           "if": {
+            "type": "object",
             "required": [
               "actionType"
             ],

@@ -3,7 +3,6 @@
  * Schemas, writable paths; each checks one value at a path and throws a `Fault` naming it.
  */
 import { Ajv2020 } from 'ajv/dist/2020.js'
-import type { Options } from 'ajv'
 import addFormatsModule from 'ajv-formats'
 import { costlyConstruct } from '../expression-cost.js'
 import { expressionRegexProblem, parseExpression } from '../expression-syntax.js'
@@ -12,15 +11,14 @@ import { linearUniqueItems } from './unique-items.js'
 import { parseAssignmentPath } from '../paths.js'
 import { RuntimeError } from '../errors.js'
 
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020
+export const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020
 
 /**
  * The JSON Schema dialect of models (2020-12, with formats): unknown keywords and formats are
  * errors, so a typo in a schema is caught on insert rather than silently ignored at run time. The
  * runtime can compile with the same settings. `uniqueItems` is checked in linear time (unique-items.ts).
- * `options` change the defaults (the model's own structure is checked with `allErrors: false`).
  */
-export function createModelSchemaCompiler(options: Options = {}): Ajv2020 {
+export function createModelSchemaCompiler(): Ajv2020 {
   const compiler = addFormats(
     new Ajv2020({
       strict: true,
@@ -30,7 +28,6 @@ export function createModelSchemaCompiler(options: Options = {}): Ajv2020 {
       allErrors: true,
       logger: false,
       code: { regExp: re2SchemaRegExp },
-      ...options,
     }),
   )
   // Schemas are tenants' code run against callers' input: no keyword may cost more than linear time.

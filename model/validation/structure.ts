@@ -7,9 +7,9 @@
  * in Ajv's order: within an object, `not`, `oneOf` and `allOf` come before `required`, then unknown
  * fields, then the fields in the schema's order.
  */
-import type { Ajv2020 } from 'ajv/dist/2020.js'
+import { Ajv2020 } from 'ajv/dist/2020.js'
 import type { ErrorObject, ValidateFunction } from 'ajv'
-import { Fault, type JsonRecord, child, createModelSchemaCompiler, isRecord } from './checks.js'
+import { Fault, type JsonRecord, addFormats, child, isRecord } from './checks.js'
 import { DEFINITIONS, MODEL_SCHEMA, MODEL_SCHEMA_ID, type SchemaNode, definitionName } from './schema.js'
 import { type StructureMessage, definitionMessages } from './structure-messages.js'
 
@@ -18,7 +18,12 @@ let compiler: Ajv2020 | undefined
 /** The validator of the schema at `pointer` (`/$defs/ProcessBody`), compiled on first use and kept by Ajv. */
 function validatorAt(pointer: string): ValidateFunction {
   if (!compiler) {
-    compiler = createModelSchemaCompiler({ allErrors: false, verbose: true })
+    // The service's own schema, unlike tenants' (createModelSchemaCompiler): Ajv's own keywords
+    // (its uniqueItems is linear for the strings of a parallel's branches), and `verbose` for the
+    // schema each error comes from, which tells how to word it.
+    compiler = addFormats(
+      new Ajv2020({ strict: true, strictTypes: false, strictRequired: false, allErrors: false, verbose: true, logger: false }),
+    )
     compiler.addSchema(MODEL_SCHEMA)
   }
   const validate = compiler.getSchema(`${MODEL_SCHEMA_ID}#${pointer}`)
@@ -124,15 +129,34 @@ export function checkStructure(value: unknown, pointer: string, path: string): v
   if (fault) throw fault
 }
 
+/**
+ * A field of an object that its schema does not know. Ajv checks what an object requires (and
+ * refuses) before its unknown fields; the service reports an unknown field first, as it is most
+ * often the misspelling of the field found missing.
+ */
+function unknownField(error: ErrorObject, at: Location, owner: string | undefined): Fault | undefined {
+  if (!['required', 'not', 'oneOf'].includes(error.keyword) || !isRecord(at.value)) return undefined
+  const parentSchema = error.parentSchema as SchemaNode
+  // A `required` of the object's own schema, or of a rule of its definition (`allOf`, `oneOf`).
+  const objectSchema = parentSchema.properties !== undefined || owner === undefined ? parentSchema : DEFINITIONS[owner]!
+  if (objectSchema.additionalProperties !== false) return undefined
+  const known = Object.keys((objectSchema.properties as SchemaNode | undefined) ?? {})
+  const unknown = Object.keys(at.value).find((key) => !known.includes(key))
+  return unknown === undefined ? undefined : new Fault(child(at.path, unknown), `is not a known field (allowed: ${known.join(', ')})`)
+}
+
 function faultOf(error: ErrorObject, at: Location): Fault {
   const parentSchema = error.parentSchema as SchemaNode
   const owner = ownerOf(parentSchema)
+  const unknown = unknownField(error, at, owner)
+  if (unknown) return unknown
   const messages = owner === undefined ? {} : (definitionMessages[owner] ?? {})
   const params = error.params as Record<string, unknown>
   const custom = (message: StructureMessage | undefined): string | undefined =>
     message === undefined ? undefined : render(message, at.value)
   switch (error.keyword) {
     case 'oneOf':
+      if (!isRecord(at.value)) return new Fault(at.path, expectation({ type: 'object', ...parentSchema }, at.value))
       return oneOfFault(error.schema as SchemaNode[], at, custom(messages.oneOf))
     case 'required': {
       const field = params.missingProperty as string
@@ -172,8 +196,7 @@ function faultOf(error: ErrorObject, at: Location): Fault {
  */
 function oneOfFault(branchRefs: SchemaNode[], at: Location, custom: string | undefined): Fault {
   if (custom !== undefined) return new Fault(at.path, custom)
-  if (!isRecord(at.value)) return new Fault(at.path, 'must be an object')
-  const instance = at.value
+  const instance = at.value as JsonRecord
   const branches = branchRefs.map((reference) => ({ name: definitionName(reference.$ref)!, schema: resolved(reference) }))
   const propertiesOf = (schema: SchemaNode): Record<string, SchemaNode> => (schema.properties as Record<string, SchemaNode>) ?? {}
   const discriminator = Object.keys(propertiesOf(branches[0]!.schema)).find((key) =>
