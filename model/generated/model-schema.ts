@@ -307,34 +307,15 @@ export const modelSchema: Record<string, unknown> = {
             }
           },
           "then": {
-            "allOf": [
-              {
-                "required": [
-                  "doc"
-                ]
-              },
-              {
-                "not": {
-                  "required": [
-                    "filter"
-                  ]
-                }
-              },
-              {
-                "not": {
-                  "required": [
-                    "set"
-                  ]
-                }
-              },
-              {
-                "not": {
-                  "required": [
-                    "upsert"
-                  ]
-                }
-              }
-            ]
+            "required": [
+              "doc"
+            ],
+            "properties": {
+              "doc": {},
+              "filter": false,
+              "set": false,
+              "upsert": false
+            }
           }
         },
         {
@@ -350,25 +331,15 @@ export const modelSchema: Record<string, unknown> = {
             }
           },
           "then": {
-            "allOf": [
-              {
-                "not": {
-                  "required": [
-                    "doc"
-                  ]
-                }
-              },
-              {
-                "required": [
-                  "filter"
-                ]
-              },
-              {
-                "required": [
-                  "set"
-                ]
-              }
-            ]
+            "required": [
+              "filter",
+              "set"
+            ],
+            "properties": {
+              "doc": false,
+              "filter": {},
+              "set": {}
+            }
           }
         },
         {
@@ -384,29 +355,11 @@ export const modelSchema: Record<string, unknown> = {
             }
           },
           "then": {
-            "allOf": [
-              {
-                "not": {
-                  "required": [
-                    "doc"
-                  ]
-                }
-              },
-              {
-                "not": {
-                  "required": [
-                    "set"
-                  ]
-                }
-              },
-              {
-                "not": {
-                  "required": [
-                    "upsert"
-                  ]
-                }
-              }
-            ]
+            "properties": {
+              "doc": false,
+              "set": false,
+              "upsert": false
+            }
           }
         },
         {
@@ -422,34 +375,15 @@ export const modelSchema: Record<string, unknown> = {
             }
           },
           "then": {
-            "allOf": [
-              {
-                "not": {
-                  "required": [
-                    "doc"
-                  ]
-                }
-              },
-              {
-                "required": [
-                  "filter"
-                ]
-              },
-              {
-                "not": {
-                  "required": [
-                    "set"
-                  ]
-                }
-              },
-              {
-                "not": {
-                  "required": [
-                    "upsert"
-                  ]
-                }
-              }
-            ]
+            "required": [
+              "filter"
+            ],
+            "properties": {
+              "doc": false,
+              "filter": {},
+              "set": false,
+              "upsert": false
+            }
           }
         }
       ]
@@ -529,70 +463,19 @@ export const modelSchema: Record<string, unknown> = {
             ],
             "properties": {
               "do": {
-                "const": "notify"
-              }
-            }
-          },
-          "then": {
-            "allOf": [
-              {
-                "not": {
-                  "required": [
-                    "swimlane"
-                  ]
-                }
-              },
-              {
-                "not": {
-                  "required": [
-                    "userId"
-                  ]
-                }
-              },
-              {
-                "not": {
-                  "required": [
-                    "actionType"
-                  ]
-                }
-              }
-            ]
-          }
-        },
-        {
-          "if": {
-            "type": "object",
-            "required": [
-              "do"
-            ],
-            "properties": {
-              "do": {
                 "const": "assignToSwimlane"
               }
             }
           },
           "then": {
-            "allOf": [
-              {
-                "not": {
-                  "required": [
-                    "userId"
-                  ]
-                }
-              },
-              {
-                "not": {
-                  "required": [
-                    "actionType"
-                  ]
-                }
-              },
-              {
-                "required": [
-                  "swimlane"
-                ]
-              }
-            ]
+            "required": [
+              "swimlane"
+            ],
+            "properties": {
+              "swimlane": {},
+              "userId": false,
+              "actionType": false
+            }
           }
         },
         {
@@ -608,27 +491,14 @@ export const modelSchema: Record<string, unknown> = {
             }
           },
           "then": {
-            "allOf": [
-              {
-                "not": {
-                  "required": [
-                    "swimlane"
-                  ]
-                }
-              },
-              {
-                "not": {
-                  "required": [
-                    "actionType"
-                  ]
-                }
-              },
-              {
-                "required": [
-                  "userId"
-                ]
-              }
-            ]
+            "required": [
+              "userId"
+            ],
+            "properties": {
+              "userId": {},
+              "swimlane": false,
+              "actionType": false
+            }
           }
         },
         {
@@ -644,22 +514,30 @@ export const modelSchema: Record<string, unknown> = {
             }
           },
           "then": {
-            "allOf": [
-              {
-                "not": {
-                  "required": [
-                    "swimlane"
-                  ]
-                }
-              },
-              {
-                "not": {
-                  "required": [
-                    "userId"
-                  ]
-                }
+            "properties": {
+              "swimlane": false,
+              "userId": false
+            }
+          }
+        },
+        {
+          "if": {
+            "type": "object",
+            "required": [
+              "do"
+            ],
+            "properties": {
+              "do": {
+                "const": "notify"
               }
-            ]
+            }
+          },
+          "then": {
+            "properties": {
+              "swimlane": false,
+              "userId": false,
+              "actionType": false
+            }
           }
         }
       ]
@@ -1187,12 +1065,18 @@ export const modelSchema: Record<string, unknown> = {
         {
           "required": [
             "startProcess"
-          ]
+          ],
+          "properties": {
+            "startProcess": {}
+          }
         },
         {
           "required": [
             "runFunction"
-          ]
+          ],
+          "properties": {
+            "runFunction": {}
+          }
         }
       ]
     },
@@ -1314,20 +1198,13 @@ export const modelSchema: Record<string, unknown> = {
             }
           },
           "then": {
-            "allOf": [
-              {
-                "required": [
-                  "function"
-                ]
-              },
-              {
-                "not": {
-                  "required": [
-                    "next"
-                  ]
-                }
-              }
-            ]
+            "required": [
+              "function"
+            ],
+            "properties": {
+              "function": {},
+              "next": false
+            }
           }
         },
         {
@@ -1349,7 +1226,10 @@ export const modelSchema: Record<string, unknown> = {
           "then": {
             "required": [
               "next"
-            ]
+            ],
+            "properties": {
+              "next": {}
+            }
           }
         }
       ]
@@ -1426,7 +1306,11 @@ export const modelSchema: Record<string, unknown> = {
         "required": [
           "dueIn",
           "dueDate"
-        ]
+        ],
+        "properties": {
+          "dueIn": {},
+          "dueDate": {}
+        }
       }
     },
     "WritablePath": {

@@ -10,8 +10,28 @@
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import type { ErrorObject, ValidateFunction } from 'ajv'
 import { Fault, type JsonRecord, addFormats, child, isRecord } from './checks.js'
-import { DEFINITIONS, MODEL_SCHEMA, MODEL_SCHEMA_ID, type SchemaNode, definitionName } from './schema.js'
+import { MODEL_SCHEMA, MODEL_SCHEMA_ID, type SchemaNode, definitionName } from './schema.js'
 import { type StructureMessage, definitionMessages } from './structure-messages.js'
+
+/**
+ * The model schema as checked: each `false` under `properties` (a field refused) becomes the
+ * equivalent `{ not: {} }`, an object, so that its error's schema names the definition refusing
+ * the field (a boolean has no identity to look it up by).
+ */
+function withRefusalsAsObjects(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withRefusalsAsObjects)
+  if (!isRecord(node)) return node
+  return Object.fromEntries(
+    Object.entries(node).map(([key, value]) => {
+      if (key !== 'properties' || !isRecord(value)) return [key, withRefusalsAsObjects(value)]
+      const fields = Object.entries(value).map(([field, schema]) => [field, schema === false ? { not: {} } : withRefusalsAsObjects(schema)])
+      return [key, Object.fromEntries(fields)]
+    }),
+  )
+}
+
+const CHECKED_SCHEMA = withRefusalsAsObjects(MODEL_SCHEMA) as SchemaNode
+const CHECKED_DEFINITIONS = CHECKED_SCHEMA.$defs as Record<string, SchemaNode>
 
 let compiler: Ajv2020 | undefined
 
@@ -24,7 +44,7 @@ function validatorAt(pointer: string): ValidateFunction {
     compiler = addFormats(
       new Ajv2020({ strict: true, strictTypes: false, strictRequired: false, allErrors: false, verbose: true, logger: false }),
     )
-    compiler.addSchema(MODEL_SCHEMA)
+    compiler.addSchema(CHECKED_SCHEMA)
   }
   const validate = compiler.getSchema(`${MODEL_SCHEMA_ID}#${pointer}`)
   if (!validate) throw new Error(`The model schema has nothing at ${pointer}`)
@@ -42,7 +62,7 @@ function ownerOf(schema: unknown): string | undefined {
       found.set(node, name)
       for (const value of Object.values(node)) mark(value, name)
     }
-    for (const [name, definition] of Object.entries(DEFINITIONS)) mark(definition, name)
+    for (const [name, definition] of Object.entries(CHECKED_DEFINITIONS)) mark(definition, name)
     owners = found
   }
   return typeof schema === 'object' && schema !== null ? owners.get(schema) : undefined
@@ -55,7 +75,7 @@ function render(message: StructureMessage, instance: unknown): string {
 /** A `$ref` to a definition, followed. */
 function resolved(schema: SchemaNode): SchemaNode {
   const name = definitionName(schema.$ref)
-  return name === undefined ? schema : resolved(DEFINITIONS[name]!)
+  return name === undefined ? schema : resolved(CHECKED_DEFINITIONS[name]!)
 }
 
 /** What a value failing `schema` should be: "must be an object", "must be one of a, b", … */
@@ -63,7 +83,7 @@ function expectation(schema: SchemaNode, value: unknown): string {
   const name = definitionName(schema.$ref)
   if (name !== undefined) {
     const custom = definitionMessages[name]?.value
-    return custom === undefined ? expectation(DEFINITIONS[name]!, value) : render(custom, value)
+    return custom === undefined ? expectation(CHECKED_DEFINITIONS[name]!, value) : render(custom, value)
   }
   if (Array.isArray(schema.enum)) {
     const allowed = schema.enum as unknown[]
@@ -93,6 +113,8 @@ interface Location {
   path: string
   /** The value at the path (undefined for a field that is missing). */
   value: unknown
+  /** The object or array holding it, and its path. */
+  parent?: Location
 }
 
 /** Follows an Ajv instancePath (`/steps/approve/actions/1`) from `value` at `path`. */
@@ -101,9 +123,10 @@ function locate(value: unknown, path: string, instancePath: string): Location {
   for (const escaped of instancePath.split('/').slice(1)) {
     const segment = escaped.replaceAll('~1', '/').replaceAll('~0', '~')
     const container = location.value
+    const parent = location
     location = Array.isArray(container)
-      ? { path: child(location.path, Number(segment)), value: container[Number(segment)] }
-      : { path: child(location.path, segment), value: (container as JsonRecord)[segment] }
+      ? { path: child(location.path, Number(segment)), value: container[Number(segment)], parent }
+      : { path: child(location.path, segment), value: (container as JsonRecord)[segment], parent }
   }
   return location
 }
@@ -130,19 +153,29 @@ export function checkStructure(value: unknown, pointer: string, path: string): v
 }
 
 /**
+ * The schema of the object a keyword applies to: its own, or for a rule of its definition (an
+ * `allOf`'s `then`, a `oneOf` branch: no `type` of their own) the definition's.
+ */
+function objectSchemaOf(parentSchema: SchemaNode, owner: string | undefined): SchemaNode {
+  return parentSchema.type === 'object' || owner === undefined ? parentSchema : CHECKED_DEFINITIONS[owner]!
+}
+
+/**
  * A field of an object that its schema does not know. Ajv checks what an object requires (and
  * refuses) before its unknown fields; the service reports an unknown field first, as it is most
  * often the misspelling of the field found missing.
  */
 function unknownField(error: ErrorObject, at: Location, owner: string | undefined): Fault | undefined {
-  if (!['required', 'not', 'oneOf'].includes(error.keyword) || !isRecord(at.value)) return undefined
-  const parentSchema = error.parentSchema as SchemaNode
-  // A `required` of the object's own schema, or of a rule of its definition (`allOf`, `oneOf`).
-  const objectSchema = parentSchema.properties !== undefined || owner === undefined ? parentSchema : DEFINITIONS[owner]!
-  if (objectSchema.additionalProperties !== false) return undefined
-  const known = Object.keys((objectSchema.properties as SchemaNode | undefined) ?? {})
-  const unknown = Object.keys(at.value).find((key) => !known.includes(key))
-  return unknown === undefined ? undefined : new Fault(child(at.path, unknown), `is not a known field (allowed: ${known.join(', ')})`)
+  if (!['required', 'not', 'oneOf'].includes(error.keyword)) return undefined
+  // A refused field (`not: {}`) is a fault of the object holding it.
+  const object = error.keyword === 'not' && (error.schema as SchemaNode).required === undefined ? at.parent : at
+  if (!object || !isRecord(object.value)) return undefined
+  const checked =
+    error.keyword === 'not' && owner !== undefined ? CHECKED_DEFINITIONS[owner]! : objectSchemaOf(error.parentSchema as SchemaNode, owner)
+  if (checked.additionalProperties !== false) return undefined
+  const known = Object.keys((checked.properties as SchemaNode | undefined) ?? {})
+  const unknown = Object.keys(object.value).find((key) => !known.includes(key))
+  return unknown === undefined ? undefined : new Fault(child(object.path, unknown), `is not a known field (allowed: ${known.join(', ')})`)
 }
 
 function faultOf(error: ErrorObject, at: Location): Fault {
@@ -160,7 +193,7 @@ function faultOf(error: ErrorObject, at: Location): Fault {
       return oneOfFault(error.schema as SchemaNode[], at, custom(messages.oneOf))
     case 'required': {
       const field = params.missingProperty as string
-      const property = (parentSchema.properties as Record<string, SchemaNode> | undefined)?.[field]
+      const property = (objectSchemaOf(parentSchema, owner).properties as Record<string, SchemaNode> | undefined)?.[field]
       const message =
         custom(messages.required?.[field] ?? messages.fields?.[field]) ?? (property ? expectation(property, undefined) : 'is required')
       return new Fault(child(at.path, field), message)
@@ -170,8 +203,12 @@ function faultOf(error: ErrorObject, at: Location): Fault {
       return new Fault(child(at.path, params.additionalProperty as string), `is not a known field (allowed: ${allowed.join(', ')})`)
     }
     case 'not': {
-      const refused = ((error.schema as SchemaNode).required as string[]).at(-1)!
-      return new Fault(child(at.path, refused), custom(messages.not) ?? 'is not allowed')
+      // `not: { required: [a, b] }` refuses b beside a (the fault is at b, in the object's words);
+      // `not: {}` (a refused field) is at the field, in the words of the object holding it.
+      const refused = ((error.schema as SchemaNode).required as string[] | undefined)?.at(-1)
+      const message =
+        messages.not === undefined ? 'is not allowed' : render(messages.not, refused === undefined ? at.parent?.value : at.value)
+      return new Fault(refused === undefined ? at.path : child(at.path, refused), message)
     }
     case 'propertyNames':
       return new Fault(child(at.path, params.propertyName as string), custom(messages.propertyNames) ?? 'is not an allowed key')
@@ -180,7 +217,7 @@ function faultOf(error: ErrorObject, at: Location): Fault {
     case 'uniqueItems':
       return new Fault(at.path, custom(messages.uniqueItems) ?? 'must not repeat an item')
     default: {
-      const ownMessage = owner !== undefined && DEFINITIONS[owner] === parentSchema ? messages.value : undefined
+      const ownMessage = owner !== undefined && CHECKED_DEFINITIONS[owner] === parentSchema ? messages.value : undefined
       const fieldName = at.path === '' ? undefined : error.instancePath.split('/').at(-1)
       const fieldMessage = fieldName === undefined ? undefined : messages.fields?.[fieldName]
       return new Fault(at.path, custom(ownMessage ?? fieldMessage) ?? expectation(parentSchema, at.value))

@@ -2388,7 +2388,11 @@ export interface components {
                 functionId: string;
                 inputParams?: Record<string, never>;
             };
-        } & (unknown | unknown);
+        } & ({
+            startProcess: unknown;
+        } | {
+            runFunction: unknown;
+        });
         /** @description The session object answered by the interactive endpoints. */
         Session: {
             context: components["schemas"]["Context"];
