@@ -5,7 +5,8 @@
  *
  * Ajv stops at the first failing keyword (`allErrors: false`), so the fault reported is the first
  * in Ajv's order: within an object, `not`, `oneOf` and `allOf` come before `required`, then unknown
- * fields, then the fields in the schema's order.
+ * fields, then the fields in the schema's order; except that an unknown field is reported before a
+ * missing or refused one (`unknownField`).
  */
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import type { ErrorObject, ValidateFunction } from 'ajv'
@@ -218,7 +219,7 @@ function faultOf(error: ErrorObject, at: Location): Fault {
       return new Fault(at.path, custom(messages.uniqueItems) ?? 'must not repeat an item')
     default: {
       const ownMessage = owner !== undefined && CHECKED_DEFINITIONS[owner] === parentSchema ? messages.value : undefined
-      const fieldName = at.path === '' ? undefined : error.instancePath.split('/').at(-1)
+      const fieldName = error.instancePath === '' ? undefined : error.instancePath.split('/').at(-1)
       const fieldMessage = fieldName === undefined ? undefined : messages.fields?.[fieldName]
       return new Fault(at.path, custom(ownMessage ?? fieldMessage) ?? expectation(parentSchema, at.value))
     }
