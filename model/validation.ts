@@ -13,7 +13,7 @@ import type { FlowFunctionDefinition, ProcessModelBody, WorkflowModel } from './
 import { Fault } from './validation/checks.js'
 import { processBody } from './validation/process-model.js'
 import { functionsBody, jobSchedulerBody } from './validation/other-models.js'
-import { MODEL_SCHEMA } from './validation/schema.js'
+import { DEFINITIONS, MODEL_SCHEMA } from './validation/schema.js'
 import { checkStructure } from './validation/structure.js'
 
 export { createModelSchemaCompiler } from './validation/checks.js'
@@ -30,15 +30,8 @@ export interface ModelToValidate {
   modelBody: unknown
 }
 
-export const MODEL_TYPES: ReadonlyArray<WorkflowModel['type']> = [
-  'process',
-  'form',
-  'settings',
-  'constants',
-  'functions',
-  'dataCollection',
-  'jobScheduler',
-]
+/** The model types, as the model schema lists them. */
+export const MODEL_TYPES = DEFINITIONS.ModelType!.enum as ReadonlyArray<WorkflowModel['type']>
 
 /** The schema of each type's body: the model schema chooses it by `type` (`if`/`then` in its `allOf`). */
 const BODY_SCHEMAS = new Map(
