@@ -9,7 +9,7 @@ import globals from 'globals'
 export default tseslint.config(
   // What git ignores (build output, data, scratch/) is not linted either.
   includeIgnoreFile(fileURLToPath(new URL('.gitignore', import.meta.url))),
-  { ignores: ['openapi/generated/**', 'sdk/generated/**'] },
+  { ignores: ['openapi/generated/**', 'sdk/generated/**', 'model/generated/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

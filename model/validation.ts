@@ -1,18 +1,23 @@
 /**
- * Model validation (MODEL.md): the schema of every model type and, for process models, every
- * reference, JSON Schema and expression. A pure function (no HTTP, no store): the gateway's
- * insertModel answers 400 with the first fault's path, and the engine's runtime compiler relies on
- * a stored model having passed it, so whatever the runtime would trip over is rejected here.
+ * Model validation (docs/models.md; the format: openapi/components/models.yaml): a model's structure
+ * is the model schema (validation/structure.ts checks it with Ajv), and for what a schema cannot say
+ * the checks of validation/: references between steps, swimlanes and functions, expressions and
+ * what they may cost, JSON Schemas, durations, cron patterns. A pure function (no HTTP, no store):
+ * the gateway's insertModel answers 400 with the first fault's path, and the engine's runtime
+ * compiler relies on a stored model having passed it, so whatever the runtime would trip over is
+ * rejected here.
  *
  * Paths name the fault from the model's root: `modelBody.steps.approve.actions[1].next`.
  */
-import type { WorkflowModel } from './types.js'
-import { Fault, modelIdLike, oneOf, record } from './validation/checks.js'
+import type { FlowFunctionDefinition, ProcessModelBody, WorkflowModel } from './types.js'
+import { Fault } from './validation/checks.js'
 import { processBody } from './validation/process-model.js'
-import { constantsBody, dataCollectionBody, functionsBody, jobSchedulerBody, settingsBody } from './validation/other-models.js'
+import { functionsBody, jobSchedulerBody } from './validation/other-models.js'
+import { DEFINITIONS, MODEL_SCHEMA } from './validation/schema.js'
+import { checkStructure } from './validation/structure.js'
 
-export { createModelSchemaCompiler, MODEL_ID_PATTERN } from './validation/checks.js'
-export { SETTINGS_FILE_PATTERN } from './validation/other-models.js'
+export { createModelSchemaCompiler } from './validation/checks.js'
+export { MODEL_ID_PATTERN, SETTINGS_FILE_PATTERN } from './validation/schema.js'
 
 export interface ModelFault {
   path: string
@@ -25,15 +30,15 @@ export interface ModelToValidate {
   modelBody: unknown
 }
 
-export const MODEL_TYPES: ReadonlyArray<WorkflowModel['type']> = [
-  'process',
-  'form',
-  'settings',
-  'constants',
-  'functions',
-  'dataCollection',
-  'jobScheduler',
-]
+/** The model types, as the model schema lists them. */
+export const MODEL_TYPES = DEFINITIONS.ModelType!.enum as ReadonlyArray<WorkflowModel['type']>
+
+/** The schema of each type's body: the model schema chooses it by `type` (`if`/`then` in its `allOf`). */
+const BODY_SCHEMAS = new Map(
+  (
+    MODEL_SCHEMA.allOf as Array<{ if: { properties: { type: { const: string } } }; then: { properties: { modelBody: { $ref: string } } } }>
+  ).map((choice) => [choice.if.properties.type.const, choice.then.properties.modelBody.$ref.slice(1)]),
+)
 
 /**
  * The first fault of a model, or null when it is valid. `knownAppFunctions` are the function ids
@@ -42,33 +47,18 @@ export const MODEL_TYPES: ReadonlyArray<WorkflowModel['type']> = [
  */
 export function validateModel(model: ModelToValidate, knownAppFunctions: ReadonlySet<string> = new Set()): ModelFault | null {
   try {
-    modelIdLike(model.modelID, 'modelID')
-    const type = oneOf(model.type, 'type', MODEL_TYPES)
+    checkStructure(model.modelID, '/properties/modelID', 'modelID')
+    checkStructure(model.type, '/properties/type', 'type')
+    const type = model.type as WorkflowModel['type']
+    // A form body is the client's (its form renderer's): any JSON value.
     if (type === 'form') {
       if (model.modelBody === undefined) throw new Fault('modelBody', 'is required')
       return null
     }
-    const body = record(model.modelBody, 'modelBody')
-    switch (type) {
-      case 'process':
-        processBody(body, knownAppFunctions)
-        break
-      case 'settings':
-        settingsBody(body)
-        break
-      case 'constants':
-        constantsBody(body)
-        break
-      case 'functions':
-        functionsBody(body, knownAppFunctions)
-        break
-      case 'dataCollection':
-        dataCollectionBody(body)
-        break
-      case 'jobScheduler':
-        jobSchedulerBody(body)
-        break
-    }
+    checkStructure(model.modelBody, BODY_SCHEMAS.get(type)!, 'modelBody')
+    if (type === 'process') processBody(model.modelBody as ProcessModelBody, knownAppFunctions)
+    if (type === 'functions') functionsBody(model.modelBody as { functions: Record<string, FlowFunctionDefinition> }, knownAppFunctions)
+    if (type === 'jobScheduler') jobSchedulerBody(model.modelBody as Parameters<typeof jobSchedulerBody>[0])
     return null
   } catch (error) {
     if (error instanceof Fault) return { path: error.path, message: error.problem }

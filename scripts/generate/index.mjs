@@ -10,6 +10,9 @@
  *   openapi/generated/errors.ts                      the error catalogues (x-error-catalogue)
  *   openapi/generated/proxy-routes.ts                the gateway's proxy table (x-proxy)
  *   openapi/generated/model.schema.json              the JSON Schema of a model document
+ *   model/generated/model-schema.ts                  the same schema as a module of model/ (which
+ *                                                    may import only model/ and lib/): the
+ *                                                    structure model/validation.ts checks
  *   sdk/generated/gateway.ts                         the SDK's types (openapi-typescript) of the
  *                                                    served gateway document
  *   docs/reference/errors.md                         the error-code catalogue as a page, one anchor
@@ -60,7 +63,9 @@ export async function generate() {
   )
   files.set(`${OUT}/errors.ts`, errorsModule(engine['x-error-catalogue'] ?? {}, gateway['x-error-catalogue'] ?? {}))
   files.set(`${OUT}/proxy-routes.ts`, proxyModule(proxy, engine))
-  files.set(`${OUT}/model.schema.json`, JSON.stringify(modelSchemaDocument(gateway.components.schemas), null, 2) + '\n')
+  const modelSchema = modelSchemaDocument(gateway.components.schemas)
+  files.set(`${OUT}/model.schema.json`, JSON.stringify(modelSchema, null, 2) + '\n')
+  files.set('model/generated/model-schema.ts', modelSchemaModule(modelSchema))
   files.set('sdk/generated/gateway.ts', await sdkTypesModule(servedGateway))
   files.set(
     'docs/reference/errors.md',
@@ -398,6 +403,16 @@ function errorsModule(engine, gateway) {
     'export const gatewayErrorCatalogue = {',
     entries(gateway),
     '} as const satisfies { readonly [Code in GatewayErrorCode]: unknown }',
+    '',
+  ].join('\n')
+}
+
+/** @param {Json} schema the published model schema */
+function modelSchemaModule(schema) {
+  return [
+    HEADER,
+    '/** openapi/generated/model.schema.json, for model/validation.ts (model/ imports only model/ and lib/). */',
+    `export const modelSchema: Record<string, unknown> = ${JSON.stringify(schema, null, 2)}`,
     '',
   ].join('\n')
 }

@@ -1687,7 +1687,7 @@ export interface components {
             set?: components["schemas"]["Expression"];
             upsert?: components["schemas"]["Expression"];
             as?: components["schemas"]["WritablePath"];
-        };
+        } & (unknown & unknown & unknown & unknown);
         /** @description IDataSearchParams (without `collection`, which is the path parameter). `filter` is a MongoDB query restricted to the operators $eq $ne $gt $gte $lt $lte $in $nin $and $or $nor $not $exists $regex $elemMatch $size (400 wm3100 otherwise). */
         DataSearchParams: {
             filter?: {
@@ -2388,7 +2388,11 @@ export interface components {
                 functionId: string;
                 inputParams?: Record<string, never>;
             };
-        };
+        } & ({
+            startProcess: unknown;
+        } | {
+            runFunction: unknown;
+        });
         /** @description The session object answered by the interactive endpoints. */
         Session: {
             context: components["schemas"]["Context"];
@@ -2492,7 +2496,7 @@ export interface components {
             customType?: string;
             next?: string;
             function?: components["schemas"]["FunctionId"];
-        };
+        } & (unknown & unknown);
         TaskCommitRequest: {
             processId: string;
             processInstanceId: string;
