@@ -133,7 +133,7 @@ t.test(
     t.same(readdirSync(join(appDir, 'openapi', 'generated')).sort(), ['engine.openapi.json', 'gateway.openapi.json'])
     t.same(
       readdirSync(join(appDir, 'dist')).sort(),
-      ['lib', 'model', 'openapi', 'plugins', 'sdk', 'services', 'store'],
+      ['lib', 'model', 'openapi', 'plugins', 'runtime', 'sdk', 'services', 'store'],
       'no tests/ or scripts/ (sdk/ only for the webhook signature lib/webhooks/ imports from it)',
     )
     const built = filesUnder(join(appDir, 'dist'))
