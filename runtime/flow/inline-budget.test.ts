@@ -14,6 +14,8 @@ function runInline(
   const host = fakeHost({
     ...(options.library ? { appFunctions: options.library } : {}),
     http: async () => {
+      // A slow partner, not a wait of the test's: the answer comes after more than a whole budget,
+      // which only passing time can show does not count against it.
       await new Promise((resolve) => setTimeout(resolve, options.httpDelayMs ?? 0))
       return { status: 200, headers: {}, body: {} }
     },
