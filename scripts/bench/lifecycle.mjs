@@ -9,31 +9,48 @@
  * Targets: at least 300 lifecycles/s, p99 request latency under 50 ms, and the second run
  * within 20% of the first. Exit code 1 when a target is missed or requests fail.
  *
- * Environment: BENCH_DURATION_S (default 20, per run), BENCH_CLIENTS (32), BENCH_SEEDED_INSTANCES
- * (100000; 0 skips the second run), BENCH_CPU_PROFILE_DIR (the service writes a V8 CPU profile of
- * each thread there), BENCH_TELEMETRY (`metrics`, the default as deployed; `off`: METRICS_ENABLED=false;
- * `tracing`: metrics and OTLP traces, exported to a local receiver that discards them) — the cost of
+ * With BENCH_BASELINE_REF (a commit, e.g. fa55766) it compares that tree with this one in one run:
+ * the baseline is checked out and built under .bench/trees/ (support/baseline.mjs), each tree seeds
+ * its own store, and BENCH_ROUNDS (default 5) rounds run both trees one after the other, the order
+ * alternating, so that the machine's drift hits both alike. It prints each tree's medians and this
+ * tree's ratio to the baseline; targets: service CPU per lifecycle at most 0.5× the baseline's,
+ * lifecycles/s at least 1.8× the baseline's, p99 under 50 ms (no seeded second run).
+ *
+ * Service CPU is every thread of the service's process and of the processes it started (sandboxes),
+ * read from /proc as the measured window begins and ends (support/cpu.mjs).
+ *
+ * Environment: BENCH_DURATION_S (default 20, per run; 15 with a baseline), BENCH_CLIENTS (32),
+ * BENCH_SEEDED_INSTANCES (100000; 0 skips the second run), BENCH_BASELINE_REF, BENCH_ROUNDS,
+ * BENCH_CPU_PROFILE_DIR (the service writes a V8 CPU profile of each thread there),
+ * BENCH_TELEMETRY (`metrics`, the default as deployed; `off`: METRICS_ENABLED=false; `tracing`:
+ * metrics and OTLP traces, exported to a local receiver that discards them) — the cost of
  * observability is the difference between these (target: metrics cost at most 5%).
  * Everything runs on 127.0.0.1 in a temporary data dir, removed at the end.
  */
 import { createServer } from 'node:http'
 import { Pool } from 'undici'
-import { cpuMsOf } from './support/cpu.mjs'
-import { importBuilt } from './support/dist.mjs'
+import { execFileSync } from 'node:child_process'
+import { join } from 'node:path'
+import { builtTree } from './support/baseline.mjs'
+import { serviceCpuMs } from './support/cpu.mjs'
+import { DIST, ROOT, importBuilt } from './support/dist.mjs'
 import { timedPost } from './support/http.mjs'
 import { reportTargets, runBench } from './support/outcome.mjs'
 import { startAllInOne } from './support/process.mjs'
-import { percentile } from './support/stats.mjs'
-import { deployExamples, storeInstanceCopies, withStore, withTempDir } from './support/store.mjs'
+import { median, percentile } from './support/stats.mjs'
+import { storeInstanceCopies, withStore, withTempDir } from './support/store.mjs'
 
-const { createTestUser } = await importBuilt('services/testing/users.js')
 const { Collections } = await importBuilt('store/collections.js')
 
+const BASELINE_REF = process.env.BENCH_BASELINE_REF
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 32)
-const DURATION_MS = Number(process.env.BENCH_DURATION_S ?? 20) * 1000
+const DURATION_MS = Number(process.env.BENCH_DURATION_S ?? (BASELINE_REF ? 15 : 20)) * 1000
 const WARMUP_MS = 3000
 const SEEDED_INSTANCES = Number(process.env.BENCH_SEEDED_INSTANCES ?? 100_000)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 const TARGET = { lifecyclesPerSecond: 300, p99Ms: 50, seededWithin: 0.2 }
+/** Against the baseline: this tree's CPU per lifecycle at most, and its lifecycles/s at least, these times the baseline's. */
+const BASELINE_TARGET = { cpuRatio: 0.5, throughputRatio: 1.8 }
 const TENANT = { appId: 'hr', organizationId: 'acme' }
 const TELEMETRY = process.env.BENCH_TELEMETRY ?? 'metrics'
 if (!['off', 'metrics', 'tracing'].includes(TELEMETRY)) throw new Error(`BENCH_TELEMETRY must be off, metrics or tracing, got ${TELEMETRY}`)
@@ -57,20 +74,20 @@ function telemetryEnv(receiverUrl) {
 }
 
 /** @typedef {{ employee: string, manager: string }} Pair */
+/** @typedef {{ label: string, dist: string }} Tree */
 
-/** @param {string} dataDir @returns {Promise<Pair[]>} */
-async function seedApp(dataDir) {
-  return withStore(dataDir, async (store) => {
-    await deployExamples(store, ['leave-request', 'hr-constants', 'leave-bookings'], TENANT)
-    /** @type {Pair[]} */
-    const pairs = []
-    for (let i = 0; i < CLIENTS; i++) {
-      const employee = await createTestUser(store, { ...TENANT, fullName: `Employee ${i}`, swimlanes: ['employee'] })
-      const manager = await createTestUser(store, { ...TENANT, fullName: `Manager ${i}`, swimlanes: ['manager'] })
-      pairs.push({ employee: employee.userId, manager: manager.userId })
-    }
-    return pairs
+/**
+ * Seeds the store in `dataDir` with the code of `tree` (support/seed-lifecycle.mjs, run on that
+ * tree's build, so a baseline writes its own format): the models, and an employee and a manager per client.
+ * @param {Tree} tree @param {string} dataDir @returns {Pair[]}
+ */
+function seedApp(tree, dataDir) {
+  const seeder = join(ROOT, 'scripts', 'bench', 'support', 'seed-lifecycle.mjs')
+  const output = execFileSync(process.execPath, [seeder, tree.dist, dataDir, String(CLIENTS), JSON.stringify(TENANT)], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
   })
+  return JSON.parse(output)
 }
 
 /**
@@ -99,13 +116,13 @@ async function seedInstances(dataDir, count) {
 }
 
 /**
- * The all-in-one with BENCH_TELEMETRY's settings, writing CPU profiles when BENCH_CPU_PROFILE_DIR asks for them.
- * @param {string} dataDir @param {string | undefined} receiverUrl
+ * The all-in-one of `tree` with BENCH_TELEMETRY's settings, writing CPU profiles when BENCH_CPU_PROFILE_DIR asks for them.
+ * @param {Tree} tree @param {string} dataDir @param {string | undefined} receiverUrl
  */
-function startService(dataDir, receiverUrl) {
+function startService(tree, dataDir, receiverUrl) {
   const profileDir = process.env.BENCH_CPU_PROFILE_DIR
   const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []
-  return startAllInOne({ dataDir, env: telemetryEnv(receiverUrl), nodeArgs })
+  return startAllInOne({ dataDir, env: telemetryEnv(receiverUrl), nodeArgs, dist: tree.dist })
 }
 
 /** A client of the service at `origin`; gateway answers come in the envelope, engine answers raw. @param {string} origin */
@@ -170,10 +187,10 @@ async function lifecycle(client, pair) {
   return latencies
 }
 
-/** CLIENTS loops of lifecycles for WARMUP_MS + DURATION_MS; only the time after the warm-up counts. */
 /**
- * `pid`'s CPU time is read as the measured window begins and ends: CPU per lifecycle tells what the
- * service spends on one far more steadily than throughput on a shared host.
+ * CLIENTS loops of lifecycles for WARMUP_MS + DURATION_MS; only the time after the warm-up counts.
+ * The service's CPU time is read as the measured window begins and ends: CPU per lifecycle tells what
+ * the service spends on one far more steadily than throughput on a shared host.
  * @param {string} origin @param {Pair[]} pairs @param {number} pid
  */
 async function measure(origin, pairs, pid) {
@@ -189,7 +206,7 @@ async function measure(origin, pairs, pid) {
   let firstError
   /** @type {number | undefined} */
   let cpuAtStart
-  const startCpuClock = setTimeout(() => (cpuAtStart = cpuMsOf(pid)), WARMUP_MS)
+  const startCpuClock = setTimeout(() => (cpuAtStart = serviceCpuMs(pid)), WARMUP_MS)
   await Promise.all(
     pairs.map(async (pair) => {
       while (performance.now() < end) {
@@ -207,7 +224,7 @@ async function measure(origin, pairs, pid) {
       }
     }),
   )
-  const cpuAtEnd = cpuMsOf(pid)
+  const cpuAtEnd = serviceCpuMs(pid)
   clearTimeout(startCpuClock)
   await client.pool.close()
   latencies.sort((a, b) => a - b)
@@ -235,12 +252,12 @@ function report(label, result) {
 }
 
 /**
- * One run: the all-in-one started on `dataDir`, loaded, and stopped again. @param {string} dataDir @param {Pair[]} pairs @param {string}
- * label
+ * One run: the all-in-one of `tree` started on `dataDir`, loaded, and stopped again.
+ * @param {Tree} tree @param {string} dataDir @param {Pair[]} pairs @param {string} label
  */
-async function run(dataDir, pairs, label) {
+async function run(tree, dataDir, pairs, label) {
   const receiver = TELEMETRY === 'tracing' ? await discardingReceiver() : undefined
-  const service = await startService(dataDir, receiver?.url)
+  const service = await startService(tree, dataDir, receiver?.url)
   try {
     const target = await chooseTarget(service, /** @type {Pair} */ (pairs[0]))
     process.stdout.write(`  through the ${target.via} (${target.origin})\n`)
@@ -253,12 +270,72 @@ async function run(dataDir, pairs, label) {
   }
 }
 
-await runBench(() =>
-  withTempDir('bench-lifecycle-', async (dataDir) => {
-    const setting = `${CLIENTS} clients, ${DURATION_MS / 1000} s per run after ${WARMUP_MS / 1000} s warm-up, telemetry ${TELEMETRY}`
-    process.stdout.write(`lifecycle benchmark: ${setting}\n`)
-    const pairs = await seedApp(dataDir)
-    const fresh = await run(dataDir, pairs, 'empty store')
+/** @typedef {Awaited<ReturnType<typeof run>>} Result */
+
+/** @param {Result[]} results */
+function medians(results) {
+  return {
+    lifecyclesPerSecond: median(results.map((result) => result.lifecyclesPerSecond)),
+    cpuMsPerLifecycle: median(results.flatMap((result) => (result.cpuMsPerLifecycle === undefined ? [] : [result.cpuMsPerLifecycle]))),
+    p99: median(results.map((result) => result.p99)),
+    errors: results.reduce((sum, result) => sum + result.errors, 0),
+    throughGateway: results.every((result) => result.via === 'gateway'),
+  }
+}
+
+/** The baseline and this tree, each on a store of its own, in ROUNDS interleaved rounds. @param {string} ref */
+async function compareWithBaseline(ref) {
+  const baseline = builtTree(ref)
+  /** @type {Tree[]} */
+  const trees = [
+    { label: `baseline ${baseline.commit.slice(0, 7)}`, dist: baseline.dist },
+    { label: 'this tree', dist: DIST },
+  ]
+  return withTempDir('bench-lifecycle-baseline-', (baselineDir) =>
+    withTempDir('bench-lifecycle-', async (currentDir) => {
+      const dataDirs = [baselineDir, currentDir]
+      const pairs = trees.map((tree, index) => seedApp(tree, /** @type {string} */ (dataDirs[index])))
+      /** @type {Result[][]} */
+      const results = [[], []]
+      for (let round = 1; round <= ROUNDS; round++) {
+        process.stdout.write(`round ${round} of ${ROUNDS}\n`)
+        const order = round % 2 === 1 ? [0, 1] : [1, 0]
+        for (const index of order) {
+          const tree = /** @type {Tree} */ (trees[index])
+          results[index]?.push(await run(tree, /** @type {string} */ (dataDirs[index]), /** @type {Pair[]} */ (pairs[index]), tree.label))
+        }
+      }
+      const [before, now] = results.map(medians)
+      if (!before || !now) throw new Error('no results')
+      ;[before, now].forEach((summary, index) =>
+        process.stdout.write(
+          `  ${trees[index]?.label}, medians of ${ROUNDS}: ${summary.lifecyclesPerSecond.toFixed(1)} lifecycles/s, ` +
+            `service CPU ${summary.cpuMsPerLifecycle.toFixed(2)} ms/lifecycle, p99 ${summary.p99.toFixed(1)} ms\n`,
+        ),
+      )
+      const cpuRatio = now.cpuMsPerLifecycle / before.cpuMsPerLifecycle
+      const throughputRatio = now.lifecyclesPerSecond / before.lifecyclesPerSecond
+      process.stdout.write(
+        `  this tree / baseline: CPU per lifecycle ${cpuRatio.toFixed(2)}×, lifecycles/s ${throughputRatio.toFixed(2)}×\n`,
+      )
+      return reportTargets([
+        [`service CPU per lifecycle ≤ ${BASELINE_TARGET.cpuRatio}× the baseline's`, cpuRatio <= BASELINE_TARGET.cpuRatio],
+        [`lifecycles/s ≥ ${BASELINE_TARGET.throughputRatio}× the baseline's`, throughputRatio >= BASELINE_TARGET.throughputRatio],
+        [`p99 < ${TARGET.p99Ms} ms`, now.p99 < TARGET.p99Ms],
+        ['no failed lifecycles', before.errors === 0 && now.errors === 0],
+        ['measured through the gateway', before.throughGateway && now.throughGateway],
+      ])
+    }),
+  )
+}
+
+/** This tree alone: a run on a fresh store, then one after SEEDED_INSTANCES more instances. */
+async function measureThisTree() {
+  /** @type {Tree} */
+  const tree = { label: 'this tree', dist: DIST }
+  return withTempDir('bench-lifecycle-', async (dataDir) => {
+    const pairs = seedApp(tree, dataDir)
+    const fresh = await run(tree, dataDir, pairs, 'empty store')
     if (SEEDED_INSTANCES === 0) {
       return reportTargets([
         [`≥ ${TARGET.lifecyclesPerSecond} lifecycles/s`, fresh.lifecyclesPerSecond >= TARGET.lifecyclesPerSecond],
@@ -273,7 +350,7 @@ await runBench(() =>
     process.stdout.write(
       `  stored ${SEEDED_INSTANCES} more instances (${total} in all) in ${((Date.now() - seededStarted) / 1000).toFixed(1)} s\n`,
     )
-    const seeded = await run(dataDir, pairs, `${total} stored instances`)
+    const seeded = await run(tree, dataDir, pairs, `${total} stored instances`)
 
     return reportTargets([
       [`≥ ${TARGET.lifecyclesPerSecond} lifecycles/s`, fresh.lifecyclesPerSecond >= TARGET.lifecyclesPerSecond],
@@ -286,5 +363,11 @@ await runBench(() =>
       ['no failed lifecycles', fresh.errors === 0 && seeded.errors === 0],
       ['measured through the gateway', fresh.via === 'gateway' && seeded.via === 'gateway'],
     ])
-  }),
-)
+  })
+}
+
+await runBench(async () => {
+  const setting = `${CLIENTS} clients, ${DURATION_MS / 1000} s per run after ${WARMUP_MS / 1000} s warm-up, telemetry ${TELEMETRY}`
+  process.stdout.write(`lifecycle benchmark: ${setting}${BASELINE_REF ? `, against ${BASELINE_REF} in ${ROUNDS} rounds` : ''}\n`)
+  return BASELINE_REF ? compareWithBaseline(BASELINE_REF) : measureThisTree()
+})

@@ -51,17 +51,18 @@ async function allAnswer(urls) {
 }
 
 /**
- * The built all-in-one (gateway and engine in one process) on its own ports.
- * @param {{ dataDir: string, env?: Record<string, string>, nodeArgs?: string[] }} options
+ * The built all-in-one (gateway and engine in one process) on its own ports; `dist` is another
+ * tree's build (a baseline, support/baseline.mjs), this one's by default.
+ * @param {{ dataDir: string, env?: Record<string, string>, nodeArgs?: string[], dist?: string }} options
  * @returns {Promise<Running & { gateway: string, engine: string }>}
  */
-export async function startAllInOne({ dataDir, env = {}, nodeArgs = [] }) {
-  requireBuild('services/all-in-one.js')
+export async function startAllInOne({ dataDir, env = {}, nodeArgs = [], dist = DIST }) {
+  if (dist === DIST) requireBuild('services/all-in-one.js')
   const [gatewayPort, enginePort] = [await freePort(), await freePort()]
   const gateway = `http://127.0.0.1:${gatewayPort}`
   const engine = `http://127.0.0.1:${enginePort}`
   const running = await startProcess({
-    args: [...nodeArgs, join(DIST, 'services', 'all-in-one.js')],
+    args: [...nodeArgs, join(dist, 'services', 'all-in-one.js')],
     env: { DATA_DIR: dataDir, LOG_LEVEL: 'warn', GATEWAY_PORT: String(gatewayPort), ENGINE_PORT: String(enginePort), ...env },
     ready: [`${gateway}/liveness`, `${engine}/liveness`],
     timeoutMs: 120_000,
