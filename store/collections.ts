@@ -90,13 +90,14 @@ export type BatchJobStatus = 'waiting' | 'running' | 'retrying' | 'done' | 'fail
 export interface StoredBatchJob {
   _id?: string
   jobId: string
-  kind: 'deploy' | 'scheduledRun' | 'escalation' | 'bulkOperation'
+  kind: 'deploy' | 'scheduledRun' | 'escalation' | 'bulkOperation' | 'historyRetention'
   status: BatchJobStatus
   appId: string
   organizationId?: string
   /**
    * deploy: the jobScheduler model id and version to deploy. scheduledRun: the schedule fired.
    * escalation: the instance, task, model version and position of the escalation (EscalationPayload).
+   * historyRetention: the time before which ended instances are removed (`{ endedBefore }`).
    */
   payload: Record<string, unknown>
   tryCount: number
@@ -108,13 +109,13 @@ export interface StoredBatchJob {
   leaseUntil?: Date
   leaseOwner?: string
   /**
-   * scheduledRun only: `<schedule _id>:<tickISO>`, unique, so the engines that see
-   * the same tick of a schedule insert one job between them.
+   * scheduledRun: `<schedule _id>:<tickISO>`; historyRetention: `historyRetention:<hour>`. Unique, so
+   * the engines that see the same tick insert one job between them.
    */
   scheduleKey?: string
   /** When the job became `done` or `failed`; it is removed once the retention window has passed. */
   finishedAt?: Date
-  /** bulkOperation only: how far it got (instances changed, and those that failed with their error). */
+  /** bulkOperation and historyRetention: how far it got (instances changed or removed, those that failed with their error). */
   progress?: BulkProgress
   /** bulkOperation only: the last instance id (in `_id` order) it has worked on; a rerun goes on after it. */
   cursor?: string

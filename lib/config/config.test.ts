@@ -22,6 +22,7 @@ t.test('defaults follow the README configuration table when nothing is set', asy
     batchLeaseMs: 60000,
     batchRetentionHours: 168,
     idempotencyTtlHours: 24,
+    historyRetentionDays: undefined,
     cachePollMs: 1000,
     logHeartbeatMs: 15000,
     adminToken: undefined,
@@ -87,6 +88,7 @@ t.test('a bad value is rejected with a message naming the variable', async (t) =
     [{ BATCH_LEASE_MS: '1m' }, 'Invalid configuration: BATCH_LEASE_MS must be a positive integer, got "1m"'],
     [{ BATCH_RETENTION_HOURS: 'forever' }, 'Invalid configuration: BATCH_RETENTION_HOURS must be a positive number, got "forever"'],
     [{ IDEMPOTENCY_TTL_HOURS: '-1' }, 'Invalid configuration: IDEMPOTENCY_TTL_HOURS must be a positive number, got "-1"'],
+    [{ HISTORY_RETENTION_DAYS: '0' }, 'Invalid configuration: HISTORY_RETENTION_DAYS must be a positive number, got "0"'],
     [{ CACHE_POLL_MS: '1s' }, 'Invalid configuration: CACHE_POLL_MS must be a positive integer, got "1s"'],
     [{ LOG_HEARTBEAT_MS: '0' }, 'Invalid configuration: LOG_HEARTBEAT_MS must be a positive integer, got "0"'],
     [{ ADMIN_TOKEN: 'short' }, 'Invalid configuration: ADMIN_TOKEN must be at least 16 characters long'],
@@ -116,6 +118,7 @@ const readAsGiven: Array<[variable: string, value: string, field: keyof Config, 
   ['BATCH_POLL_MS', '20', 'batchPollMs', 20],
   ['BATCH_LEASE_MS', '300', 'batchLeaseMs', 300],
   ['BATCH_RETENTION_HOURS', '0.5', 'batchRetentionHours', 0.5],
+  ['HISTORY_RETENTION_DAYS', '30', 'historyRetentionDays', 30],
   // switches
   ['ALLOW_GATEWAY_EMBEDDED_STORE', 'true', 'allowGatewayEmbeddedStore', true],
   // strings

@@ -42,6 +42,11 @@ export interface Config {
   batchLeaseMs: number
   /** How long finished (`done`, `failed`) batch jobs are kept before they are removed. */
   batchRetentionHours: number
+  /**
+   * Ended instances whose last change is older than this many days are removed in the background
+   * (docs/reference/lifecycle.md#purging-ended-instances); undefined keeps them forever.
+   */
+  historyRetentionDays: number | undefined
   /** How long an idempotency key of a start answers its first answer again (docs/reference/consistency.md#idempotent-starts). */
   idempotencyTtlHours: number
   /** How often an instance looks for new cache invalidation records (docs/reference/gateway.md#caches). */
@@ -341,6 +346,7 @@ export function parseConfig(env: Env, cwd: string = process.cwd()): Config {
     batchLeaseMs: positiveInteger(env, 'BATCH_LEASE_MS', 60_000),
     batchRetentionHours: positiveNumber(env, 'BATCH_RETENTION_HOURS', 168),
     idempotencyTtlHours: positiveNumber(env, 'IDEMPOTENCY_TTL_HOURS', 24),
+    historyRetentionDays: env.HISTORY_RETENTION_DAYS ? positiveNumber(env, 'HISTORY_RETENTION_DAYS', 0) : undefined,
     cachePollMs: positiveInteger(env, 'CACHE_POLL_MS', 1_000),
     logHeartbeatMs: positiveInteger(env, 'LOG_HEARTBEAT_MS', 15_000),
     adminToken: optionalBearerSecret(env, 'ADMIN_TOKEN', 16),

@@ -54,6 +54,11 @@ export class EngineMetrics extends ServiceMetrics {
     DURATION_BUCKETS,
     ['function_id', 'outcome'],
   )
+  private readonly purged = this.counter(
+    'workflow_process_instances_purged_total',
+    'Ended process instances removed for good, by why: an admin asked (request) or HISTORY_RETENTION_DAYS passed (retention).',
+    ['reason'],
+  )
   private readonly scheduleFirings = this.counter(
     'workflow_schedule_firings_total',
     'Schedule ticks this engine fired (each one queues a scheduledRun batch job).',
@@ -131,6 +136,10 @@ export class EngineMetrics extends ServiceMetrics {
 
   functionRan(functionId: string, outcome: FunctionOutcome, seconds: number): void {
     this.functionDuration.observe({ function_id: functionId, outcome }, seconds)
+  }
+
+  instancesPurged(reason: 'request' | 'retention', count: number): void {
+    this.purged.inc({ reason }, count)
   }
 
   schedulesFired(count: number): void {

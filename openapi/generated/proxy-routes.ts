@@ -40,6 +40,7 @@ export const proxyRoutes = [
   { method: "POST", url: "/external/batchjob/retry", engineUrl: "/external/batchjob/retry", timeoutSeconds: 60, operationId: "retryFailedBatchJobs", raw: false, upload: false },
   { method: "POST", url: "/external/batchjob/list", engineUrl: "/external/batchjob/list", timeoutSeconds: 60, operationId: "listBatchJobs", raw: false, upload: false },
   { method: "POST", url: "/external/process/bulk", engineUrl: "/external/process/bulk", timeoutSeconds: 60, operationId: "startBulkOperation", raw: false, upload: false },
+  { method: "POST", url: "/external/process/purge", engineUrl: "/external/process/purge", timeoutSeconds: 60, operationId: "purgeProcessInstances", raw: false, upload: false },
   { method: "GET", url: "/external/batchjob/:jobId", engineUrl: "/external/batchjob/:jobId", timeoutSeconds: 60, operationId: "getBatchJob", raw: false, upload: false },
   { method: "DELETE", url: "/external/locks/:userId", engineUrl: "/external/locks/:userId", timeoutSeconds: 60, operationId: "releaseUserLocks", raw: false, upload: false },
 ] as const

@@ -1314,6 +1314,33 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/external/process/purge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remove ended process instances and everything kept with them
+         * @description Removes ended instances (`completed` or `cancelled`) of the caller's tenant for good: each
+         *     instance with its activities, its notification record, its task locks and its files' bytes,
+         *     one instance per atomic write. Either one instance by `processInstanceId` (404 wm3001 when
+         *     it is not in the tenant, 409 wm3141 when it has not ended) or the ended instances a `filter`
+         *     matches, at most `limit` per call (`more` says whether further ones match). `dryRun` answers
+         *     the same and removes nothing. Failed, running and suspended instances are never removed.
+         *     Role `admin` of the tenant or a system user only (403 wm4031). The engine also removes ended
+         *     instances on its own after HISTORY_RETENTION_DAYS.
+         */
+        post: operations["purgeProcessInstances"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/external/batchjob/{jobId}": {
         parameters: {
             query?: never;
@@ -1482,7 +1509,7 @@ export interface components {
             /** @enum {string} */
             status?: "waiting" | "running" | "retrying" | "done" | "failed";
             /** @enum {string} */
-            kind?: "deploy" | "scheduledRun" | "escalation" | "bulkOperation";
+            kind?: "deploy" | "scheduledRun" | "escalation" | "bulkOperation" | "historyRetention";
             /** @default 50 */
             limit?: number;
             /** @description The `nextCursor` of the previous page; absent for the first page. */
@@ -1491,7 +1518,7 @@ export interface components {
         BatchJobSummary: {
             jobId: string;
             /** @enum {string} */
-            kind: "deploy" | "scheduledRun" | "escalation" | "bulkOperation";
+            kind: "deploy" | "scheduledRun" | "escalation" | "bulkOperation" | "historyRetention";
             /** @enum {string} */
             status: "waiting" | "running" | "retrying" | "done" | "failed";
             /** @description Failed tries so far. */
@@ -2333,6 +2360,40 @@ export interface components {
         ProcessSwimlane: {
             name: string;
             description?: string;
+        };
+        /** @description Ended instances of the caller's tenant whose last change is before `endedBefore`; every given field must match. */
+        PurgeFilter: {
+            /** Format: date-time */
+            endedBefore: string;
+            processId?: string;
+            /**
+             * @description One of the two ended statuses; both when absent.
+             * @enum {string}
+             */
+            processStatus?: "completed" | "cancelled";
+        };
+        /** @description One ended instance (`processInstanceId`) or the ended instances a `filter` matches; exactly one of the two. */
+        PurgeRequest: {
+            processInstanceId?: string;
+            filter?: components["schemas"]["PurgeFilter"];
+            /**
+             * @description The most instances one call removes; `more` says whether further ones match.
+             * @default 1000
+             */
+            limit?: number;
+            /** @description Answer which instances would be removed, and remove nothing. */
+            dryRun?: boolean;
+            organizationId?: string;
+            appId?: string;
+        };
+        PurgeResult: {
+            /** @description How many instances were removed (with `dryRun`, would be). */
+            purged: number;
+            /** @description The instances removed (with `dryRun`, that would be). */
+            processInstanceIds: string[];
+            /** @description Further ended instances match the filter beyond `limit`. */
+            more: boolean;
+            dryRun: boolean;
         };
         /** @description The service can serve; `checks` names each dependency that answered. */
         Readiness: {
@@ -3311,6 +3372,25 @@ export interface components {
                  *       "error": {
                  *         "message": "Step not found: …",
                  *         "code": "wm3130"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3141: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Process instance … is …: it cannot be …",
+                 *         "code": "wm3141"
                  *       }
                  *     }
                  */
@@ -6339,6 +6419,60 @@ export interface operations {
             400: components["responses"]["GatewayError_wm4000"];
             401: components["responses"]["GatewayError_wm4010"];
             403: components["responses"]["GatewayError_wm4031"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
+        };
+    };
+    purgeProcessInstances: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
+                /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
+                lplogclientid?: components["parameters"]["LpLogClientId"];
+                /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
+                additionalheaders?: components["parameters"]["AdditionalHeaders"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "filter": {
+                 *         "processId": "leave-request",
+                 *         "endedBefore": "2026-01-01T00:00:00Z"
+                 *       },
+                 *       "dryRun": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["PurgeRequest"];
+            };
+        };
+        responses: {
+            /** @description What was removed (or, with `dryRun`, would be). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "success";
+                        data: components["schemas"]["PurgeResult"];
+                    };
+                };
+            };
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            404: components["responses"]["GatewayError_wm3001"];
+            409: components["responses"]["GatewayError_wm3141"];
             413: components["responses"]["GatewayError_wm4013"];
             415: components["responses"]["GatewayError_wm4015"];
             500: components["responses"]["GatewayError_wm5000"];

@@ -28,6 +28,9 @@ import readiness from './operations/readiness.js'
 import health, { ENGINE_SERVICE_NAME } from './operations/health-routes.js'
 import bulkOperations from './lifecycle/bulk.js'
 import bulkRoutes from './lifecycle/bulk-routes.js'
+import instancePurge from './lifecycle/purge.js'
+import purgeRoutes from './lifecycle/purge-routes.js'
+import historyRetention from './lifecycle/history-retention.js'
 import actionRoutes from './tasks/action-routes.js'
 import activities from './instances/activities.js'
 import authorization from './instances/authorization.js'
@@ -182,7 +185,7 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
       gatewayPort: config.gatewayPort,
     }),
     listed(engineTelemetry, { rawStore: options.store }),
-    // The services of the lifecycle: headless tasks, step changes, functions, escalations, migration, control, bulk.
+    // The services of the lifecycle: headless tasks, step changes, functions, escalations, migration, control, bulk, purge.
     listed(headlessTasks),
     listed(stepChanges),
     listed(functionRuns),
@@ -191,6 +194,8 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
     listed(migrations),
     listed(processControl),
     listed(bulkOperations),
+    listed(instancePurge),
+    listed(historyRetention, { days: config.historyRetentionDays, pollMs: config.batchPollMs }),
     // Routes.
     listed(health),
     listed(readiness),
@@ -202,6 +207,7 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
     listed(engineLogRoutes, { ring: options.logRings.wfm, heartbeatMs: config.logHeartbeatMs }),
     listed(batchRoutes),
     listed(bulkRoutes),
+    listed(purgeRoutes),
     listed(noteRoutes),
     listed(taskRoutes),
     listed(headlessTaskRoutes),

@@ -28,12 +28,15 @@ export interface ControlStack {
   store: Store
   users: HrUsers & { system: StoredUser }
   gatewayUrl: string
+  engineUrl: string
   /** Sends through the gateway; the answer is checked against `operationId`'s documented schemas. */
   send<Data = unknown>(operationId: string, method: string, path: string, options?: SendOptions): Promise<Answer<Data>>
   /** A leave request started by the employee through `/context` (its first task locked for them). */
   startLeave(input?: Record<string, unknown>): Promise<Session>
   /** A leave request whose payroll branch failed (processStatus `failed`, one failed thread). */
   startFailedLeave(): Promise<Session>
+  /** A leave request submitted and approved: `completed`. */
+  startCompletedLeave(): Promise<Session>
   /** Sets the `payrollOnline` constant the leave request's payroll step reads. */
   payrollOnline(online: boolean): Promise<void>
 }
@@ -79,8 +82,9 @@ export async function startControlStack(t: Test, config: Partial<Config> = {}, o
     if (answer.status !== 200) throw new Error(`completing ${taskId} failed: ${JSON.stringify(answer.body)}`)
   }
 
-  async function startFailedLeave(): Promise<Session> {
-    await payrollOnline(false)
+  /** A leave request submitted and approved, with the payroll step online or not: it ends `expected`. */
+  async function approvedLeave(online: boolean, expected: 'completed' | 'failed'): Promise<Session> {
+    await payrollOnline(online)
     const session = await startLeave()
     const id = session.context.processInstance.processInstanceId
     await complete(users.employee, session, session.formContext.task?.taskId ?? '')
@@ -88,9 +92,19 @@ export async function startControlStack(t: Test, config: Partial<Config> = {}, o
     if (!approve) throw new Error('no approval task')
     await complete(users.manager, session, approve.taskId)
     const stored = await storedInstance(store, id)
-    if (stored.processStatus !== 'failed') throw new Error(`the leave request did not fail: ${stored.processStatus}`)
+    if (stored.processStatus !== expected) throw new Error(`the leave request ended ${stored.processStatus}, not ${expected}`)
     return session
   }
 
-  return { store, users, gatewayUrl: gateway.url, send, startLeave, startFailedLeave, payrollOnline }
+  return {
+    store,
+    users,
+    gatewayUrl: gateway.url,
+    engineUrl: engine.url,
+    send,
+    startLeave,
+    startFailedLeave: () => approvedLeave(false, 'failed'),
+    startCompletedLeave: () => approvedLeave(true, 'completed'),
+    payrollOnline,
+  }
 }

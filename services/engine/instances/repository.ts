@@ -58,6 +58,8 @@ export class ContextRepository {
     await this.collection.createIndex({ processId: 1, processStatus: 1, appId: 1 })
     await this.collection.createIndex({ processId: 1, appId: 1, lastUpdate: -1 })
     await this.collection.createIndex({ appId: 1, lastUpdate: -1 })
+    // Ended instances past the retention period, across tenants, oldest first (lifecycle/history-retention.ts).
+    await this.collection.createIndex({ processStatus: 1, lastUpdate: 1 }, { name: 'engine_ended_by_age' })
     // The overdue-tasks query: the instances of an app with an open task due by now.
     await this.collection.createIndex({ appId: 1, nextDueAt: 1 }, { name: 'engine_overdue_tasks' })
   }
