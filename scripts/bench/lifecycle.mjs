@@ -21,7 +21,8 @@
  *
  * Environment: BENCH_DURATION_S (default 20, per run; 15 with a baseline), BENCH_CLIENTS (32),
  * BENCH_SEEDED_INSTANCES (100000; 0 skips the second run), BENCH_BASELINE_REF, BENCH_ROUNDS,
- * BENCH_CPU_PROFILE_DIR (the service writes a V8 CPU profile of each thread there),
+ * BENCH_CPU_PROFILE_DIR (the service writes a V8 CPU profile of each thread there), BENCH_NODE_ARGS (flags
+ * for the service's node, e.g. `--max-semi-space-size=64`),
  * BENCH_TELEMETRY (`metrics`, the default as deployed; `off`: METRICS_ENABLED=false; `tracing`:
  * metrics and OTLP traces, exported to a local receiver that discards them) — the cost of
  * observability is the difference between these (target: metrics cost at most 5%).
@@ -121,7 +122,10 @@ async function seedInstances(dataDir, count) {
  */
 function startService(tree, dataDir, receiverUrl) {
   const profileDir = process.env.BENCH_CPU_PROFILE_DIR
-  const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []
+  const nodeArgs = [
+    ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+    ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== ''),
+  ]
   return startAllInOne({ dataDir, env: telemetryEnv(receiverUrl), nodeArgs, dist: tree.dist })
 }
 
