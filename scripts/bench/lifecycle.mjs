@@ -17,7 +17,7 @@
  * lifecycles/s at least 1.8× the baseline's, p99 under 50 ms (no seeded second run).
  *
  * Service CPU is every thread of the service's process and of the processes it started (sandboxes),
- * read from /proc as the measured window begins and ends (support/cpu.mjs).
+ * read from /proc as the measured window begins and ends (support/proc.mjs).
  *
  * Environment: BENCH_DURATION_S (default 20, per run; 15 with a baseline), BENCH_CLIENTS (32),
  * BENCH_SEEDED_INSTANCES (100000; 0 skips the second run), BENCH_BASELINE_REF, BENCH_ROUNDS,
@@ -29,30 +29,27 @@
  * Everything runs on 127.0.0.1 in a temporary data dir, removed at the end.
  */
 import { createServer } from 'node:http'
-import { Pool } from 'undici'
-import { execFileSync } from 'node:child_process'
-import { join } from 'node:path'
 import { builtTree } from './support/baseline.mjs'
-import { serviceCpuMs } from './support/cpu.mjs'
-import { DIST, ROOT, importBuilt } from './support/dist.mjs'
-import { timedPost } from './support/http.mjs'
+import { DIST, importBuilt } from './support/dist.mjs'
+import { chooseTarget, measure, report, seedApp, WARMUP_MS } from './support/lifecycle-load.mjs'
 import { reportTargets, runBench } from './support/outcome.mjs'
 import { startAllInOne } from './support/process.mjs'
-import { median, percentile } from './support/stats.mjs'
+import { median } from './support/stats.mjs'
 import { storeInstanceCopies, withStore, withTempDir } from './support/store.mjs'
 
 const { Collections } = await importBuilt('store/collections.js')
 
+/** @typedef {import('./support/lifecycle-load.mjs').Pair} Pair */
+/** @typedef {import('./support/lifecycle-load.mjs').Tree} Tree */
+
 const BASELINE_REF = process.env.BENCH_BASELINE_REF
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 32)
 const DURATION_MS = Number(process.env.BENCH_DURATION_S ?? (BASELINE_REF ? 15 : 20)) * 1000
-const WARMUP_MS = 3000
 const SEEDED_INSTANCES = Number(process.env.BENCH_SEEDED_INSTANCES ?? 100_000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 const TARGET = { lifecyclesPerSecond: 300, p99Ms: 50, seededWithin: 0.2 }
 /** Against the baseline: this tree's CPU per lifecycle at most, and its lifecycles/s at least, these times the baseline's. */
 const BASELINE_TARGET = { cpuRatio: 0.5, throughputRatio: 1.8 }
-const TENANT = { appId: 'hr', organizationId: 'acme' }
 const TELEMETRY = process.env.BENCH_TELEMETRY ?? 'metrics'
 if (!['off', 'metrics', 'tracing'].includes(TELEMETRY)) throw new Error(`BENCH_TELEMETRY must be off, metrics or tracing, got ${TELEMETRY}`)
 
@@ -72,23 +69,6 @@ function telemetryEnv(receiverUrl) {
   if (TELEMETRY === 'off') return { METRICS_ENABLED: 'false' }
   if (TELEMETRY === 'tracing' && receiverUrl) return { OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl }
   return {}
-}
-
-/** @typedef {{ employee: string, manager: string }} Pair */
-/** @typedef {{ label: string, dist: string }} Tree */
-
-/**
- * Seeds the store in `dataDir` with the code of `tree` (support/seed-lifecycle.mjs, run on that
- * tree's build, so a baseline writes its own format): the models, and an employee and a manager per client.
- * @param {Tree} tree @param {string} dataDir @returns {Pair[]}
- */
-function seedApp(tree, dataDir) {
-  const seeder = join(ROOT, 'scripts', 'bench', 'support', 'seed-lifecycle.mjs')
-  const output = execFileSync(process.execPath, [seeder, tree.dist, dataDir, String(CLIENTS), JSON.stringify(TENANT)], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  return JSON.parse(output)
 }
 
 /**
@@ -129,132 +109,6 @@ function startService(tree, dataDir, receiverUrl) {
   return startAllInOne({ dataDir, env: telemetryEnv(receiverUrl), nodeArgs, dist: tree.dist })
 }
 
-/** A client of the service at `origin`; gateway answers come in the envelope, engine answers raw. @param {string} origin */
-function clientFor(origin) {
-  const pool = new Pool(origin, { connections: CLIENTS, pipelining: 1 })
-  return {
-    pool,
-    /**
-     * @param {string} path @param {string} user @param {object} body @returns {Promise<{ status: number, body: any, ms: number, text:
-     * string }>}
-     */
-    async post(path, user, body) {
-      const answer = await timedPost(pool, path, user, body)
-      const parsed = JSON.parse(answer.text)
-      const payload =
-        parsed && typeof parsed === 'object' && 'status' in parsed && 'data' in parsed && !('context' in parsed) ? parsed.data : parsed
-      return { ...answer, body: payload }
-    },
-  }
-}
-
-/** Where lifecycles are sent: the gateway when it proxies `/context`, else the engine (said so). */
-/** @param {{ gateway: string, engine: string }} service @param {Pair} pair */
-async function chooseTarget(service, pair) {
-  const probe = clientFor(service.gateway)
-  const answer = await probe.post('/context', pair.employee, { ...TENANT, processId: 'leave-request', input: { days: 3 } })
-  await probe.pool.close()
-  if (answer.status === 200) return { origin: service.gateway, via: 'gateway' }
-  process.stdout.write(`  the gateway does not serve /context yet (${answer.status}): measuring against the engine directly\n`)
-  return { origin: service.engine, via: 'engine' }
-}
-
-/** @param {ReturnType<typeof clientFor>} client @param {Pair} pair @returns {Promise<number[]>} */
-async function lifecycle(client, pair) {
-  /** @type {number[]} */
-  const latencies = []
-  /** @param {string} path @param {string} user @param {object} body */
-  const step = async (path, user, body) => {
-    const answer = await client.post(path, user, body)
-    latencies.push(answer.ms)
-    if (answer.status !== 200) throw new Error(`${path} answered ${answer.status}: ${answer.text.slice(0, 300)}`)
-    return answer.body
-  }
-  const started = await step('/context', pair.employee, { ...TENANT, processId: 'leave-request', input: { days: 3, reason: 'Benchmark' } })
-  const instance = started.context.processInstance
-  const ids = { ...TENANT, processId: 'leave-request', processInstanceId: instance.processInstanceId, businessKey: instance.businessKey }
-  const submitted = await step('/action/complete', pair.employee, {
-    ...ids,
-    taskId: started.formContext.task.taskId,
-    actionType: 'complete',
-    dataInstance: { days: 3, reason: 'Benchmark' },
-  })
-  const approve = submitted.formContext.task
-  const approved = await step('/action/complete', pair.manager, {
-    ...ids,
-    taskId: approve.taskId,
-    actionType: 'complete',
-    dataInstance: submitted.context.dataInstance,
-  })
-  if (approved.context.processInstance.processStatus !== 'completed')
-    throw new Error(`the lifecycle ended ${approved.context.processInstance.processStatus}`)
-  return latencies
-}
-
-/**
- * CLIENTS loops of lifecycles for WARMUP_MS + DURATION_MS; only the time after the warm-up counts.
- * The service's CPU time is read as the measured window begins and ends: CPU per lifecycle tells what
- * the service spends on one far more steadily than throughput on a shared host.
- * @param {string} origin @param {Pair[]} pairs @param {number} pid
- */
-async function measure(origin, pairs, pid) {
-  const client = clientFor(origin)
-  const begin = performance.now()
-  const measuredFrom = begin + WARMUP_MS
-  const end = measuredFrom + DURATION_MS
-  /** @type {number[]} */
-  const latencies = []
-  let lifecycles = 0
-  let errors = 0
-  /** @type {Error | undefined} */
-  let firstError
-  /** @type {number | undefined} */
-  let cpuAtStart
-  const startCpuClock = setTimeout(() => (cpuAtStart = serviceCpuMs(pid)), WARMUP_MS)
-  await Promise.all(
-    pairs.map(async (pair) => {
-      while (performance.now() < end) {
-        const started = performance.now()
-        try {
-          const times = await lifecycle(client, pair)
-          if (started >= measuredFrom) {
-            lifecycles++
-            latencies.push(...times)
-          }
-        } catch (error) {
-          errors++
-          firstError ??= error instanceof Error ? error : new Error(String(error))
-        }
-      }
-    }),
-  )
-  const cpuAtEnd = serviceCpuMs(pid)
-  clearTimeout(startCpuClock)
-  await client.pool.close()
-  latencies.sort((a, b) => a - b)
-  return {
-    cpuMsPerLifecycle:
-      cpuAtStart === undefined || cpuAtEnd === undefined || lifecycles === 0 ? undefined : (cpuAtEnd - cpuAtStart) / lifecycles,
-    lifecyclesPerSecond: lifecycles / (DURATION_MS / 1000),
-    requests: latencies.length,
-    p50: percentile(latencies, 50),
-    p99: percentile(latencies, 99),
-    errors,
-    firstError,
-  }
-}
-
-/** @param {string} label @param {Awaited<ReturnType<typeof measure>>} result */
-function report(label, result) {
-  process.stdout.write(
-    `  ${label}: ${result.lifecyclesPerSecond.toFixed(1)} lifecycles/s, ${result.requests} requests, ` +
-      `p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms, ` +
-      `${result.cpuMsPerLifecycle === undefined ? '' : `service CPU ${result.cpuMsPerLifecycle.toFixed(2)} ms/lifecycle, `}` +
-      `${result.errors} failed lifecycles\n`,
-  )
-  if (result.firstError) process.stdout.write(`    first failure: ${result.firstError.message}\n`)
-}
-
 /**
  * One run: the all-in-one of `tree` started on `dataDir`, loaded, and stopped again.
  * @param {Tree} tree @param {string} dataDir @param {Pair[]} pairs @param {string} label
@@ -265,7 +119,7 @@ async function run(tree, dataDir, pairs, label) {
   try {
     const target = await chooseTarget(service, /** @type {Pair} */ (pairs[0]))
     process.stdout.write(`  through the ${target.via} (${target.origin})\n`)
-    const result = await measure(target.origin, pairs, service.pid)
+    const result = await measure(target.origin, pairs, service.pid, DURATION_MS)
     report(label, result)
     return { ...result, via: target.via }
   } finally {
@@ -298,7 +152,7 @@ async function compareWithBaseline(ref) {
   return withTempDir('bench-lifecycle-baseline-', (baselineDir) =>
     withTempDir('bench-lifecycle-', async (currentDir) => {
       const dataDirs = [baselineDir, currentDir]
-      const pairs = trees.map((tree, index) => seedApp(tree, /** @type {string} */ (dataDirs[index])))
+      const pairs = trees.map((tree, index) => seedApp(tree, /** @type {string} */ (dataDirs[index]), CLIENTS))
       /** @type {Result[][]} */
       const results = [[], []]
       for (let round = 1; round <= ROUNDS; round++) {
@@ -338,7 +192,7 @@ async function measureThisTree() {
   /** @type {Tree} */
   const tree = { label: 'this tree', dist: DIST }
   return withTempDir('bench-lifecycle-', async (dataDir) => {
-    const pairs = seedApp(tree, dataDir)
+    const pairs = seedApp(tree, dataDir, CLIENTS)
     const fresh = await run(tree, dataDir, pairs, 'empty store')
     if (SEEDED_INSTANCES === 0) {
       return reportTargets([
