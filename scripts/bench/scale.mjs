@@ -1,0 +1,217 @@
+#!/usr/bin/env node
+// @ts-check
+/**
+ * The service with a long history: the embedded store is seeded directly with BENCH_ENDED ended
+ * (completed) leave requests, each with its activities and notification record, their last changes
+ * spread over a year, and BENCH_RUNNING running ones; then the built all-in-one starts on it.
+ *
+ * Measured: the service's resident memory after start (every process of it) and per 100,000 ended
+ * instances, the time from start to serving, lifecycle throughput against the same store before it
+ * was seeded (this run), `GET /process/:id` of ended instances, and the query routes.
+ *
+ * Targets: RSS ≤ 1 GiB after start, start-up ≤ 15 s, lifecycles/s within 20% of the empty store's,
+ * `GET /process/:id` of an ended instance p99 < 20 ms, every query route p95 < 250 ms.
+ *
+ * Environment: BENCH_ENDED (default 1000000), BENCH_RUNNING (10000), BENCH_DURATION_S (10, each
+ * lifecycle run), BENCH_CLIENTS (32), BENCH_REPEAT (20, each query and 100× that many reads).
+ * Everything runs on 127.0.0.1 in a temporary data dir, removed at the end.
+ */
+import { DIST, importBuilt } from './support/dist.mjs'
+import { chooseTarget, clientFor, measure, report, seedApp, TENANT } from './support/lifecycle-load.mjs'
+import { reportTargets, runBench } from './support/outcome.mjs'
+import { startAllInOne } from './support/process.mjs'
+import { serviceRssBytes } from './support/proc.mjs'
+import { percentile } from './support/stats.mjs'
+import { storeInstanceCopies, withStore, withTempDir } from './support/store.mjs'
+
+const ENDED = Number(process.env.BENCH_ENDED ?? 1_000_000)
+const RUNNING = Number(process.env.BENCH_RUNNING ?? 10_000)
+const DURATION_MS = Number(process.env.BENCH_DURATION_S ?? 10) * 1000
+const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 32)
+const REPEAT = Number(process.env.BENCH_REPEAT ?? 20)
+const TARGET = { rssBytes: 1024 ** 3, startupMs: 15_000, lifecyclesWithin: 0.2, readP99Ms: 20, queryP95Ms: 250 }
+const DAY_MS = 86_400_000
+const MIB = 1024 ** 2
+/** Every this many ended instances, one is kept to be read back. */
+const SAMPLE_EVERY = Math.max(1, Math.floor(ENDED / 2000))
+
+const { createTestUser } = await importBuilt('services/testing/users.js')
+
+/** @typedef {import('./support/lifecycle-load.mjs').Pair} Pair */
+/** @typedef {{ processInstanceId: string, businessKey: string }} Sampled */
+
+/** The all-in-one on `dataDir`, and how long it took to serve. @param {string} dataDir */
+async function startTimed(dataDir) {
+  const started = performance.now()
+  const service = await startAllInOne({ dataDir, env: {} })
+  const startupMs = performance.now() - started
+  const rss = serviceRssBytes(service.pid) ?? Number.NaN
+  return { service, startupMs, rss }
+}
+
+/**
+ * A lifecycle run against the service; answers its result.
+ * @param {Awaited<ReturnType<typeof startAllInOne>>} service @param {Pair[]} pairs @param {string} label
+ */
+async function lifecycles(service, pairs, label) {
+  const target = await chooseTarget(service, /** @type {Pair} */ (pairs[0]))
+  const result = await measure(target.origin, pairs, service.pid, DURATION_MS)
+  report(label, result)
+  return result
+}
+
+/**
+ * Stores the copies: ENDED of a completed lifecycle (with its activities), RUNNING of a started one,
+ * last changes spread over the past year; answers the ids kept to read back.
+ * @param {string} dataDir
+ */
+async function seedHistory(dataDir) {
+  /** @type {Sampled[]} */
+  const sample = []
+  const now = Date.now()
+  const started = performance.now()
+  await withStore(dataDir, async (store) => {
+    for (const [processStatus, count, withActivities] of /** @type {const} */ ([
+      ['completed', ENDED, true],
+      ['running', RUNNING, false],
+    ])) {
+      await storeInstanceCopies(store, {
+        processStatus,
+        count,
+        withActivities,
+        copy: (/** @type {any} */ template, /** @type {number} */ i, /** @type {string} */ processInstanceId) => {
+          const lastUpdate = new Date(now - (i % 365) * DAY_MS - i)
+          const businessKey = `LR-${processStatus}-${i}`
+          if (processStatus === 'completed' && i % SAMPLE_EVERY === 0) sample.push({ processInstanceId, businessKey })
+          return { processInstance: { ...template, processInstanceId, businessKey, lastUpdate: lastUpdate.toISOString() }, lastUpdate }
+        },
+      })
+    }
+  })
+  process.stdout.write(
+    `  stored ${ENDED} ended and ${RUNNING} running instances in ${((performance.now() - started) / 1000).toFixed(0)} s\n`,
+  )
+  return sample
+}
+
+/**
+ * `GET /process/:id` of the sampled ended instances, REPEAT × 100 reads; answers the p99 and failures.
+ * @param {string} origin @param {string} user @param {Sampled[]} sample
+ */
+async function readEnded(origin, user, sample) {
+  const client = clientFor(origin, 8)
+  /** @type {number[]} */
+  const timings = []
+  let failures = 0
+  const reads = REPEAT * 100
+  await Promise.all(
+    Array.from({ length: 8 }, async (_, lane) => {
+      for (let i = lane; i < reads; i += 8) {
+        const started = performance.now()
+        const response = await client.pool.request({
+          method: 'GET',
+          path: `/process/${sample[i % sample.length]?.processInstanceId}`,
+          headers: { user },
+        })
+        await response.body.text()
+        timings.push(performance.now() - started)
+        if (response.statusCode !== 200) failures++
+      }
+    }),
+  )
+  await client.pool.close()
+  timings.sort((a, b) => a - b)
+  process.stdout.write(
+    `  GET /process/:id of ended instances: p50 ${percentile(timings, 50).toFixed(1)} ms, p99 ${percentile(timings, 99).toFixed(1)} ms\n`,
+  )
+  return { p99: percentile(timings, 99), failures }
+}
+
+/**
+ * The query routes as `user`, each REPEAT times; answers each one's target.
+ * @param {string} origin @param {string} user @param {Sampled[]} sample
+ */
+async function queries(origin, user, sample) {
+  const client = clientFor(origin)
+  const processInstances = sample.slice(0, 50)
+  const routes = [
+    { name: 'activeProcessIds', path: '/query/activeProcessIds', body: { ...TENANT, processId: 'leave-request' } },
+    {
+      name: 'processIdsUpdatedBetween (7 days)',
+      path: '/query/processIdsUpdatedBetween',
+      body: { ...TENANT, processId: 'leave-request', date1: new Date(Date.now() - 7 * DAY_MS).toISOString() },
+    },
+    {
+      name: `processInstanceContextAndActivity (${processInstances.length} ids)`,
+      path: '/query/processInstanceContextAndActivity',
+      body: { ...TENANT, processId: 'leave-request', processInstances },
+    },
+  ]
+  /** @type {Array<[string, boolean]>} */
+  const targets = []
+  for (const route of routes) {
+    /** @type {number[]} */
+    const timings = []
+    let status = 200
+    for (let round = 0; round < REPEAT + 2 && status === 200; round++) {
+      const answer = await client.post(route.path, user, route.body)
+      status = answer.status
+      if (round >= 2) timings.push(answer.ms) // the first two warm the caches and the JIT
+    }
+    timings.sort((a, b) => a - b)
+    const p95 = percentile(timings, 95)
+    const figures = `median ${percentile(timings, 50).toFixed(1)} ms, p95 ${p95.toFixed(1)} ms`
+    process.stdout.write(`  ${route.name}: ${status === 200 ? figures : `answered ${status}`}\n`)
+    targets.push([`${route.name} p95 < ${TARGET.queryP95Ms} ms`, status === 200 && p95 < TARGET.queryP95Ms])
+  }
+  await client.pool.close()
+  return targets
+}
+
+await runBench(() =>
+  withTempDir('bench-scale-', async (dataDir) => {
+    process.stdout.write(
+      `scale benchmark: ${ENDED} ended and ${RUNNING} running instances, ${CLIENTS} clients, ${DURATION_MS / 1000} s runs\n`,
+    )
+    const pairs = seedApp({ label: 'this tree', dist: DIST }, dataDir, CLIENTS)
+    // The reader of ended instances and the queries: an admin sees every instance of the tenant.
+    const admin = await withStore(dataDir, (store) => createTestUser(store, { ...TENANT, fullName: 'Ada Admin', roles: ['admin'] }))
+
+    const empty = await startTimed(dataDir)
+    let fresh
+    try {
+      process.stdout.write(
+        `  empty store: serving after ${(empty.startupMs / 1000).toFixed(1)} s, RSS ${(empty.rss / MIB).toFixed(0)} MiB\n`,
+      )
+      fresh = await lifecycles(empty.service, pairs, 'lifecycles, empty store')
+    } finally {
+      await empty.service.stop()
+    }
+
+    const sample = await seedHistory(dataDir)
+    const seeded = await startTimed(dataDir)
+    try {
+      const perHundredThousand = ((seeded.rss - empty.rss) / Math.max(ENDED, 1)) * 100_000
+      process.stdout.write(
+        `  seeded store: serving after ${(seeded.startupMs / 1000).toFixed(1)} s, RSS ${(seeded.rss / MIB).toFixed(0)} MiB ` +
+          `(${(perHundredThousand / MIB).toFixed(0)} MiB more per 100,000 ended instances)\n`,
+      )
+      const read = await readEnded(seeded.service.gateway, admin.userId, sample)
+      const queryTargets = await queries(seeded.service.gateway, admin.userId, sample)
+      const loaded = await lifecycles(seeded.service, pairs, 'lifecycles, seeded store')
+      return reportTargets([
+        [`RSS after start ≤ ${TARGET.rssBytes / MIB} MiB`, seeded.rss <= TARGET.rssBytes],
+        [`start-up to serving ≤ ${TARGET.startupMs / 1000} s`, seeded.startupMs <= TARGET.startupMs],
+        [
+          `lifecycles/s within ${TARGET.lifecyclesWithin * 100}% of the empty store's`,
+          loaded.lifecyclesPerSecond >= fresh.lifecyclesPerSecond * (1 - TARGET.lifecyclesWithin),
+        ],
+        [`GET /process/:id of an ended instance p99 < ${TARGET.readP99Ms} ms, all 200`, read.p99 < TARGET.readP99Ms && read.failures === 0],
+        ...queryTargets,
+        ['no failed lifecycles', fresh.errors === 0 && loaded.errors === 0],
+      ])
+    } finally {
+      await seeded.service.stop()
+    }
+  }),
+)
