@@ -62,7 +62,7 @@ export class HistoryRetention {
     const endedBefore = new Date(String(job.payload.endedBefore))
     const progress: BulkProgress = job.progress ?? { total: 0, done: 0, failed: [] }
     for (;;) {
-      const batch = await this.deps.purge.ended(endedFilter({ endedBefore }), RETENTION_BATCH)
+      const batch = await this.deps.purge.ended(endedFilter({ endedBefore }), RETENTION_BATCH, false)
       if (batch.length === 0) break
       await this.deps.purge.purge(batch, 'retention')
       progress.done += batch.length

@@ -81,11 +81,15 @@ export class InstancePurge {
     return { purged: chosen.length, processInstanceIds: chosen.map((instance) => instance._id), more: found.length > limit, dryRun }
   }
 
-  /** The ended instances `filter` matches, oldest change first, at most `limit`. */
-  ended(filter: Filter, limit: number): Promise<EndedInstance[]> {
+  /**
+   * The ended instances `filter` matches, at most `limit`; `oldestFirst` sorts them by their last
+   * change (what a request answers), which the retention job does not need.
+   */
+  ended(filter: Filter, limit: number, oldestFirst = true): Promise<EndedInstance[]> {
+    const projection = { _id: 1, 'processInstance.files': 1 } as const
     return this.deps.store
       .collection<StoredContext>(Collections.contexts)
-      .find(filter, { sort: { lastUpdate: 1 }, limit, projection: { _id: 1, 'processInstance.files': 1 } })
+      .find(filter, { ...(oldestFirst ? { sort: { lastUpdate: 1 } } : {}), limit, projection })
       .toArray()
   }
 
