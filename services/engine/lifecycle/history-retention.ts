@@ -15,8 +15,11 @@ import type { BatchWorker } from '../jobs/batch/worker.js'
 import { PollLoop } from '../jobs/poll-loop.js'
 import { endedFilter, type InstancePurge } from './purge.js'
 
-/** Instances removed between two progress records: small, so other writes go between them. */
-export const RETENTION_BATCH = 100
+/**
+ * Instances removed between two progress records. Each is its own atomic write, so other writes go
+ * between them; the batch is not smaller because finding one reads every candidate of the index.
+ */
+export const RETENTION_BATCH = 500
 
 const HOUR_MS = 3_600_000
 const DAY_MS = 24 * HOUR_MS
