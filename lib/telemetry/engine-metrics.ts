@@ -59,6 +59,12 @@ export class EngineMetrics extends ServiceMetrics {
     'Ended process instances removed for good, by why: an admin asked (request) or HISTORY_RETENTION_DAYS passed (retention).',
     ['reason'],
   )
+  private readonly movedToPool = this.counter(
+    'workflow_flow_function_runs_moved_to_pool_total',
+    'Flow-function runs that went to the worker pool instead of the engine thread, by why (costly, inlineOff, threadTime, ' +
+      'costlyCall, largeInput, largeValue).',
+    ['reason'],
+  )
   private readonly scheduleFirings = this.counter(
     'workflow_schedule_firings_total',
     'Schedule ticks this engine fired (each one queues a scheduledRun batch job).',
@@ -140,6 +146,11 @@ export class EngineMetrics extends ServiceMetrics {
 
   instancesPurged(reason: 'request' | 'retention', count: number): void {
     this.purged.inc({ reason }, count)
+  }
+
+  /** A flow-function run went to the worker pool (services/engine/flow-host/isolation/inline-first.ts says why). */
+  functionMovedToPool(reason: string): void {
+    this.movedToPool.inc({ reason })
   }
 
   schedulesFired(count: number): void {

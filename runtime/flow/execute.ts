@@ -65,11 +65,22 @@ interface InlineBudget {
  * thread time, a too large value, a costly called function, an input too large to check here); the
  * FunctionRunner that gave the budget catches it and runs the function elsewhere.
  */
-export class InlineRunInterrupt extends EvaluationInterrupt {}
+export class InlineRunInterrupt extends EvaluationInterrupt {
+  constructor(
+    /** Why, in one word a metric can count. */
+    readonly reason: InlineStopReason,
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+/** Why an inline run stopped: thread time spent, a costly function called, a too large input or value. */
+export type InlineStopReason = 'threadTime' | 'costlyCall' | 'largeInput' | 'largeValue'
 
 function checkInlineBudget(budget: InlineBudget | undefined): void {
   if (budget && performance.now() - budget.startedAt - budget.waitedMs > budget.busyMs)
-    throw new InlineRunInterrupt(`held the engine's thread over ${budget.busyMs} ms`)
+    throw new InlineRunInterrupt('threadTime', `held the engine's thread over ${budget.busyMs} ms`)
 }
 
 /** Awaits something that does not hold the thread (a host call): the inline budget does not count it. */
@@ -220,7 +231,7 @@ async function executeNode(node: CompiledNode, frame: Frame, run: Run, depth: nu
           target: 'function',
           path: node.location,
         })
-      if (run.inlineBudget && callee.costly) throw new InlineRunInterrupt(`calls ${node.functionId}, which ${callee.costly}`)
+      if (run.inlineBudget && callee.costly) throw new InlineRunInterrupt('costlyCall', `calls ${node.functionId}, which ${callee.costly}`)
       const input = node.input ? await evaluate(node.input, frame, run) : {}
       const output = await invoke(
         callee,
@@ -258,7 +269,7 @@ interface SharedContext {
 /** One function invocation: its own input, output and vars; the run's data, process and task. */
 async function invoke(fn: CompiledFunction, input: unknown, shared: SharedContext, run: Run, depth: number): Promise<JsonObject> {
   if (run.inlineBudget && fn.definition.input !== undefined && !checksInline(input))
-    throw new InlineRunInterrupt(`has an input too large to check against its schema on the engine's thread`)
+    throw new InlineRunInterrupt('largeInput', `has an input too large to check against its schema on the engine's thread`)
   const inputProblems = fn.checkInput(input)
   if (inputProblems.length > 0) throw describeInvalid(fn.functionId, 'input', inputProblems)
   // Checking a tenant's schema is the tenant's work: it counts against the run's limit and inline budget.
@@ -345,7 +356,7 @@ export async function executeInline(
       },
       checkResult: (value) => {
         const oversized = inlineBudget && oversizedResult(value)
-        if (oversized) throw new InlineRunInterrupt(`produced ${oversized}`)
+        if (oversized) throw new InlineRunInterrupt('largeValue', `produced ${oversized}`)
       },
     },
   }

@@ -61,6 +61,11 @@ t.test('after a whole leave request the engine metrics moved by exactly the expe
   t.ok(sampleValue(after, 'process_cpu_seconds_total') !== undefined, 'default process metrics')
   t.ok(sampleValue(after, 'nodejs_eventloop_lag_seconds') !== undefined)
   t.ok(after.some((sample) => sample.name === 'workflow_schedule_firings_total'))
+  t.equal(
+    sampleValue(after, 'workflow_flow_function_runs_moved_to_pool_total', { reason: 'inlineOff' }),
+    undefined,
+    'every run stayed inline',
+  )
 
   const instanceId = approved.body.context.processInstance.processInstanceId
   const taskIds = approved.body.context.processInstance.tasks.map((task) => task.taskId)
@@ -88,6 +93,25 @@ t.test('a function that fails with a business error shows as outcome="business" 
   t.equal(sampleValue(after, 'workflow_flow_function_duration_seconds_count', { function_id: 'updatePayroll', outcome: 'ok' }), undefined)
   t.equal(sampleValue(after, 'workflow_process_instances_failed_total', LEAVE), 1)
   t.equal(sampleValue(after, 'workflow_process_instances_ended_total', { ...LEAVE, status: 'completed' }), undefined)
+})
+
+t.test('flow-function runs that go to the worker pool are counted by why', async (t) => {
+  // FLOW_INLINE_BUDGET_MS=0: every run goes to the pool; on the engine's thread (the first test) none does.
+  const engine = await startHrEngine(t, { flowInlineBudgetMs: 0 })
+  const { employee, manager } = engine.users
+  const started = await startLeaveRequest(engine, employee, { days: 2 })
+  const submitted = await completeTask(engine, employee, started.body, { dataInstance: { days: 2 } })
+  const approved = await completeTask(engine, manager, (await openForm(engine, manager, submitted.body)).body)
+  t.equal(approved.body.context.processInstance.processStatus, 'completed')
+  const after = await scrape(engine.url)
+  const ran = ['bookLeave', 'updatePayroll', 'informTeam'].map(
+    (functionId) => sampleValue(after, 'workflow_flow_function_duration_seconds_count', { function_id: functionId, outcome: 'ok' }) ?? 0,
+  )
+  t.same(ran, [1, 1, 1], 'the functions ran, in the pool')
+  const runs = after
+    .filter((sample) => sample.name === 'workflow_flow_function_duration_seconds_count')
+    .reduce((sum, sample) => sum + sample.value, 0)
+  t.equal(sampleValue(after, 'workflow_flow_function_runs_moved_to_pool_total', { reason: 'inlineOff' }), runs, 'each run, counted once')
 })
 
 t.test('the open-task gauge starts from the store: tasks opened before the engine started are counted', async (t) => {

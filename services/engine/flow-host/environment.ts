@@ -104,7 +104,7 @@ export class RunEnvironments {
       savepoints: unitOfWork,
       unitOfWork,
       limits: this.limits,
-      functionRunner: new InlineFirstRunner(isolation, unitOfWork),
+      functionRunner: new InlineFirstRunner(isolation, unitOfWork, metrics ? (reason) => metrics.functionMovedToPool(reason) : undefined),
       isolation,
       now: this.clock,
       newId: randomUUID,

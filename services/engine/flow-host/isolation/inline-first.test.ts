@@ -10,7 +10,7 @@ import type {
 } from '../../../../runtime/types.js'
 import { compileFunction, FunctionCompiler } from '../../../../runtime/flow/compile.js'
 import { executeFunction, executeInline } from '../../../../runtime/flow/execute.js'
-import { InlineFirstRunner } from './inline-first.js'
+import { InlineFirstRunner, type PoolReason } from './inline-first.js'
 
 /** A worker pool stand-in: runs the function inline on the host it is given, and records each run. */
 function recordingIsolation(): FunctionIsolation & { runs: FunctionRunRequest[] } {
@@ -44,25 +44,28 @@ async function runWithPool(
   const host = fakeHost({ appFunctions: library })
   const isolation = recordingIsolation()
   const savepoints = recordingSavepoints()
-  const env = { ...fakeEnvironment(user('ada'), host, limits), functionRunner: new InlineFirstRunner(isolation, savepoints) }
+  const moved: PoolReason[] = []
+  const runner = new InlineFirstRunner(isolation, savepoints, (reason) => moved.push(reason))
+  const env = { ...fakeEnvironment(user('ada'), host, limits), functionRunner: runner }
   const compiler = new FunctionCompiler()
   const resolve = (functionId: string) => {
     const found = host.appFunction(functionId)
     return found && compiler.compile(functionId, found)
   }
   const result = await executeFunction(compileFunction('subject', definition), { input }, env, resolve)
-  return { result, host, isolation, savepoints }
+  return { result, host, isolation, savepoints, moved }
 }
 
 t.test('a cheap function runs on the engine thread and never reaches the pool', async (t) => {
   // A budget no machine can exhaust here: what keeps it on the engine's thread is what it uses, not how busy the machine is.
-  const { result, isolation } = await runWithPool(
+  const { result, isolation, moved } = await runWithPool(
     { steps: [{ set: { 'output.total': '$sum(input.amounts)' } }] },
     { amounts: [1, 2, 3] },
     { inlineBudgetMs: 60_000 },
   )
   t.same(result.output, { total: 6 })
   t.equal(isolation.runs.length, 0)
+  t.same(moved, [], 'nothing is counted as moved')
 })
 
 t.test('a function that defines a function, uses a range or $sort goes to the pool from its first step', async (t) => {
@@ -73,14 +76,15 @@ t.test('a function that defines a function, uses a range or $sort goes to the po
     "$eval('1 + 1')",
     '$pad("", 3)',
   ]) {
-    const { isolation } = await runWithPool({ steps: [{ set: { 'output.value': expression } }] }, { amounts: [3, 1] })
+    const { isolation, moved } = await runWithPool({ steps: [{ set: { 'output.value': expression } }] }, { amounts: [3, 1] })
     t.equal(isolation.runs.length, 1, expression)
+    t.same(moved, ['costly'], `${expression}: counted as costly`)
     t.equal(isolation.runs[0]?.spentMs, undefined, `${expression}: nothing was spent before`)
   }
 })
 
 t.test('a function calling a costly function moves to the pool when it reaches the call', async (t) => {
-  const { result, isolation, savepoints } = await runWithPool(
+  const { result, isolation, savepoints, moved } = await runWithPool(
     {
       steps: [
         { data: 'insert', collection: 'Log', doc: "{ 'at': 1 }" },
@@ -94,11 +98,12 @@ t.test('a function calling a costly function moves to the pool when it reaches t
   t.same(result.output, { called: { n: 0 } })
   t.equal(isolation.runs.length, 1)
   t.same(savepoints.discarded, [0], 'the data write of the first attempt is discarded, the pool run makes it again')
+  t.same(moved, ['costlyCall'])
 })
 
 t.test('a function past its thread budget moves to the pool with the time it spent and the answers of its calls', async (t) => {
   const items = Array.from({ length: 40 }, (_, index) => index)
-  const { result, host, isolation, savepoints } = await runWithPool(
+  const { result, host, isolation, savepoints, moved } = await runWithPool(
     {
       steps: [
         { http: { method: 'POST', url: "'https://partner.example/reserve'", body: '{ "n": 1 }' }, as: 'vars.reserved' },
@@ -115,18 +120,24 @@ t.test('a function past its thread budget moves to the pool with the time it spe
   t.ok((isolation.runs[0]?.spentMs ?? 0) > 0, 'the pool run knows the time already spent')
   t.equal(host.httpRequests.length, 1, 'the outbound call went out once: the pool run got its answer again')
   t.same(savepoints.discarded, [0])
+  t.same(moved, ['threadTime'])
 })
 
 t.test('a function producing a very large value moves to the pool before any builtin works on it', async (t) => {
   const words = Array.from({ length: 20_000 }, () => 'word')
-  const { result, isolation } = await runWithPool({ steps: [{ set: { 'output.length': '$length($join(input.words, " "))' } }] }, { words })
+  const { result, isolation, moved } = await runWithPool(
+    { steps: [{ set: { 'output.length': '$length($join(input.words, " "))' } }] },
+    { words },
+  )
   t.same(result.output, { length: 20_000 * 5 - 1 })
   t.equal(isolation.runs.length, 1)
+  t.same(moved, ['largeValue'])
 })
 
 t.test('with FLOW_INLINE_BUDGET_MS 0 every run goes to the pool', async (t) => {
-  const { isolation } = await runWithPool({ steps: [{ set: { 'output.total': '1 + 1' } }] }, {}, { inlineBudgetMs: 0 })
+  const { isolation, moved } = await runWithPool({ steps: [{ set: { 'output.total': '1 + 1' } }] }, {}, { inlineBudgetMs: 0 })
   t.equal(isolation.runs.length, 1)
+  t.same(moved, ['inlineOff'])
 })
 
 t.test('a run moved to the pool keeps the limit of the whole run, not a fresh one', async (t) => {

@@ -9,7 +9,7 @@
  */
 import { performance } from 'node:perf_hooks'
 import type { CompiledFunction } from '../../../../runtime/flow/compile.js'
-import { executeInline, InlineRunInterrupt } from '../../../../runtime/flow/execute.js'
+import { executeInline, type InlineStopReason, InlineRunInterrupt } from '../../../../runtime/flow/execute.js'
 import type {
   FlowHost,
   FunctionIsolation,
@@ -22,11 +22,18 @@ import type {
 } from '../../../../runtime/types.js'
 import { HttpReplay } from './http-replay.js'
 
+/** Why a run went to the worker pool: it uses a costly construct, inline runs are off, or its inline run stopped. */
+export type PoolReason = 'costly' | 'inlineOff' | InlineStopReason
+
 export class InlineFirstRunner implements FunctionRunner {
-  /** `pool`: the tenant's share of the worker pool; `savepoints`: the request's data writes, to discard a moved run's. */
+  /**
+   * `pool`: the tenant's share of the worker pool; `savepoints`: the request's data writes, to
+   * discard a moved run's; `movedToPool`: told of each run that goes to the pool, and why.
+   */
   constructor(
     private readonly pool: FunctionIsolation,
     private readonly savepoints: Savepoints,
+    private readonly movedToPool: (reason: PoolReason) => void = () => undefined,
   ) {}
 
   async run(fn: CompiledFunction, request: FunctionRunRequest, env: RunEnvironment, resolve: FunctionResolver): Promise<FunctionRunResult> {
@@ -36,7 +43,10 @@ export class InlineFirstRunner implements FunctionRunner {
         { ...env, host },
         async (functionId) => (await resolve(functionId))?.definition,
       )
-    if (fn.costly !== undefined || env.limits.inlineBudgetMs <= 0) return inPool(request, env.host)
+    if (fn.costly !== undefined || env.limits.inlineBudgetMs <= 0) {
+      this.movedToPool(fn.costly !== undefined ? 'costly' : 'inlineOff')
+      return inPool(request, env.host)
+    }
     // Both attempts send the same idempotency keys, also for a standalone run.
     const scoped: FunctionRunRequest = { ...request, idempotencyScope: request.idempotencyScope ?? `run:${env.newId()}` }
     const replay = new HttpReplay(env.host)
@@ -46,6 +56,7 @@ export class InlineFirstRunner implements FunctionRunner {
       return await executeInline(fn, scoped, { ...env, host: replay.recording() }, resolve, env.limits.inlineBudgetMs)
     } catch (error) {
       if (!(error instanceof InlineRunInterrupt)) throw error
+      this.movedToPool(error.reason)
       this.savepoints.discardSince(mark)
       return inPool({ ...scoped, spentMs: (scoped.spentMs ?? 0) + performance.now() - startedAt }, replay.replaying())
     }
