@@ -110,6 +110,22 @@ function startService(tree, dataDir, receiverUrl) {
 }
 
 /**
+ * How many flow-function runs of the whole run went to the worker pool, and why, from the engine's
+ * metrics (said only when the tree counts them and metrics are on). @param {string} engine
+ */
+async function reportPoolMoves(engine) {
+  const exposition = await (await fetch(`${engine}/metrics`)).text().catch(() => '')
+  if (!exposition.includes('workflow_flow_function_runs_moved_to_pool_total')) return
+  const samples = (/** @type {RegExp} */ pattern) =>
+    [...exposition.matchAll(pattern)].map((match) => ({ label: match[1] ?? '', value: Number(match[2]) })).filter(({ value }) => value > 0)
+  const total = (/** @type {Array<{ value: number }>} */ found) => found.reduce((sum, { value }) => sum + value, 0)
+  const moved = samples(/^workflow_flow_function_runs_moved_to_pool_total\{reason="([^"]+)"\} (\d+)$/gm)
+  const runs = total(samples(/^workflow_flow_function_duration_seconds_count\{(.*)\} (\d+)$/gm))
+  const reasons = moved.map(({ label, value }) => `${label} ${value}`).join(', ')
+  process.stdout.write(`    flow-function runs moved to the worker pool: ${total(moved)} of ${runs}${reasons ? ` (${reasons})` : ''}\n`)
+}
+
+/**
  * One run: the all-in-one of `tree` started on `dataDir`, loaded, and stopped again.
  * @param {Tree} tree @param {string} dataDir @param {Pair[]} pairs @param {string} label
  */
@@ -121,6 +137,7 @@ async function run(tree, dataDir, pairs, label) {
     process.stdout.write(`  through the ${target.via} (${target.origin})\n`)
     const result = await measure(target.origin, pairs, service.pid, DURATION_MS)
     report(label, result)
+    await reportPoolMoves(service.engine)
     return { ...result, via: target.via }
   } finally {
     await service.stop()
