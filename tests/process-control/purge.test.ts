@@ -65,6 +65,10 @@ t.test('purge refuses what it may not remove and changes nothing', async (t) => 
   t.match((await purge(stack, { processInstanceId: failed })).body, { error: { code: 'wm3141' } }, 'failed is not ended: 409')
   t.equal((await purge(stack, { processInstanceId: running })).status, 409)
   t.equal((await purge(stack, { processInstanceId: 'no-such-instance' })).status, 404)
+  const anonymous = await stack.send('purgeProcessInstances', 'POST', '/external/process/purge', {
+    body: { ...HR, processInstanceId: ended },
+  })
+  t.equal(anonymous.status, 401, 'no user: 401')
   const employee = await purge(stack, { processInstanceId: ended }, stack.users.employee)
   t.equal(employee.status, 403)
   t.match(employee.body, { error: { code: 'wm4031' } })

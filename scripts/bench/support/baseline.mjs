@@ -19,8 +19,9 @@ function run(command, args, cwd) {
 
 /**
  * The commit `ref` names, checked out, installed (npm ci) and built (tsc) under .bench/trees/.
- * Trees from before the examples moved into the repository read them from `../shared/examples`:
- * that folder beside the trees links to this repository's examples/.
+ * Trees from before the examples moved into the repository read them from a `shared/examples`
+ * folder beside their root: .bench/trees/shared/examples, a link to this repository's examples/,
+ * so nothing outside the repository is read.
  * @param {string} ref a commit, tag or branch
  * @returns {{ commit: string, root: string, dist: string }}
  */
@@ -31,10 +32,10 @@ export function builtTree(ref) {
     mkdirSync(TREES, { recursive: true })
     run('git', ['worktree', 'add', '--detach', root, commit], ROOT)
   }
-  const sharedExamples = join(TREES, 'shared', 'examples')
-  if (!existsSync(sharedExamples)) {
+  const examplesBesideTrees = join(TREES, 'shared', 'examples')
+  if (!existsSync(examplesBesideTrees)) {
     mkdirSync(join(TREES, 'shared'), { recursive: true })
-    symlinkSync(join(ROOT, 'examples'), sharedExamples)
+    symlinkSync(join(ROOT, 'examples'), examplesBesideTrees)
   }
   if (!existsSync(join(root, 'node_modules'))) run('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], root)
   const dist = join(root, 'dist')
