@@ -5,8 +5,9 @@
  * answer needs.
  */
 import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
-import type { Collection, Filter, Store } from '../../../store/port.js'
+import type { Collection, Filter, Projection, Store } from '../../../store/port.js'
 import { Collections, type StoredContext } from '../../../store/collections.js'
+import { fromPosition, type PagePosition } from './paging.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -36,6 +37,32 @@ export class ProcessQueryRepository {
    */
   async ensureIndexes(): Promise<void> {
     await this.collection.createIndex({ processStatus: 1, processId: 1, appId: 1 }, { name: 'engine_running_instances' })
+    // The paged queries (docs/reference/queries.md#what-they-read): the tenant's equality fields, then
+    // the date they page by and `_id`, so a page is a range of one index on either store.
+    const tenant = { organizationId: 1, appId: 1 } as const
+    const started = { startedAt: -1, _id: -1 } as const
+    await this.collection.createIndex({ ...tenant, inbox: 1, newestOpenTaskAt: -1, _id: -1 }, { name: 'engine_task_inbox' })
+    await this.collection.createIndex({ ...tenant, ...started }, { name: 'engine_instances_by_start' })
+    await this.collection.createIndex({ ...tenant, processId: 1, ...started }, { name: 'engine_instances_of_process' })
+    await this.collection.createIndex({ ...tenant, processStatus: 1, ...started }, { name: 'engine_instances_by_status' })
+    await this.collection.createIndex({ ...tenant, businessKey: 1 }, { name: 'engine_instances_by_key' })
+    await this.collection.createIndex({ ...tenant, newestIncidentAt: -1, _id: -1 }, { name: 'engine_incidents' })
+  }
+
+  /**
+   * The instances `filter` selects (it pins the tenant), in the order by `field` then `_id`, newest
+   * first, from `position` on; `limit` at most, with the fields `projection` names.
+   */
+  async page(
+    filter: Filter,
+    field: 'startedAt' | 'newestOpenTaskAt' | 'newestIncidentAt',
+    position: PagePosition | undefined,
+    limit: number,
+    projection: Projection,
+  ): Promise<StoredContext[]> {
+    const clauses = fromPosition(field, position)
+    const paged = clauses.length === 0 ? filter : { ...filter, $and: [...((filter.$and as Filter[] | undefined) ?? []), ...clauses] }
+    return this.collection.find(paged, { sort: { [field]: -1, _id: -1 }, limit, projection }).toArray()
   }
 
   /** Running instances of the process among those `visible` selects, newest update first, with their tasks. */
