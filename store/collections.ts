@@ -235,6 +235,8 @@ export interface StoredContext {
   hasIncident?: boolean
   /** When the newest failure of a failed thread happened, null without one (the incidents order). */
   newestIncidentAt?: Date | null
+  /** Who may see the instance besides admins, as `user:` and `swimlane:` keys (store/context-fields.ts `viewersOf`). */
+  viewers?: string[]
 }
 
 /** A task lock (docs/reference/locks.md): held by `userId` until `expiresAt` (LOCK_TTL_SECONDS after it was taken or renewed). */

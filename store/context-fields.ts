@@ -23,6 +23,22 @@ export function inboxKeyOf(task: Pick<Task, 'userId' | 'swimlane'>): string {
   return task.userId ? userInboxKey(task.userId) : swimlaneInboxKey(task.swimlane)
 }
 
+/**
+ * Who may see the instance besides the tenant's admins (docs/reference/identity.md#authorization-on-an-instance), as
+ * keys: `user:` its initiator, contributors and the assignees of its open tasks, `swimlane:` the
+ * swimlanes of its open tasks. A user may see it when one of the user's keys (services/engine/instances/authorization.ts
+ * `viewerKeysOf`) is among them.
+ */
+export function viewersOf(instance: Pick<ProcessInstance, 'initiator' | 'contributorUsers' | 'tasks'>): string[] {
+  const keys = new Set([userInboxKey(instance.initiator), ...instance.contributorUsers.map(userInboxKey)])
+  for (const task of instance.tasks) {
+    if (task.status !== 'open') continue
+    if (task.userId) keys.add(userInboxKey(task.userId))
+    keys.add(swimlaneInboxKey(task.swimlane))
+  }
+  return [...keys]
+}
+
 /** The earliest due date of the instance's open tasks, null when none has one. */
 export function nextDueAt(tasks: readonly Task[]): Date | null {
   let earliest: string | undefined
@@ -46,7 +62,7 @@ function latest(dates: readonly string[]): Date | null {
 /** The query fields of a stored context: what the reporting queries and the task inbox read through their indexes. */
 export type QueryFields = Pick<
   StoredContext,
-  'nextDueAt' | 'startedAt' | 'openTaskCount' | 'inbox' | 'newestOpenTaskAt' | 'hasIncident' | 'newestIncidentAt'
+  'nextDueAt' | 'startedAt' | 'openTaskCount' | 'inbox' | 'newestOpenTaskAt' | 'hasIncident' | 'newestIncidentAt' | 'viewers'
 >
 
 /** The query fields of an instance. ISO dates of the instance are all of one format (UTC, milliseconds), so they compare as text. */
@@ -61,5 +77,6 @@ export function queryFields(instance: ProcessInstance): Required<QueryFields> {
     newestOpenTaskAt: latest(open.map((task) => task.createdAt)),
     hasIncident: failed.length > 0,
     newestIncidentAt: latest(failed.map((thread) => failedAtOf(thread, instance))),
+    viewers: viewersOf(instance),
   }
 }

@@ -15,7 +15,7 @@ async function deriveQueryFields(store: Store): Promise<void> {
   const contexts = store.collection<StoredContext>(Collections.contexts)
   let after: string | undefined
   for (;;) {
-    const filter = { hasIncident: { $exists: false }, ...(after === undefined ? {} : { _id: { $gt: after } }) }
+    const filter = { viewers: { $exists: false }, ...(after === undefined ? {} : { _id: { $gt: after } }) }
     const page = await contexts.find(filter, { sort: { _id: 1 }, limit: PAGE, projection: { _id: 1, processInstance: 1 } }).toArray()
     for (const stored of page) await contexts.updateOne({ _id: stored._id }, { $set: queryFields(stored.processInstance) })
     if (page.length < PAGE) return

@@ -81,7 +81,9 @@ export class PagedQueryService {
     }
     const limit = body.limit ?? DEFAULT_PAGE_SIZE
     const projection = { ...INSTANCE_FIELDS, 'processInstance.tasks': 1 } as const
-    const instances = await this.deps.queries.page(filter, 'newestOpenTaskAt', position, instancesToRead(limit), projection)
+    const instances = await this.deps.queries.page(filter, 'newestOpenTaskAt', position, instancesToRead(limit), projection, {
+      anchor: this.deps.now(),
+    })
     const wanted = new Set(inboxes)
     const page = pageOf(
       instances,
@@ -124,13 +126,14 @@ export class PagedQueryService {
     const started = this.startedRange(body)
     if (!this.inScope(actor, body)) return EMPTY
     const filter: Filter = {
-      ...this.tenantOf(actor),
       ...(body.processId === undefined ? {} : { processId: body.processId }),
       ...(body.status === undefined ? {} : { processStatus: body.status }),
       ...(body.businessKey === undefined ? {} : { businessKey: prefixRange(body.businessKey) }),
       ...(started === undefined ? {} : { startedAt: started }),
       ...(body.hasIncident === undefined ? {} : { hasIncident: body.hasIncident }),
-      ...this.deps.authorization.visibleInstancesFilter(actor),
+      // Those with an incident are few: their own index finds them (instances without one hold null, which no date range matches).
+      ...(body.hasIncident === true ? { newestIncidentAt: { $gte: new Date(0) } } : {}),
+      ...this.deps.authorization.visibleContextsFilter(actor),
     }
     const limit = body.limit ?? DEFAULT_PAGE_SIZE
     const projection = {
@@ -141,7 +144,10 @@ export class PagedQueryService {
       'processInstance.processStart': 1,
       'processInstance.lastUpdate': 1,
     } as const
-    const instances = await this.deps.queries.page(filter, 'startedAt', position, instancesToRead(limit), projection)
+    const instances = await this.deps.queries.page(filter, 'startedAt', position, instancesToRead(limit), projection, {
+      anchor: this.deps.now(),
+      floor: started?.$gte as Date | undefined,
+    })
     const page = pageOf(
       instances,
       (stored) => requiredDate(stored.startedAt),
@@ -165,7 +171,9 @@ export class PagedQueryService {
     }
     const limit = body.limit ?? DEFAULT_PAGE_SIZE
     const projection = { ...INSTANCE_FIELDS, 'processInstance.threads': 1, 'processInstance.lastUpdate': 1 } as const
-    const instances = await this.deps.queries.page(filter, 'newestIncidentAt', position, instancesToRead(limit), projection)
+    const instances = await this.deps.queries.page(filter, 'newestIncidentAt', position, instancesToRead(limit), projection, {
+      anchor: this.deps.now(),
+    })
     const page = pageOf(
       instances,
       (stored) => requiredDate(stored.newestIncidentAt),
