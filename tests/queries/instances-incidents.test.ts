@@ -10,6 +10,7 @@ import { allPages, HR, startQueryStack, T0 } from './support.js'
 const idOf = (session: Session) => session.context.processInstance.processInstanceId
 const ids = (items: InstanceSummary[]) => items.map((item) => item.processInstanceId)
 const MINUTE = 60_000
+const DAY = 86_400_000
 const at = (minutes: number) => new Date(Date.parse(T0) + minutes * MINUTE).toISOString()
 
 t.test('instances: an admin sees the tenant’s, a user what they are authorized on; each filter; pages', async (t) => {
@@ -97,6 +98,21 @@ t.test('instances: an admin sees the tenant’s, a user what they are authorized
   t.match(await stack.instances(admin, { status: 'sleeping' }), { status: 400, body: { error: { code: 'wm4000' } } })
   t.match(await stack.instances(admin, { cursor: 'bm90IGEgY3Vyc29y' }), { status: 400, body: { error: { code: 'wm4000' } } })
   t.match(await stack.instances(admin, { unknownFilter: 1 }), { status: 200 }, 'unknown body fields are stripped')
+})
+
+t.test('instances started years, days and minutes apart page in order, and startedAfter bounds the read', async (t) => {
+  const stack = await startQueryStack(t)
+  const { employee, admin } = stack.users
+  const started: string[] = []
+  for (const gap of [0, 3 * DAY, 40 * DAY, 400 * DAY, 5 * 365 * DAY, MINUTE]) {
+    stack.clock.advance(gap)
+    started.push(idOf(await stack.startLeave(employee)))
+  }
+  stack.clock.advance(30 * DAY)
+  const pages = await allPages((cursor) => stack.instances(admin, { limit: 2, ...(cursor ? { cursor } : {}) }))
+  t.same(ids(pages.flat()), [...started].reverse(), 'newest start first, across every window')
+  const recent = await stack.instances(admin, { startedAfter: new Date(Date.parse(T0) + 10 * DAY).toISOString() })
+  t.same(ids(recent.body.data.items), started.slice(2).reverse(), 'startedAfter')
 })
 
 t.test('incidents: failed threads with their error, time and retries, for admins and system users only', async (t) => {

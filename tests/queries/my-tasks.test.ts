@@ -8,6 +8,7 @@ import type { MyTask, Session } from '../../openapi/generated/schemas.js'
 import { allPages, startQueryStack, T0 } from './support.js'
 
 const idOf = (session: Session) => session.context.processInstance.processInstanceId
+const DAY = 86_400_000
 const taskKeys = (tasks: MyTask[]) => tasks.map((task) => `${task.processInstanceId} ${task.stepId}`)
 
 t.test('the caller sees the tasks assigned to them and those in their swimlanes, newest first, with the lock holder', async (t) => {
@@ -57,7 +58,11 @@ t.test('pages follow each other without repeats or gaps, also while tasks are ta
   const stack = await startQueryStack(t)
   const { employee, manager } = stack.users
   const sessions: Session[] = []
-  for (let index = 0; index < 7; index++) sessions.push(await stack.complete(employee, await stack.startLeave(employee)))
+  for (let index = 0; index < 7; index++) {
+    // Weeks apart and more, so a page is read from several windows back in time (queries/repository.ts).
+    stack.clock.advance(index * index * 3 * DAY)
+    sessions.push(await stack.complete(employee, await stack.startLeave(employee)))
+  }
   const whole = (await stack.myTasks(manager, { limit: 200 })).body.data
   t.equal(whole.items.length, 7)
   t.same(
