@@ -2302,11 +2302,8 @@ export interface components {
             userId?: string;
             /** Format: date-time */
             createdAt: string;
-            /**
-             * Format: date-time
-             * @description When the task is due; null when it has no due date.
-             */
-            dueDate: string | null;
+            /** @description When the task is due (a date-time); null when it has no due date. */
+            dueDate: null | string;
             /** @description Who holds the task's lock and until when; null when nobody holds an unexpired one. */
             lock: null | components["schemas"]["TaskLockHolder"];
         };
