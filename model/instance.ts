@@ -40,6 +40,8 @@ export interface Thread {
   parentThreadId?: string
   join?: string
   error?: { message: string; code?: string }
+  /** While the thread waits at an `externalTask` step: the external task it waits for. */
+  externalTaskId?: string
 }
 
 export interface Note {

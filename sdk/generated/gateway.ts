@@ -1824,6 +1824,28 @@ export interface components {
             organizationId?: string;
             appId?: string;
         };
+        /**
+         * externalTask
+         * @description Hands work to a worker outside the service (docs/reference/external-tasks.md): an external task on `topic` is stored with the evaluated `input` and the thread waits until a worker completes it. Its output lands at `as`, or is merged into the dataInstance.
+         */
+        ExternalTaskStep: {
+            /** @constant */
+            type: "externalTask";
+            /** @description What workers subscribe to. */
+            topic: string;
+            /** @description What the worker gets as the task's input; the whole dataInstance when absent. */
+            input?: components["schemas"]["Expression"];
+            /** @description A `data.` path the worker's output is written to; absent, an object output is merged into the dataInstance. */
+            as?: string;
+            /** @description The task's retries when it is created (default 3); a worker's failure report sets what is left. */
+            retries?: number;
+            next: string;
+            /**
+             * @description When a failure leaves no retries: `fail` (the default) fails the thread until `/action/retry`; `rollback` puts the instance back as it was before the change that reached the step.
+             * @enum {string}
+             */
+            onError?: "fail" | "rollback";
+        };
         /** fail */
         FailNode: {
             fail: components["schemas"]["Expression"];
@@ -2356,7 +2378,7 @@ export interface components {
             }[];
             processStatus: components["schemas"]["ProcessStatus"];
         };
-        ProcessStep: components["schemas"]["UserTaskStep"] | components["schemas"]["FunctionStep"] | components["schemas"]["SwitchStep"] | components["schemas"]["ParallelStep"] | components["schemas"]["JoinStep"] | components["schemas"]["EndStep"];
+        ProcessStep: components["schemas"]["UserTaskStep"] | components["schemas"]["FunctionStep"] | components["schemas"]["SwitchStep"] | components["schemas"]["ParallelStep"] | components["schemas"]["JoinStep"] | components["schemas"]["EndStep"] | components["schemas"]["ExternalTaskStep"];
         ProcessSwimlane: {
             name: string;
             description?: string;
