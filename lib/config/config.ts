@@ -38,7 +38,7 @@ export interface Config {
   batchBackoffMs: number
   /** How often an engine looks for due batch jobs and schedule ticks. */
   batchPollMs: number
-  /** How often a long poll for external tasks looks at the store for tasks other engines created (docs/reference/external-tasks.md#long-polling). */
+  /** How often a long poll looks for external tasks other engines created (docs/reference/external-tasks.md#long-polling). */
   externalTaskPollMs: number
   /** How long a claimed batch job stays claimed without a renewal before another engine may run it. */
   batchLeaseMs: number

@@ -55,7 +55,8 @@ export function externalTaskWrites(change: ChangeToStore): AtomicWrite[] {
   const created = createdExternalTasks(change)
   const awaitedNow = awaitedExternalTasks(change.state)
   // A task created and left within one change (a retry that fails at once) is never stored.
-  for (const doc of created) if (awaitedNow.has(doc._id)) writes.push({ collection: Collections.externalTasks, kind: 'insertOne', doc: { ...doc } })
+  for (const doc of created)
+    if (awaitedNow.has(doc._id)) writes.push({ collection: Collections.externalTasks, kind: 'insertOne', doc: { ...doc } })
   const gone = [...awaitedExternalTasks(change.previous)].filter((externalTaskId) => !awaitedNow.has(externalTaskId))
   if (gone.length > 0) writes.push({ collection: Collections.externalTasks, kind: 'deleteMany', filter: { _id: { $in: gone } } })
   const wasSuspended = change.previous?.processInstance.processStatus === 'suspended'

@@ -20,7 +20,6 @@ import type {
 import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import { type ErrorFactory, isServiceError } from '../../../plugins/errors/service-error.js'
 import type { Actor } from '../../../plugins/identity/actor.js'
-import type { Clock } from '../../../plugins/clock/plugin.js'
 import type { EngineMetrics } from '../../../lib/telemetry/engine-metrics.js'
 import type { StoredExternalTask } from '../../../store/collections.js'
 import type { Tenant } from '../../../store/tenant.js'
@@ -85,6 +84,11 @@ export class ExternalTaskService {
     private readonly settings: ExternalTaskSettings,
   ) {
     this.fail = deps.fail
+  }
+
+  /** How many fetchAndLock requests wait on this engine now. */
+  get longPolls(): number {
+    return this.deps.signals.listening
   }
 
   /** Locks up to maxTasks available tasks, waiting up to asyncResponseTimeout ms for one when none is. */
@@ -168,7 +172,8 @@ export class ExternalTaskService {
   async unlock(actor: Actor, externalTaskId: string, body: ExternalTaskWorkerRequest): Promise<IsSuccess> {
     const task = await this.heldTask(actor, externalTaskId, body.workerId)
     const now = this.deps.now()
-    if (!(await this.deps.repository.release(task._id, body.workerId, now, now))) throw await this.lockConflict(actor, task._id, body.workerId)
+    if (!(await this.deps.repository.release(task._id, body.workerId, now, now)))
+      throw await this.lockConflict(actor, task._id, body.workerId)
     this.deps.signals.notify(tenantOf(actor), task.topic)
     return { isSuccess: true }
   }
@@ -275,7 +280,9 @@ export class ExternalTaskService {
         state: transition.state,
         effects: transition.effects,
         event,
-        activities: [{ type: activity, stepId: task.stepId, details: { externalTaskId: task._id, topic: task.topic, workerId, ...details } }],
+        activities: [
+          { type: activity, stepId: task.stepId, details: { externalTaskId: task._id, topic: task.topic, workerId, ...details } },
+        ],
         guards: [lockGuard(task._id, workerId, this.deps.now())],
       })
     } catch (error) {
@@ -284,7 +291,8 @@ export class ExternalTaskService {
         const current = await this.deps.repository.find(tenantOf(actor), task._id)
         const now = this.deps.now()
         if (!current) throw this.notFound(task._id)
-        if (current.workerId !== workerId || (current.lockExpiresAt?.getTime() ?? 0) <= now.getTime()) throw this.conflictOf(current, workerId, now)
+        if (current.workerId !== workerId || (current.lockExpiresAt?.getTime() ?? 0) <= now.getTime())
+          throw this.conflictOf(current, workerId, now)
       }
       throw error
     }

@@ -25,6 +25,11 @@ export class TaskSignals {
   private readonly listeners = new Set<Listener>()
   private closed = false
 
+  /** How many long polls listen now. */
+  get listening(): number {
+    return this.listeners.size
+  }
+
   get isClosed(): boolean {
     return this.closed
   }
