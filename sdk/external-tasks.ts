@@ -31,7 +31,7 @@ export interface SubscribeOptions {
   maxTasks?: number
   /** How long one fetchAndLock waits for a task (ms, at most 60 000; default 20 000). */
   asyncResponseTimeout?: number
-  /** The retry timeout of a failure: `backoffMs` × 2^(failures of the task seen by this worker − 1) (default 1 000, at most `maxBackoffMs`). */
+  /** A failure's retry timeout: `backoffMs` × 2^(this worker's failures of the task − 1) (default 1 000, at most `maxBackoffMs`). */
   backoffMs?: number
   maxBackoffMs?: number
   /** Told of what goes wrong outside a handler (the service unreachable, a completion refused). */
