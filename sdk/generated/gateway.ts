@@ -1394,7 +1394,7 @@ export interface paths {
          * Fetch and lock external tasks (long polling)
          * @description Locks up to `maxTasks` available external tasks of the caller's tenant on the given topics for
          *     `workerId` (each for its topic's `lockDuration` ms) and answers them with their input, process
-         *     instance and business key, oldest first. With none available and `asyncResponseTimeout` > 0 the
+         *     instance and business key (taken from the oldest available, in creation order). With none available and `asyncResponseTimeout` > 0 the
          *     request waits (long polling) and answers as soon as a task is created or returned, at most that
          *     long; an engine shutting down or a client going away ends the wait with what was locked (nothing).
          *     Exactly one worker holds a task at a time, whatever number of engines serve the store. Tasks of a

@@ -250,14 +250,16 @@ t.test('a restart between lock and complete: the lock is in the store, the new e
   t.same((await stack.instance(id)).dataInstance.payroll, { after: 'restart' })
 })
 
-t.test('fetchAndLock answers at most maxTasks, oldest first', async (t) => {
+t.test('fetchAndLock answers at most maxTasks, in the order they were created; the next call gets the rest', async (t) => {
   const stack = await startWorkerStack(t)
-  const first = await stack.start()
-  stack.clock.advance(1)
-  await stack.start()
-  stack.clock.advance(1)
-  await stack.start()
+  for (let index = 0; index < 3; index++) {
+    await stack.start()
+    stack.clock.advance(1)
+  }
   const page: LockedExternalTasks = await stack.fetch({ maxTasks: 2 })
   t.equal(page.length, 2)
-  t.equal(page[0]?.processInstanceId, first)
+  t.ok(Date.parse(page[0]!.createdAt) < Date.parse(page[1]!.createdAt))
+  const rest = await stack.fetch({ workerId: 'worker-2', maxTasks: 2 })
+  t.equal(rest.length, 1)
+  t.notOk(page.some((task) => task.externalTaskId === rest[0]?.externalTaskId))
 })

@@ -6,6 +6,7 @@
  * (a guard write in the same atomic batch), so a worker whose lock lapsed and was taken over
  * changes nothing.
  */
+import { randomInt } from 'node:crypto'
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type {
@@ -54,6 +55,18 @@ type Dependencies = Pick<EngineDependencies, 'instances' | 'models' | 'environme
 
 /** Candidates read per round beyond the tasks asked for: some may be taken by another worker meanwhile. */
 const SPARE_CANDIDATES = 10
+
+/**
+ * The oldest candidates in random order: workers fetching at once would otherwise all try the same
+ * oldest task first, and all but one would lose each race in turn.
+ */
+function shuffled<T>(items: T[]): T[] {
+  for (let index = items.length - 1; index > 0; index--) {
+    const other = randomInt(index + 1)
+    ;[items[index], items[other]] = [items[other] as T, items[index] as T]
+  }
+  return items
+}
 
 function tenantOf(actor: Actor): Tenant {
   return { organizationId: actor.organizationId, appId: actor.appId }
@@ -193,7 +206,7 @@ export class ExternalTaskService {
     const { repository, metrics } = this.deps
     const now = this.deps.now()
     const locked: StoredExternalTask[] = []
-    const candidates = await repository.available(tenant, topics, now, maxTasks + SPARE_CANDIDATES)
+    const candidates = shuffled(await repository.available(tenant, topics, now, maxTasks + SPARE_CANDIDATES))
     for (const candidate of candidates) {
       if (locked.length >= maxTasks) break
       const until = new Date(now.getTime() + (lockDurations.get(candidate.topic) ?? 0))
@@ -202,7 +215,7 @@ export class ExternalTaskService {
       if (outcome.lapsed) metrics?.externalTaskLockLapsed(candidate.topic)
       locked.push(outcome.task)
     }
-    return locked
+    return locked.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime())
   }
 
   private async giveBack(tasks: readonly StoredExternalTask[], workerId: string): Promise<void> {
