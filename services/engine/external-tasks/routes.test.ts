@@ -263,3 +263,37 @@ t.test('fetchAndLock answers at most maxTasks, in the order they were created; t
   t.equal(rest.length, 1)
   t.notOk(page.some((task) => task.externalTaskId === rest[0]?.externalTaskId))
 })
+
+t.test('a client that goes away ends its long poll, at the engine and through the gateway', async (t) => {
+  const stack = await startWorkerStack(t, { config: { externalTaskPollMs: 60_000 } })
+  const service = stack.engines[0]!.app.externalTaskService
+  const body = JSON.stringify({
+    ...TENANT,
+    workerId: 'w',
+    topics: [{ topic: 'payroll', lockDuration: 1000 }],
+    maxTasks: 1,
+    asyncResponseTimeout: 60_000,
+  })
+  for (const url of [stack.engines[0]!.url, stack.gateways[0]!.url]) {
+    const leaving = new AbortController()
+    const polling = fetch(`${url}/external/worker/fetchAndLock`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', user: stack.users.worker.userId },
+      body,
+      signal: leaving.signal,
+    }).catch((error: unknown) => error)
+    await waitUntil(
+      () => service.longPolls,
+      (count) => count === 1,
+    )
+    leaving.abort()
+    await polling
+    const after = await waitUntil(
+      () => service.longPolls,
+      (count) => count === 0,
+    )
+    t.equal(after, 0, `the wait ended when the client left (${url === stack.engines[0]!.url ? 'engine' : 'gateway'})`)
+  }
+  await stack.start()
+  t.equal((await stack.fetch()).length, 1, 'and locked nothing meanwhile')
+})
