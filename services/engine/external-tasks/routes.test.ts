@@ -297,3 +297,19 @@ t.test('a client that goes away ends its long poll, at the engine and through th
   await stack.start()
   t.equal((await stack.fetch()).length, 1, 'and locked nothing meanwhile')
 })
+
+t.test('onError "rollback" on an instance that changed since the task was created fails the thread instead', async (t) => {
+  const stack = await startWorkerStack(t, { body: payrollModel({ onError: 'rollback', retries: 1 }) })
+  const id = await stack.start({ days: 2, approval: true })
+  const approve = (await stack.instance(id)).processInstance.tasks[0]!
+  const body = { ...TENANT, processInstanceId: id, taskId: approve.taskId, actionType: 'complete', dataInstance: { days: 2 } }
+  t.equal((await stack.send('completeAction', '/action/complete', { as: stack.users.manager, body })).status, 200)
+  const [task] = await stack.fetch()
+  // A suspension and a resumption change the instance after the task was created.
+  for (const operation of ['suspend', 'resume'])
+    await stack.send(`${operation}Process`, `/process/${id}/${operation}`, { as: stack.users.worker, body: { ...TENANT } })
+  t.equal((await workerCall(stack, task!.externalTaskId, 'failure', { errorMessage: 'rejected' })).status, 200)
+  const after = await stack.instance(id)
+  t.equal(after.processStatus, 'failed')
+  t.match(after.processInstance.threads.find((thread) => thread.status === 'failed')?.error?.message, /rejected \(not rolled back/)
+})
