@@ -29,7 +29,7 @@ export class RuntimeError extends Error {
       code?: string
       path?: string
       /** The fault without its location, for messages that name the location their own way. */ problem?: string
-      target?: 'task' | 'step' | 'thread' | 'function' | 'action'
+      target?: 'task' | 'step' | 'thread' | 'function' | 'action' | 'externalTask'
       /** For a `limit` failure: the configuration variable whose value was reached. */
       limit?: string
     } = {},

@@ -44,6 +44,8 @@ export interface Thread {
   failedAt?: string
   /** How often the thread was retried after failing (`/action/retry`, bulk retries); absent: never. */
   retries?: number
+  /** While the thread waits at an `externalTask` step: the external task it waits for. */
+  externalTaskId?: string
 }
 
 export interface Note {

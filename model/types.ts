@@ -92,7 +92,24 @@ export interface EndStep {
   status?: 'completed' | 'cancelled'
 }
 
-export type StepDefinition = UserTaskStep | FunctionStep | SwitchStep | ParallelStep | JoinStep | EndStep
+/**
+ * Work handed to a worker outside the service (docs/reference/external-tasks.md): an external task on
+ * `topic` with the evaluated `input` (the dataInstance when absent); the thread waits until a worker
+ * completes it, its output written at `as` (a `data.` path) or merged into the dataInstance.
+ */
+export interface ExternalTaskStep {
+  type: 'externalTask'
+  topic: string
+  input?: string
+  as?: string
+  /** The task's retries when created (default 3). */
+  retries?: number
+  next: string
+  /** When a failure leaves no retries: `fail` (default) fails the thread, `rollback` restores the state before the step was reached. */
+  onError?: 'fail' | 'rollback'
+}
+
+export type StepDefinition = UserTaskStep | FunctionStep | SwitchStep | ParallelStep | JoinStep | EndStep | ExternalTaskStep
 
 export type FlowNode =
   | { set: Record<string, string> }

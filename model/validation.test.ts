@@ -51,6 +51,47 @@ const modelFaults: Record<string, Fault<Example>[]> = {
 }
 
 /** Faults inside the body of each example model: the path is below `modelBody`. */
+/** An externalTask step in place of the booking function, changed by `edit`. */
+function withExternalTask(body: Body, edit: (step: Record<string, unknown>) => void): void {
+  const step: Record<string, unknown> = { type: 'externalTask', topic: 'payroll', next: 'archive' }
+  edit(step)
+  body.steps.book = step
+}
+
+function externalTaskFaults(): Fault<Body>[] {
+  return [
+    ['external task without topic', (body) => withExternalTask(body, (step) => delete step.topic), 'steps.book.topic', /is required/],
+    [
+      'external task topic with spaces',
+      (body) => withExternalTask(body, (step) => (step.topic = 'pay roll')),
+      'steps.book.topic',
+      /must match/,
+    ],
+    ['external task next', (body) => withExternalTask(body, (step) => (step.next = 'archiv')), 'steps.book.next', /names step "archiv"/],
+    ['external task input', (body) => withExternalTask(body, (step) => (step.input = 'data.(')), 'steps.book.input', /./],
+    ['external task as outside data', (body) => withExternalTask(body, (step) => (step.as = 'vars.x')), 'steps.book.as', /under data/],
+    [
+      'external task as to a prototype',
+      (body) => withExternalTask(body, (step) => (step.as = 'data.__proto__')),
+      'steps.book.as',
+      /__proto__/,
+    ],
+    ['external task retries', (body) => withExternalTask(body, (step) => (step.retries = -1)), 'steps.book.retries', /./],
+    [
+      'external task onError',
+      (body) => withExternalTask(body, (step) => (step.onError = 'ignore')),
+      'steps.book.onError',
+      /fail, rollback/,
+    ],
+    [
+      'external task unknown field',
+      (body) => withExternalTask(body, (step) => (step.lockDuration = 5)),
+      'steps.book.lockDuration',
+      /not a known field/,
+    ],
+  ]
+}
+
 const bodyFaults: Record<string, Fault<Body>[]> = {
   'leave-request': [
     // process: structure
@@ -60,6 +101,8 @@ const bodyFaults: Record<string, Fault<Body>[]> = {
     ['no steps', (body) => (body.steps = {}), 'steps', /at least one step/],
     ['unknown step type', (body) => (body.steps.book.type = 'script'), 'steps.book.type', /must be one of userTask, function, switch/],
     ['unknown step field (typo of next)', (body) => (body.steps.joined.nxt = 'done'), 'steps.joined.nxt', /not a known field/],
+    // process: external tasks
+    ...externalTaskFaults(),
     // process: step references
     ['function step next', (body) => (body.steps.book.next = 'archiv'), 'steps.book.next', /names step "archiv"/],
     ['action next', (body) => (body.steps.approve.actions[1].next = 'gone'), 'steps.approve.actions[1].next', /names step "gone"/],

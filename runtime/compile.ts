@@ -66,7 +66,10 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
   const assignees = new Map<string, CompiledExpression>()
   const dueDates = new Map<string, CompiledExpression>()
   const escalationAssignees = new Map<string, Map<number, CompiledExpression>>()
+  const externalTaskInputs = new Map<string, CompiledExpression>()
   for (const [stepId, step] of Object.entries(body.steps)) {
+    if (step.type === 'externalTask' && step.input !== undefined)
+      externalTaskInputs.set(stepId, compileExpression(step.input, `steps.${stepId}.input`))
     if (step.type === 'switch')
       caseConditions.set(
         stepId,
@@ -87,7 +90,15 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
   const businessKey = body.businessKey === undefined ? undefined : compileExpression(body.businessKey, 'businessKey')
   const inform = (body.inform ?? []).map((item, index) => ({ item, header: compileExpression(item.header, `inform[${index}].header`) }))
   const checkInput = compileSchema(body.input)
-  const interpreter = new Interpreter({ steps: body.steps, caseConditions, assignees, dueDates, escalationAssignees, resolveFunction })
+  const interpreter = new Interpreter({
+    steps: body.steps,
+    caseConditions,
+    assignees,
+    dueDates,
+    escalationAssignees,
+    externalTaskInputs,
+    resolveFunction,
+  })
 
   const processId = body.processId ?? model.modelID
   const processName = body.name ?? model.name ?? processId
@@ -209,6 +220,19 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
     async escalate(state: ProcessState, taskId: string, position: number, env: RunEnvironment): Promise<Transition> {
       const transition = new TransitionInProgress(state)
       await interpreter.escalate(transition, openTask(transition.instance, taskId), position, env)
+      return transition.finish(env)
+    },
+
+    async completeExternalTask(state: ProcessState, externalTaskId: string, output: unknown, env: RunEnvironment): Promise<Transition> {
+      const transition = new TransitionInProgress(state)
+      interpreter.completeExternalTask(transition, externalTaskId, output)
+      await interpreter.advance(transition, env)
+      return transition.finish(env)
+    },
+
+    async failExternalTask(state: ProcessState, externalTaskId: string, errorMessage: string, env: RunEnvironment): Promise<Transition> {
+      const transition = new TransitionInProgress(state)
+      interpreter.failExternalTask(transition, externalTaskId, errorMessage)
       return transition.finish(env)
     },
 

@@ -7,6 +7,7 @@ import { deepCopy } from '../lib/deep-copy.js'
 import { performance } from 'node:perf_hooks'
 import { oversizedResult } from '../model/expression-cost.js'
 import { afterDuration } from '../model/duration.js'
+import { assignAtPath, defineOwn, parseAssignmentPath } from '../model/paths.js'
 import type { CompiledExpression, EvaluationScope, ExpressionStore } from './expressions.js'
 import { executeFunction, processView } from './flow/execute.js'
 import type { CompiledFunction } from './flow/compile.js'
@@ -14,6 +15,7 @@ import {
   type ActionDefinition,
   type ActionType,
   type DataInstance,
+  type ExternalTaskStep,
   type FunctionRunResult,
   type ProcessInstance,
   type ProcessState,
@@ -38,6 +40,8 @@ export interface ExecutableModel {
   readonly dueDates: ReadonlyMap<string, CompiledExpression>
   /** Compiled `userId` expressions of `assignToUser` escalations, by step id and escalation position. */
   readonly escalationAssignees: ReadonlyMap<string, ReadonlyMap<number, CompiledExpression>>
+  /** Compiled `input` expressions of external task steps, by step id. */
+  readonly externalTaskInputs: ReadonlyMap<string, CompiledExpression>
   resolveFunction(functionId: string, env: RunEnvironment): CompiledFunction | undefined
 }
 
@@ -217,10 +221,83 @@ export class Interpreter {
       case 'join':
         thread.stepId = step.next
         return
+      case 'externalTask':
+        await this.createExternalTask(thread, step, transition, env)
+        return
       case 'end':
         this.endProcess(transition, step.status ?? 'completed', env)
         return
     }
+  }
+
+  /** The default retries of an external task whose step gives none. */
+  static readonly DEFAULT_EXTERNAL_TASK_RETRIES = 3
+
+  /**
+   * The thread waits for a new external task, whose input is the step's `input` evaluated like any
+   * expression of the model (node budget, result size caps), or a copy of the dataInstance.
+   */
+  private async createExternalTask(thread: Thread, step: ExternalTaskStep, transition: TransitionInProgress, env: RunEnvironment) {
+    const expression = this.model.externalTaskInputs.get(thread.stepId)
+    const input = expression ? await expression.evaluate(this.store(transition, env), expressionScope(env)) : deepCopy(transition.data)
+    const externalTaskId = env.newId()
+    thread.status = 'waiting'
+    thread.externalTaskId = externalTaskId
+    transition.effects.push({
+      kind: 'externalTaskCreated',
+      externalTask: {
+        externalTaskId,
+        threadId: thread.threadId,
+        stepId: thread.stepId,
+        topic: step.topic,
+        input: input ?? null,
+        retries: step.retries ?? Interpreter.DEFAULT_EXTERNAL_TASK_RETRIES,
+      },
+    })
+  }
+
+  /** The thread waiting for the external task, and its step (404 `externalTask` when no thread waits for it). */
+  externalTaskWait(transition: TransitionInProgress, externalTaskId: string): { thread: Thread; step: ExternalTaskStep } {
+    const thread = transition.instance.threads.find(
+      (candidate) => candidate.status === 'waiting' && candidate.externalTaskId === externalTaskId,
+    )
+    const step = thread ? this.model.steps[thread.stepId] : undefined
+    if (!thread || step?.type !== 'externalTask') {
+      throw new RuntimeError('notFound', `no thread waits for external task ${externalTaskId}`, { target: 'externalTask' })
+    }
+    return { thread, step }
+  }
+
+  /** The worker's output lands at `as`, or (an object) is merged into the dataInstance; the thread goes on. */
+  completeExternalTask(transition: TransitionInProgress, externalTaskId: string, output: unknown): void {
+    const { thread, step } = this.externalTaskWait(transition, externalTaskId)
+    if (step.as !== undefined) {
+      assignAtPath(
+        { data: transition.data, output: {}, vars: {} },
+        parseAssignmentPath(step.as, `steps.${thread.stepId}.as`),
+        output ?? null,
+      )
+    } else if (output !== undefined && output !== null) {
+      if (typeof output !== 'object' || Array.isArray(output)) {
+        throw new RuntimeError('validation', `steps.${thread.stepId} has no "as": the output must be an object to merge into the data`, {
+          path: 'output',
+        })
+      }
+      for (const [key, value] of Object.entries(output)) defineOwn(transition.data, key, value)
+    }
+    delete thread.externalTaskId
+    thread.stepId = step.next
+    thread.status = 'active'
+  }
+
+  /** The external task's last failure: the thread fails with the worker's message until `retry` re-runs the step. */
+  failExternalTask(transition: TransitionInProgress, externalTaskId: string, errorMessage: string): void {
+    const { thread } = this.externalTaskWait(transition, externalTaskId)
+    delete thread.externalTaskId
+    thread.status = 'failed'
+    thread.error = { message: errorMessage, code: 'EXTERNAL_TASK_FAILED' }
+    transition.instance.processStatus = 'failed'
+    transition.effects.push({ kind: 'threadFailed', thread: { ...thread } })
   }
 
   /** A branch thread reached its join: once every branch of its parallel has, the parent goes on. */

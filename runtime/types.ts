@@ -185,8 +185,20 @@ export interface RunEnvironment {
 
 // ---------------------------------------------------------------- effects (what the engine persists or announces)
 
+/** An external task a thread now waits for (docs/reference/external-tasks.md): what the engine stores for workers. */
+export interface ExternalTaskCreated {
+  externalTaskId: string
+  threadId: string
+  stepId: string
+  topic: string
+  /** The step's `input` evaluated (the dataInstance when it has none). */
+  input: unknown
+  retries: number
+}
+
 export type RuntimeEffect =
   | { kind: 'taskCreated'; task: Task }
+  | { kind: 'externalTaskCreated'; externalTask: ExternalTaskCreated }
   | { kind: 'taskEnded'; task: Task }
   | { kind: 'taskCancelled'; task: Task }
   | { kind: 'threadFailed'; thread: Thread }
@@ -271,6 +283,13 @@ export interface CompiledProcess {
    * assignToSwimlane, assignToUser) and records it in the task's `escalated`.
    */
   escalate(state: ProcessState, taskId: string, position: number, env: RunEnvironment): Promise<Transition>
+  /**
+   * A worker completed the external task the thread waits for: its output goes to the step's `as`
+   * (or is merged into the dataInstance), and the thread goes on to `next`.
+   */
+  completeExternalTask(state: ProcessState, externalTaskId: string, output: unknown, env: RunEnvironment): Promise<Transition>
+  /** The external task failed with no retries left: its thread fails with the worker's message (an incident `retry` re-runs). */
+  failExternalTask(state: ProcessState, externalTaskId: string, errorMessage: string, env: RunEnvironment): Promise<Transition>
   /** Re-runs a failed thread's step and continues. */
   retry(state: ProcessState, threadId: string, env: RunEnvironment): Promise<Transition>
   /** Forces the process to a step: open tasks cancelled, threads reset, then runs until it waits. */

@@ -69,6 +69,8 @@ type BodyInit<Op> = [JsonBody<Op>] extends [never] ? { body?: never } : { body: 
 export type CallInit<Path extends keyof paths, Method extends HttpMethod> = {
   params: PathParams<Operation<Path, Method>> & QueryParams<Operation<Path, Method>>
   headers?: ExtraHeaders
+  /** Aborts the call (a long poll that is no longer wanted). */
+  signal?: AbortSignal
 } & BodyInit<Operation<Path, Method>>
 
 /** `init` may be left out when nothing in it is required. */
@@ -280,12 +282,13 @@ export class WorkflowClient {
   private async call(
     method: HttpMethod,
     path: string,
-    init: { params?: { path?: object; query?: object }; body?: object; headers?: ExtraHeaders } = {},
+    init: { params?: { path?: object; query?: object }; body?: object; headers?: ExtraHeaders; signal?: AbortSignal } = {},
   ): Promise<unknown> {
     const tenantQuery = method === 'post' ? {} : { organizationId: this.organizationId, appId: this.appId }
     const result = await this.request(method, path, {
       params: { path: init.params?.path ?? {}, query: { ...tenantQuery, ...init.params?.query }, header: await this.headers(init.headers) },
       ...(init.body === undefined ? {} : { body: this.withTenant(init.body) }),
+      ...(init.signal === undefined ? {} : { signal: init.signal }),
     })
     return unwrap(result)
   }

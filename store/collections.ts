@@ -4,7 +4,7 @@
  * invalidations), so the names and shapes live here once.
  */
 import type { ActivityType, NotificationEventType, WebhookDeliveryStatus } from '../openapi/generated/schemas.js'
-import type { DataInstance, InformItem, ProcessInstance, ProcessStatus, Task } from '../model/instance.js'
+import type { DataInstance, InformItem, ProcessInstance, ProcessState, ProcessStatus, Task } from '../model/instance.js'
 import type { WorkflowModel } from '../model/types.js'
 
 export const Collections = {
@@ -30,6 +30,8 @@ export const Collections = {
   webhookDeliveries: 'webhookDeliveries',
   /** Claimed idempotency keys of starts (StoredIdempotencyKey), removed by a TTL index. */
   idempotencyKeys: 'idempotencyKeys',
+  /** External tasks waiting for workers (StoredExternalTask), written with the change that reaches their step. */
+  externalTasks: 'externalTasks',
   /** The store's own records (StoredSchemaVersion): which layout of the collections the store has. */
   meta: 'meta',
 } as const
@@ -336,4 +338,38 @@ export interface StoredSchemaVersion {
   version?: number
   migrationOwner?: string
   migrationLeaseUntil?: Date
+}
+
+/**
+ * An external task (docs/reference/external-tasks.md): `_id` is the externalTaskId. Inserted in the
+ * same atomic batch as the change whose thread reached the `externalTask` step, removed with the
+ * change that ends the wait (completed, failed for good, cancelled, moved). `availableAt` is when it
+ * may be handed out next: its creation or return, the end of its lock while locked, the end of a
+ * failure's retry timeout; a lock is taken by a conditional update on it.
+ */
+export interface StoredExternalTask {
+  _id: string
+  organizationId: string
+  appId: string
+  processInstanceId: string
+  processId: string
+  businessKey: string
+  threadId: string
+  stepId: string
+  topic: string
+  input: unknown
+  retries: number
+  createdAt: Date
+  availableAt: Date
+  /** True while its instance is suspended: not handed out until it is resumed. */
+  suspended: boolean
+  /** The worker holding it (or who held it last, until another takes it) and until when. */
+  workerId?: string
+  lockExpiresAt?: Date
+  /** The message of the last failure a worker reported. */
+  errorMessage?: string
+  /** The instance's version stored with the task. */
+  instanceVersion: number
+  /** `onError: "rollback"` only: the state before the change that reached the step, restored by a final failure. */
+  rollbackState?: ProcessState
 }

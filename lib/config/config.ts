@@ -38,6 +38,8 @@ export interface Config {
   batchBackoffMs: number
   /** How often an engine looks for due batch jobs and schedule ticks. */
   batchPollMs: number
+  /** How often a long poll looks for external tasks other engines created (docs/reference/external-tasks.md#long-polling). */
+  externalTaskPollMs: number
   /** How long a claimed batch job stays claimed without a renewal before another engine may run it. */
   batchLeaseMs: number
   /** How long finished (`done`, `failed`) batch jobs are kept before they are removed. */
@@ -343,6 +345,7 @@ export function parseConfig(env: Env, cwd: string = process.cwd()): Config {
     proxyTimeoutScale: positiveNumber(env, 'PROXY_TIMEOUT_SCALE', 1),
     batchBackoffMs: positiveInteger(env, 'BATCH_BACKOFF_MS', 1_000),
     batchPollMs: positiveInteger(env, 'BATCH_POLL_MS', 1_000),
+    externalTaskPollMs: positiveInteger(env, 'EXTERNAL_TASK_POLL_MS', 500),
     batchLeaseMs: positiveInteger(env, 'BATCH_LEASE_MS', 60_000),
     batchRetentionHours: positiveNumber(env, 'BATCH_RETENTION_HOURS', 168),
     idempotencyTtlHours: positiveNumber(env, 'IDEMPOTENCY_TTL_HOURS', 24),

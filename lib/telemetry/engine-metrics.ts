@@ -20,6 +20,9 @@ const TASK_BUCKETS = [1, 10, 60, 300, 900, 3600, 4 * 3600, 86_400, 3 * 86_400, 7
 /** Journal batches group the writes that arrive while one commits: from one to hundreds. */
 const BATCH_SIZE_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
 
+/** Workers answer in milliseconds to hours. */
+const EXTERNAL_TASK_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 5, 30, 60, 300, 3600, 86_400]
+
 export class EngineMetrics extends ServiceMetrics {
   private readonly started = this.counter('workflow_process_instances_started_total', 'Process instances started.', ['process_id'])
   private readonly ended = this.counter(
@@ -86,7 +89,20 @@ export class EngineMetrics extends ServiceMetrics {
     BATCH_SIZE_BUCKETS,
   )
 
+  private readonly externalTaskLockLapses = this.counter(
+    'workflow_external_task_lock_lapses_total',
+    'External tasks handed out again after the lock of the worker holding them lapsed, by topic.',
+    ['topic'],
+  )
+  private readonly externalTaskDuration = this.histogram(
+    'workflow_external_task_duration_seconds',
+    'Worker latency: time from an external task being created until a worker completed it, by topic.',
+    EXTERNAL_TASK_BUCKETS,
+    ['topic'],
+  )
+
   private countBatchJobs: (() => Promise<Record<string, number>>) | undefined
+  private countWaitingExternalTasks: (() => Promise<Record<string, number>>) | undefined
 
   constructor() {
     super()
@@ -99,6 +115,29 @@ export class EngineMetrics extends ServiceMetrics {
         for (const [status, count] of Object.entries(await readBatchJobCounts())) this.set({ status }, count)
       },
     )
+    const readWaitingExternalTasks = async (): Promise<Record<string, number>> => (await this.countWaitingExternalTasks?.()) ?? {}
+    this.gauge(
+      'workflow_external_tasks_waiting',
+      'External tasks waiting for a worker (not locked), by topic (counted in the store at each scrape).',
+      ['topic'],
+      async function collect() {
+        this.reset()
+        for (const [topic, count] of Object.entries(await readWaitingExternalTasks())) this.set({ topic }, count)
+      },
+    )
+  }
+
+  /** Where the waiting external tasks gauge reads its counts by topic at each scrape. */
+  readWaitingExternalTasksWith(count: () => Promise<Record<string, number>>): void {
+    this.countWaitingExternalTasks = count
+  }
+
+  externalTaskLockLapsed(topic: string): void {
+    this.externalTaskLockLapses.inc({ topic })
+  }
+
+  externalTaskCompleted(topic: string, seconds: number): void {
+    this.externalTaskDuration.observe({ topic }, seconds)
   }
 
   /** Where the batch-job gauge reads its counts at each scrape: through an index, never a scan. */

@@ -547,6 +547,54 @@ export const modelSchema: Record<string, unknown> = {
       "minLength": 1,
       "description": "A JSONata expression (docs/models.md, \"Expressions\")."
     },
+    "ExternalTaskStep": {
+      "title": "externalTask",
+      "type": "object",
+      "additionalProperties": false,
+      "required": [
+        "type",
+        "topic",
+        "next"
+      ],
+      "description": "Hands work to a worker outside the service (docs/reference/external-tasks.md): an external task on `topic` is stored with the evaluated `input` and the thread waits until a worker completes it. Its output lands at `as`, or is merged into the dataInstance.",
+      "properties": {
+        "type": {
+          "const": "externalTask"
+        },
+        "topic": {
+          "type": "string",
+          "pattern": "^[A-Za-z0-9._:-]{1,128}$",
+          "description": "What workers subscribe to."
+        },
+        "input": {
+          "$ref": "#/$defs/Expression",
+          "description": "What the worker gets as the task's input; the whole dataInstance when absent."
+        },
+        "as": {
+          "type": "string",
+          "minLength": 1,
+          "description": "A `data.` path the worker's output is written to; absent, an object output is merged into the dataInstance."
+        },
+        "retries": {
+          "type": "integer",
+          "minimum": 0,
+          "maximum": 100,
+          "description": "The task's retries when it is created (default 3); a worker's failure report sets what is left."
+        },
+        "next": {
+          "type": "string",
+          "minLength": 1
+        },
+        "onError": {
+          "type": "string",
+          "enum": [
+            "fail",
+            "rollback"
+          ],
+          "description": "When a failure leaves no retries: `fail` (the default) fails the thread until `/action/retry`; `rollback` puts the instance back as it was before the change that reached the step."
+        }
+      }
+    },
     "FailNode": {
       "title": "fail",
       "type": "object",
@@ -981,6 +1029,9 @@ export const modelSchema: Record<string, unknown> = {
         },
         {
           "$ref": "#/$defs/EndStep"
+        },
+        {
+          "$ref": "#/$defs/ExternalTaskStep"
         }
       ]
     },

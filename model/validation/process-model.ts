@@ -2,8 +2,10 @@
  * Process models beyond their structure: references between steps, swimlanes and functions,
  * expressions, durations, JSON Schemas, parallel branches and the schemas of file functions.
  */
-import type { ActionDefinition, EscalationDefinition, ProcessModelBody, StepDefinition, UserTaskStep } from '../types.js'
+import type { ActionDefinition, EscalationDefinition, ExternalTaskStep, ProcessModelBody, StepDefinition, UserTaskStep } from '../types.js'
 import { parseIsoDuration } from '../duration.js'
+import { parseAssignmentPath } from '../paths.js'
+import { RuntimeError } from '../errors.js'
 import { Fault, child, isoDurationProblem, jsonSchema, modelExpression, schemaDeclares } from './checks.js'
 import { FunctionScope, functionMap } from './flow-functions.js'
 
@@ -68,6 +70,24 @@ function userTask(step: UserTaskStep, path: string, index: ProcessIndex): void {
   step.escalations?.forEach((value, position) => escalation(value, child(child(path, 'escalations'), position), step, index))
 }
 
+/** A worker's output is written into the dataInstance only: `as` is a `data.` path. */
+function externalTask(step: ExternalTaskStep, path: string, index: ProcessIndex): void {
+  if (step.input !== undefined) modelExpression(step.input, child(path, 'input'))
+  if (step.as !== undefined) {
+    const asPath = child(path, 'as')
+    let root: string
+    try {
+      root = parseAssignmentPath(step.as, asPath).root
+    } catch (error) {
+      if (error instanceof RuntimeError) throw new Fault(asPath, String(error.details.problem ?? error.message))
+      throw error
+    }
+    if (root !== 'data')
+      throw new Fault(asPath, `must be a path under data (the worker's output is kept in the dataInstance), not "${step.as}"`)
+  }
+  stepReference(step.next, child(path, 'next'), index.steps)
+}
+
 function processStep(step: StepDefinition, path: string, index: ProcessIndex): void {
   switch (step.type) {
     case 'userTask':
@@ -90,6 +110,8 @@ function processStep(step: StepDefinition, path: string, index: ProcessIndex): v
       return
     case 'join':
       return stepReference(step.next, child(path, 'next'), index.steps)
+    case 'externalTask':
+      return externalTask(step, path, index)
     case 'end':
       return
   }
@@ -102,6 +124,7 @@ function successors(step: StepDefinition): string[] {
       return step.actions.flatMap((action) => (action.next === undefined ? [] : [action.next]))
     case 'function':
     case 'join':
+    case 'externalTask':
       return [step.next]
     case 'switch':
       return [...step.cases.map((branch) => branch.next), step.default]

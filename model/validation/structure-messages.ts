@@ -47,6 +47,7 @@ export const definitionMessages: Record<string, DefinitionMessages> = {
     },
     not: 'is not allowed on a function action (it does not end the task)',
   },
+  ExternalTaskStep: { required: { topic: 'is required (the topic workers fetch the task by)' } },
   ParallelStep: {
     uniqueItems: (branches) => {
       const steps = branches as string[]

@@ -56,6 +56,11 @@ export type EngineErrorCode =
   | "wm3141"
   | "wm3142"
   | "wm3143"
+  | "wm3230"
+  | "wm3231"
+  | "wm3232"
+  | "wm3233"
+  | "wm3234"
   | "wm5000"
   | "wm5001"
   | "wm4014"
@@ -155,6 +160,11 @@ export const engineErrorCatalogue = {
   "wm3141": {"status":409,"type":"business","category":"error","message":"Process instance %s is %s: it cannot be %s"},
   "wm3142": {"status":422,"type":"business","category":"error","message":"Idempotency key %s was used with another request body"},
   "wm3143": {"status":409,"type":"technical","category":"warning","message":"A request with idempotency key %s is still being processed; retry it later"},
+  "wm3230": {"status":403,"type":"business","category":"error","message":"User %s may not work external tasks: system users of the tenant only"},
+  "wm3231": {"status":404,"type":"business","category":"error","message":"External task not found: %s"},
+  "wm3232": {"status":409,"type":"business","category":"error","message":"External task %s is locked by another worker"},
+  "wm3233": {"status":409,"type":"business","category":"error","message":"External task %s is not locked by worker %s: fetch and lock it first (its lock may have lapsed)"},
+  "wm3234": {"status":400,"type":"business","category":"error","message":"The output of external task %s cannot be stored: %s"},
   "wm5000": {"status":500,"type":"technical","category":"error","message":"Internal error"},
   "wm5001": {"status":500,"type":"technical","category":"error","message":"This engine process keeps no log lines"},
   "wm4014": {"status":401,"type":"business","category":"error","message":"Metrics token missing or invalid"},

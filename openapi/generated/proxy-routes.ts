@@ -46,6 +46,11 @@ export const proxyRoutes = [
   { method: "POST", url: "/external/process/purge", engineUrl: "/external/process/purge", timeoutSeconds: 60, operationId: "purgeProcessInstances", raw: false, upload: false },
   { method: "GET", url: "/external/batchjob/:jobId", engineUrl: "/external/batchjob/:jobId", timeoutSeconds: 60, operationId: "getBatchJob", raw: false, upload: false },
   { method: "DELETE", url: "/external/locks/:userId", engineUrl: "/external/locks/:userId", timeoutSeconds: 60, operationId: "releaseUserLocks", raw: false, upload: false },
+  { method: "POST", url: "/external/worker/fetchAndLock", engineUrl: "/external/worker/fetchAndLock", timeoutSeconds: 90, operationId: "fetchAndLockExternalTasks", raw: false, upload: false },
+  { method: "POST", url: "/external/worker/:externalTaskId/complete", engineUrl: "/external/worker/:externalTaskId/complete", timeoutSeconds: 60, operationId: "completeExternalTask", raw: false, upload: false },
+  { method: "POST", url: "/external/worker/:externalTaskId/failure", engineUrl: "/external/worker/:externalTaskId/failure", timeoutSeconds: 60, operationId: "reportExternalTaskFailure", raw: false, upload: false },
+  { method: "POST", url: "/external/worker/:externalTaskId/extendLock", engineUrl: "/external/worker/:externalTaskId/extendLock", timeoutSeconds: 60, operationId: "extendExternalTaskLock", raw: false, upload: false },
+  { method: "POST", url: "/external/worker/:externalTaskId/unlock", engineUrl: "/external/worker/:externalTaskId/unlock", timeoutSeconds: 60, operationId: "unlockExternalTask", raw: false, upload: false },
 ] as const
 
 export type ProxyRoute = (typeof proxyRoutes)[number]

@@ -1503,6 +1503,120 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/external/worker/fetchAndLock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Fetch and lock external tasks (long polling)
+         * @description Locks up to `maxTasks` available external tasks of the caller's tenant on the given topics for
+         *     `workerId` (each for its topic's `lockDuration` ms) and answers them with their input, process
+         *     instance and business key (taken from the oldest available, in creation order). With none available and `asyncResponseTimeout` > 0 the
+         *     request waits (long polling) and answers as soon as a task is created or returned, at most that
+         *     long; an engine shutting down or a client going away ends the wait with what was locked (nothing).
+         *     Exactly one worker holds a task at a time, whatever number of engines serve the store. Tasks of a
+         *     suspended instance are not handed out. System users of the tenant only (403 wm3230).
+         */
+        post: operations["fetchAndLockExternalTasks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/external/worker/{externalTaskId}/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete a locked external task
+         * @description The worker holding the task's lock completes it: `output` is written at the step's `as` (or, an
+         *     object, merged into the dataInstance; anything else is 400 wm3234) and the thread goes on, in one
+         *     compare-and-set commit of the instance with the task's removal. Another tenant's or an unknown task
+         *     is 404 wm3231; a task locked by another worker 409 wm3232; one not locked by this worker (never
+         *     fetched, or its lock lapsed) 409 wm3233. System users of the tenant only (403 wm3230).
+         */
+        post: operations["completeExternalTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/external/worker/{externalTaskId}/failure": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report the failure of a locked external task
+         * @description With `retries` left (default: one less than the task had) the task returns to the queue, handed out
+         *     again `retryTimeout` ms later; with none an incident: the thread fails with `errorMessage` until
+         *     `/action/retry` creates a new task (step `onError: "fail"`, the default), or with `onError:
+         *     "rollback"` the instance is put back as it was before the change that reached the step (when it has
+         *     not changed since; otherwise the thread fails). Lock rules and codes as for complete.
+         */
+        post: operations["reportExternalTaskFailure"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/external/worker/{externalTaskId}/extendLock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Extend the lock of an external task
+         * @description The lock holder's lock now lasts `newDuration` ms from now. Lock rules and codes as for complete.
+         */
+        post: operations["extendExternalTaskLock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/external/worker/{externalTaskId}/unlock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Give a locked external task back
+         * @description The lock holder gives the task back: it returns to the queue at once. Lock rules and codes as for complete.
+         */
+        post: operations["unlockExternalTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     workflowEvent: {
@@ -1583,7 +1697,7 @@ export interface components {
          * @description The kind of an activity record.
          * @enum {string}
          */
-        ActivityType: "start" | "display" | "save" | "complete" | "cancel" | "return" | "function" | "taskFunction" | "fileUpload" | "fileDownload" | "fileDelete" | "noteAdded" | "noteUpdated" | "noteDeleted" | "assign" | "assignToSwimlane" | "retry" | "changeStep" | "escalated" | "migrated" | "suspended" | "resumed" | "cancelled";
+        ActivityType: "start" | "display" | "save" | "complete" | "cancel" | "return" | "function" | "taskFunction" | "fileUpload" | "fileDownload" | "fileDelete" | "noteAdded" | "noteUpdated" | "noteDeleted" | "assign" | "assignToSwimlane" | "retry" | "changeStep" | "escalated" | "migrated" | "suspended" | "resumed" | "cancelled" | "externalTaskCompleted" | "externalTaskFailed" | "externalTaskRolledBack";
         /** @description Free-form extra information of a request. When `activityDescription` is set on `/action/complete`, a note with that text is created. */
         AdditionalInfo: {
             activityDescription?: string;
@@ -1734,6 +1848,13 @@ export interface components {
             customType?: components["schemas"]["CustomType"];
             dataInstance: components["schemas"]["DataInstance"];
             additionalInfo?: components["schemas"]["AdditionalInfo"];
+            organizationId?: string;
+            appId?: string;
+        };
+        CompleteExternalTaskRequest: {
+            workerId: components["schemas"]["WorkerId"];
+            /** @description Written at the step's `as`, or (an object) merged into the dataInstance. */
+            output?: unknown;
             organizationId?: string;
             appId?: string;
         };
@@ -1927,6 +2048,13 @@ export interface components {
         } & (unknown & unknown & unknown & unknown);
         /** @description A JSONata expression (docs/models.md, "Expressions"). */
         Expression: string;
+        ExtendExternalTaskLockRequest: {
+            workerId: components["schemas"]["WorkerId"];
+            /** @description Milliseconds from now the lock lasts. */
+            newDuration: number;
+            organizationId?: string;
+            appId?: string;
+        };
         /** @description Process-context mode (`processInstanceId` given): `processId`, `taskId`, `businessKey` and the `user` header are required (checked by the handler: 400 wm4000 / 401 wm4010). Standalone mode (only `appId`): no context, no authorization. Neither `processInstanceId` nor `appId`: 400. */
         ExternalFunctionRequest: {
             processInstanceId?: string;
@@ -1946,10 +2074,60 @@ export interface components {
             organizationId?: string;
             appId?: string;
         };
+        ExternalTaskFailureRequest: {
+            workerId: components["schemas"]["WorkerId"];
+            errorMessage: string;
+            /** @description Retries left after this failure (default one less than the task had); 0 ends the task with an incident. */
+            retries?: number;
+            /** @description Milliseconds before the task is handed out again (default 0). */
+            retryTimeout?: number;
+            organizationId?: string;
+            appId?: string;
+        };
+        /**
+         * externalTask
+         * @description Hands work to a worker outside the service (docs/reference/external-tasks.md): an external task on `topic` is stored with the evaluated `input` and the thread waits until a worker completes it. Its output lands at `as`, or is merged into the dataInstance.
+         */
+        ExternalTaskStep: {
+            /** @constant */
+            type: "externalTask";
+            /** @description What workers subscribe to. */
+            topic: string;
+            /** @description What the worker gets as the task's input; the whole dataInstance when absent. */
+            input?: components["schemas"]["Expression"];
+            /** @description A `data.` path the worker's output is written to; absent, an object output is merged into the dataInstance. */
+            as?: string;
+            /** @description The task's retries when it is created (default 3); a worker's failure report sets what is left. */
+            retries?: number;
+            next: string;
+            /**
+             * @description When a failure leaves no retries: `fail` (the default) fails the thread until `/action/retry`; `rollback` puts the instance back as it was before the change that reached the step.
+             * @enum {string}
+             */
+            onError?: "fail" | "rollback";
+        };
+        ExternalTaskWorkerRequest: {
+            workerId: components["schemas"]["WorkerId"];
+            organizationId?: string;
+            appId?: string;
+        };
         /** fail */
         FailNode: {
             fail: components["schemas"]["Expression"];
             code?: string;
+        };
+        FetchAndLockRequest: {
+            workerId: components["schemas"]["WorkerId"];
+            topics: {
+                topic: string;
+                /** @description Milliseconds the worker holds a task of this topic before it returns to the queue. */
+                lockDuration: number;
+            }[];
+            maxTasks: number;
+            /** @description Milliseconds to wait for a task when none is available now (long polling); the answer comes as soon as one is. 0 or absent: answer at once. */
+            asyncResponseTimeout?: number;
+            organizationId?: string;
+            appId?: string;
         };
         /** @description A file of a process instance (IFile). */
         File: {
@@ -2235,6 +2413,26 @@ export interface components {
             type: "join";
             next: string;
         };
+        LockedExternalTask: {
+            externalTaskId: string;
+            topic: string;
+            /** @description The step's `input` evaluated when the task was created (any JSON). */
+            input?: unknown;
+            processInstanceId: string;
+            processId: string;
+            businessKey: string;
+            stepId: string;
+            /** @description Retries left; a failure report says how many remain after it. */
+            retries: number;
+            /** @description The message of the last failure, when it failed before. */
+            errorMessage?: string;
+            workerId: string;
+            /** Format: date-time */
+            lockExpiresAt: string;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        LockedExternalTasks: components["schemas"]["LockedExternalTask"][];
         Message: {
             message: string;
         };
@@ -2609,7 +2807,7 @@ export interface components {
             }[];
             processStatus: components["schemas"]["ProcessStatus"];
         };
-        ProcessStep: components["schemas"]["UserTaskStep"] | components["schemas"]["FunctionStep"] | components["schemas"]["SwitchStep"] | components["schemas"]["ParallelStep"] | components["schemas"]["JoinStep"] | components["schemas"]["EndStep"];
+        ProcessStep: components["schemas"]["UserTaskStep"] | components["schemas"]["FunctionStep"] | components["schemas"]["SwitchStep"] | components["schemas"]["ParallelStep"] | components["schemas"]["JoinStep"] | components["schemas"]["EndStep"] | components["schemas"]["ExternalTaskStep"];
         ProcessSwimlane: {
             name: string;
             description?: string;
@@ -2974,6 +3172,8 @@ export interface components {
             processInstance: components["schemas"]["ProcessInstance"];
             task?: components["schemas"]["Task"];
         };
+        /** @description Names the worker; the one that locked a task is the only one that may complete, fail, extend or unlock it. */
+        WorkerId: string;
         /** @description Where a flow function writes, under `data`, `output` or `vars` (e.g. `data.total`). */
         WritablePath: string;
     };
@@ -3720,6 +3920,63 @@ export interface components {
             };
         };
         /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3230: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "permissionError",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "User … may not work external tasks: system users of the tenant only",
+                 *         "code": "wm3230"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3231: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "External task not found: …",
+                 *         "code": "wm3231"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3232: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "External task … is locked by another worker",
+                 *         "code": "wm3232"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
         GatewayError_wm4000: {
             headers: {
                 [name: string]: unknown;
@@ -3886,6 +4143,8 @@ export interface components {
          * @example complete
          */
         ExternalActionTypePath: string;
+        /** @example 4c1d2e3f-5a6b-4c7d-8e9f-0a1b2c3d4e5f */
+        ExternalTaskIdPath: string;
         /** @example vatOf */
         FunctionIdPath: string;
         /** @description Makes a start idempotent: the same key from the same user (of the same tenant, on the same route) with the same body within IDEMPOTENCY_TTL_HOURS (default 24) answers the first answer again, with `idempotent-replayed: true`, and starts nothing, also when the duplicates arrive at the same time. Another user's request with the key is another key: it never gets the first caller's answer. The same key with another body is 422 wm3142. A first request that failed does not keep the key: a retry runs. */
@@ -7026,6 +7285,231 @@ export interface operations {
             401: components["responses"]["GatewayError_wm4010"];
             403: components["responses"]["GatewayError_wm4031"];
             404: components["responses"]["GatewayError_wm3120"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
+        };
+    };
+    fetchAndLockExternalTasks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
+                /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
+                lplogclientid?: components["parameters"]["LpLogClientId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FetchAndLockRequest"];
+            };
+        };
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "success";
+                        data: components["schemas"]["LockedExternalTasks"];
+                    };
+                };
+            };
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm3230"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
+        };
+    };
+    completeExternalTask: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
+                /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
+                lplogclientid?: components["parameters"]["LpLogClientId"];
+            };
+            path: {
+                /** @example 4c1d2e3f-5a6b-4c7d-8e9f-0a1b2c3d4e5f */
+                externalTaskId: components["parameters"]["ExternalTaskIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CompleteExternalTaskRequest"];
+            };
+        };
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "success";
+                        data: components["schemas"]["IsSuccess"];
+                    };
+                };
+            };
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm3230"];
+            404: components["responses"]["GatewayError_wm3231"];
+            409: components["responses"]["GatewayError_wm3232"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
+        };
+    };
+    reportExternalTaskFailure: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
+                /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
+                lplogclientid?: components["parameters"]["LpLogClientId"];
+            };
+            path: {
+                /** @example 4c1d2e3f-5a6b-4c7d-8e9f-0a1b2c3d4e5f */
+                externalTaskId: components["parameters"]["ExternalTaskIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExternalTaskFailureRequest"];
+            };
+        };
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "success";
+                        data: components["schemas"]["IsSuccess"];
+                    };
+                };
+            };
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm3230"];
+            404: components["responses"]["GatewayError_wm3231"];
+            409: components["responses"]["GatewayError_wm3232"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
+        };
+    };
+    extendExternalTaskLock: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
+                /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
+                lplogclientid?: components["parameters"]["LpLogClientId"];
+            };
+            path: {
+                /** @example 4c1d2e3f-5a6b-4c7d-8e9f-0a1b2c3d4e5f */
+                externalTaskId: components["parameters"]["ExternalTaskIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExtendExternalTaskLockRequest"];
+            };
+        };
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "success";
+                        data: components["schemas"]["IsSuccess"];
+                    };
+                };
+            };
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm3230"];
+            404: components["responses"]["GatewayError_wm3231"];
+            409: components["responses"]["GatewayError_wm3232"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
+        };
+    };
+    unlockExternalTask: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
+                /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
+                lplogclientid?: components["parameters"]["LpLogClientId"];
+            };
+            path: {
+                /** @example 4c1d2e3f-5a6b-4c7d-8e9f-0a1b2c3d4e5f */
+                externalTaskId: components["parameters"]["ExternalTaskIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExternalTaskWorkerRequest"];
+            };
+        };
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "success";
+                        data: components["schemas"]["IsSuccess"];
+                    };
+                };
+            };
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm3230"];
+            404: components["responses"]["GatewayError_wm3231"];
+            409: components["responses"]["GatewayError_wm3232"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
             500: components["responses"]["GatewayError_wm5000"];
             502: components["responses"]["GatewayError_fm5020"];
             504: components["responses"]["GatewayError_fm5040"];

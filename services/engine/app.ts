@@ -78,6 +78,9 @@ import webhookDeliveries from './events/webhooks/repository.js'
 import webhookOutbox from './events/webhooks/outbox.js'
 import webhookWorker from './events/webhooks/plugin.js'
 import eventsCommitHook from './events/commit-hook.js'
+import externalTaskRepository from './external-tasks/repository.js'
+import externalTasks from './external-tasks/service.js'
+import externalTaskRoutes from './external-tasks/routes.js'
 
 /** Batch jobs one engine runs at the same time; more engines run more. */
 const BATCH_CONCURRENCY = 4
@@ -196,6 +199,8 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
     listed(bulkOperations),
     listed(instancePurge),
     listed(historyRetention, { days: config.historyRetentionDays, pollMs: config.batchPollMs }),
+    listed(externalTaskRepository),
+    listed(externalTasks, { pollMs: config.externalTaskPollMs }),
     // Routes.
     listed(health),
     listed(readiness),
@@ -218,5 +223,6 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
     listed(constantRoutes),
     listed(dataRoutes, { limits: config.dataLimits }),
     listed(fileRoutes, { maxUploadBytes: config.maxUploadBytes }),
+    listed(externalTaskRoutes),
   ])
 }

@@ -40,6 +40,7 @@ const CALLER_SCOPED_READS = new Set([
   'getConstantValue',
   'retryFailedBatchJobs',
   'startBulkOperation',
+  'fetchAndLockExternalTasks',
 ])
 /** Secrets that are also a key of an operation's own answer: a page (of batch jobs, tasks, instances...) is `{ items, nextCursor }`. */
 const OWN_ANSWER_KEYS: Record<string, string[]> = Object.fromEntries(
@@ -135,6 +136,13 @@ function tenantAValues(
     nHours: 48,
     fromVersion: 1,
     toVersion: 2,
+    workerId: 'worker-a',
+    topics: [{ topic: 'payroll', lockDuration: 60_000 }],
+    maxTasks: 10,
+    errorMessage: 'failed by another tenant',
+    retries: 0,
+    newDuration: 60_000,
+    output: { overwritten: 'by another tenant' },
   }
 }
 
@@ -146,13 +154,14 @@ const PATH_VALUES = (resources: TenantAResources, a: { employee: StoredUser }): 
   userId: a.employee.userId,
   appId: TENANT_A.appId,
   actionType: 'cancel',
+  externalTaskId: resources.externalTaskId ?? 'unknown',
 })
 
 t.test(
   'cross-tenant matrix (jwt mode): every proxied route, called with a token of ' +
     "tenant B on tenant A's resources, is 403/404 and changes nothing of A",
   async (t) => {
-    const stack = await startSecureStack(t, { config: jwtAuthConfig(), credentials: bearerIdentity() })
+    const stack = await startSecureStack(t, { config: jwtAuthConfig(), credentials: bearerIdentity(), externalTask: true })
     const pathValues = PATH_VALUES(stack.resources, stack.a)
     // What a caller of B could learn only from an answer (ids it sent may be echoed in a not-found message).
     const secrets = ['Family visit', '"result"', '"vat"', stack.a.employee.fullName, '"items"']

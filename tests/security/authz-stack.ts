@@ -15,6 +15,7 @@ import { type Envelope } from '../../services/testing/gateway.js'
 import { openTestStore, startService } from '../../services/testing/harness.js'
 import { createTestUser } from '../../services/testing/users.js'
 import { createHrUsers, deployHrApp, HR, type HrUsers } from '../../services/testing/workflow.js'
+import { deployProcess, payrollModel } from '../../services/engine/external-tasks/test-support.js'
 
 export const TENANT_A = HR
 export const TENANT_B = { appId: 'ledger', organizationId: 'globex' } as const
@@ -37,6 +38,8 @@ export interface TenantAResources {
   businessKey: string
   /** The open first task, locked by its initiator (A's employee). */
   taskId: string
+  /** With `externalTask`: an external task of A's, locked by A's worker, its input holding the leave's reason. */
+  externalTaskId?: string
 }
 
 export interface GatewayAnswer<Data = unknown> {
@@ -68,6 +71,8 @@ export interface SecureStack {
 export interface StackOptions {
   config?: Partial<Config>
   credentials?: Credentials
+  /** Tenant A also runs a `payroll` process waiting at an external task, locked by A's system user. */
+  externalTask?: boolean
 }
 
 const gatewayContract = new ContractChecker('gateway')
@@ -126,16 +131,39 @@ export async function startSecureStack(t: Test, options: StackOptions = {}): Pro
   const instance = started.body.data.context.processInstance
   const task = started.body.data.formContext.task
   if (!task) throw new Error("tenant A's leave request has no open task")
+  const externalTaskId = options.externalTask ? await lockedExternalTaskOfA(send, store, a.employee, a.system) : undefined
   return {
     store,
     gatewayUrl: gateway.url,
     engineUrl: engine.url,
     a,
     b,
-    resources: { processInstanceId: instance.processInstanceId, businessKey: instance.businessKey, taskId: task.taskId },
+    resources: {
+      processInstanceId: instance.processInstanceId,
+      businessKey: instance.businessKey,
+      taskId: task.taskId,
+      ...(externalTaskId === undefined ? {} : { externalTaskId }),
+    },
     credentials,
     send,
   }
+}
+
+/** A payroll instance of A's waiting at its external task, which A's worker has locked. */
+async function lockedExternalTaskOfA(send: SecureStack['send'], store: Store, employee: StoredUser, worker: StoredUser): Promise<string> {
+  await deployProcess(store, TENANT_A, payrollModel({ input: 'data' }))
+  const started = await send('POST', '/process/start', {
+    as: employee,
+    body: { ...TENANT_A, processId: 'payroll', input: { days: 3, reason: 'Family visit' } },
+  })
+  if (started.status !== 200) throw new Error(`tenant A's payroll did not start: ${started.text}`)
+  const fetched = await send<Array<{ externalTaskId: string }>>('POST', '/external/worker/fetchAndLock', {
+    as: worker,
+    body: { ...TENANT_A, workerId: 'worker-a', topics: [{ topic: 'payroll', lockDuration: 3_600_000 }], maxTasks: 1 },
+  })
+  const externalTaskId = fetched.body.data[0]?.externalTaskId
+  if (!externalTaskId) throw new Error(`tenant A's external task was not locked: ${fetched.text}`)
+  return externalTaskId
 }
 
 /** Tenant A's stored state that a request of another tenant must leave as it was. */
@@ -149,5 +177,6 @@ export async function snapshotTenantA(store: Store): Promise<string> {
     locks: await all(Collections.taskLocks),
     batchJobs: await all(Collections.batchJobs, { appId: TENANT_A.appId }),
     users: await all(Collections.users, { appId: TENANT_A.appId }),
+    externalTasks: await all(Collections.externalTasks, { appId: TENANT_A.appId }),
   })
 }

@@ -13,6 +13,7 @@ import type { ActivityType, NotificationEventType } from '../../../openapi/gener
 import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { StoredContext } from '../../../store/collections.js'
+import type { AtomicWrite } from '../../../store/port.js'
 import type { ActivityRepository } from './activities.js'
 import type { Authorization, Principal } from './authorization.js'
 import { type ChangeToStore, type CommitHook, CommitHooks } from './commit-hooks.js'
@@ -60,6 +61,12 @@ export interface Change {
    */
   alongside?: (stored: StoredContext) => Promise<unknown>
   /**
+   * Writes that must match a document for the change to be stored (`mustMatch`): an external
+   * task's lock, held by the worker completing it. One that matches nothing fails the commit as a
+   * lost compare-and-set does (409 wm3042), storing nothing.
+   */
+  guards?: readonly AtomicWrite[]
+  /**
    * The change may be stored while the instance is suspended: notes, and the process-control
    * operations themselves. Every other change of a suspended instance is refused (409 wm3140).
    */
@@ -89,6 +96,10 @@ export function withBookkeeping(state: ProcessState, effects: readonly RuntimeEf
     dataInstance: state.dataInstance,
     processInstance: { ...state.processInstance, lastUpdate: now.toISOString(), contributorUsers: [...contributors] },
   }
+}
+
+function stateOfStored(stored: StoredContext): ProcessState {
+  return { processInstance: stored.processInstance, dataInstance: stored.dataInstance }
 }
 
 export class ProcessInstances {
@@ -173,12 +184,13 @@ export class ProcessInstances {
       compiled: change.compiled,
       env: change.env,
       event: change.event,
+      ...(change.previous ? { previous: stateOfStored(change.previous) } : {}),
       version: change.previous ? change.previous.version + 1 : 1,
       now,
       started: change.previous === undefined,
     }
     const hookWrites = await this.hooks.writesFor(toStore)
-    const alongside = [...change.env.unitOfWork.writes(), ...activityWrites, ...hookWrites.flat()]
+    const alongside = [...(change.guards ?? []), ...change.env.unitOfWork.writes(), ...activityWrites, ...hookWrites.flat()]
     let stored: StoredContext
     if (change.previous) {
       const written = await this.contexts.compareAndSet(change.previous, state, alongside)

@@ -55,6 +55,7 @@ function purgeWrites(processInstanceId: string): AtomicWrite[] {
     { collection: Collections.activities, kind: 'deleteMany', filter: { processInstanceId } },
     { collection: Collections.notifications, kind: 'deleteMany', filter: { _id: processInstanceId } },
     { collection: Collections.taskLocks, kind: 'deleteMany', filter: { processInstanceId } },
+    { collection: Collections.externalTasks, kind: 'deleteMany', filter: { processInstanceId } },
   ]
 }
 

@@ -24,6 +24,7 @@ import { envelopeBytesOfEngineAnswer, InvalidEngineAnswer, streamsUntouched } fr
 import { meteredBody, overflowed } from './body-meter.js'
 import { clientAnswerHeaders, engineRequestHeaders } from './headers.js'
 import { buildRouteTable, type ForwardingOf, type ProxyRouteTable, routeKey } from './route-table.js'
+import { LongPolls } from './long-polls.js'
 
 /** The key of the route table in the `endpoint` cache. */
 export const ROUTE_TABLE_KEY = 'proxy-routes'
@@ -78,6 +79,8 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
     socketPath: config.engineSocket,
   })
   fastify.addHook('onClose', async () => pool.close())
+  const longPolls = new LongPolls()
+  const engineDispatcher = pool.compose(longPolls.interceptor())
 
   function failure(request: { body: unknown }, error: unknown): ServiceError {
     // The client's body went over the route's limit while it was streamed: the engine never saw all of it.
@@ -126,7 +129,10 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
     // closed just as it was reused; reply-from then skips its retry-on-503 loop too.
     retriesCount: 1,
     rewriteRequestHeaders: (request, headers) =>
-      engineRequestHeaders(headers, { requestId: request.id, traceparent: formatTraceparent(request.traceContext) }),
+      longPolls.headersOf(
+        request,
+        engineRequestHeaders(headers, { requestId: request.id, traceparent: formatTraceparent(request.traceContext) }),
+      ),
     rewriteHeaders: (headers) => clientAnswerHeaders(headers),
     onError: (reply, { error }) => reply.send(failure(reply.request, error)),
   }
@@ -152,6 +158,7 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
     const target = routeTable().get(routeKey(method, request.routeOptions.url ?? ''))
     if (!target) throw new Error(`${method} ${request.routeOptions.url} is registered as a proxy route but not in the route table`)
     if (metrics) request.forwardedAt = performance.now()
+    if (longPolls.isLongPoll(request)) longPolls.watch(request, reply)
     reply.from(target.enginePath(request.params as Record<string, string | undefined>), target.replyOptions)
   }
 
@@ -175,7 +182,7 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
     for (const method of new Set(proxyRoutes.map((route) => route.method))) {
       await scope.register(httpProxy, {
         upstream: engine.origin,
-        undici: pool,
+        undici: engineDispatcher,
         disableRequestLogging: true,
         httpMethods: [method],
         routes: proxyRoutes.filter((route) => route.method === method).map((route) => route.url),
