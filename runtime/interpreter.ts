@@ -9,6 +9,7 @@ import { oversizedResult } from '../model/expression-cost.js'
 import { afterDuration } from '../model/duration.js'
 import type { CompiledExpression, EvaluationScope, ExpressionStore } from './expressions.js'
 import { executeFunction, processView } from './flow/execute.js'
+import { arriveAtCallProcess, arriveAtReceive, arriveAtTimer, dateTimeOf } from './waits.js'
 import type { CompiledFunction } from './flow/compile.js'
 import {
   type ActionDefinition,
@@ -38,6 +39,8 @@ export interface ExecutableModel {
   readonly dueDates: ReadonlyMap<string, CompiledExpression>
   /** Compiled `userId` expressions of `assignToUser` escalations, by step id and escalation position. */
   readonly escalationAssignees: ReadonlyMap<string, ReadonlyMap<number, CompiledExpression>>
+  /** The compiled expression of a step, by step id: a timer's `until`, a receive's `correlate`, a callProcess's `input`, an end's `output`. */
+  readonly stepExpressions: ReadonlyMap<string, CompiledExpression>
   resolveFunction(functionId: string, env: RunEnvironment): CompiledFunction | undefined
 }
 
@@ -218,9 +221,40 @@ export class Interpreter {
         thread.stepId = step.next
         return
       case 'end':
+        if (step.output !== undefined) transition.instance.output = await this.stepExpression(thread.stepId, transition, env)
         this.endProcess(transition, step.status ?? 'completed', env)
         return
+      case 'timer': {
+        const until = step.until === undefined ? undefined : await this.stepExpression(thread.stepId, transition, env)
+        arriveAtTimer(thread, step, until === undefined ? undefined : dateTimeOf(until, `steps.${thread.stepId}.until`), env)
+        return
+      }
+      case 'receive': {
+        const key =
+          step.correlate === undefined ? transition.instance.businessKey : await this.stepExpression(thread.stepId, transition, env)
+        arriveAtReceive(thread, step, key, env)
+        return
+      }
+      case 'callProcess': {
+        const input = await this.stepExpression(thread.stepId, transition, env)
+        arriveAtCallProcess(thread, step, input, transition, env, (failing, error) => this.failThread(failing, transition, error))
+        return
+      }
     }
+  }
+
+  private async stepExpression(stepId: string, transition: TransitionInProgress, env: RunEnvironment): Promise<unknown> {
+    const expression = this.model.stepExpressions.get(stepId)
+    if (!expression) throw technical(`step ${stepId} has no compiled expression`)
+    return expression.evaluate(this.store(transition, env), expressionScope(env))
+  }
+
+  /** The thread fails at its step (`retry` runs the step again); so does the process. */
+  failThread(thread: Thread, transition: TransitionInProgress, error: { message: string; code?: string }): void {
+    thread.status = 'failed'
+    thread.error = { message: error.message, ...(error.code === undefined ? {} : { code: error.code }) }
+    transition.instance.processStatus = 'failed'
+    transition.effects.push({ kind: 'threadFailed', thread: { ...thread } })
   }
 
   /** A branch thread reached its join: once every branch of its parallel has, the parent goes on. */
@@ -259,10 +293,10 @@ export class Interpreter {
       if (onError === 'rollback' || !(error instanceof RuntimeError) || error.kind === 'limit') throw error
       // The thread fails and the request goes on: the failed step's data writes must not be stored.
       if (mark !== undefined) env.savepoints?.discardSince(mark)
-      thread.status = 'failed'
-      thread.error = { message: error.message, ...(error.details.code === undefined ? {} : { code: error.details.code }) }
-      transition.instance.processStatus = 'failed'
-      transition.effects.push({ kind: 'threadFailed', thread: { ...thread } })
+      this.failThread(thread, transition, {
+        message: error.message,
+        ...(error.details.code === undefined ? {} : { code: error.details.code }),
+      })
     }
   }
 
@@ -343,9 +377,7 @@ export class Interpreter {
     if (!expression) return {}
     const value = await expression.evaluate(this.store(transition, env), expressionScope(env))
     if (value === undefined || value === null || value === '') return {}
-    const date = typeof value === 'string' || typeof value === 'number' ? new Date(value) : new Date(Number.NaN)
-    if (Number.isNaN(date.getTime())) throw technical(`steps.${stepId}.dueDate must give a date-time, not ${JSON.stringify(value)}`)
-    return { dueDate: date.toISOString() }
+    return { dueDate: dateTimeOf(value, `steps.${stepId}.dueDate`).toISOString() }
   }
 
   private async assigneeOf(

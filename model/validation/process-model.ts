@@ -2,9 +2,18 @@
  * Process models beyond their structure: references between steps, swimlanes and functions,
  * expressions, durations, JSON Schemas, parallel branches and the schemas of file functions.
  */
-import type { ActionDefinition, EscalationDefinition, ProcessModelBody, StepDefinition, UserTaskStep } from '../types.js'
+import type {
+  ActionDefinition,
+  CallProcessStep,
+  EscalationDefinition,
+  ProcessModelBody,
+  ReceiveStep,
+  StepDefinition,
+  TimerStep,
+  UserTaskStep,
+} from '../types.js'
 import { parseIsoDuration } from '../duration.js'
-import { Fault, child, isoDurationProblem, jsonSchema, modelExpression, schemaDeclares } from './checks.js'
+import { Fault, child, dataPath, isoDurationProblem, jsonSchema, modelExpression, schemaDeclares } from './checks.js'
 import { FunctionScope, functionMap } from './flow-functions.js'
 
 type Steps = ProcessModelBody['steps']
@@ -68,6 +77,29 @@ function userTask(step: UserTaskStep, path: string, index: ProcessIndex): void {
   step.escalations?.forEach((value, position) => escalation(value, child(child(path, 'escalations'), position), step, index))
 }
 
+function timer(step: TimerStep, path: string, steps: Steps): void {
+  if ((step.duration === undefined) === (step.until === undefined)) throw new Fault(path, 'must have exactly one of duration and until')
+  if (step.duration !== undefined) isoDuration(step.duration, child(path, 'duration'))
+  if (step.until !== undefined) modelExpression(step.until, child(path, 'until'))
+  stepReference(step.next, child(path, 'next'), steps)
+}
+
+function receive(step: ReceiveStep, path: string, steps: Steps): void {
+  if (step.correlate !== undefined) modelExpression(step.correlate, child(path, 'correlate'))
+  if (step.as !== undefined) dataPath(step.as, child(path, 'as'))
+  stepReference(step.next, child(path, 'next'), steps)
+  if (step.timeout) {
+    isoDuration(step.timeout.after, child(child(path, 'timeout'), 'after'))
+    stepReference(step.timeout.next, child(child(path, 'timeout'), 'next'), steps)
+  }
+}
+
+function callProcess(step: CallProcessStep, path: string, steps: Steps): void {
+  modelExpression(step.input, child(path, 'input'))
+  if (step.as !== undefined) dataPath(step.as, child(path, 'as'))
+  stepReference(step.next, child(path, 'next'), steps)
+}
+
 function processStep(step: StepDefinition, path: string, index: ProcessIndex): void {
   switch (step.type) {
     case 'userTask':
@@ -91,7 +123,14 @@ function processStep(step: StepDefinition, path: string, index: ProcessIndex): v
     case 'join':
       return stepReference(step.next, child(path, 'next'), index.steps)
     case 'end':
+      if (step.output !== undefined) modelExpression(step.output, child(path, 'output'))
       return
+    case 'timer':
+      return timer(step, path, index.steps)
+    case 'receive':
+      return receive(step, path, index.steps)
+    case 'callProcess':
+      return callProcess(step, path, index.steps)
   }
 }
 
@@ -102,7 +141,11 @@ function successors(step: StepDefinition): string[] {
       return step.actions.flatMap((action) => (action.next === undefined ? [] : [action.next]))
     case 'function':
     case 'join':
+    case 'timer':
+    case 'callProcess':
       return [step.next]
+    case 'receive':
+      return step.timeout ? [step.next, step.timeout.next] : [step.next]
     case 'switch':
       return [...step.cases.map((branch) => branch.next), step.default]
     case 'parallel':

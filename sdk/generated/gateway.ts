@@ -1591,6 +1591,26 @@ export interface components {
             input?: components["schemas"]["Expression"];
             as?: components["schemas"]["WritablePath"];
         };
+        /**
+         * callProcess
+         * @description Starts an instance of another process of the app and waits until it ends (docs/models.md#callprocess).
+         */
+        CallProcessStep: {
+            /** @constant */
+            type: "callProcess";
+            processId: components["schemas"]["ModelId"];
+            /** @description The model version the child runs (default the latest live one). */
+            version?: number;
+            /** @description Gives the child's input (an object), checked against its input schema. */
+            input: components["schemas"]["Expression"];
+            as?: components["schemas"]["DataPath"];
+            next: string;
+            /**
+             * @description `fail` (the default): a child that fails or is cancelled fails this thread; `continue` goes on to `next`.
+             * @enum {string}
+             */
+            onChildFailure?: "fail" | "continue";
+        };
         /** @description Identify the process by `processInstanceId`, or by `processId` + `businessKey` (checked by the handler, 400). */
         ChangeStepRequest: {
             processInstanceId?: string;
@@ -1715,6 +1735,8 @@ export interface components {
             upsert?: components["schemas"]["Expression"];
             as?: components["schemas"]["WritablePath"];
         } & (unknown & unknown & unknown & unknown);
+        /** @description Where in the dataInstance a result lands (`data` or `data.x.y`). */
+        DataPath: string;
         /** @description IDataSearchParams (without `collection`, which is the path parameter). `filter` is a MongoDB query restricted to the operators $eq $ne $gt $gte $lt $lte $in $nin $and $or $nor $not $exists $regex $elemMatch $size (400 wm3100 otherwise). */
         DataSearchParams: {
             filter?: {
@@ -1764,6 +1786,8 @@ export interface components {
             type: "end";
             /** @enum {string} */
             status?: "completed" | "cancelled";
+            /** @description What a parent's `callProcess` receives when this instance ends here (default its dataInstance). */
+            output?: components["schemas"]["Expression"];
         };
         /** @description The error of a failed gateway answer, for UI display. */
         EnvelopeError: {
@@ -2356,7 +2380,7 @@ export interface components {
             }[];
             processStatus: components["schemas"]["ProcessStatus"];
         };
-        ProcessStep: components["schemas"]["UserTaskStep"] | components["schemas"]["FunctionStep"] | components["schemas"]["SwitchStep"] | components["schemas"]["ParallelStep"] | components["schemas"]["JoinStep"] | components["schemas"]["EndStep"];
+        ProcessStep: components["schemas"]["UserTaskStep"] | components["schemas"]["FunctionStep"] | components["schemas"]["SwitchStep"] | components["schemas"]["ParallelStep"] | components["schemas"]["JoinStep"] | components["schemas"]["EndStep"] | components["schemas"]["TimerStep"] | components["schemas"]["ReceiveStep"] | components["schemas"]["CallProcessStep"];
         ProcessSwimlane: {
             name: string;
             description?: string;
@@ -2407,6 +2431,24 @@ export interface components {
                  * @enum {string}
                  */
                 engine?: "ok";
+            };
+        };
+        /**
+         * receive
+         * @description Waits for a message `POST /message/correlate` delivers (docs/models.md#receive).
+         */
+        ReceiveStep: {
+            /** @constant */
+            type: "receive";
+            /** @description The message name. */
+            message: string;
+            /** @description Gives the correlation key when the thread arrives (default the businessKey). */
+            correlate?: components["schemas"]["Expression"];
+            as?: components["schemas"]["DataPath"];
+            next: string;
+            timeout?: {
+                after: components["schemas"]["IsoDuration"];
+                next: string;
             };
         };
         RedeliverRequest: {
@@ -2598,6 +2640,18 @@ export interface components {
         };
         /** @enum {string} */
         ThreadStatus: "active" | "waiting" | "failed" | "done";
+        /**
+         * timer
+         * @description Waits `duration` after the thread arrives, or `until` the date-time an expression gives (exactly one of the two).
+         */
+        TimerStep: {
+            /** @constant */
+            type: "timer";
+            duration?: components["schemas"]["IsoDuration"];
+            /** @description An expression giving a date-time (an ISO date-time string or epoch milliseconds). */
+            until?: components["schemas"]["Expression"];
+            next: string;
+        };
         /** @description Organizational unit. */
         Unit: {
             id: string;
