@@ -39,7 +39,8 @@ export interface ExecutableModel {
   readonly dueDates: ReadonlyMap<string, CompiledExpression>
   /** Compiled `userId` expressions of `assignToUser` escalations, by step id and escalation position. */
   readonly escalationAssignees: ReadonlyMap<string, ReadonlyMap<number, CompiledExpression>>
-  /** The compiled expression of a step, by step id: a timer's `until`, a receive's `correlate`, a callProcess's `input`, an end's `output`. */
+  /** The compiled expression of a step, by step id:
+   * a timer's `until`, a receive's `correlate`, a callProcess's `input`, an end's `output`. */
   readonly stepExpressions: ReadonlyMap<string, CompiledExpression>
   resolveFunction(functionId: string, env: RunEnvironment): CompiledFunction | undefined
 }

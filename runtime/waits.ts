@@ -193,9 +193,10 @@ export function moveOnChild(
     return true
   }
   delete thread.child
+  const ended = outcome.status === 'failed' ? 'failed' : 'was cancelled'
   failThread(thread, {
     message:
-      `child instance ${outcome.processInstanceId} of process ${step.processId} ${outcome.status === 'failed' ? 'failed' : 'was cancelled'}` +
+      `child instance ${outcome.processInstanceId} of process ${step.processId} ${ended}` +
       (outcome.error === undefined ? '' : `: ${outcome.error}`),
     code: outcome.status === 'failed' ? 'childFailed' : 'childCancelled',
   })
