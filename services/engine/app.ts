@@ -78,6 +78,9 @@ import webhookDeliveries from './events/webhooks/repository.js'
 import webhookOutbox from './events/webhooks/outbox.js'
 import webhookWorker from './events/webhooks/plugin.js'
 import eventsCommitHook from './events/commit-hook.js'
+import messages from './waits/messages/repository.js'
+import messageRoutes from './waits/messages/routes.js'
+import waits from './waits/plugin.js'
 
 /** Batch jobs one engine runs at the same time; more engines run more. */
 const BATCH_CONCURRENCY = 4
@@ -191,6 +194,9 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
     listed(functionRuns),
     listed(scheduledRuns),
     listed(escalations),
+    // Threads waiting for time, messages and child instances (after process control, which cancels children).
+    listed(messages),
+    listed(waits),
     listed(migrations),
     listed(processControl),
     listed(bulkOperations),
@@ -198,6 +204,7 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
     listed(historyRetention, { days: config.historyRetentionDays, pollMs: config.batchPollMs }),
     // Routes.
     listed(health),
+    listed(messageRoutes),
     listed(readiness),
     listed(contextRoutes),
     listed(actionRoutes),

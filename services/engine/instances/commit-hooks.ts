@@ -14,6 +14,8 @@ import type { RequestEnvironment } from '../flow-host/environment.js'
 export interface ChangeToStore {
   /** The state to store (with `lastUpdate` and the contributors of this change). */
   state: ProcessState
+  /** The stored state the change was computed from; absent for a new instance. */
+  previous?: ProcessState
   effects: readonly RuntimeEffect[]
   compiled: CompiledProcess
   env: RequestEnvironment

@@ -13,6 +13,7 @@ import type { ActivityType, NotificationEventType } from '../../../openapi/gener
 import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { StoredContext } from '../../../store/collections.js'
+import type { AtomicWrite } from '../../../store/port.js'
 import type { ActivityRepository } from './activities.js'
 import type { Authorization, Principal } from './authorization.js'
 import { type ChangeToStore, type CommitHook, CommitHooks } from './commit-hooks.js'
@@ -59,6 +60,8 @@ export interface Change {
    * them. Their failure fails the request, as it would after the announcement.
    */
   alongside?: (stored: StoredContext) => Promise<unknown>
+  /** Further writes stored in the change's atomic batch (a buffered message marked as taken). */
+  writes?: readonly AtomicWrite[]
   /**
    * The change may be stored while the instance is suspended: notes, and the process-control
    * operations themselves. Every other change of a suspended instance is refused (409 wm3140).
@@ -169,6 +172,9 @@ export class ProcessInstances {
     )
     const toStore: ChangeToStore = {
       state,
+      ...(change.previous
+        ? { previous: { processInstance: change.previous.processInstance, dataInstance: change.previous.dataInstance } }
+        : {}),
       effects: change.effects,
       compiled: change.compiled,
       env: change.env,
@@ -178,7 +184,7 @@ export class ProcessInstances {
       started: change.previous === undefined,
     }
     const hookWrites = await this.hooks.writesFor(toStore)
-    const alongside = [...change.env.unitOfWork.writes(), ...activityWrites, ...hookWrites.flat()]
+    const alongside = [...change.env.unitOfWork.writes(), ...(change.writes ?? []), ...activityWrites, ...hookWrites.flat()]
     let stored: StoredContext
     if (change.previous) {
       const written = await this.contexts.compareAndSet(change.previous, state, alongside)
