@@ -130,6 +130,10 @@ function tenantAValues(
     nHours: 48,
     fromVersion: 1,
     toVersion: 2,
+    // A message for A's instance (its businessKey, the default correlation key of a receive step).
+    messageName: 'leaveDecision',
+    correlationKey: resources.businessKey,
+    variables: { days: 99 },
   }
 }
 
