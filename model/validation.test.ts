@@ -84,7 +84,7 @@ const bodyFaults: Record<string, Fault<Body>[]> = {
     [
       'two actions alike',
       (body) => body.steps.approve.actions.push({ actionType: 'return', next: 'request' }),
-      'steps.approve.actions[2]',
+      'steps.approve.actions[3]',
       /repeats actionType "return"/,
     ],
     [

@@ -1,5 +1,8 @@
 import t, { type Test } from 'tap'
-import { HOUR, startWaitStack, type WaitStack } from './support.js'
+import type { Session } from '../../openapi/generated/schemas.js'
+import type { Envelope } from '../../services/testing/gateway.js'
+import { completeTask, openForm, taskIds } from '../../services/testing/workflow.js'
+import { HOUR, HR, startWaitStack, type WaitStack } from './support.js'
 
 /** Waits an hour, then asks for an approval; `until` waits for the date the input gives. */
 const REMINDER = {
@@ -135,4 +138,37 @@ t.test('a suspended instance keeps its timer until resumed, then the due timer f
   stack.clock.advance(2 * HOUR)
   await stack.batchWorkerCaughtUp()
   t.same(await stack.activities(other, 'timerFired'), [])
+})
+
+t.test('the leave-request example: a manager who cannot decide yet has the request come back in three days', async (t) => {
+  const stack = await startWaitStack(t)
+  const { employee, manager } = stack.users
+  const opened = await stack.client.call<Envelope<Session>>('openContext', 'POST', '/context', {
+    user: employee.userId,
+    body: { ...HR, processId: 'leave-request', input: { days: 3, reason: 'Trip' } },
+  })
+  const session = opened.body.data
+  const id = session.context.processInstance.processInstanceId
+  t.equal((await completeTask<Envelope<Session>>(stack.client, employee, session)).status, 200)
+  // Through the gateway the session comes in its envelope.
+  const forManager = (await openForm(stack.client, manager, session)).body as unknown as Envelope<Session>
+  const askLater = await stack.client.call('completeAction', 'POST', '/action/complete', {
+    user: manager.userId,
+    body: {
+      ...HR,
+      ...taskIds(forManager.data),
+      actionType: 'complete',
+      customType: 'askAgainIn3Days',
+      dataInstance: forManager.data.context.dataInstance,
+    },
+  })
+  t.equal(askLater.status, 200, JSON.stringify(askLater.body))
+  t.same(await openTasks(stack, id), [], 'no approval is open while the request waits')
+  t.match((await stack.context(id)).processInstance.threads, [{ stepId: 'managerPause', status: 'waiting' }])
+  stack.clock.advance(3 * 24 * HOUR)
+  await stack.until(
+    () => openTasks(stack, id),
+    (open) => open.length === 1,
+  )
+  t.same(await openTasks(stack, id), ['approve'], 'the approval is back with the managers')
 })
