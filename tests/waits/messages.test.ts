@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap'
 import { Collections, type StoredMessageSubscription } from '../../store/collections.js'
 import { createTestUser } from '../../services/testing/users.js'
+import { sampleValue, scrape } from '../observability/exposition.js'
 import { HOUR, startWaitStack, type WaitStack } from './support.js'
 
 /** Waits for the payment of its order (correlated on the order id), for a day at most. */
@@ -202,4 +203,18 @@ t.test('two engines: concurrent correlates of the same message deliver it once',
     t.equal((await stack.activities(id, 'messageReceived')).length, 1)
     t.equal((await stack.context(id)).processInstance.tasks.length, 1)
   }
+})
+
+t.test('the engine counts messages by outcome and the waits they ended', async (t) => {
+  const stack = await orderStack(t)
+  const id = await stack.start('order', { orderId: 'H-1' })
+  t.equal((await stack.correlate({ messageName: 'paymentReceived', correlationKey: 'H-1' })).status, 200)
+  t.equal((await stack.correlate({ messageName: 'paymentReceived', correlationKey: 'H-1' })).status, 404)
+  t.equal((await stack.correlate({ messageName: 'paymentReceived', correlationKey: 'H-2', ttl: 'PT1M' })).status, 200)
+  const samples = await scrape(stack.engines[0]!.url)
+  t.equal(sampleValue(samples, 'workflow_messages_correlated_total', { outcome: 'delivered' }), 1)
+  t.equal(sampleValue(samples, 'workflow_messages_correlated_total', { outcome: 'noThread' }), 1)
+  t.equal(sampleValue(samples, 'workflow_messages_correlated_total', { outcome: 'buffered' }), 1)
+  t.equal(sampleValue(samples, 'workflow_waits_ended_total', { process_id: 'order', event: 'messageReceived' }), 1)
+  t.equal((await stack.context(id)).processInstance.tasks.length, 1)
 })
