@@ -25,7 +25,7 @@ function queuesJob(writes: readonly AtomicWrite[]): boolean {
 
 async function waitsPlugin(fastify: FastifyInstance): Promise<void> {
   const base = engineDependencies(fastify)
-  const deps = { ...base, control: fastify.processControl, messages: fastify.messages }
+  const deps = { ...base, control: fastify.processControl, messages: fastify.messages, batchJobs: fastify.batchJobs }
   const metrics = fastify.engineMetrics
   const correlation = new MessageCorrelation(deps, (outcome) => metrics?.messageCorrelated(outcome))
   fastify.decorate('messageCorrelation', correlation)

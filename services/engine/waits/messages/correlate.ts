@@ -18,6 +18,7 @@ import { sameTenant } from '../../instances/authorization.js'
 import { runtimeUserOf } from '../../flow-host/environment.js'
 import { type BatchJobHandler, PermanentJobError } from '../../jobs/batch/handlers.js'
 import { commitThreadMove, type MoveThreadDependencies, moveThreadForJob, type ThreadMove, threadWaitingFor } from '../move-thread.js'
+import type { BatchJobRepository } from '../../jobs/batch/repository.js'
 import type { MessageAddress, MessageRepository } from './repository.js'
 import type { BufferedMessagePayload } from './subscriptions.js'
 
@@ -29,6 +30,7 @@ const ATTEMPTS = 5
 
 export interface CorrelateDependencies extends MoveThreadDependencies {
   messages: MessageRepository
+  batchJobs: Pick<BatchJobRepository, 'enqueue'>
   authorization: Authorization
   now: () => Date
 }
@@ -137,8 +139,9 @@ export class MessageCorrelation {
     }
     const now = this.deps.now()
     const expiresAt = new Date(now.getTime() + ttlMs)
+    const messageId = randomUUID()
     await this.deps.messages.buffer({
-      _id: randomUUID(),
+      _id: messageId,
       ...address,
       ...(request.processId === undefined ? {} : { processId: request.processId }),
       variables: request.variables ?? {},
@@ -146,6 +149,19 @@ export class MessageCorrelation {
       expiresAt,
     })
     this.observe('buffered')
+    // A thread that arrived while the message was being kept looked for it too early: it is handed
+    // the message now (the job checks both again and takes the message once).
+    const [arrived, another] = await this.deps.messages.waiting(address, request.processId, 2)
+    if (arrived && !another) {
+      const payload: BufferedMessagePayload = {
+        processInstanceId: arrived.processInstanceId,
+        threadId: arrived.threadId,
+        subscriptionId: arrived._id,
+        messageId,
+      }
+      const tenant = { appId: address.appId, organizationId: address.organizationId }
+      await this.deps.batchJobs.enqueue({ kind: 'bufferedMessage', ...tenant, payload: { ...payload }, dueAt: now }, now)
+    }
     return { delivered: false, bufferedUntil: expiresAt.toISOString() }
   }
 
