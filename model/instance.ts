@@ -46,6 +46,30 @@ export interface Thread {
   retries?: number
   /** While the thread waits at an `externalTask` step: the external task it waits for. */
   externalTaskId?: string
+  /** At a timer step, or a receive step with a timeout: when it fires (docs/reference/instances.md#waiting-threads). */
+  timer?: { timerId: string; dueAt: string }
+  /** At a receive step: the message it waits for and the correlation key computed when it arrived. */
+  message?: { messageName: string; correlationKey: string; subscriptionId: string }
+  /** At a callProcess step: the child instance it waits for. */
+  child?: { processInstanceId: string; processId: string }
+}
+
+/** The instance that started this one from its `callProcess` step (docs/reference/instances.md#parent-and-child-instances). */
+export interface ParentLink {
+  processInstanceId: string
+  processId: string
+  threadId: string
+  /** 1 for a child of a top-level instance; at most MAX_CALL_DEPTH. */
+  depth: number
+}
+
+/** An instance this one started from a `callProcess` step. */
+export interface ChildLink {
+  processInstanceId: string
+  processId: string
+  stepId: string
+  threadId: string
+  startedAt: string
 }
 
 export interface Note {
@@ -89,6 +113,10 @@ export interface ProcessInstance {
   files: FileRecord[]
   contributorUsers: string[]
   threads: Thread[]
+  parentInstance?: ParentLink
+  childInstances?: ChildLink[]
+  /** What its end step's `output` gave, for the parent of a child instance. */
+  output?: unknown
 }
 
 export type DataInstance = JsonObject

@@ -90,6 +90,8 @@ export interface JoinStep {
 export interface EndStep {
   type: 'end'
   status?: 'completed' | 'cancelled'
+  /** An expression giving what a parent's `callProcess` receives (default: the final dataInstance). */
+  output?: string
 }
 
 /**
@@ -109,7 +111,47 @@ export interface ExternalTaskStep {
   onError?: 'fail' | 'rollback'
 }
 
-export type StepDefinition = UserTaskStep | FunctionStep | SwitchStep | ParallelStep | JoinStep | EndStep | ExternalTaskStep
+/** Waits `duration` (ISO-8601) or `until` the date-time an expression gives, then goes on to `next`. */
+export interface TimerStep {
+  type: 'timer'
+  duration?: string
+  until?: string
+  next: string
+}
+
+/** Waits for the message `message` whose correlation key is what `correlate` gave (default: the businessKey). */
+export interface ReceiveStep {
+  type: 'receive'
+  message: string
+  correlate?: string
+  /** Where the message's variables are merged (`data.payment`); the dataInstance's root when absent. */
+  as?: string
+  next: string
+  timeout?: { after: string; next: string }
+}
+
+/** Starts an instance of `processId` (same tenant) with `input`'s value as its data and waits until it ends. */
+export interface CallProcessStep {
+  type: 'callProcess'
+  processId: string
+  version?: number
+  input: string
+  as?: string
+  next: string
+  onChildFailure?: 'fail' | 'continue'
+}
+
+export type StepDefinition =
+  | UserTaskStep
+  | FunctionStep
+  | SwitchStep
+  | ParallelStep
+  | JoinStep
+  | EndStep
+  | TimerStep
+  | ReceiveStep
+  | CallProcessStep
+  | ExternalTaskStep
 
 export type FlowNode =
   | { set: Record<string, string> }

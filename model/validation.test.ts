@@ -127,7 +127,7 @@ const bodyFaults: Record<string, Fault<Body>[]> = {
     [
       'two actions alike',
       (body) => body.steps.approve.actions.push({ actionType: 'return', next: 'request' }),
-      'steps.approve.actions[2]',
+      'steps.approve.actions[3]',
       /repeats actionType "return"/,
     ],
     [
@@ -551,4 +551,58 @@ t.test('user tasks with a dueIn or dueDate and an escalation of every kind are v
   ]
   body.steps.hrReview.dueDate = '$fromMillis($toMillis(process.processStart) + 86400000)'
   t.equal(validateModel(model, appFunctions), null)
+})
+
+t.test('timer, receive and callProcess steps are valid as docs/models.md gives them, and their faults have paths', async (t) => {
+  const valid = (): Example => {
+    const model = example('leave-request')
+    const body = model.modelBody as Body
+    body.steps.wait = { type: 'timer', duration: 'P3D', next: 'approve' }
+    body.steps.waitUntil = { type: 'timer', until: '$fromMillis($toMillis(process.processStart) + 86400000)', next: 'approve' }
+    body.steps.payment = {
+      type: 'receive',
+      message: 'paymentReceived',
+      correlate: "'order-' & data.days",
+      as: 'data.payment',
+      next: 'approve',
+      timeout: { after: 'PT12H', next: 'cancelled' },
+    }
+    body.steps.sub = {
+      type: 'callProcess',
+      processId: 'purchase',
+      version: 2,
+      input: '{ "item": data.reason }',
+      as: 'data.order',
+      next: 'approve',
+      onChildFailure: 'continue',
+    }
+    body.steps.done.output = '{ "days": data.days }'
+    return model
+  }
+  t.equal(validateModel(valid(), appFunctions), null)
+  const faults: Array<[edit: (body: Body) => unknown, path: string, message: RegExp]> = [
+    [(body) => (body.steps.wait.until = 'now()'), 'modelBody.steps.wait', /exactly one of duration and until/],
+    [(body) => delete body.steps.wait.duration, 'modelBody.steps.wait', /exactly one of duration and until/],
+    [(body) => (body.steps.wait.duration = '3 days'), 'modelBody.steps.wait.duration', /ISO-8601 duration/],
+    [(body) => (body.steps.wait.duration = 'PT'), 'modelBody.steps.wait.duration', /ISO-8601 duration/],
+    [(body) => (body.steps.waitUntil.until = '$$$('), 'modelBody.steps.waitUntil.until', /not a valid expression/],
+    [(body) => (body.steps.wait.next = 'nowhere'), 'modelBody.steps.wait.next', /names step "nowhere"/],
+    [(body) => delete body.steps.payment.message, 'modelBody.steps.payment.message', /is required|non-empty string/],
+    [(body) => (body.steps.payment.as = 'vars.x'), 'modelBody.steps.payment.as', /must be data or start with data/],
+    [(body) => (body.steps.payment.as = 'data.__proto__'), 'modelBody.steps.payment.as', /must not use the segment/],
+    [(body) => (body.steps.payment.timeout.next = 'gone'), 'modelBody.steps.payment.timeout.next', /names step "gone"/],
+    [(body) => (body.steps.payment.correlate = 'data.(('), 'modelBody.steps.payment.correlate', /not a valid expression/],
+    [(body) => delete body.steps.sub.input, 'modelBody.steps.sub.input', /is required|non-empty string/],
+    [(body) => (body.steps.sub.processId = 'has space'), 'modelBody.steps.sub.processId', /must match/],
+    [(body) => (body.steps.sub.onChildFailure = 'ignore'), 'modelBody.steps.sub.onChildFailure', /must be one of fail, continue/],
+    [(body) => (body.steps.sub.version = 0), 'modelBody.steps.sub.version', /must be/],
+    [(body) => (body.steps.done.output = '{'), 'modelBody.steps.done.output', /not a valid expression/],
+  ]
+  for (const [edit, path, message] of faults) {
+    const model = valid()
+    edit(model.modelBody as Body)
+    const fault = validateModel(model, appFunctions)
+    t.equal(fault?.path, path, `${path}: path`)
+    t.match(fault?.message, message, `${path}: ${fault?.message}`)
+  }
 })

@@ -10,6 +10,7 @@ import { type CompiledFunction, type FunctionCache, FunctionCompiler } from './f
 import { executeFunction, processView } from './flow/execute.js'
 import { checkInput as checkInputWhereCheapest } from './flow/input-check.js'
 import { chooseAction, expressionScope, Interpreter, openTask, findTask, TransitionInProgress } from './interpreter.js'
+import { moveOnChild, moveOnMessage, moveOnTimer, waitingThread } from './waits.js'
 import { compileSchema } from './schemas.js'
 import {
   type ActionFunctionRequest,
@@ -28,6 +29,8 @@ import {
   RuntimeError,
   type RunEnvironment,
   type StartRequest,
+  type StepDefinition,
+  type Thread,
   type Transition,
   type WorkflowModel,
 } from './types.js'
@@ -42,6 +45,16 @@ const NOT_EXPRESSIONS = new Set(['initiator', 'swimlane'])
 function textOf(value: unknown): string {
   if (value === undefined || value === null) return ''
   return typeof value === 'string' ? value : JSON.stringify(value)
+}
+
+/** The one expression a step of these types has, and its field. */
+function stepExpressionOf(step: StepDefinition): { source: string; field: string } | undefined {
+  if (step.type === 'timer' && step.until !== undefined) return { source: step.until, field: 'until' }
+  if (step.type === 'receive' && step.correlate !== undefined) return { source: step.correlate, field: 'correlate' }
+  if (step.type === 'callProcess') return { source: step.input, field: 'input' }
+  if (step.type === 'end' && step.output !== undefined) return { source: step.output, field: 'output' }
+  if (step.type === 'externalTask' && step.input !== undefined) return { source: step.input, field: 'input' }
+  return undefined
 }
 
 /** Resolves function ids: the process's own first, then the app's libraries (through the host). */
@@ -66,10 +79,10 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
   const assignees = new Map<string, CompiledExpression>()
   const dueDates = new Map<string, CompiledExpression>()
   const escalationAssignees = new Map<string, Map<number, CompiledExpression>>()
-  const externalTaskInputs = new Map<string, CompiledExpression>()
+  const stepExpressions = new Map<string, CompiledExpression>()
   for (const [stepId, step] of Object.entries(body.steps)) {
-    if (step.type === 'externalTask' && step.input !== undefined)
-      externalTaskInputs.set(stepId, compileExpression(step.input, `steps.${stepId}.input`))
+    const own = stepExpressionOf(step)
+    if (own) stepExpressions.set(stepId, compileExpression(own.source, `steps.${stepId}.${own.field}`))
     if (step.type === 'switch')
       caseConditions.set(
         stepId,
@@ -96,7 +109,7 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
     assignees,
     dueDates,
     escalationAssignees,
-    externalTaskInputs,
+    stepExpressions,
     resolveFunction,
   })
 
@@ -110,6 +123,47 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
     if (key === undefined || key === null || key === '')
       throw new RuntimeError('technical', 'businessKey gave no value', { path: 'businessKey' })
     return textOf(key)
+  }
+
+  /**
+   * Takes a waiting thread off its wait (`move`, which answers whether it goes on) and runs the
+   * instance until it waits again. The event happened, whatever comes after it: when a later step
+   * fails (a function with `onError: "rollback"`, an expression), the thread fails at that step,
+   * with the event's changes kept and the failed run's data writes discarded, an incident `retry`
+   * picks up, rather than the event being lost or tried again forever.
+   */
+  async function resumeWaitingThread(
+    state: ProcessState,
+    threadId: string,
+    env: RunEnvironment,
+    move: (transition: TransitionInProgress, thread: Thread) => boolean,
+  ): Promise<Transition> {
+    const transition = new TransitionInProgress(state)
+    const thread = waitingThread(transition, threadId)
+    if (!move(transition, thread)) return transition.finish(env)
+    const moved = {
+      state: deepCopy({ processInstance: transition.instance, dataInstance: transition.data }),
+      effects: [...transition.effects],
+    }
+    const mark = env.savepoints?.mark()
+    try {
+      await interpreter.advance(transition, env)
+      return transition.finish(env)
+    } catch (error) {
+      if (!(error instanceof RuntimeError) || error.kind === 'limit') throw error
+      if (mark !== undefined) env.savepoints?.discardSince(mark)
+      const fallback = new TransitionInProgress(moved.state)
+      fallback.effects.push(...moved.effects)
+      const failing = fallback.instance.threads.find((candidate) => candidate.threadId === threadId)
+      if (!failing) throw error
+      interpreter.failThread(
+        failing,
+        fallback,
+        { message: error.message, ...(error.details.code === undefined ? {} : { code: error.details.code }) },
+        env.now(),
+      )
+      return fallback.finish(env)
+    }
   }
 
   async function runFunction(functionId: string, request: FunctionRequest, env: RunEnvironment): Promise<FunctionRunResult> {
@@ -151,6 +205,7 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
         files: [],
         contributorUsers: [],
         threads: [{ threadId: env.newId(), stepId: body.start, status: 'active' }],
+        ...(request.parent ? { parentInstance: { ...request.parent } } : {}),
       }
       const transition = new TransitionInProgress(
         { processInstance: instance, dataInstance: request.input },
@@ -232,9 +287,28 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
 
     async failExternalTask(state: ProcessState, externalTaskId: string, errorMessage: string, env: RunEnvironment): Promise<Transition> {
       const transition = new TransitionInProgress(state)
-      interpreter.failExternalTask(transition, externalTaskId, errorMessage)
+      interpreter.failExternalTask(transition, externalTaskId, errorMessage, env.now())
       return transition.finish(env)
     },
+
+    fireTimer: (state, threadId, timerId, env) =>
+      resumeWaitingThread(state, threadId, env, (transition, thread) => {
+        moveOnTimer(transition, thread, body.steps[thread.stepId], timerId)
+        return true
+      }),
+
+    deliverMessage: (state, threadId, subscriptionId, variables, env) =>
+      resumeWaitingThread(state, threadId, env, (transition, thread) => {
+        moveOnMessage(transition, thread, body.steps[thread.stepId], subscriptionId, variables)
+        return true
+      }),
+
+    returnFromChild: (state, threadId, outcome, env) =>
+      resumeWaitingThread(state, threadId, env, (transition, thread) =>
+        moveOnChild(transition, thread, body.steps[thread.stepId], outcome, (failing, error) =>
+          interpreter.failThread(failing, transition, error, env.now()),
+        ),
+      ),
 
     async retry(state: ProcessState, threadId: string, env: RunEnvironment): Promise<Transition> {
       const transition = new TransitionInProgress(state)

@@ -10,6 +10,7 @@ import { afterDuration } from '../model/duration.js'
 import { assignAtPath, defineOwn, parseAssignmentPath } from '../model/paths.js'
 import type { CompiledExpression, EvaluationScope, ExpressionStore } from './expressions.js'
 import { executeFunction, processView } from './flow/execute.js'
+import { arriveAtCallProcess, arriveAtReceive, arriveAtTimer, dateTimeOf } from './waits.js'
 import type { CompiledFunction } from './flow/compile.js'
 import {
   type ActionDefinition,
@@ -40,8 +41,9 @@ export interface ExecutableModel {
   readonly dueDates: ReadonlyMap<string, CompiledExpression>
   /** Compiled `userId` expressions of `assignToUser` escalations, by step id and escalation position. */
   readonly escalationAssignees: ReadonlyMap<string, ReadonlyMap<number, CompiledExpression>>
-  /** Compiled `input` expressions of external task steps, by step id. */
-  readonly externalTaskInputs: ReadonlyMap<string, CompiledExpression>
+  /** The compiled expression of a step, by step id: a timer's `until`, a receive's `correlate`, a
+   * callProcess's `input`, an end's `output`, an external task's `input`. */
+  readonly stepExpressions: ReadonlyMap<string, CompiledExpression>
   resolveFunction(functionId: string, env: RunEnvironment): CompiledFunction | undefined
 }
 
@@ -225,8 +227,25 @@ export class Interpreter {
         await this.createExternalTask(thread, step, transition, env)
         return
       case 'end':
+        if (step.output !== undefined) transition.instance.output = await this.stepExpression(thread.stepId, transition, env)
         this.endProcess(transition, step.status ?? 'completed', env)
         return
+      case 'timer': {
+        const until = step.until === undefined ? undefined : await this.stepExpression(thread.stepId, transition, env)
+        arriveAtTimer(thread, step, until === undefined ? undefined : dateTimeOf(until, `steps.${thread.stepId}.until`), env)
+        return
+      }
+      case 'receive': {
+        const key =
+          step.correlate === undefined ? transition.instance.businessKey : await this.stepExpression(thread.stepId, transition, env)
+        arriveAtReceive(thread, step, key, env)
+        return
+      }
+      case 'callProcess': {
+        const input = await this.stepExpression(thread.stepId, transition, env)
+        arriveAtCallProcess(thread, step, input, transition, env, (failing, error) => this.failThread(failing, transition, error, env.now()))
+        return
+      }
     }
   }
 
@@ -238,8 +257,9 @@ export class Interpreter {
    * expression of the model (node budget, result size caps), or a copy of the dataInstance.
    */
   private async createExternalTask(thread: Thread, step: ExternalTaskStep, transition: TransitionInProgress, env: RunEnvironment) {
-    const expression = this.model.externalTaskInputs.get(thread.stepId)
-    const input = expression ? await expression.evaluate(this.store(transition, env), expressionScope(env)) : deepCopy(transition.data)
+    const input = this.model.stepExpressions.has(thread.stepId)
+      ? await this.stepExpression(thread.stepId, transition, env)
+      : deepCopy(transition.data)
     const externalTaskId = env.newId()
     thread.status = 'waiting'
     thread.externalTaskId = externalTaskId
@@ -291,11 +311,23 @@ export class Interpreter {
   }
 
   /** The external task's last failure: the thread fails with the worker's message until `retry` re-runs the step. */
-  failExternalTask(transition: TransitionInProgress, externalTaskId: string, errorMessage: string): void {
+  failExternalTask(transition: TransitionInProgress, externalTaskId: string, errorMessage: string, now: Date): void {
     const { thread } = this.externalTaskWait(transition, externalTaskId)
     delete thread.externalTaskId
+    this.failThread(thread, transition, { message: errorMessage, code: 'EXTERNAL_TASK_FAILED' }, now)
+  }
+
+  private async stepExpression(stepId: string, transition: TransitionInProgress, env: RunEnvironment): Promise<unknown> {
+    const expression = this.model.stepExpressions.get(stepId)
+    if (!expression) throw technical(`step ${stepId} has no compiled expression`)
+    return expression.evaluate(this.store(transition, env), expressionScope(env))
+  }
+
+  /** The thread fails at its step (`retry` runs the step again); so does the process. */
+  failThread(thread: Thread, transition: TransitionInProgress, error: { message: string; code?: string }, now: Date): void {
     thread.status = 'failed'
-    thread.error = { message: errorMessage, code: 'EXTERNAL_TASK_FAILED' }
+    thread.error = { message: error.message, ...(error.code === undefined ? {} : { code: error.code }) }
+    thread.failedAt = now.toISOString()
     transition.instance.processStatus = 'failed'
     transition.effects.push({ kind: 'threadFailed', thread: { ...thread } })
   }
@@ -337,11 +369,12 @@ export class Interpreter {
       if (onError === 'rollback' || !(error instanceof RuntimeError) || error.kind === 'limit') throw error
       // The thread fails and the request goes on: the failed step's data writes must not be stored.
       if (mark !== undefined) env.savepoints?.discardSince(mark)
-      thread.status = 'failed'
-      thread.error = { message: error.message, ...(error.details.code === undefined ? {} : { code: error.details.code }) }
-      thread.failedAt = env.now().toISOString()
-      transition.instance.processStatus = 'failed'
-      transition.effects.push({ kind: 'threadFailed', thread: { ...thread } })
+      this.failThread(
+        thread,
+        transition,
+        { message: error.message, ...(error.details.code === undefined ? {} : { code: error.details.code }) },
+        env.now(),
+      )
     }
   }
 
@@ -422,9 +455,7 @@ export class Interpreter {
     if (!expression) return {}
     const value = await expression.evaluate(this.store(transition, env), expressionScope(env))
     if (value === undefined || value === null || value === '') return {}
-    const date = typeof value === 'string' || typeof value === 'number' ? new Date(value) : new Date(Number.NaN)
-    if (Number.isNaN(date.getTime())) throw technical(`steps.${stepId}.dueDate must give a date-time, not ${JSON.stringify(value)}`)
-    return { dueDate: date.toISOString() }
+    return { dueDate: dateTimeOf(value, `steps.${stepId}.dueDate`).toISOString() }
   }
 
   private async assigneeOf(

@@ -17,7 +17,7 @@ import type {
   ProcessModelBody,
   WorkflowModel,
 } from '../model/types.js'
-import type { ProcessStatus, Task, Thread, ProcessInstance, DataInstance, ProcessState, InformItem } from '../model/instance.js'
+import type { ProcessStatus, Task, Thread, ProcessInstance, DataInstance, ProcessState, InformItem, ParentLink } from '../model/instance.js'
 import type { CompiledFunction } from './flow/compile.js'
 
 export type * from '../model/types.js'
@@ -203,6 +203,30 @@ export type RuntimeEffect =
   | { kind: 'taskCancelled'; task: Task }
   | { kind: 'threadFailed'; thread: Thread }
   | { kind: 'processEnded'; status: 'completed' | 'cancelled' }
+  | { kind: 'timerFired'; threadId: string; stepId: string; timerId: string; dueAt: string }
+  | { kind: 'messageReceived'; threadId: string; stepId: string; messageName: string; correlationKey: string }
+  | { kind: 'childRequested'; threadId: string; stepId: string; child: ChildRequest }
+  | { kind: 'childReturned'; threadId: string; stepId: string; child: ChildOutcome }
+
+/** A child instance a `callProcess` step asks the engine to start (docs/models.md#callprocess). */
+export interface ChildRequest {
+  processInstanceId: string
+  processId: string
+  version?: number
+  input: JsonObject
+  /** The child's depth: 1 under a top-level instance. */
+  depth: number
+}
+
+/** How a child instance ended, as its parent's `callProcess` step is told. */
+export interface ChildOutcome {
+  processInstanceId: string
+  status: 'completed' | 'failed' | 'cancelled'
+  /** The child's end step `output`, else its final dataInstance (completed only). */
+  result?: unknown
+  /** Why it failed, or could not start. */
+  error?: string
+}
 
 export interface Transition {
   state: ProcessState
@@ -229,6 +253,8 @@ export interface StartRequest {
   initiator: RuntimeUser
   /** Overrides the model's businessKey expression. */
   businessKey?: string
+  /** The instance whose `callProcess` step starts this one. */
+  parent?: ParentLink
 }
 
 export interface ActRequest {
@@ -290,6 +316,18 @@ export interface CompiledProcess {
   completeExternalTask(state: ProcessState, externalTaskId: string, output: unknown, env: RunEnvironment): Promise<Transition>
   /** The external task failed with no retries left: its thread fails with the worker's message (an incident `retry` re-runs). */
   failExternalTask(state: ProcessState, externalTaskId: string, errorMessage: string, env: RunEnvironment): Promise<Transition>
+  /** A waiting thread's timer (`timerId`) fired: a timer step goes on to `next`, a receive step to its `timeout.next`. */
+  fireTimer(state: ProcessState, threadId: string, timerId: string, env: RunEnvironment): Promise<Transition>
+  /** The message a receive step waits for (`subscriptionId`) arrived: its variables land at `as`, the thread goes on. */
+  deliverMessage(
+    state: ProcessState,
+    threadId: string,
+    subscriptionId: string,
+    variables: JsonObject,
+    env: RunEnvironment,
+  ): Promise<Transition>
+  /** The child a callProcess step waits for ended (or could not start). */
+  returnFromChild(state: ProcessState, threadId: string, outcome: ChildOutcome, env: RunEnvironment): Promise<Transition>
   /** Re-runs a failed thread's step and continues. */
   retry(state: ProcessState, threadId: string, env: RunEnvironment): Promise<Transition>
   /** Forces the process to a step: open tasks cancelled, threads reset, then runs until it waits. */

@@ -32,6 +32,10 @@ export const Collections = {
   idempotencyKeys: 'idempotencyKeys',
   /** External tasks waiting for workers (StoredExternalTask), written with the change that reaches their step. */
   externalTasks: 'externalTasks',
+  /** The threads waiting at receive steps (StoredMessageSubscription), indexed by tenant, message and correlation key. */
+  messageSubscriptions: 'messageSubscriptions',
+  /** Messages that found no thread and were kept for their `ttl` (StoredBufferedMessage), removed by a TTL index. */
+  bufferedMessages: 'bufferedMessages',
   /** The store's own records (StoredSchemaVersion): which layout of the collections the store has. */
   meta: 'meta',
 } as const
@@ -92,7 +96,17 @@ export type BatchJobStatus = 'waiting' | 'running' | 'retrying' | 'done' | 'fail
 export interface StoredBatchJob {
   _id?: string
   jobId: string
-  kind: 'deploy' | 'scheduledRun' | 'escalation' | 'bulkOperation' | 'historyRetention'
+  kind:
+    | 'deploy'
+    | 'scheduledRun'
+    | 'escalation'
+    | 'bulkOperation'
+    | 'historyRetention'
+    | 'timer'
+    | 'startChild'
+    | 'childEnded'
+    | 'cancelChild'
+    | 'bufferedMessage'
   status: BatchJobStatus
   appId: string
   organizationId?: string
@@ -100,6 +114,8 @@ export interface StoredBatchJob {
    * deploy: the jobScheduler model id and version to deploy. scheduledRun: the schedule fired.
    * escalation: the instance, task, model version and position of the escalation (EscalationPayload).
    * historyRetention: the time before which ended instances are removed (`{ endedBefore }`).
+   * timer, startChild, childEnded, cancelChild, bufferedMessage: the instance and thread they move on
+   * (services/engine/waits/, docs/reference/jobs.md#jobs-of-waiting-threads).
    */
   payload: Record<string, unknown>
   tryCount: number
@@ -112,7 +128,8 @@ export interface StoredBatchJob {
   leaseOwner?: string
   /**
    * scheduledRun: `<schedule _id>:<tickISO>`; historyRetention: `historyRetention:<hour>`. Unique, so
-   * the engines that see the same tick insert one job between them.
+   * the engines that see the same tick insert one job between them. timer: `timer:<timerId>`, so the
+   * change that ends the wait finds the job to remove.
    */
   scheduleKey?: string
   /** When the job became `done` or `failed`; it is removed once the retention window has passed. */
@@ -327,6 +344,40 @@ export interface StoredWebhookDelivery {
   /** While `delivering`: the engine trying it, and until when its claim holds. */
   leaseOwner?: string
   leaseUntil?: Date
+}
+
+/**
+ * A thread waiting at a receive step, written and removed with the change that makes it wait or
+ * go on (services/engine/waits/messages/), so correlating is one indexed lookup. `_id` is the
+ * thread's `message.subscriptionId`.
+ */
+export interface StoredMessageSubscription {
+  _id: string
+  organizationId: string
+  appId: string
+  messageName: string
+  correlationKey: string
+  processId: string
+  processInstanceId: string
+  threadId: string
+  stepId: string
+  createdAt: Date
+}
+
+/** A message no thread waited for, kept until `expiresAt` (its `ttl`) for the first thread that arrives for it. */
+export interface StoredBufferedMessage {
+  _id: string
+  organizationId: string
+  appId: string
+  messageName: string
+  correlationKey: string
+  /** Only for an instance of this process, when the sender named one. */
+  processId?: string
+  variables: Record<string, unknown>
+  createdAt: Date
+  expiresAt: Date
+  /** The subscription that took it; set in the same atomic batch as the delivery. */
+  consumedBy?: string
 }
 
 /**

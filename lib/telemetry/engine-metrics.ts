@@ -72,6 +72,17 @@ export class EngineMetrics extends ServiceMetrics {
     'workflow_schedule_firings_total',
     'Schedule ticks this engine fired (each one queues a scheduledRun batch job).',
   )
+  private readonly waitsEnded = this.counter(
+    'workflow_waits_ended_total',
+    'Waiting threads moved on, by process and by what they waited for: timerFired (a timer step or a receive timeout), ' +
+      'messageReceived, childReturned (a callProcess child ended).',
+    ['process_id', 'event'],
+  )
+  private readonly messages = this.counter(
+    'workflow_messages_correlated_total',
+    'Messages sent to /message/correlate and buffered messages delivered, by outcome (delivered, buffered, noThread, ambiguous).',
+    ['outcome'],
+  )
   private readonly storeDuration = this.histogram(
     'workflow_store_operation_duration_seconds',
     'Store calls, by collection and operation.',
@@ -151,6 +162,15 @@ export class EngineMetrics extends ServiceMetrics {
 
   instanceEnded(processId: string, status: 'completed' | 'cancelled'): void {
     this.ended.inc({ process_id: processId, status })
+  }
+
+  /** A waiting thread moved on (`event`: timerFired, messageReceived, childReturned). */
+  waitEnded(processId: string, event: 'timerFired' | 'messageReceived' | 'childReturned'): void {
+    this.waitsEnded.inc({ process_id: processId, event })
+  }
+
+  messageCorrelated(outcome: 'delivered' | 'buffered' | 'noThread' | 'ambiguous'): void {
+    this.messages.inc({ outcome })
   }
 
   instanceFailed(processId: string): void {

@@ -201,6 +201,50 @@ export const modelSchema: Record<string, unknown> = {
         }
       }
     },
+    "CallProcessStep": {
+      "title": "callProcess",
+      "type": "object",
+      "additionalProperties": false,
+      "required": [
+        "type",
+        "processId",
+        "input",
+        "next"
+      ],
+      "description": "Starts an instance of another process of the app and waits until it ends (docs/models.md#callprocess).",
+      "properties": {
+        "type": {
+          "const": "callProcess"
+        },
+        "processId": {
+          "$ref": "#/$defs/ModelId"
+        },
+        "version": {
+          "type": "integer",
+          "minimum": 1,
+          "description": "The model version the child runs (default the latest live one)."
+        },
+        "input": {
+          "$ref": "#/$defs/Expression",
+          "description": "Gives the child's input (an object), checked against its input schema."
+        },
+        "as": {
+          "$ref": "#/$defs/DataPath"
+        },
+        "next": {
+          "type": "string",
+          "minLength": 1
+        },
+        "onChildFailure": {
+          "type": "string",
+          "enum": [
+            "fail",
+            "continue"
+          ],
+          "description": "`fail` (the default): a child that fails or is cancelled fails this thread; `continue` goes on to `next`."
+        }
+      }
+    },
     "ConstantsBody": {
       "title": "constants",
       "type": "object",
@@ -388,6 +432,11 @@ export const modelSchema: Record<string, unknown> = {
         }
       ]
     },
+    "DataPath": {
+      "type": "string",
+      "minLength": 1,
+      "description": "Where in the dataInstance a result lands (`data` or `data.x.y`)."
+    },
     "EndStep": {
       "title": "end",
       "type": "object",
@@ -405,6 +454,10 @@ export const modelSchema: Record<string, unknown> = {
             "completed",
             "cancelled"
           ]
+        },
+        "output": {
+          "$ref": "#/$defs/Expression",
+          "description": "What a parent's `callProcess` receives when this instance ends here (default its dataInstance)."
         }
       }
     },
@@ -1032,6 +1085,15 @@ export const modelSchema: Record<string, unknown> = {
         },
         {
           "$ref": "#/$defs/ExternalTaskStep"
+        },
+        {
+          "$ref": "#/$defs/TimerStep"
+        },
+        {
+          "$ref": "#/$defs/ReceiveStep"
+        },
+        {
+          "$ref": "#/$defs/CallProcessStep"
         }
       ]
     },
@@ -1049,6 +1111,56 @@ export const modelSchema: Record<string, unknown> = {
         "description": {
           "type": "string",
           "minLength": 1
+        }
+      }
+    },
+    "ReceiveStep": {
+      "title": "receive",
+      "type": "object",
+      "additionalProperties": false,
+      "required": [
+        "type",
+        "message",
+        "next"
+      ],
+      "description": "Waits for a message `POST /message/correlate` delivers (docs/models.md#receive).",
+      "properties": {
+        "type": {
+          "const": "receive"
+        },
+        "message": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 200,
+          "description": "The message name."
+        },
+        "correlate": {
+          "$ref": "#/$defs/Expression",
+          "description": "Gives the correlation key when the thread arrives (default the businessKey)."
+        },
+        "as": {
+          "$ref": "#/$defs/DataPath"
+        },
+        "next": {
+          "type": "string",
+          "minLength": 1
+        },
+        "timeout": {
+          "type": "object",
+          "additionalProperties": false,
+          "required": [
+            "after",
+            "next"
+          ],
+          "properties": {
+            "after": {
+              "$ref": "#/$defs/IsoDuration"
+            },
+            "next": {
+              "type": "string",
+              "minLength": 1
+            }
+          }
         }
       }
     },
@@ -1284,6 +1396,32 @@ export const modelSchema: Record<string, unknown> = {
           }
         }
       ]
+    },
+    "TimerStep": {
+      "title": "timer",
+      "type": "object",
+      "additionalProperties": false,
+      "required": [
+        "type",
+        "next"
+      ],
+      "description": "Waits `duration` after the thread arrives, or `until` the date-time an expression gives (exactly one of the two).",
+      "properties": {
+        "type": {
+          "const": "timer"
+        },
+        "duration": {
+          "$ref": "#/$defs/IsoDuration"
+        },
+        "until": {
+          "$ref": "#/$defs/Expression",
+          "description": "An expression giving a date-time (an ISO date-time string or epoch milliseconds)."
+        },
+        "next": {
+          "type": "string",
+          "minLength": 1
+        }
+      }
     },
     "UserTaskStep": {
       "title": "userTask",

@@ -115,6 +115,12 @@ export function writablePath(target: string, path: string): void {
   }
 }
 
+/** `data` or `data.x.y`: where a step puts what it received (a message's variables, a child's result). */
+export function dataPath(target: string, path: string): void {
+  writablePath(target, path)
+  if (target !== 'data' && !target.startsWith('data.')) throw new Fault(path, `must be data or start with data. (got "${target}")`)
+}
+
 export function schemaDeclares(schema: JsonRecord | undefined, property: string): boolean {
   return isRecord(schema) && isRecord(schema.properties) && property in schema.properties
 }

@@ -2,11 +2,19 @@
  * Process models beyond their structure: references between steps, swimlanes and functions,
  * expressions, durations, JSON Schemas, parallel branches and the schemas of file functions.
  */
-import type { ActionDefinition, EscalationDefinition, ExternalTaskStep, ProcessModelBody, StepDefinition, UserTaskStep } from '../types.js'
+import type {
+  ActionDefinition,
+  CallProcessStep,
+  EscalationDefinition,
+  ExternalTaskStep,
+  ProcessModelBody,
+  ReceiveStep,
+  StepDefinition,
+  TimerStep,
+  UserTaskStep,
+} from '../types.js'
 import { parseIsoDuration } from '../duration.js'
-import { parseAssignmentPath } from '../paths.js'
-import { RuntimeError } from '../errors.js'
-import { Fault, child, isoDurationProblem, jsonSchema, modelExpression, schemaDeclares } from './checks.js'
+import { Fault, child, dataPath, isoDurationProblem, jsonSchema, modelExpression, schemaDeclares } from './checks.js'
 import { FunctionScope, functionMap } from './flow-functions.js'
 
 type Steps = ProcessModelBody['steps']
@@ -70,22 +78,34 @@ function userTask(step: UserTaskStep, path: string, index: ProcessIndex): void {
   step.escalations?.forEach((value, position) => escalation(value, child(child(path, 'escalations'), position), step, index))
 }
 
-/** A worker's output is written into the dataInstance only: `as` is a `data.` path. */
-function externalTask(step: ExternalTaskStep, path: string, index: ProcessIndex): void {
-  if (step.input !== undefined) modelExpression(step.input, child(path, 'input'))
-  if (step.as !== undefined) {
-    const asPath = child(path, 'as')
-    let root: string
-    try {
-      root = parseAssignmentPath(step.as, asPath).root
-    } catch (error) {
-      if (error instanceof RuntimeError) throw new Fault(asPath, String(error.details.problem ?? error.message))
-      throw error
-    }
-    if (root !== 'data')
-      throw new Fault(asPath, `must be a path under data (the worker's output is kept in the dataInstance), not "${step.as}"`)
+function timer(step: TimerStep, path: string, steps: Steps): void {
+  if ((step.duration === undefined) === (step.until === undefined)) throw new Fault(path, 'must have exactly one of duration and until')
+  if (step.duration !== undefined) isoDuration(step.duration, child(path, 'duration'))
+  if (step.until !== undefined) modelExpression(step.until, child(path, 'until'))
+  stepReference(step.next, child(path, 'next'), steps)
+}
+
+function receive(step: ReceiveStep, path: string, steps: Steps): void {
+  if (step.correlate !== undefined) modelExpression(step.correlate, child(path, 'correlate'))
+  if (step.as !== undefined) dataPath(step.as, child(path, 'as'))
+  stepReference(step.next, child(path, 'next'), steps)
+  if (step.timeout) {
+    isoDuration(step.timeout.after, child(child(path, 'timeout'), 'after'))
+    stepReference(step.timeout.next, child(child(path, 'timeout'), 'next'), steps)
   }
-  stepReference(step.next, child(path, 'next'), index.steps)
+}
+
+function callProcess(step: CallProcessStep, path: string, steps: Steps): void {
+  modelExpression(step.input, child(path, 'input'))
+  if (step.as !== undefined) dataPath(step.as, child(path, 'as'))
+  stepReference(step.next, child(path, 'next'), steps)
+}
+
+/** A worker's output is written into the dataInstance only: `as` is a `data.` path. */
+function externalTask(step: ExternalTaskStep, path: string, steps: Steps): void {
+  if (step.input !== undefined) modelExpression(step.input, child(path, 'input'))
+  if (step.as !== undefined) dataPath(step.as, child(path, 'as'))
+  stepReference(step.next, child(path, 'next'), steps)
 }
 
 function processStep(step: StepDefinition, path: string, index: ProcessIndex): void {
@@ -111,9 +131,16 @@ function processStep(step: StepDefinition, path: string, index: ProcessIndex): v
     case 'join':
       return stepReference(step.next, child(path, 'next'), index.steps)
     case 'externalTask':
-      return externalTask(step, path, index)
+      return externalTask(step, path, index.steps)
     case 'end':
+      if (step.output !== undefined) modelExpression(step.output, child(path, 'output'))
       return
+    case 'timer':
+      return timer(step, path, index.steps)
+    case 'receive':
+      return receive(step, path, index.steps)
+    case 'callProcess':
+      return callProcess(step, path, index.steps)
   }
 }
 
@@ -125,7 +152,11 @@ function successors(step: StepDefinition): string[] {
     case 'function':
     case 'join':
     case 'externalTask':
+    case 'timer':
+    case 'callProcess':
       return [step.next]
+    case 'receive':
+      return step.timeout ? [step.next, step.timeout.next] : [step.next]
     case 'switch':
       return [...step.cases.map((branch) => branch.next), step.default]
     case 'parallel':

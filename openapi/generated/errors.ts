@@ -66,6 +66,9 @@ export type EngineErrorCode =
   | "wm4014"
   | "wm5030"
   | "wm3150"
+  | "wm3200"
+  | "wm3201"
+  | "wm3202"
 
 /** The gateway's error codes (openapi/gateway.yaml, x-error-catalogue). */
 export type GatewayErrorCode =
@@ -170,6 +173,9 @@ export const engineErrorCatalogue = {
   "wm4014": {"status":401,"type":"business","category":"error","message":"Metrics token missing or invalid"},
   "wm5030": {"status":503,"type":"technical","category":"error","message":"Not ready: %s"},
   "wm3150": {"status":404,"type":"business","category":"error","message":"Batch job not found: %s"},
+  "wm3200": {"status":404,"type":"business","category":"error","message":"No thread waits for message %s with correlation key %s"},
+  "wm3201": {"status":409,"type":"business","category":"error","message":"More than one thread waits for message %s with correlation key %s: name the processId, or correlate on a key that tells them apart"},
+  "wm3202": {"status":400,"type":"business","category":"error","message":"Invalid message ttl: %s"},
 } as const satisfies { readonly [Code in EngineErrorCode]: unknown }
 
 export const gatewayErrorCatalogue = {

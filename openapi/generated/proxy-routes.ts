@@ -13,6 +13,7 @@ export const proxyRoutes = [
   { method: "POST", url: "/process/:processInstanceId/suspend", engineUrl: "/process/:processInstanceId/suspend", timeoutSeconds: 60, operationId: "suspendProcess", raw: false, upload: false },
   { method: "POST", url: "/process/:processInstanceId/resume", engineUrl: "/process/:processInstanceId/resume", timeoutSeconds: 60, operationId: "resumeProcess", raw: false, upload: false },
   { method: "POST", url: "/process/:processInstanceId/cancel", engineUrl: "/process/:processInstanceId/cancel", timeoutSeconds: 60, operationId: "cancelProcess", raw: false, upload: false },
+  { method: "POST", url: "/message/correlate", engineUrl: "/message/correlate", timeoutSeconds: 60, operationId: "correlateMessage", raw: false, upload: false },
   { method: "POST", url: "/task/:taskId/run/:functionId", engineUrl: "/task/:taskId/run/:functionId", timeoutSeconds: 60, operationId: "runTaskFunction", raw: false, upload: false },
   { method: "POST", url: "/task/:taskId/commit", engineUrl: "/task/:taskId/commit", timeoutSeconds: 60, operationId: "commitTask", raw: false, upload: false },
   { method: "POST", url: "/note/add", engineUrl: "/note/add", timeoutSeconds: 60, operationId: "addNote", raw: false, upload: false },

@@ -756,6 +756,37 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/message/correlate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver a message to the thread waiting for it
+         * @description Delivers the message `messageName` to the one thread of the caller's tenant that waits at
+         *     a `receive` step for it with this `correlationKey` (and, when given, in an instance of
+         *     `processId`): its `variables` are merged into the instance's dataInstance at the step's
+         *     `as` (the root without one), a `messageReceived` activity is logged and the thread goes
+         *     on; the answer names the instance. No thread waiting is 404 wm3200, unless `ttl` (an
+         *     ISO-8601 duration, at most P30D, else 400 wm3202) is given: then the message is kept that
+         *     long and the first thread that arrives for it takes it (the answer says `buffered`). More
+         *     than one thread waiting is 409 wm3201, and nothing is delivered. Of two concurrent
+         *     deliveries of the same message one wins; the other finds no thread waiting any more.
+         *     Another tenant's instances are never reached (`docs/reference/instances.md#messages`). Role
+         *     `admin` or a system user only (403 wm4031). An `idempotency-key` makes it idempotent as a
+         *     start.
+         */
+        post: operations["correlateMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/task/{taskId}/run/{functionId}": {
         parameters: {
             query?: never;
@@ -1697,7 +1728,7 @@ export interface components {
          * @description The kind of an activity record.
          * @enum {string}
          */
-        ActivityType: "start" | "display" | "save" | "complete" | "cancel" | "return" | "function" | "taskFunction" | "fileUpload" | "fileDownload" | "fileDelete" | "noteAdded" | "noteUpdated" | "noteDeleted" | "assign" | "assignToSwimlane" | "retry" | "changeStep" | "escalated" | "migrated" | "suspended" | "resumed" | "cancelled" | "externalTaskCompleted" | "externalTaskFailed" | "externalTaskRolledBack";
+        ActivityType: "start" | "display" | "save" | "complete" | "cancel" | "return" | "function" | "taskFunction" | "fileUpload" | "fileDownload" | "fileDelete" | "noteAdded" | "noteUpdated" | "noteDeleted" | "assign" | "assignToSwimlane" | "retry" | "changeStep" | "escalated" | "migrated" | "suspended" | "resumed" | "cancelled" | "externalTaskCompleted" | "externalTaskFailed" | "externalTaskRolledBack" | "timerFired" | "messageReceived" | "childReturned";
         /** @description Free-form extra information of a request. When `activityDescription` is set on `/action/complete`, a note with that text is created. */
         AdditionalInfo: {
             activityDescription?: string;
@@ -1745,7 +1776,7 @@ export interface components {
             /** @enum {string} */
             status?: "waiting" | "running" | "retrying" | "done" | "failed";
             /** @enum {string} */
-            kind?: "deploy" | "scheduledRun" | "escalation" | "bulkOperation" | "historyRetention";
+            kind?: "deploy" | "scheduledRun" | "escalation" | "bulkOperation" | "historyRetention" | "timer" | "startChild" | "childEnded" | "cancelChild" | "bufferedMessage";
             /** @default 50 */
             limit?: number;
             /** @description The `nextCursor` of the previous page; absent for the first page. */
@@ -1754,7 +1785,7 @@ export interface components {
         BatchJobSummary: {
             jobId: string;
             /** @enum {string} */
-            kind: "deploy" | "scheduledRun" | "escalation" | "bulkOperation" | "historyRetention";
+            kind: "deploy" | "scheduledRun" | "escalation" | "bulkOperation" | "historyRetention" | "timer" | "startChild" | "childEnded" | "cancelChild" | "bufferedMessage";
             /** @enum {string} */
             status: "waiting" | "running" | "retrying" | "done" | "failed";
             /** @description Failed tries so far. */
@@ -1827,6 +1858,26 @@ export interface components {
             input?: components["schemas"]["Expression"];
             as?: components["schemas"]["WritablePath"];
         };
+        /**
+         * callProcess
+         * @description Starts an instance of another process of the app and waits until it ends (docs/models.md#callprocess).
+         */
+        CallProcessStep: {
+            /** @constant */
+            type: "callProcess";
+            processId: components["schemas"]["ModelId"];
+            /** @description The model version the child runs (default the latest live one). */
+            version?: number;
+            /** @description Gives the child's input (an object), checked against its input schema. */
+            input: components["schemas"]["Expression"];
+            as?: components["schemas"]["DataPath"];
+            next: string;
+            /**
+             * @description `fail` (the default): a child that fails or is cancelled fails this thread; `continue` goes on to `next`.
+             * @enum {string}
+             */
+            onChildFailure?: "fail" | "continue";
+        };
         /** @description Identify the process by `processInstanceId`, or by `processId` + `businessKey` (checked by the handler, 400). */
         ChangeStepRequest: {
             processInstanceId?: string;
@@ -1838,6 +1889,15 @@ export interface components {
             additionalInfo?: components["schemas"]["AdditionalInfo"];
             organizationId?: string;
             appId?: string;
+        };
+        /** @description An instance a callProcess step of this one started. */
+        ChildInstance: {
+            processInstanceId: string;
+            processId: string;
+            stepId: string;
+            threadId: string;
+            /** Format: date-time */
+            startedAt: string;
         };
         CompleteActionRequest: {
             processId?: string;
@@ -1958,6 +2018,8 @@ export interface components {
             upsert?: components["schemas"]["Expression"];
             as?: components["schemas"]["WritablePath"];
         } & (unknown & unknown & unknown & unknown);
+        /** @description Where in the dataInstance a result lands (`data` or `data.x.y`). */
+        DataPath: string;
         /** @description IDataSearchParams (without `collection`, which is the path parameter). `filter` is a MongoDB query restricted to the operators $eq $ne $gt $gte $lt $lte $in $nin $and $or $nor $not $exists $regex $elemMatch $size (400 wm3100 otherwise). */
         DataSearchParams: {
             filter?: {
@@ -2007,6 +2069,8 @@ export interface components {
             type: "end";
             /** @enum {string} */
             status?: "completed" | "cancelled";
+            /** @description What a parent's `callProcess` receives when this instance ends here (default its dataInstance). */
+            output?: components["schemas"]["Expression"];
         };
         /** @description The error of a failed gateway answer, for UI display. */
         EnvelopeError: {
@@ -2436,6 +2500,37 @@ export interface components {
         Message: {
             message: string;
         };
+        /** @description Body of `/message/correlate`. */
+        MessageCorrelateRequest: {
+            messageName: string;
+            /** @description What the receive step's `correlate` gave (its businessKey without one). */
+            correlationKey: string;
+            /** @description Merged into the dataInstance at the receive step's `as`. */
+            variables?: {
+                [key: string]: unknown;
+            };
+            /** @description Only threads of instances of this process. */
+            processId?: string;
+            /** @description An ISO-8601 duration (at most P30D) to keep the message for a thread that has not arrived yet. */
+            ttl?: string;
+            organizationId?: string;
+            appId?: string;
+        };
+        MessageCorrelateResult: {
+            /** @description true when a thread took it; false when it was kept (`ttl`) for one that arrives later. */
+            delivered: boolean;
+            /** @description The instance the message reached. */
+            processInstanceId?: string;
+            processId?: string;
+            businessKey?: string;
+            threadId?: string;
+            stepId?: string;
+            /**
+             * Format: date-time
+             * @description When no thread waited and a `ttl` was given, until when the message is kept.
+             */
+            bufferedUntil?: string;
+        };
         MigrateRequest: {
             processId: string;
             fromVersion: number;
@@ -2675,6 +2770,15 @@ export interface components {
             branches: string[];
             join: string;
         };
+        /** @description The instance whose callProcess step started this one (`docs/reference/instances.md#parent-and-child-instances`). */
+        ParentInstance: {
+            processInstanceId: string;
+            processId: string;
+            /** @description The parent's thread that waits for this instance. */
+            threadId: string;
+            /** @description 1 for a child of a top-level instance. */
+            depth: number;
+        };
         /** process */
         ProcessBody: {
             processId?: components["schemas"]["ModelId"];
@@ -2756,6 +2860,11 @@ export interface components {
             /** @description userIds of users who added notes or were assigned tasks. */
             contributorUsers: string[];
             threads: components["schemas"]["Thread"][];
+            parentInstance?: components["schemas"]["ParentInstance"];
+            /** @description The instances its callProcess steps started, oldest first. */
+            childInstances?: components["schemas"]["ChildInstance"][];
+            /** @description What the end step's `output` gave (absent without one). */
+            output?: unknown;
         };
         ProcessInstanceIdRequest: {
             processInstanceId: string;
@@ -2806,8 +2915,13 @@ export interface components {
                 name?: string;
             }[];
             processStatus: components["schemas"]["ProcessStatus"];
+            parentInstance?: components["schemas"]["ParentInstance"];
+            /** @description The instances its callProcess steps started, oldest first, with their status now. */
+            childInstances?: (components["schemas"]["ChildInstance"] & {
+                processStatus?: components["schemas"]["ProcessStatus"];
+            })[];
         };
-        ProcessStep: components["schemas"]["UserTaskStep"] | components["schemas"]["FunctionStep"] | components["schemas"]["SwitchStep"] | components["schemas"]["ParallelStep"] | components["schemas"]["JoinStep"] | components["schemas"]["EndStep"] | components["schemas"]["ExternalTaskStep"];
+        ProcessStep: components["schemas"]["UserTaskStep"] | components["schemas"]["FunctionStep"] | components["schemas"]["SwitchStep"] | components["schemas"]["ParallelStep"] | components["schemas"]["JoinStep"] | components["schemas"]["EndStep"] | components["schemas"]["ExternalTaskStep"] | components["schemas"]["TimerStep"] | components["schemas"]["ReceiveStep"] | components["schemas"]["CallProcessStep"];
         ProcessSwimlane: {
             name: string;
             description?: string;
@@ -2858,6 +2972,24 @@ export interface components {
                  * @enum {string}
                  */
                 engine?: "ok";
+            };
+        };
+        /**
+         * receive
+         * @description Waits for a message `POST /message/correlate` delivers (docs/models.md#receive).
+         */
+        ReceiveStep: {
+            /** @constant */
+            type: "receive";
+            /** @description The message name. */
+            message: string;
+            /** @description Gives the correlation key when the thread arrives (default the businessKey). */
+            correlate?: components["schemas"]["Expression"];
+            as?: components["schemas"]["DataPath"];
+            next: string;
+            timeout?: {
+                after: components["schemas"]["IsoDuration"];
+                next: string;
             };
         };
         RedeliverRequest: {
@@ -3053,6 +3185,23 @@ export interface components {
             failedAt?: string;
             /** @description How often the thread was retried after failing; absent when never. */
             retries?: number;
+            /** @description At a timer step, or a receive step with a timeout, the timer it waits for. */
+            timer?: {
+                timerId: string;
+                /** Format: date-time */
+                dueAt: string;
+            };
+            /** @description At a receive step, the message it waits for and its correlation key (computed when the thread arrived). */
+            message?: {
+                messageName: string;
+                correlationKey: string;
+                subscriptionId: string;
+            };
+            /** @description At a callProcess step, the child instance it waits for. */
+            child?: {
+                processInstanceId: string;
+                processId: string;
+            };
         };
         ThreadError: {
             message: string;
@@ -3061,6 +3210,18 @@ export interface components {
         };
         /** @enum {string} */
         ThreadStatus: "active" | "waiting" | "failed" | "done";
+        /**
+         * timer
+         * @description Waits `duration` after the thread arrives, or `until` the date-time an expression gives (exactly one of the two).
+         */
+        TimerStep: {
+            /** @constant */
+            type: "timer";
+            duration?: components["schemas"]["IsoDuration"];
+            /** @description An expression giving a date-time (an ISO date-time string or epoch milliseconds). */
+            until?: components["schemas"]["Expression"];
+            next: string;
+        };
         /** @description Organizational unit. */
         Unit: {
             id: string;
@@ -3913,6 +4074,44 @@ export interface components {
                  *       "error": {
                  *         "message": "Batch job not found: …",
                  *         "code": "wm3150"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3200: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "No thread waits for message … with correlation key …",
+                 *         "code": "wm3200"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3201: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "More than one thread waits for message … with correlation key …: name the processId, or correlate on a key that tells them apart",
+                 *         "code": "wm3201"
                  *       }
                  *     }
                  */
@@ -5699,6 +5898,67 @@ export interface operations {
             409: components["responses"]["GatewayError_wm3042"];
             413: components["responses"]["GatewayError_wm4013"];
             415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
+        };
+    };
+    correlateMessage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
+                /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
+                lplogclientid?: components["parameters"]["LpLogClientId"];
+                /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
+                additionalheaders?: components["parameters"]["AdditionalHeaders"];
+                /** @description Makes a start idempotent: the same key from the same user (of the same tenant, on the same route) with the same body within IDEMPOTENCY_TTL_HOURS (default 24) answers the first answer again, with `idempotent-replayed: true`, and starts nothing, also when the duplicates arrive at the same time. Another user's request with the key is another key: it never gets the first caller's answer. The same key with another body is 422 wm3142. A first request that failed does not keep the key: a retry runs. */
+                "idempotency-key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "appId": "hr",
+                 *       "organizationId": "acme",
+                 *       "messageName": "payrollConfirmed",
+                 *       "correlationKey": "LR-1a2b3c4d",
+                 *       "variables": {
+                 *         "payrollReference": "PR-2026-0042"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["MessageCorrelateRequest"];
+            };
+        };
+        responses: {
+            /** @description Where the message went. */
+            200: {
+                headers: {
+                    /** @description `true` when this is the stored first answer to an earlier request with the same `idempotency-key`. */
+                    "idempotent-replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "success";
+                        data: components["schemas"]["MessageCorrelateResult"];
+                    };
+                };
+            };
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            404: components["responses"]["GatewayError_wm3200"];
+            409: components["responses"]["GatewayError_wm3201"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            422: components["responses"]["GatewayError_wm3103"];
             500: components["responses"]["GatewayError_wm5000"];
             502: components["responses"]["GatewayError_fm5020"];
             504: components["responses"]["GatewayError_fm5040"];

@@ -81,6 +81,9 @@ import eventsCommitHook from './events/commit-hook.js'
 import externalTaskRepository from './external-tasks/repository.js'
 import externalTasks from './external-tasks/service.js'
 import externalTaskRoutes from './external-tasks/routes.js'
+import messages from './waits/messages/repository.js'
+import messageRoutes from './waits/messages/routes.js'
+import waits from './waits/plugin.js'
 
 /** Batch jobs one engine runs at the same time; more engines run more. */
 const BATCH_CONCURRENCY = 4
@@ -194,6 +197,9 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
     listed(functionRuns),
     listed(scheduledRuns),
     listed(escalations),
+    // Threads waiting for time, messages and child instances (after process control, which cancels children).
+    listed(messages),
+    listed(waits),
     listed(migrations),
     listed(processControl),
     listed(bulkOperations),
@@ -203,6 +209,7 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
     listed(externalTasks, { pollMs: config.externalTaskPollMs }),
     // Routes.
     listed(health),
+    listed(messageRoutes),
     listed(readiness),
     listed(contextRoutes),
     listed(actionRoutes),

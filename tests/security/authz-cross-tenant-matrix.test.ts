@@ -143,6 +143,10 @@ function tenantAValues(
     retries: 0,
     newDuration: 60_000,
     output: { overwritten: 'by another tenant' },
+    // A message for A's instance (its businessKey, the default correlation key of a receive step).
+    messageName: 'leaveDecision',
+    correlationKey: resources.businessKey,
+    variables: { days: 99 },
   }
 }
 

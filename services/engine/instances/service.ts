@@ -60,6 +60,8 @@ export interface Change {
    * them. Their failure fails the request, as it would after the announcement.
    */
   alongside?: (stored: StoredContext) => Promise<unknown>
+  /** Further writes stored in the change's atomic batch (a buffered message marked as taken). */
+  writes?: readonly AtomicWrite[]
   /**
    * Writes that must match a document for the change to be stored (`mustMatch`): an external
    * task's lock, held by the worker completing it. One that matches nothing fails the commit as a
@@ -190,7 +192,13 @@ export class ProcessInstances {
       started: change.previous === undefined,
     }
     const hookWrites = await this.hooks.writesFor(toStore)
-    const alongside = [...(change.guards ?? []), ...change.env.unitOfWork.writes(), ...activityWrites, ...hookWrites.flat()]
+    const alongside = [
+      ...(change.guards ?? []),
+      ...change.env.unitOfWork.writes(),
+      ...(change.writes ?? []),
+      ...activityWrites,
+      ...hookWrites.flat(),
+    ]
     let stored: StoredContext
     if (change.previous) {
       const written = await this.contexts.compareAndSet(change.previous, state, alongside)

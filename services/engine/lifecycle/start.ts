@@ -18,7 +18,7 @@ import { type RequestEnvironment, runtimeUserOf, type RunEnvironments, SYSTEM_US
 import { runtimeCall } from '../instances/runtime-errors.js'
 import type { TaskLockRepository } from '../tasks/locks.js'
 import type { ProcessModels } from '../models/service.js'
-import type { CompiledProcess, JsonObject, RuntimeUser, Task } from '../../../runtime/types.js'
+import type { ChildLink, CompiledProcess, JsonObject, ParentLink, ProcessStatus, RuntimeUser, Task } from '../../../runtime/types.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -47,6 +47,10 @@ export interface StartCommand {
    * second instance starts. A new UUID when absent.
    */
   processInstanceId?: string
+  /** The model version to start (a callProcess step's `version`); the latest live one when absent. */
+  modelVersion?: number | undefined
+  /** The instance whose callProcess step starts this one (docs/reference/instances.md#parent-and-child-instances). */
+  parent?: ParentLink
 }
 
 export interface Started {
@@ -62,6 +66,8 @@ export interface Started {
 export interface ProcessStatusSummary {
   tasks: Array<{ taskId: string; stepId: string; name: string }>
   processStatus: StoredContext['processStatus']
+  parentInstance?: ParentLink
+  childInstances?: Array<ChildLink & { processStatus?: ProcessStatus }>
 }
 
 export class ProcessStarter {
@@ -87,7 +93,10 @@ export class ProcessStarter {
     // The tenant is the pair: the actor's organization, else the one the (headless) command names,
     // else the only organization with a live model of the process in that app.
     const organizationId = actor?.organizationId ?? command.organizationId ?? (await this.models.resolveOrganizationId(appId, processId))
-    const compiled = await this.models.latest({ organizationId, appId }, processId)
+    const compiled =
+      command.modelVersion === undefined
+        ? await this.models.latest({ organizationId, appId }, processId)
+        : await this.models.ofInstance({ organizationId, appId, processId, modelVersion: command.modelVersion })
     const initiator = await this.initiator(command, organizationId)
     const acting = actor ? runtimeUserOf(actor) : initiator
     const env = await this.environments.create({ actor: acting, appId, organizationId, additionalHeaders: command.additionalHeaders })
@@ -108,6 +117,7 @@ export class ProcessStarter {
           organizationId,
           initiator,
           ...(command.businessKey ? { businessKey: command.businessKey } : {}),
+          ...(command.parent ? { parent: command.parent } : {}),
         },
         env,
       ),
@@ -124,7 +134,17 @@ export class ProcessStarter {
       env,
       actor: acting === SYSTEM_USER ? null : acting,
       event: 'Created',
-      activities: [{ type: 'start', details: { processId, modelVersion: compiled.model.version, initiator: initiator.userId } }],
+      activities: [
+        {
+          type: 'start',
+          details: {
+            processId,
+            modelVersion: compiled.model.version,
+            initiator: initiator.userId,
+            ...(command.parent ? { parentInstanceId: command.parent.processInstanceId } : {}),
+          },
+        },
+      ],
       ...(lockFirstTask && firstTask
         ? {
             alongside: async () => {
@@ -145,11 +165,23 @@ export class ProcessStarter {
   async status(principal: Principal, processInstanceId: string, appId: string | undefined): Promise<ProcessStatusSummary> {
     const stored = await this.instances.loadFor(principal, processInstanceId)
     if (appId !== undefined && appId !== stored.appId) throw this.instances.notFound(processInstanceId)
+    const { parentInstance, childInstances } = stored.processInstance
+    // Each child's status now: the parent keeps only the link.
+    const children =
+      childInstances &&
+      (await Promise.all(
+        childInstances.map(async (link) => {
+          const child = await this.instances.find(link.processInstanceId)
+          return { ...link, ...(child ? { processStatus: child.processStatus } : {}) }
+        }),
+      ))
     return {
       tasks: stored.processInstance.tasks
         .filter((task) => task.status === 'open')
         .map(({ taskId, stepId, name }) => ({ taskId, stepId, name })),
       processStatus: stored.processStatus,
+      ...(parentInstance ? { parentInstance } : {}),
+      ...(children ? { childInstances: children } : {}),
     }
   }
 

@@ -35,6 +35,11 @@ export function recordCommittedChange(metrics: EngineMetrics, change: CommittedC
       case 'processEnded':
         metrics.instanceEnded(processId, effect.status)
         break
+      case 'timerFired':
+      case 'messageReceived':
+      case 'childReturned':
+        metrics.waitEnded(processId, effect.kind)
+        break
     }
   }
 }
