@@ -79,6 +79,7 @@ export function App(): preact.JSX.Element {
               onClick={() => {
                 signOut()
                 setSession(undefined)
+                setNotice(undefined)
               }}
             >
               Sign out

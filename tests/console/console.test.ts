@@ -11,10 +11,10 @@
  * Skipped, saying how to install Chromium, where there is none.
  */
 import { execFile } from 'node:child_process'
-import { mkdirSync, readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
+import { mkdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { promisify } from 'node:util'
+import axe from 'axe-core'
 import t from 'tap'
 import type { Session } from '../../openapi/generated/schemas.js'
 import { repoRoot } from '../../lib/server/paths.js'
@@ -27,8 +27,6 @@ import { waitUntil } from '../../services/testing/wait.js'
 import { HR } from '../../services/testing/workflow.js'
 import { startReceiver } from '../webhooks/support.js'
 import { startControlStack } from '../process-control/stack.js'
-
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 
 interface AxeViolation {
   id: string
@@ -55,10 +53,10 @@ t.test('the console: inbox, instances, incidents, batch jobs and webhooks, in a 
   async function check(name: string): Promise<void> {
     for (const dir of shots) await page.screenshot({ path: resolve(dir, `${name}.png`), fullPage: true })
     // Evaluated through the DevTools protocol, so the page's Content-Security-Policy does not stop it.
-    await page.evaluate(AXE_SOURCE)
+    await page.evaluate(axe.source)
     const violations = await page.evaluate(async () => {
-      const axe = (globalThis as unknown as { axe: { run: () => Promise<{ violations: AxeViolation[] }> } }).axe
-      return (await axe.run()).violations
+      const injected = (globalThis as unknown as { axe: { run: () => Promise<{ violations: AxeViolation[] }> } }).axe
+      return (await injected.run()).violations
     })
     const grave = violations
       .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
