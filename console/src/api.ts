@@ -22,19 +22,21 @@ export interface SignInData {
   organizationId: string
   appId: string
   mode: AuthMode
-  userId: string
+  /** header mode: the user to act as. */
+  userId?: string
+  /** jwt mode: the person's own bearer token. */
   token?: string
 }
 
 const STORAGE_KEY = 'workflow-console-sign-in'
 
-/** The auth mode the gateway runs in, which it writes into the page (services/gateway/console/page.ts). */
+/** The auth mode the gateway runs in, which it writes into the page (services/gateway/console/routes.ts). */
 export function authMode(): AuthMode {
   const meta = document.querySelector('meta[name="workflow-auth-mode"]')
   return meta?.getAttribute('content') === 'jwt' ? 'jwt' : 'header'
 }
 
-export function clientFor(data: Omit<SignInData, 'userId'> & { userId?: string }): WorkflowFetchClient {
+export function clientFor(data: SignInData): WorkflowFetchClient {
   return new WorkflowFetchClient({
     baseUrl: location.origin,
     organizationId: data.organizationId,
@@ -44,11 +46,13 @@ export function clientFor(data: Omit<SignInData, 'userId'> & { userId?: string }
   })
 }
 
-/** Signs in: the user is read back from the gateway, so a name that is not a user of the tenant is refused there. */
+/**
+ * Signs in: the gateway says who the request identifies (`GET /me`), so a user id that is not a user
+ * of the tenant, or a token it does not accept, is refused there.
+ */
 export async function signIn(data: SignInData): Promise<Session> {
   const client = clientFor(data)
-  const user = await client.get('/user/getUserById/{userId}', { params: { path: { userId: data.userId } } })
-  if (!user) throw new Error(`No user ${data.userId} in ${data.organizationId} / ${data.appId}`)
+  const user = await client.get('/me')
   sessionStorage.setItem(STORAGE_KEY, JSON.stringify(data))
   return { client, user, organizationId: data.organizationId, appId: data.appId, mode: data.mode, isAdmin: isAdmin(user) }
 }
@@ -77,17 +81,4 @@ export function isAdmin(user: User): boolean {
 export function describeError(error: unknown): string {
   if (error instanceof WorkflowApiError) return `${error.message} (${error.code})`
   return error instanceof Error ? error.message : String(error)
-}
-
-/**
- * The claims of a JWT, read without verifying it (the gateway verifies it on every call): only to
- * find which user of the tenant the pasted token is.
- */
-export function tokenClaims(token: string): Record<string, unknown> {
-  const payload = token.split('.')[1]
-  if (!payload) throw new Error('This is not a JWT (header.payload.signature)')
-  const json = atob(payload.replace(/-/g, '+').replace(/_/g, '/'))
-  const claims: unknown = JSON.parse(new TextDecoder().decode(Uint8Array.from(json, (character) => character.charCodeAt(0))))
-  if (typeof claims !== 'object' || claims === null) throw new Error('The token carries no claims')
-  return claims as Record<string, unknown>
 }

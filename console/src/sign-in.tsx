@@ -1,14 +1,15 @@
 /**
  * Sign in (docs/console.md#signing-in). In `header` mode the person picks a user of the tenant from
- * the gateway's user list; in `jwt` mode they paste their own token, and the user is the one of the
- * tenant its claims name. Either way the console then acts only as that user, through the same
- * routes and checks as any client.
+ * the gateway's user list (or types its id where the list is not open); in `jwt` mode they paste
+ * their own token. Either way `GET /me` says who that is, and the console then acts only as that
+ * user, through the same routes and checks as any client.
  */
 import { useEffect, useId, useState } from 'preact/hooks'
-import { authMode, clientFor, describeError, type Session, signIn, tokenClaims, type User } from './api.js'
+import { authMode, clientFor, describeError, type Session, signIn, type User } from './api.js'
 import { ErrorMessage } from './common.js'
 
 const TENANT_KEY = 'workflow-console-tenant'
+const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]+$/
 
 function rememberedTenant(): { organizationId: string; appId: string } {
   const query = new URLSearchParams(location.search)
@@ -54,16 +55,9 @@ export function SignIn(props: { onSignedIn: (session: Session) => void }): preac
     setError(undefined)
     try {
       localStorage.setItem(TENANT_KEY, JSON.stringify(tenant))
-      if (mode === 'header') {
-        props.onSignedIn(await signIn({ ...tenant, mode, userId }))
-        return
-      }
-      // jwt: the tenant's users the token's claims name; the gateway verifies the token on every call.
-      const claims = tokenClaims(token.trim())
-      const visible = await clientFor({ ...tenant, mode, token: token.trim() }).get('/user/listWorkflowUsers')
-      const named = visible.find((user) => Object.values(claims).includes(user.userId))
-      if (!named) throw new Error('The token names no user of this tenant')
-      props.onSignedIn(await signIn({ ...tenant, mode, userId: named.userId, token: token.trim() }))
+      // A JWT's shape is checked here, so that a pasted paragraph is not sent as a credential.
+      if (mode === 'jwt' && !JWT_SHAPE.test(token.trim())) throw new Error('This is not a JWT (header.payload.signature)')
+      props.onSignedIn(await signIn(mode === 'header' ? { ...tenant, mode, userId } : { ...tenant, mode, token: token.trim() }))
     } catch (failure) {
       setError(describeError(failure))
     }

@@ -106,6 +106,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The acting user
+         * @description The stored user the request identifies (the `user` header; in AUTH_MODE=jwt the bearer token's user): its id, names, unit, roles, swimlanes, system-user flag and tenant. Any identified user reads itself, and only itself (401 fm4012 without one): what a client that signs people in, such as the console (docs/console.md), needs to know who acts and which pages to offer. Not an admin endpoint.
+         */
+        get: operations["getCurrentUser"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/model/insertModel": {
         parameters: {
             query?: never;
@@ -3964,6 +3984,38 @@ export interface operations {
             };
             400: components["responses"]["GatewayError_fm4000"];
             401: components["responses"]["GatewayError_fm4010"];
+            403: components["responses"]["GatewayError_fm4030"];
+            500: components["responses"]["GatewayError_fm5000"];
+        };
+    };
+    getCurrentUser: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
+                /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
+                lplogclientid?: components["parameters"]["LpLogClientId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The acting user. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "success";
+                        data: components["schemas"]["User"];
+                    };
+                };
+            };
+            401: components["responses"]["GatewayError_fm4012"];
             403: components["responses"]["GatewayError_fm4030"];
             500: components["responses"]["GatewayError_fm5000"];
         };

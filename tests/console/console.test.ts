@@ -7,7 +7,7 @@
  * diagram marks the step where it waits, and sees batch jobs and webhook deliveries (redeliver).
  * It fails on any console error (Content-Security-Policy violations included); every page gets a
  * screenshot (under the test's temp dir; also into CONSOLE_SCREENSHOTS_DIR when set, which is how
- * docs/console/ is made) and an axe-core check with no serious or critical violation.
+ * docs/screenshots/ is made) and an axe-core check with no serious or critical violation.
  * Skipped, saying how to install Chromium, where there is none.
  */
 import { execFile } from 'node:child_process'
@@ -21,6 +21,7 @@ import { repoRoot } from '../../lib/server/paths.js'
 import { browserMissing, openBrowserPage } from '../../services/testing/browser.js'
 import { tempDir } from '../../services/testing/harness.js'
 import { storedInstance } from '../../services/testing/instance-store.js'
+import { jwtAuthConfig, tokenFor } from '../../services/testing/tokens.js'
 import { deployExample } from '../../services/testing/models.js'
 import { createTestUser } from '../../services/testing/users.js'
 import { waitUntil } from '../../services/testing/wait.js'
@@ -229,5 +230,23 @@ t.test('the console: inbox, instances, incidents, batch jobs and webhooks, in a 
     t.equal(receiver.received[1]!.body.deliveryId, receiver.received[0]!.body.deliveryId, 'the same delivery, sent again')
   })
 
+  t.same(consoleErrors, [], 'no console error, Content-Security-Policy violations included')
+})
+
+t.test('in jwt mode the console signs in with a pasted token, and acts as its user only', { skip: browserMissing }, async (t) => {
+  await promisify(execFile)(process.execPath, [join(repoRoot, 'scripts', 'build', 'console.mjs')])
+  const stack = await startControlStack(t, jwtAuthConfig())
+  const { page, consoleErrors } = await openBrowserPage(t)
+  await page.goto(`${stack.gatewayUrl}/console?organizationId=${HR.organizationId}&appId=${HR.appId}`)
+  await page.getByRole('heading', { name: 'Sign in' }).waitFor()
+  t.equal(await page.getByLabel('User').count(), 0, 'no user to pick: the token says who signs in')
+  await page.getByLabel('Bearer token').fill(await tokenFor(stack.users.employee.userId))
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.getByText(`${stack.users.employee.fullName} (acme / hr)`).waitFor()
+  t.equal(await page.getByRole('link', { name: 'Incidents' }).count(), 0, 'a user sees no admin page')
+  await page.getByRole('button', { name: 'Sign out' }).click()
+  await page.getByLabel('Bearer token').fill('not-a-token')
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.getByRole('alert').filter({ hasText: 'not a JWT' }).waitFor()
   t.same(consoleErrors, [], 'no console error, Content-Security-Policy violations included')
 })
