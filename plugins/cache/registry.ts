@@ -1,12 +1,22 @@
 /**
  * Named in-process caches that can be evicted from outside: the cache-evict endpoint inserts an
  * invalidation record and every instance (gateway `fm`, engine `wfm`) applies it to its registry.
- * Gateway caches: `app`, `swagger`, `endpoint`; engine caches: `app`, `service` (docs/reference/gateway.md#caches).
+ * Gateway caches: `app`, `swagger`, `endpoint`, `users`; engine caches: `app`, `service`, `users`,
+ * `webhookSubscriptions` (docs/reference/gateway.md#caches).
  */
 export class NamedCache<Value> {
   private readonly entries = new Map<string, Value>()
+  private evictions = 0
 
   constructor(readonly type: string) {}
+
+  /**
+   * Moves on at every eviction: a value read from the store before an eviction and cached after it
+   * would bring back what the eviction removed, so a reader caches only if this has not moved.
+   */
+  get generation(): number {
+    return this.evictions
+  }
 
   get(key: string): Value | undefined {
     return this.entries.get(key)
@@ -26,10 +36,12 @@ export class NamedCache<Value> {
   }
 
   delete(key: string): void {
+    this.evictions++
     this.entries.delete(key)
   }
 
   clear(): void {
+    this.evictions++
     this.entries.clear()
   }
 

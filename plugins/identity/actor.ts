@@ -3,6 +3,10 @@
  * store, found by the `user` header (header mode) or by the bearer token (jwt mode).
  */
 import type { FastifyRequest } from 'fastify'
+import { deepFreeze } from '../../lib/deep-freeze.js'
+import { readThrough } from '../cache/read-through.js'
+import { USERS_CACHE, WRITTEN_ELSEWHERE_MAX_AGE_MS } from '../cache/written-elsewhere.js'
+import type { CacheRegistry } from '../cache/registry.js'
 import type { Store } from '../../store/port.js'
 
 export interface Actor {
@@ -50,6 +54,17 @@ export async function findActor(store: Store, userId: string): Promise<Actor | n
     appId: user.appId ?? '',
     isSystemUser: user.isSystemUser ?? false,
   }
+}
+
+/**
+ * The actor `userId` names, from the `users` cache: every request resolves one, and most requests
+ * come from the same few users. A miss is not kept (a user created next must be found at once).
+ */
+export function cachedActor(store: Store, caches: CacheRegistry, userId: string): Promise<Actor | null> {
+  return readThrough(caches, USERS_CACHE, `actor:${userId}`, async () => deepFreeze(await findActor(store, userId)) as Actor | null, {
+    maxAgeMs: WRITTEN_ELSEWHERE_MAX_AGE_MS,
+    keep: (actor) => actor !== null,
+  })
 }
 
 /** The userId the `user` header names (its first value when sent twice). */

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { IdentityRequirement } from '../../lib/server/route.js'
-import { findActor, userHeader } from './actor.js'
+import { cachedActor, userHeader } from './actor.js'
 import type { IdentityCodes } from './codes.js'
 
 /** Sets `request.actor` to the user the `user` header names; a required one that is missing or unknown is 401. */
@@ -20,7 +20,7 @@ export function headerIdentity(fastify: FastifyInstance, codes: IdentityCodes): 
         throw fastify.fail(codes.unknownUser, { args: ['the user header is missing'], parameters: { field: 'headers.user' } })
       return
     }
-    const actor = await findActor(fastify.store, userId)
+    const actor = await cachedActor(fastify.store, fastify.caches, userId)
     if (!actor) throw fastify.fail(codes.unknownUser, { args: [`unknown user ${userId}`], parameters: { field: 'headers.user' } })
     request.actor = actor
   }

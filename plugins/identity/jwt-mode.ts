@@ -5,7 +5,7 @@
  * tenant by naming it (docs/reference/identity.md#acting-for-others).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { type Actor, findActor, userHeader } from './actor.js'
+import { type Actor, cachedActor, userHeader } from './actor.js'
 import { bearerToken } from './admin-token.js'
 import { TokenRejected, type TokenVerifier } from './bearer-jwt.js'
 import type { IdentityCodes } from './codes.js'
@@ -33,7 +33,7 @@ export function tokenIdentity(fastify: FastifyInstance, codes: IdentityCodes, ve
         throw fastify.fail(codes.unauthenticated, { args: [error.message], parameters: { field: 'headers.authorization' }, cause: error })
       throw error
     }
-    const tokenUser = await findActor(fastify.store, tokenUserId)
+    const tokenUser = await cachedActor(fastify.store, fastify.caches, tokenUserId)
     if (!tokenUser)
       throw fastify.fail(codes.unknownUser, { args: ['the token names no known user'], parameters: { field: 'headers.authorization' } })
     const named = userHeader(request)
@@ -44,7 +44,7 @@ export function tokenIdentity(fastify: FastifyInstance, codes: IdentityCodes, ve
         parameters: { field: 'headers.user' },
       })
     // Unknown and other-tenant users answer alike: a system user learns nothing of other tenants.
-    const actor = await findActor(fastify.store, named)
+    const actor = await cachedActor(fastify.store, fastify.caches, named)
     if (!actor || !sameTenant(actor, tokenUser))
       throw fastify.fail(codes.forbidden, {
         args: [`the user header names no user of the token's tenant`],

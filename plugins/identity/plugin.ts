@@ -60,4 +60,4 @@ async function identityPlugin(fastify: FastifyInstance, options: IdentityPluginO
   })
 }
 
-export default fp(identityPlugin, { name: 'identity', fastify: '5.x', dependencies: ['store', 'errors'] })
+export default fp(identityPlugin, { name: 'identity', fastify: '5.x', dependencies: ['store', 'caches', 'errors'] })

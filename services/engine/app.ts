@@ -123,7 +123,7 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
     },
     jsonDepth: { maxDepth: config.maxJsonDepth, code: 'wm4002' satisfies EngineErrorCode },
     docs: { document: loadOpenApiDocument('engine') },
-    caches: { target: 'wfm', types: ['app', 'service'], pollMs: config.cachePollMs },
+    caches: { target: 'wfm', types: ['app', 'service', 'users', 'webhookSubscriptions'], pollMs: config.cachePollMs },
     identity: {
       auth: config.auth,
       codes: { unknownUser: 'wm4010', unauthenticated: 'wm4011', forbidden: 'wm4032' } satisfies IdentityCodes<EngineErrorCode>,

@@ -85,7 +85,7 @@ export default async function gatewayApp(app: FastifyInstance, options: GatewayA
     },
     jsonDepth: { maxDepth: options.config.maxJsonDepth, code: 'fm4002' satisfies GatewayErrorCode },
     docs: { document: loadOpenApiDocument('gateway'), current: openApiDocument },
-    caches: { target: 'fm', types: ['app', 'swagger', 'endpoint'], pollMs: options.config.cachePollMs },
+    caches: { target: 'fm', types: ['app', 'swagger', 'endpoint', 'users'], pollMs: options.config.cachePollMs },
     identity: {
       auth: options.config.auth,
       adminToken: options.config.adminToken,

@@ -3,6 +3,8 @@
  * `user` header from there), so engine tests need no gateway.
  */
 import { randomUUID } from 'node:crypto'
+import { recordInvalidation } from '../../plugins/cache/invalidations.js'
+import { USERS_CACHE } from '../../plugins/cache/written-elsewhere.js'
 import type { Store } from '../../store/port.js'
 import { Collections, type StoredUser } from '../../store/collections.js'
 
@@ -33,5 +35,7 @@ export async function createTestUser(store: Store, options: TestUserOptions): Pr
     appId: options.appId,
   }
   await store.collection<StoredUser>(Collections.users).insertOne({ ...user })
+  // As the gateway's user routes do: a service that cached the tenant's users reads them again.
+  await recordInvalidation(store, { target: 'all', cacheType: USERS_CACHE })
   return user
 }

@@ -85,8 +85,8 @@ t.test('an eviction reaches every instance, gateways and engine, within about a 
     for (const type of app.caches.types()) app.caches.cache(type).set('k1', 'cached')
     for (const type of app.caches.types()) app.caches.cache(type).set('k2', 'cached')
   }
-  t.same(gateways[0]!.caches.types().sort(), ['app', 'endpoint', 'swagger'], 'the gateway caches of docs/reference/gateway.md#caches')
-  t.same(engine.app.caches.types().sort(), ['app', 'service'], 'the engine caches of docs/reference/gateway.md#caches')
+  t.same(gateways[0]!.caches.types().sort(), ['app', 'endpoint', 'swagger', 'users'], 'the gateway caches of docs/reference/gateway.md#caches')
+  t.same(engine.app.caches.types().sort(), ['app', 'service', 'users', 'webhookSubscriptions'], 'the engine caches of docs/reference/gateway.md#caches')
 
   await gatewayA.client.call('evictCache', 'GET', '/external/cache/endpoint/fm/evict')
   await eventually(t, 'endpoint evicted on both gateways', () => gateways.every((app) => app.caches.cache('endpoint').size === 0))

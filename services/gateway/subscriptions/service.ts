@@ -17,6 +17,7 @@ import type {
 } from '../../../openapi/generated/schemas.js'
 import type { GatewayErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
+import { evictWebhookSubscriptions } from '../../../plugins/cache/written-elsewhere.js'
 import { type DestinationGuard, webhookDestinationGuard } from '../../../lib/outbound/destination-guard.js'
 import type { StoredWebhookDelivery, StoredWebhookSubscription } from '../../../store/collections.js'
 import type { DeliveryPosition, SubscriptionRepository, TenantFilter } from './repository.js'
@@ -85,6 +86,8 @@ export class Subscriptions {
     private readonly repository: SubscriptionRepository,
     private readonly guard: DestinationGuard,
     private readonly fail: ErrorFactory<GatewayErrorCode>,
+    /** Drops the engines' cached subscriptions of the tenant before a write is answered. */
+    private readonly subscriptionsChanged: (tenant: TenantFilter) => Promise<void>,
   ) {}
 
   /** Stores a subscription whose URL passes the destination rules (400 fm3050 otherwise, nothing stored). */
@@ -102,6 +105,7 @@ export class Subscriptions {
       createdAt: now,
     }
     await this.repository.insert(subscription)
+    await this.subscriptionsChanged(subscription)
     return { ...summaryOf(subscription), secret: subscription.secret }
   }
 
@@ -112,6 +116,7 @@ export class Subscriptions {
   /** 404 fm3051 when the tenant has no such subscription. */
   async delete(subscriptionId: string, tenant: TenantFilter): Promise<void> {
     if (!(await this.repository.delete(subscriptionId, tenant))) throw this.notFound(subscriptionId)
+    await this.subscriptionsChanged(tenant)
   }
 
   async deliveries(subscriptionId: string, tenant: TenantFilter, query: DeliveryQuery): Promise<WebhookDeliveryPage> {
@@ -162,7 +167,11 @@ export interface SubscriptionServiceOptions {
 
 async function subscriptionServicePlugin(fastify: FastifyInstance, options: SubscriptionServiceOptions): Promise<void> {
   const guard = webhookDestinationGuard(options.allowedHosts, fastify.server, options.enginePort)
-  fastify.decorate('subscriptions', new Subscriptions(fastify.subscriptionRepository, guard, fastify.fail))
+  const subscriptionsChanged = (tenant: TenantFilter): Promise<void> => evictWebhookSubscriptions(fastify.store, tenant)
+  fastify.decorate('subscriptions', new Subscriptions(fastify.subscriptionRepository, guard, fastify.fail, subscriptionsChanged))
 }
 
-export default fp(subscriptionServicePlugin, { name: 'subscription-service', dependencies: ['subscription-repository', 'errors'] })
+export default fp(subscriptionServicePlugin, {
+  name: 'subscription-service',
+  dependencies: ['subscription-repository', 'errors', 'store'],
+})

@@ -9,6 +9,7 @@ import fp from 'fastify-plugin'
 import type { User, UserInput } from '../../../openapi/generated/schemas.js'
 import type { GatewayErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
+import { evictUsers } from '../../../plugins/cache/written-elsewhere.js'
 import { isDuplicateKeyError } from '../../../store/port.js'
 import { fullNameKey, type TenantScope, type UserDocument, type UserRepository } from './repository.js'
 
@@ -35,6 +36,8 @@ export class UserService {
   constructor(
     private readonly repository: UserRepository,
     private readonly fail: ErrorFactory<GatewayErrorCode>,
+    /** Drops every instance's cached users (identity, swimlane members) before a write is answered. */
+    private readonly usersChanged: () => Promise<void>,
   ) {}
 
   async create(input: UserInput): Promise<User> {
@@ -48,6 +51,7 @@ export class UserService {
       if (isDuplicateKeyError(error)) throw this.fail('fm3004', { parameters: { field: 'body.fullName' }, cause: error })
       throw error
     }
+    await this.usersChanged()
     return userRecord(user)
   }
 
@@ -66,11 +70,13 @@ export class UserService {
       replaced = await this.repository.replace(user)
     }
     if (!replaced) throw this.fail('fm3005', { parameters: { field: 'body.userId' } })
+    await this.usersChanged()
     return userRecord(user)
   }
 
   async delete(userId: string, scope: TenantScope): Promise<void> {
     if (!(await this.repository.delete(userId, scope))) throw this.fail('fm3005', { parameters: { field: 'body.id' } })
+    await this.usersChanged()
   }
 
   async get(userId: string, scope: TenantScope): Promise<User | null> {
@@ -84,7 +90,8 @@ export class UserService {
 }
 
 async function userServicePlugin(fastify: FastifyInstance): Promise<void> {
-  fastify.decorate('users', new UserService(fastify.userRepository, fastify.fail))
+  const usersChanged = (): Promise<void> => evictUsers(fastify.store, fastify.caches)
+  fastify.decorate('users', new UserService(fastify.userRepository, fastify.fail, usersChanged))
 }
 
-export default fp(userServicePlugin, { name: 'user-service', dependencies: ['user-repository', 'errors'] })
+export default fp(userServicePlugin, { name: 'user-service', dependencies: ['user-repository', 'errors', 'store', 'caches'] })

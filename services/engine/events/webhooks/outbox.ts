@@ -7,9 +7,14 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { NotificationEventType } from '../../../../openapi/generated/schemas.js'
+import { deepFreeze } from '../../../../lib/deep-freeze.js'
+import { readThrough } from '../../../../plugins/cache/read-through.js'
+import type { CacheRegistry } from '../../../../plugins/cache/registry.js'
+import { WEBHOOK_SUBSCRIPTIONS_CACHE, WRITTEN_ELSEWHERE_MAX_AGE_MS } from '../../../../plugins/cache/written-elsewhere.js'
 import { repositoryPlugin } from '../../../../plugins/store/repository-plugin.js'
 import type { AtomicWrite, Collection, Store } from '../../../../store/port.js'
 import { Collections, type StoredWebhookDelivery, type StoredWebhookSubscription } from '../../../../store/collections.js'
+import { tenantKey } from '../../../../store/tenant.js'
 import { newestOpenTask } from '../notifications/service.js'
 import type { ProcessState } from '../../../../runtime/types.js'
 
@@ -56,6 +61,7 @@ export class WebhookOutbox {
 
   constructor(
     private readonly subscriptions: Collection<StoredWebhookSubscription>,
+    private readonly caches?: CacheRegistry,
     private readonly newId: () => string = randomUUID,
   ) {}
 
@@ -67,12 +73,22 @@ export class WebhookOutbox {
   /** The subscriptions the change's event goes to. */
   async subscribersOf(change: Pick<OutboxChange, 'state' | 'eventType'>): Promise<StoredWebhookSubscription[]> {
     const { organizationId, appId, processId } = change.state.processInstance
-    // Every change asks, so the filter stays one the embedded store matches without compiling a query
-    // (an `$or` on processIds cost 5% of the engine's thread); a tenant's subscriptions to one event are few.
-    const subscribed = await this.subscriptions
-      .find({ organizationId, appId, events: change.eventType }, { sort: { createdAt: 1 } })
-      .toArray()
-    return subscribed.filter(({ processIds }) => processIds.length === 0 || processIds.includes(processId))
+    const subscribed = await this.tenantSubscriptions({ organizationId, appId })
+    return subscribed.filter(
+      ({ events, processIds }) => events.includes(change.eventType) && (processIds.length === 0 || processIds.includes(processId)),
+    )
+  }
+
+  /**
+   * The tenant's subscriptions, oldest first. Every change asks, and a tenant's subscriptions are
+   * few and rarely written: they are kept in the `webhookSubscriptions` cache, which the gateway's
+   * subscription writes evict (services/gateway/subscriptions/service.ts).
+   */
+  private async tenantSubscriptions(tenant: { organizationId: string; appId: string }): Promise<readonly StoredWebhookSubscription[]> {
+    const read = async (): Promise<readonly StoredWebhookSubscription[]> =>
+      deepFreeze(await this.subscriptions.find(tenant, { sort: { createdAt: 1 } }).toArray())
+    if (!this.caches) return read()
+    return readThrough(this.caches, WEBHOOK_SUBSCRIPTIONS_CACHE, tenantKey(tenant), read, { maxAgeMs: WRITTEN_ELSEWHERE_MAX_AGE_MS })
   }
 
   async findSubscription(subscriptionId: string): Promise<StoredWebhookSubscription | null> {
@@ -118,8 +134,11 @@ export class WebhookOutbox {
   }
 }
 
-export function webhookOutbox(store: Store): WebhookOutbox {
-  return new WebhookOutbox(store.collection<StoredWebhookSubscription>(Collections.webhookSubscriptions))
+export function webhookOutbox(store: Store, caches?: CacheRegistry): WebhookOutbox {
+  return new WebhookOutbox(store.collection<StoredWebhookSubscription>(Collections.webhookSubscriptions), caches)
 }
 
-export default repositoryPlugin('webhookOutbox', ({ store }) => webhookOutbox(store), { name: 'webhook-outbox' })
+export default repositoryPlugin('webhookOutbox', ({ store, caches }) => webhookOutbox(store, caches), {
+  name: 'webhook-outbox',
+  dependencies: ['caches'],
+})
