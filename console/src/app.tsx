@@ -42,7 +42,9 @@ export function App(): preact.JSX.Element {
   }, [notice])
   // A page's heading takes the focus when the route changes, so keyboard and screen-reader users start there.
   useEffect(() => {
-    document.querySelector<HTMLElement>('main h2')?.focus()
+    const heading = document.querySelector<HTMLElement>('main h2')
+    heading?.setAttribute('tabindex', '-1')
+    heading?.focus()
   }, [route])
 
   const current = section(route)

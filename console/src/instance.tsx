@@ -23,6 +23,12 @@ export function visitsByStep(activity: Activity[]): Record<string, number> {
   return visits
 }
 
+/** The steps of a process model's body, in the model's order, with their names. */
+function stepsOf(body: unknown): Array<{ id: string; name: string }> {
+  const steps = (body as { steps?: Record<string, { name?: unknown }> }).steps ?? {}
+  return Object.entries(steps).map(([id, step]) => ({ id, name: typeof step.name === 'string' ? step.name : id }))
+}
+
 function waitingSteps(instance: ProcessInstance): string[] {
   const open = instance.tasks.filter((task) => task.status === 'open').map((task) => task.stepId)
   const waiting = instance.threads
@@ -49,6 +55,13 @@ export function InstancePage(props: {
     if (!entry?.context) throw new Error(`No instance ${props.businessKey} that you may see`)
     return { context: entry.context, activity: entry.activity }
   }, [props.session, props.processInstanceId])
+  const [steps, setSteps] = useState<Array<{ id: string; name: string }>>([])
+  useEffect(() => {
+    client
+      .getModel(props.processId)
+      .then((body) => setSteps(stepsOf(body)))
+      .catch(() => setSteps([]))
+  }, [props.session, props.processId])
   const [xml, setXml] = useState<string | undefined>(undefined)
   const [diagramError, setDiagramError] = useState<string | undefined>(undefined)
   useEffect(() => {
@@ -96,7 +109,7 @@ export function InstancePage(props: {
         </p>
       </Panel>
       {props.session.isAdmin ? (
-        <AdminActions session={props.session} instance={instance} failedThreads={failedThreads} onDone={reload} />
+        <AdminActions session={props.session} instance={instance} steps={steps} failedThreads={failedThreads} onDone={reload} />
       ) : null}
       <div class="columns">
         <Panel title="Tasks">
@@ -151,6 +164,7 @@ export function InstancePage(props: {
 function AdminActions(props: {
   session: Session
   instance: ProcessInstance
+  steps: Array<{ id: string; name: string }>
   failedThreads: Schemas['Thread'][]
   onDone: () => void
 }): preact.JSX.Element {
@@ -206,7 +220,14 @@ function AdminActions(props: {
       <form class="row" aria-label="Change step" onSubmit={(event) => event.preventDefault()}>
         <div>
           <label for={stepInput}>Move to step</label>
-          <input id={stepInput} value={stepId} onInput={(event) => setStepId(event.currentTarget.value.trim())} />
+          <select id={stepInput} value={stepId} onChange={(event) => setStepId(event.currentTarget.value)}>
+            <option value="">Choose a step</option>
+            {props.steps.map((step) => (
+              <option key={step.id} value={step.id}>
+                {step.name === step.id ? step.id : `${step.name} (${step.id})`}
+              </option>
+            ))}
+          </select>
         </div>
         <ActionButton
           label="Change step"

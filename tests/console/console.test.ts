@@ -11,7 +11,7 @@
  * Skipped, saying how to install Chromium, where there is none.
  */
 import { execFile } from 'node:child_process'
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { promisify } from 'node:util'
 import axe from 'axe-core'
@@ -150,6 +150,18 @@ t.test('the console: inbox, instances, incidents, batch jobs and webhooks, in a 
     await page.getByRole('button', { name: 'Add note' }).click()
     await noted
     await page.getByText('Enjoy your time off').waitFor()
+    await page
+      .getByLabel('File', { exact: true })
+      .setInputFiles({ name: 'roster.txt', mimeType: 'text/plain', buffer: Buffer.from('Who covers when') })
+    await page.getByLabel('Label', { exact: true }).fill('Cover roster')
+    const uploaded = answered('/file/upload')
+    await page.getByRole('button', { name: 'Upload' }).click()
+    await uploaded
+    const downloading = page.waitForEvent('download')
+    await page.getByRole('button', { name: 'Download roster.txt' }).click()
+    const download = await downloading
+    t.equal(download.suggestedFilename(), 'roster.txt', 'the file downloads under its name')
+    t.equal(readFileSync((await download.path())!, 'utf8'), 'Who covers when', 'with the bytes uploaded')
     const completed = answered('/action/complete')
     await page.getByRole('button', { name: 'Complete' }).click()
     await completed
