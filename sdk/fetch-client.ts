@@ -157,7 +157,7 @@ export type UntypedRequest = (
     body?: unknown
     bodySerializer?: (body: unknown) => unknown
     headers?: Record<string, string>
-    parseAs?: 'json' | 'stream' | 'blob'
+    parseAs?: 'json' | 'stream' | 'blob' | 'text'
     duplex?: 'half'
   },
 ) => Promise<{ data?: unknown; error?: unknown; response: Response }>
@@ -250,15 +250,25 @@ export class WorkflowFetchClient {
 
   /** `GET /model/getModel/{id}`: the live model's body, raw (a form model's fields, for instance). */
   async getModel(modelId: string, options: { headers?: ExtraHeaders } = {}): Promise<Schemas['ModelBody']> {
-    const result = await this.request('get', '/model/getModel/{id}', {
+    return (await this.rawModel('/model/getModel/{id}', modelId, 'json', options.headers)) as Schemas['ModelBody']
+  }
+
+  /** `GET /model/getModel/{id}/bpmn`: a process model's live version as BPMN 2.0 XML, with its diagram. */
+  async getModelBpmn(modelId: string, options: { headers?: ExtraHeaders } = {}): Promise<string> {
+    return (await this.rawModel('/model/getModel/{id}/bpmn', modelId, 'text', options.headers)) as string
+  }
+
+  private async rawModel(path: string, modelId: string, parseAs: 'json' | 'text', headers: ExtraHeaders | undefined): Promise<unknown> {
+    const result = await this.request('get', path, {
       params: {
         path: { id: modelId },
         query: { organizationId: this.organizationId, appId: this.appId },
-        header: await this.headers(options.headers),
+        header: await this.headers(headers),
       },
+      parseAs,
     })
     if (!result.response.ok) throw WorkflowApiError.fromAnswer(result.response.status, result.error)
-    return result.data as Schemas['ModelBody']
+    return result.data
   }
 
   private async call(

@@ -73,3 +73,8 @@ export function Panel(props: { title: string; children: ComponentChildren; level
     </section>
   )
 }
+
+/** "More": the next page of a paged list, while there is one. */
+export function MoreButton(props: { more: boolean; loadMore: () => Promise<void>; what: string }): preact.JSX.Element | null {
+  return props.more ? <ActionButton label={`More ${props.what}`} kind="secondary" run={props.loadMore} /> : null
+}

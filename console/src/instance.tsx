@@ -253,7 +253,7 @@ function AdminActions(props: {
 export function RetryButton(props: {
   session: Session
   processInstanceId: string
-  thread: Schemas['Thread']
+  thread: Pick<Schemas['Thread'], 'threadId' | 'stepId'>
   onDone: () => void
 }): preact.JSX.Element {
   return (

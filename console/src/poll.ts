@@ -45,3 +45,44 @@ export function usePolled<T>(load: () => Promise<T>, deps: unknown[], intervalMs
   }, [reload, intervalMs])
   return { value, error, loading, reload }
 }
+
+export interface PagedPolled<Item> {
+  items: Item[] | undefined
+  error: string | undefined
+  /** Another page follows. */
+  more: boolean
+  loadMore: () => Promise<void>
+  reload: () => Promise<void>
+}
+
+/**
+ * A paged list (`{ items, nextCursor }`): the first page polled as usePolled does, further pages
+ * appended on request ("More") and kept until `deps` change.
+ */
+export function usePagedPolled<Item>(
+  loadPage: (cursor?: string) => Promise<{ items: Item[]; nextCursor?: string | null }>,
+  deps: unknown[],
+): PagedPolled<Item> {
+  const first = usePolled(() => loadPage(), deps)
+  const [later, setLater] = useState<{ items: Item[]; cursor: string | null }>({ items: [], cursor: null })
+  const [error, setError] = useState<string | undefined>(undefined)
+  useEffect(() => setLater({ items: [], cursor: null }), deps)
+  const cursor = later.items.length > 0 ? later.cursor : (first.value?.nextCursor ?? null)
+  const loadMore = useCallback(async () => {
+    if (!cursor) return
+    try {
+      const page = await loadPage(cursor)
+      setLater((current) => ({ items: [...current.items, ...page.items], cursor: page.nextCursor ?? null }))
+      setError(undefined)
+    } catch (failure) {
+      setError(describeError(failure))
+    }
+  }, [cursor, ...deps])
+  return {
+    items: first.value ? [...first.value.items, ...later.items] : undefined,
+    error: first.error ?? error,
+    more: cursor !== null,
+    loadMore,
+    reload: first.reload,
+  }
+}
