@@ -40,6 +40,10 @@ export interface Thread {
   parentThreadId?: string
   join?: string
   error?: { message: string; code?: string }
+  /** When the thread last failed (absent on failures stored before it was recorded). */
+  failedAt?: string
+  /** How often the thread was retried after failing (`/action/retry`, bulk retries); absent: never. */
+  retries?: number
 }
 
 export interface Note {

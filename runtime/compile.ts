@@ -217,7 +217,9 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
       const thread = transition.instance.threads.find((candidate) => candidate.threadId === threadId)
       if (!thread || thread.status !== 'failed') throw new RuntimeError('notFound', `no failed thread ${threadId}`, { target: 'thread' })
       thread.status = 'active'
+      thread.retries = (thread.retries ?? 0) + 1
       delete thread.error
+      delete thread.failedAt
       await interpreter.advance(transition, env)
       return transition.finish(env)
     },

@@ -254,6 +254,7 @@ export class Interpreter {
       transition.infoList.push(...result.infoList)
       thread.stepId = next
       delete thread.error
+      delete thread.failedAt
     } catch (error) {
       // A request's budget that ran out ends the request: a failed thread would store what it was stopped for.
       if (onError === 'rollback' || !(error instanceof RuntimeError) || error.kind === 'limit') throw error
@@ -261,6 +262,7 @@ export class Interpreter {
       if (mark !== undefined) env.savepoints?.discardSince(mark)
       thread.status = 'failed'
       thread.error = { message: error.message, ...(error.details.code === undefined ? {} : { code: error.details.code }) }
+      thread.failedAt = env.now().toISOString()
       transition.instance.processStatus = 'failed'
       transition.effects.push({ kind: 'threadFailed', thread: { ...thread } })
     }

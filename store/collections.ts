@@ -220,6 +220,23 @@ export interface StoredContext {
   initiator: string
   /** The earliest `dueDate` of the open tasks, null when none has one (the overdue-tasks query's index). */
   nextDueAt?: Date | null
+  /** `processInstance.processStart` as a Date (the instances query's order). */
+  startedAt?: Date
+  /** How many tasks are open. */
+  openTaskCount?: number
+  /**
+   * Whose inboxes the open tasks are in: `user:<userId>` of the assigned ones, `swimlane:<swimlane>`
+   * of those in a swimlane's pool (store/context-fields.ts), for the my-tasks query.
+   */
+  inbox?: string[]
+  /** The `createdAt` of the newest open task, null when none is open (the my-tasks order). */
+  newestOpenTaskAt?: Date | null
+  /** Whether a thread has failed (an incident). */
+  hasIncident?: boolean
+  /** When the newest failure of a failed thread happened, null without one (the incidents order). */
+  newestIncidentAt?: Date | null
+  /** Who may see the instance besides admins, as `user:` and `swimlane:` keys (store/context-fields.ts `viewersOf`). */
+  viewers?: string[]
 }
 
 /** A task lock (docs/reference/locks.md): held by `userId` until `expiresAt` (LOCK_TTL_SECONDS after it was taken or renewed). */

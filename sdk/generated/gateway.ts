@@ -176,6 +176,37 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/model/getModel/{id}/bpmn": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export a process model as BPMN 2.0 XML
+         * @description Answers the live process model as a BPMN 2.0 document with its diagram, laid out
+         *     automatically: it opens in Camunda Modeler, bpmn.io and other BPMN tools. A start event
+         *     leads to the model's `start` step; user tasks are `userTask`s, function steps
+         *     `serviceTask`s, switches exclusive gateways, parallel steps and joins parallel gateways,
+         *     end steps end events, and a step type the export does not know a plain `task`. Each
+         *     swimlane is a lane of one participant's process. Every flow of the model is a sequence
+         *     flow named after its condition: the action (`complete`, `return`, a `customType`...) of a
+         *     user task, the `when` expression of a switch case (`default` for its default).
+         *
+         *     Visible as `getModel` is: to a user of the model's tenant, or with the admin token (where
+         *     `organizationId` and `appId` select the tenant); another tenant's model, or a model that is
+         *     not a process model, is not found (404 fm3027).
+         */
+        get: operations["getModelBpmn"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/notify": {
         parameters: {
             query?: never;
@@ -1081,6 +1112,97 @@ export interface paths {
          * @description The open tasks whose `dueDate` (a user task's `dueIn` or `dueDate` in the model) has passed, of the instances of the user's tenant the user may see (as `/query/activeProcessIds`: initiator, contributor, assignee or swimlane member of an open task, or role `admin`), optionally of one process; oldest due first. A request naming another app gets `[]`.
          */
         post: operations["queryOverdueTasks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/query/myTasks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The caller's open tasks (a task inbox), paged
+         * @description The open tasks of the caller's tenant that the caller works on: those assigned to the caller
+         *     and the unassigned ones waiting in the pool of a swimlane the caller is a member of (the
+         *     user's `swimlanes`). `assignedToMe: true` keeps only the assigned ones, `swimlane` only those
+         *     in that swimlane's pool, `processId` only those of that process. Each task comes with its
+         *     instance's process id, business key, due date and the current holder of its lock (null when
+         *     nobody holds an unexpired one).
+         *
+         *     Newest first: instances by the creation of their newest open task, then each instance's
+         *     tasks newest first. `limit` tasks at a time (default 50, at most 200); `nextCursor` (null on
+         *     the last page) gives the next page. Pages do not repeat or skip a task while no task is
+         *     created or ended meanwhile; a change in between moves its instance to where it now sorts. A
+         *     cursor the engine did not issue is 400 wm4000. A request naming another app gets an empty page.
+         */
+        post: operations["queryMyTasks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/query/instances": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Process instances of the tenant, filtered and paged
+         * @description Summaries of the process instances of the caller's tenant that the caller may see: every
+         *     instance for role `admin`, otherwise those the caller is authorized on (initiator,
+         *     contributor, assignee of an open task or member of an open task's swimlane; as
+         *     `GET /process/{processInstanceId}` decides). Filters: `processId`, `status`, `businessKey`
+         *     (a prefix), `startedAfter` / `startedBefore` (inclusive bounds on `processStart`),
+         *     `hasIncident` (a thread has failed).
+         *
+         *     Newest start first (then by instance id), `limit` at a time (default 50, at most 200);
+         *     `nextCursor` (null on the last page) gives the next page with the same filters. Pages never
+         *     repeat or skip an instance: the order is by start, which does not change. A cursor the
+         *     engine did not issue is 400 wm4000, as is `startedAfter` later than `startedBefore`. A
+         *     request naming another app gets an empty page.
+         */
+        post: operations["queryInstances"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/query/incidents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Failed threads of the tenant's instances, paged
+         * @description The failed threads (incidents) of the caller's tenant: a function step with
+         *     `onError: "fail"` whose function failed, with the instance, its process and business key,
+         *     the step, the error's code and message, when it failed and how often the thread was retried.
+         *     `POST /action/retry` with the `threadId` runs the step again. Only role `admin` and system
+         *     users (403 wm4031).
+         *
+         *     Newest failure first: instances by their newest failure, then each instance's failed threads
+         *     newest first; `limit` at a time (default 50, at most 200), `nextCursor` (null on the last
+         *     page) gives the next page. A cursor the engine did not issue is 400 wm4000. A request naming
+         *     another app gets an empty page.
+         */
+        post: operations["queryIncidents"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2048,6 +2170,44 @@ export interface components {
             /** @description Flow nodes (each one a FlowNode). */
             else?: Record<string, never>[];
         };
+        /** @description A failed thread of a process instance. */
+        Incident: {
+            processInstanceId: string;
+            processId: string;
+            businessKey: string;
+            processStatus: components["schemas"]["ProcessStatus"];
+            /** @description Pass to `/action/retry` to run the failed step again. */
+            threadId: string;
+            /** @description The function step that failed. */
+            stepId: string;
+            /** @description The `code` of the `fail` node or catalogue code; null when the error had none. */
+            errorCode: string | null;
+            message: string;
+            /**
+             * Format: date-time
+             * @description When it failed (for a failure stored by a release before this was recorded, the instance's last update).
+             */
+            failedAt: string;
+            /** @description How often the thread was retried after failing. */
+            retries: number;
+        };
+        IncidentPage: {
+            items: components["schemas"]["Incident"][];
+            /** @description Pass as `cursor` (with the same filters) for the page after this one; null on the last page. */
+            nextCursor: string | null;
+        };
+        IncidentsQuery: {
+            processId?: string;
+            /**
+             * @description Most items in the page.
+             * @default 50
+             */
+            limit?: number;
+            /** @description The `nextCursor` of the previous page; absent for the first page. */
+            cursor?: string;
+            organizationId?: string;
+            appId?: string;
+        };
         /** @description Messages appended by the function's `info` nodes, in order (non-string results are stringified). */
         InfoList: string[];
         /** info */
@@ -2072,6 +2232,57 @@ export interface components {
             model: components["schemas"]["Model"];
             /** @description true = production deployment (a new live version); false = draft that no new instance uses. */
             live: boolean;
+            organizationId?: string;
+            appId?: string;
+        };
+        /** @description A process instance at a glance. */
+        InstanceSummary: {
+            processInstanceId: string;
+            processId: string;
+            processName: string;
+            /** @description The model version the instance runs on. */
+            modelVersion: number;
+            businessKey: string;
+            processStatus: components["schemas"]["ProcessStatus"];
+            /** Format: date-time */
+            processStart: string;
+            /** Format: date-time */
+            lastUpdate: string;
+            /** @description The userId of the user who started it. */
+            initiator: string;
+            openTaskCount: number;
+            /** @description Whether a thread has failed (see `/query/incidents`). */
+            hasIncident: boolean;
+        };
+        InstanceSummaryPage: {
+            items: components["schemas"]["InstanceSummary"][];
+            /** @description Pass as `cursor` (with the same filters) for the page after this one; null on the last page. */
+            nextCursor: string | null;
+        };
+        InstancesQuery: {
+            processId?: string;
+            status?: components["schemas"]["ProcessStatus"];
+            /** @description Only instances whose business key starts with this. */
+            businessKey?: string;
+            /**
+             * Format: date-time
+             * @description Only instances started at or after this.
+             */
+            startedAfter?: string;
+            /**
+             * Format: date-time
+             * @description Only instances started at or before this.
+             */
+            startedBefore?: string;
+            /** @description `true`: only instances with a failed thread; `false`: only those without. */
+            hasIncident?: boolean;
+            /**
+             * @description Most items in the page.
+             * @default 50
+             */
+            limit?: number;
+            /** @description The `nextCursor` of the previous page; absent for the first page. */
+            cursor?: string;
             organizationId?: string;
             appId?: string;
         };
@@ -2142,6 +2353,48 @@ export interface components {
          * @enum {string}
          */
         MovableProcessStatus: "running" | "failed" | "completed" | "cancelled";
+        /** @description An open task the caller works on, with its instance. */
+        MyTask: {
+            processInstanceId: string;
+            processId: string;
+            businessKey: string;
+            taskId: string;
+            /** @description The user task's step. */
+            stepId: string;
+            /** @description The task's name (the step's `name`). */
+            name: string;
+            swimlane: string;
+            /** @description The assignee; absent when the task waits in its swimlane's pool. */
+            userId?: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description When the task is due (a date-time); null when it has no due date. */
+            dueDate: null | string;
+            /** @description Who holds the task's lock and until when; null when nobody holds an unexpired one. */
+            lock: null | components["schemas"]["TaskLockHolder"];
+        };
+        MyTaskPage: {
+            items: components["schemas"]["MyTask"][];
+            /** @description Pass as `cursor` (with the same filters) for the page after this one; null on the last page. */
+            nextCursor: string | null;
+        };
+        MyTasksQuery: {
+            /** @description Only the tasks of this process. */
+            processId?: string;
+            /** @description Only the unassigned tasks waiting in this swimlane's pool (one of the caller's swimlanes; another gives an empty page). */
+            swimlane?: string;
+            /** @description `true`: only the tasks assigned to the caller. */
+            assignedToMe?: boolean;
+            /**
+             * @description Most items in the page.
+             * @default 50
+             */
+            limit?: number;
+            /** @description The `nextCursor` of the previous page; absent for the first page. */
+            cursor?: string;
+            organizationId?: string;
+            appId?: string;
+        };
         /** @description A note of a process instance (notes are kept newest first). */
         Note: {
             /** Format: uuid */
@@ -2637,6 +2890,11 @@ export interface components {
             output: components["schemas"]["FunctionOutput"];
             infoList?: components["schemas"]["InfoList"];
         };
+        TaskLockHolder: {
+            userId: string;
+            /** Format: date-time */
+            expiresAt: string;
+        };
         TaskRunRequest: {
             processId: string;
             processInstanceId: string;
@@ -2656,6 +2914,13 @@ export interface components {
             stepId: string;
             status: components["schemas"]["ThreadStatus"];
             error?: components["schemas"]["ThreadError"];
+            /**
+             * Format: date-time
+             * @description When a `failed` thread failed (absent on failures stored by releases before it was recorded).
+             */
+            failedAt?: string;
+            /** @description How often the thread was retried after failing; absent when never. */
+            retries?: number;
         };
         ThreadError: {
             message: string;
@@ -4138,6 +4403,55 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            400: components["responses"]["GatewayError_fm4000"];
+            401: components["responses"]["GatewayError_fm4012"];
+            403: components["responses"]["GatewayError_fm4030"];
+            404: components["responses"]["GatewayError_fm3027"];
+            500: components["responses"]["GatewayError_fm5000"];
+        };
+    };
+    getModelBpmn: {
+        parameters: {
+            query?: {
+                /** @description Tenant scope, auto-injected by the client library (on GET and DELETE as a query parameter). */
+                organizationId?: components["parameters"]["OrganizationIdQuery"];
+                /** @description Application scope, auto-injected by the client library (on GET and DELETE as a query parameter). */
+                appId?: components["parameters"]["AppIdQuery"];
+            };
+            header?: {
+                /** @description userId of the acting user. When given it must name a known user (else 401 permissionError); in AUTH_MODE=jwt it must name the token's user, or a user of a system user's tenant (else 403). */
+                user?: components["parameters"]["OptionalUser"];
+                /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
+                lplogclientid?: components["parameters"]["LpLogClientId"];
+            };
+            path: {
+                /**
+                 * @description The modelID.
+                 * @example leave-request
+                 */
+                id: components["parameters"]["ModelIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The BPMN 2.0 XML (`bpmn:definitions` with `bpmndi:BPMNDiagram`). */
+            200: {
+                headers: {
+                    /** @description `inline; filename="<modelID>.bpmn"`. */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example <?xml version="1.0" encoding="UTF-8"?>
+                     *     <bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" id="definitions_leave-request">
+                     *       <bpmn:process id="leave-request" name="Leave request" isExecutable="true">...</bpmn:process>
+                     *     </bpmn:definitions>
+                     */
+                    "application/xml": string;
+                };
             };
             400: components["responses"]["GatewayError_fm4000"];
             401: components["responses"]["GatewayError_fm4012"];
@@ -5944,6 +6258,153 @@ export interface operations {
                         /** @constant */
                         status: "success";
                         data: components["schemas"]["OverdueTask"][];
+                    };
+                };
+            };
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
+        };
+    };
+    queryMyTasks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
+                /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
+                lplogclientid?: components["parameters"]["LpLogClientId"];
+                /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
+                additionalheaders?: components["parameters"]["AdditionalHeaders"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "assignedToMe": true,
+                 *       "limit": 20
+                 *     }
+                 */
+                "application/json": components["schemas"]["MyTasksQuery"];
+            };
+        };
+        responses: {
+            /** @description One page of the caller's open tasks. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "success";
+                        data: components["schemas"]["MyTaskPage"];
+                    };
+                };
+            };
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
+        };
+    };
+    queryInstances: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
+                /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
+                lplogclientid?: components["parameters"]["LpLogClientId"];
+                /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
+                additionalheaders?: components["parameters"]["AdditionalHeaders"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "processId": "leave-request",
+                 *       "status": "running",
+                 *       "limit": 20
+                 *     }
+                 */
+                "application/json": components["schemas"]["InstancesQuery"];
+            };
+        };
+        responses: {
+            /** @description One page of instance summaries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "success";
+                        data: components["schemas"]["InstanceSummaryPage"];
+                    };
+                };
+            };
+            400: components["responses"]["GatewayError_wm4000"];
+            401: components["responses"]["GatewayError_wm4010"];
+            403: components["responses"]["GatewayError_wm4031"];
+            413: components["responses"]["GatewayError_wm4013"];
+            415: components["responses"]["GatewayError_wm4015"];
+            500: components["responses"]["GatewayError_wm5000"];
+            502: components["responses"]["GatewayError_fm5020"];
+            504: components["responses"]["GatewayError_fm5040"];
+        };
+    };
+    queryIncidents: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
+                /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
+                lplogclientid?: components["parameters"]["LpLogClientId"];
+                /** @description URL-encoded JSON object of extra context headers, forwarded to flow functions' outbound `http` calls. */
+                additionalheaders?: components["parameters"]["AdditionalHeaders"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "processId": "leave-request"
+                 *     }
+                 */
+                "application/json": components["schemas"]["IncidentsQuery"];
+            };
+        };
+        responses: {
+            /** @description One page of incidents. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "success";
+                        data: components["schemas"]["IncidentPage"];
                     };
                 };
             };

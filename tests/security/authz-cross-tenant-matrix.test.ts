@@ -33,13 +33,18 @@ const CALLER_SCOPED_READS = new Set([
   'queryProcessesUpdatedBetween',
   'queryProcessInstanceContextAndActivity',
   'queryOverdueTasks',
+  'queryMyTasks',
+  'queryInstances',
+  'queryIncidents',
   'listBatchJobs',
   'getConstantValue',
   'retryFailedBatchJobs',
   'startBulkOperation',
 ])
-/** Secrets that are also a key of an operation's own answer: a page of batch jobs is `{ items, nextCursor }`. */
-const OWN_ANSWER_KEYS: Record<string, string[]> = { listBatchJobs: ['"items"'] }
+/** Secrets that are also a key of an operation's own answer: a page (of batch jobs, tasks, instances...) is `{ items, nextCursor }`. */
+const OWN_ANSWER_KEYS: Record<string, string[]> = Object.fromEntries(
+  ['listBatchJobs', 'queryMyTasks', 'queryInstances', 'queryIncidents'].map((operationId) => [operationId, ['"items"']]),
+)
 /** Bodies that name one target of two: the field left out (a purge names A's instance, not a filter). */
 const LEFT_OUT: Record<string, string> = { purgeProcessInstances: 'filter' }
 /** An instance that cannot be found to move answers 400 (wm3131, docs/reference/http.md#unusual-statuses). */

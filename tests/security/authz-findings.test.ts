@@ -242,35 +242,42 @@ t.test("finding 9: listWorkflowUsers and getUserById answer the caller's tenant;
   t.equal((await list('/user/listWorkflowUsers', undefined, { user: 'no-such-user' })).status, 401, 'an unknown user is refused')
 })
 
-t.test('finding 9: getModel hands a model (function definitions included) to a user of its app or the admin token only', async (t) => {
-  for (const adminToken of [undefined, ADMIN_TOKEN]) {
-    const stack = await startSecureStack(t, adminToken ? { config: { adminToken } } : {})
-    const get = (path: string, as?: typeof stack.b.user, headers?: Record<string, string>) =>
-      stack.send('GET', path, { as, ...(headers ? { headers } : {}) })
-    const anonymous = await get('/model/getModel/leave-request?appId=hr')
-    t.match(anonymous, { status: 401, body: { status: 'permissionError', error: { code: 'fm4012' } } }, 'nobody gets it')
-    t.notMatch(anonymous.text, /functions|bookLeave/, 'no function definition in the answer')
-    t.equal((await get('/model/getModel/leave-request')).status, 401, 'nor without naming the app')
-    const other = await get('/model/getModel/leave-request?appId=hr', stack.b.admin)
-    t.match(other, { status: 404, body: { error: { code: 'fm3027' } } }, 'a user of another tenant does not find it')
-    t.equal((await get('/model/getModel/leave-request', stack.b.admin)).status, 404, 'nor without naming the app')
-    const own = await get('/model/getModel/leave-request?appId=hr', stack.a.outsider)
-    t.equal(own.status, 200, 'a user of the app gets it')
-    t.match(own.text, /bookLeave/)
-    if (adminToken) {
-      const admin = await get('/model/getModel/leave-request?appId=hr', undefined, { authorization: `Bearer ${adminToken}` })
-      t.equal(admin.status, 200, 'the admin token sees every tenant')
-      const users = await stack.send<unknown[]>('GET', '/user/listWorkflowUsers', {
-        headers: { authorization: `Bearer ${adminToken}` },
-        operationId: 'listWorkflowUsers',
-      })
-      t.ok(users.body.data.length >= 13, "and lists every tenant's users")
-      t.equal(
-        (await get('/model/getModel/leave-request?appId=hr', undefined, { authorization: 'Bearer not-the-admin-token-at-all' })).status,
-        401,
-        'a wrong token is nobody',
-      )
+const MODEL_FETCHES = [undefined, ADMIN_TOKEN].flatMap((token) =>
+  ['leave-request', 'leave-request/bpmn'].map((path) => [token, path] as const),
+)
+
+t.test(
+  'finding 9: getModel and its BPMN export hand a model (function definitions too) to a user of its app or the admin token only',
+  async (t) => {
+    for (const [adminToken, model] of MODEL_FETCHES) {
+      const stack = await startSecureStack(t, adminToken ? { config: { adminToken } } : {})
+      const get = (path: string, as?: typeof stack.b.user, headers?: Record<string, string>) =>
+        stack.send('GET', path, { as, ...(headers ? { headers } : {}) })
+      const anonymous = await get(`/model/getModel/${model}?appId=hr`)
+      t.match(anonymous, { status: 401, body: { status: 'permissionError', error: { code: 'fm4012' } } }, 'nobody gets it')
+      t.notMatch(anonymous.text, /functions|bookLeave/, 'no function definition in the answer')
+      t.equal((await get(`/model/getModel/${model}`)).status, 401, 'nor without naming the app')
+      const other = await get(`/model/getModel/${model}?appId=hr`, stack.b.admin)
+      t.match(other, { status: 404, body: { error: { code: 'fm3027' } } }, 'a user of another tenant does not find it')
+      t.equal((await get(`/model/getModel/${model}`, stack.b.admin)).status, 404, 'nor without naming the app')
+      const own = await get(`/model/getModel/${model}?appId=hr`, stack.a.outsider)
+      t.equal(own.status, 200, 'a user of the app gets it')
+      t.match(own.text, /bookLeave/)
+      if (adminToken) {
+        const admin = await get(`/model/getModel/${model}?appId=hr`, undefined, { authorization: `Bearer ${adminToken}` })
+        t.equal(admin.status, 200, 'the admin token sees every tenant')
+        const users = await stack.send<unknown[]>('GET', '/user/listWorkflowUsers', {
+          headers: { authorization: `Bearer ${adminToken}` },
+          operationId: 'listWorkflowUsers',
+        })
+        t.ok(users.body.data.length >= 13, "and lists every tenant's users")
+        t.equal(
+          (await get(`/model/getModel/${model}?appId=hr`, undefined, { authorization: 'Bearer not-the-admin-token-at-all' })).status,
+          401,
+          'a wrong token is nobody',
+        )
+      }
     }
-  }
-  t.equal(TENANT_B.appId, 'ledger')
-})
+    t.equal(TENANT_B.appId, 'ledger')
+  },
+)

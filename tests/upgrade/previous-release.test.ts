@@ -133,6 +133,25 @@ t.test('a data directory of the previous release opens migrated: everything is t
   const finished = await send(made.manager, 'GET', `/process/${made.finished.processInstanceId}`)
   t.match(finished.data, { processStatus: 'completed' }, 'the finished instance is there')
 
+  // The paged queries read fields the previous release did not store: the migration derived them.
+  const inbox = await send(made.manager, 'POST', '/query/myTasks', TENANT)
+  t.match(
+    inbox.data,
+    { items: [{ processInstanceId: made.waiting.processInstanceId, stepId: 'approve', lock: null }], nextCursor: null },
+    "the manager's inbox holds the waiting instance's approval",
+  )
+  const listed = await send(made.admin, 'POST', '/query/instances', TENANT)
+  t.same(
+    (listed.data as { items: Array<{ processInstanceId: string; openTaskCount: number }> }).items
+      .map((item) => [item.processInstanceId, item.openTaskCount])
+      .sort(),
+    [
+      [made.finished.processInstanceId, 0],
+      [made.waiting.processInstanceId, 1],
+    ].sort(),
+    'the admin lists both instances, with their open tasks',
+  )
+
   // The half-done leave request is completed now by its manager.
   const ids = { ...TENANT, processId: 'leave-request', ...made.waiting }
   const opened = await send(made.manager, 'POST', '/context', { ...ids, skipToForm: true })

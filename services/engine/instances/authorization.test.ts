@@ -2,7 +2,8 @@ import t from 'tap'
 import { openTestStore } from '../../testing/harness.js'
 import { sampleInstance, sampleTask } from '../../testing/instances.js'
 import type { ProcessInstance } from '../../../runtime/types.js'
-import { accessTo, mayActOnTask, type Principal, visibleInstancesFilter } from './authorization.js'
+import { queryFields } from '../../../store/context-fields.js'
+import { accessTo, mayActOnTask, type Principal, visibleContextsFilter, visibleInstancesFilter } from './authorization.js'
 
 function principal(overrides: Partial<Principal> = {}): Principal {
   return { userId: 'zoe', roles: ['user'], swimlanes: [], appId: 'hr', organizationId: 'acme', ...overrides }
@@ -35,10 +36,19 @@ t.test('initiator, contributor, assignee or swimlane member of an open task, or 
   )
 })
 
-t.test('the store filter selects exactly the instances the predicate grants', async (t) => {
+t.test('the store filters select exactly the instances the predicate grants', async (t) => {
   const store = await openTestStore(t)
   const contexts = store.collection('authorization-filter-check')
-  await contexts.insertMany(instances.map((processInstance) => ({ _id: processInstance.processInstanceId, processInstance })))
+  // As stored contexts hold them: the instance, the tenant and the query fields beside it.
+  await contexts.insertMany(
+    instances.map((processInstance) => ({
+      _id: processInstance.processInstanceId,
+      processInstance,
+      organizationId: processInstance.organizationId,
+      appId: processInstance.appId,
+      ...queryFields(processInstance),
+    })),
+  )
   const principals = [
     principal(),
     principal({ swimlanes: ['manager'] }),
@@ -51,8 +61,14 @@ t.test('the store filter selects exactly the instances the predicate grants', as
       .filter((instance) => accessTo(who, instance) === 'granted')
       .map((instance) => instance.processInstanceId)
       .sort()
-    const found = (await contexts.find(visibleInstancesFilter(who)).toArray()).map((doc) => doc._id as string).sort()
-    t.same(found, expected, `${who.userId} ${who.roles.join()} ${who.swimlanes.join()} ${who.appId}`)
+    const label = `${who.userId} ${who.roles.join()} ${who.swimlanes.join()} ${who.appId}`
+    for (const [name, filter] of [
+      ['on the instance', visibleInstancesFilter(who)],
+      ['on the query fields', visibleContextsFilter(who)],
+    ] as const) {
+      const found = (await contexts.find(filter).toArray()).map((doc) => doc._id as string).sort()
+      t.same(found, expected, `${name}: ${label}`)
+    }
   }
 })
 

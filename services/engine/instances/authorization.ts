@@ -9,6 +9,7 @@ import fp from 'fastify-plugin'
 import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { Actor } from '../../../plugins/identity/actor.js'
+import { swimlaneInboxKey, userInboxKey } from '../../../store/context-fields.js'
 import type { Filter } from '../../../store/port.js'
 import type { ProcessInstance, Task } from '../../../runtime/types.js'
 
@@ -80,6 +81,20 @@ export function visibleInstancesFilter(principal: Principal, prefix = 'processIn
   }
 }
 
+/** The keys of the principal that an instance's `viewers` (store/context-fields.ts) hold when `accessTo` grants a non-admin. */
+export function viewerKeysOf(principal: Principal): string[] {
+  return [userInboxKey(principal.userId), ...principal.swimlanes.map(swimlaneInboxKey)]
+}
+
+/**
+ * The same selection as `visibleInstancesFilter`, on the top-level fields of a stored context that
+ * the queries' indexes cover (tenant, `viewers`), so a query reads only the instances it may answer.
+ */
+export function visibleContextsFilter(principal: Principal): Filter {
+  const tenant: Filter = { organizationId: principal.organizationId, appId: principal.appId }
+  return isAdmin(principal) ? tenant : { ...tenant, viewers: { $in: viewerKeysOf(principal) } }
+}
+
 export class Authorization {
   constructor(private readonly fail: ErrorFactory<EngineErrorCode>) {}
 
@@ -87,6 +102,7 @@ export class Authorization {
   mayActOnTask = mayActOnTask
   mayActForOthers = mayActForOthers
   visibleInstancesFilter = visibleInstancesFilter
+  visibleContextsFilter = visibleContextsFilter
 
   /** Throws 404 wm3001 for another tenant's instance, 403 wm4030 when the user is not authorized. */
   assertAccess(principal: Principal, instance: ProcessInstance): void {

@@ -7,21 +7,13 @@
 import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
 import { type AtomicWrite, type Collection, type Filter, isUnmatchedWriteError, type Store } from '../../../store/port.js'
 import { Collections, type StoredContext } from '../../../store/collections.js'
+import { queryFields } from '../../../store/context-fields.js'
 import type { ProcessState } from '../../../runtime/types.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
     contexts: ContextRepository
   }
-}
-
-/** The earliest due date of the instance's open tasks, null when none has one. */
-export function nextDueAt(tasks: ProcessState['processInstance']['tasks']): Date | null {
-  let earliest: string | undefined
-  for (const task of tasks) {
-    if (task.status === 'open' && task.dueDate !== undefined && (earliest === undefined || task.dueDate < earliest)) earliest = task.dueDate
-  }
-  return earliest === undefined ? null : new Date(earliest)
 }
 
 /** The document fields derived from the state (everything but `_id` and `version`). */
@@ -37,7 +29,7 @@ function derivedFields(state: ProcessState): Omit<StoredContext, '_id' | 'versio
     processStatus: processInstance.processStatus,
     lastUpdate: new Date(processInstance.lastUpdate),
     initiator: processInstance.initiator,
-    nextDueAt: nextDueAt(processInstance.tasks),
+    ...queryFields(processInstance),
   }
 }
 

@@ -5,8 +5,9 @@
  * answer needs.
  */
 import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
-import type { Collection, Filter, Store } from '../../../store/port.js'
+import type { Collection, Filter, Projection, Store } from '../../../store/port.js'
 import { Collections, type StoredContext } from '../../../store/collections.js'
+import { fromPosition, type PagePosition } from './paging.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -24,6 +25,12 @@ export type OverdueSummary = Pick<StoredContext, '_id' | 'processId' | 'business
   processInstance: Pick<StoredContext['processInstance'], 'tasks'>
 }
 
+/** The first window of a paged read (before the present or the cursor), and how much longer each next one is. */
+const FIRST_WINDOW_MS = 3_600_000
+const WINDOW_GROWTH = 4
+/** A window this long reaches back past any date an instance holds: the read after it has no lower bound. */
+const LAST_WINDOW_MS = 100 * 365 * 86_400_000
+
 const SUMMARY_FIELDS = { _id: 1, processId: 1, businessKey: 1, processStatus: 1, lastUpdate: 1, 'processInstance.processStart': 1 } as const
 
 export class ProcessQueryRepository {
@@ -36,6 +43,54 @@ export class ProcessQueryRepository {
    */
   async ensureIndexes(): Promise<void> {
     await this.collection.createIndex({ processStatus: 1, processId: 1, appId: 1 }, { name: 'engine_running_instances' })
+    // The paged queries (docs/reference/queries.md#what-they-read): the tenant's equality fields, then
+    // the date they page by and `_id`, so a page is a range of one index on either store.
+    const tenant = { organizationId: 1, appId: 1 } as const
+    const started = { startedAt: -1, _id: -1 } as const
+    await this.collection.createIndex({ ...tenant, inbox: 1, newestOpenTaskAt: -1, _id: -1 }, { name: 'engine_task_inbox' })
+    await this.collection.createIndex({ ...tenant, ...started }, { name: 'engine_instances_by_start' })
+    await this.collection.createIndex({ ...tenant, processId: 1, ...started }, { name: 'engine_instances_of_process' })
+    await this.collection.createIndex({ ...tenant, processStatus: 1, ...started }, { name: 'engine_instances_by_status' })
+    await this.collection.createIndex({ ...tenant, businessKey: 1 }, { name: 'engine_instances_by_key' })
+    await this.collection.createIndex({ ...tenant, viewers: 1, ...started }, { name: 'engine_instances_by_viewer' })
+    await this.collection.createIndex({ ...tenant, newestIncidentAt: -1, _id: -1 }, { name: 'engine_incidents' })
+  }
+
+  /**
+   * The instances `filter` selects (it pins the tenant), in the order by `field` then `_id`, newest
+   * first, from `position` on; `limit` at most, with the fields `projection` names.
+   *
+   * Read window by window back in time from the position (or `anchor`, the present), each window
+   * four times as long as the one before, until the page is full or the windows reach `floor` (or
+   * back a century, then the rest): the embedded store sorts what a filter's index range yields
+   * before it limits, so an unbounded read would go through every instance of the tenant for the
+   * first page. A window is a range of `field` after the query's equality fields, which the
+   * queries' indexes cover on either store.
+   */
+  async page(
+    filter: Filter,
+    field: 'startedAt' | 'newestOpenTaskAt' | 'newestIncidentAt',
+    position: PagePosition | undefined,
+    limit: number,
+    projection: Projection,
+    { anchor, floor }: { anchor: Date; floor?: Date | undefined },
+  ): Promise<StoredContext[]> {
+    const found: StoredContext[] = []
+    const clauses = [...((filter.$and as Filter[] | undefined) ?? []), ...fromPosition(field, position)]
+    const start = (position?.instanceAt ?? anchor).getTime()
+    // The upper bound of the next window: the position's (inclusive) for the first, then the lower one of the window before.
+    let upper: Filter = position ? { $lte: position.instanceAt } : {}
+    for (let span = FIRST_WINDOW_MS; ; span *= WINDOW_GROWTH) {
+      let lower = span >= LAST_WINDOW_MS ? floor : new Date(start - span)
+      if (floor && lower && lower < floor) lower = floor
+      const window = { ...(lower ? { $gte: lower } : {}), ...upper }
+      const bounded = Object.keys(window).length === 0 ? clauses : [...clauses, { [field]: window }]
+      const query = bounded.length === 0 ? filter : { ...filter, $and: bounded }
+      const sort = { [field]: -1, _id: -1 } as const
+      found.push(...(await this.collection.find(query, { sort, limit: limit - found.length, projection }).toArray()))
+      if (found.length >= limit || !lower || (floor && lower <= floor)) return found
+      upper = { $lt: lower }
+    }
   }
 
   /** Running instances of the process among those `visible` selects, newest update first, with their tasks. */

@@ -1,12 +1,16 @@
 /**
- * `POST /query/activeProcessIds`, `/query/processIdsUpdatedBetween`, `/query/overdueTasks` and
- * `/query/processInstanceContextAndActivity`.
+ * `POST /query/activeProcessIds`, `/query/processIdsUpdatedBetween`, `/query/overdueTasks`,
+ * `/query/processInstanceContextAndActivity`, and the paged `/query/myTasks`, `/query/instances`
+ * and `/query/incidents`.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import {
   queryActiveProcesses,
+  queryIncidents,
+  queryInstances,
+  queryMyTasks,
   queryOverdueTasks,
   queryProcessesUpdatedBetween,
   queryProcessInstanceContextAndActivity,
@@ -14,10 +18,12 @@ import {
 import { requireActor } from '../../../plugins/identity/actor.js'
 import { routeFrom } from '../../../lib/server/route.js'
 import { ENGINE_DEPENDENCY_PLUGINS, engineDependencies } from '../instances/dependencies.js'
+import { PagedQueryService } from './paged.js'
 import { QueryService } from './service.js'
 
 async function queryRoutes(fastify: FastifyInstance): Promise<void> {
   const service = new QueryService({ ...engineDependencies(fastify), queries: fastify.processQueries })
+  const paged = new PagedQueryService({ ...engineDependencies(fastify), queries: fastify.processQueries })
   const typed = fastify.withTypeProvider<TypeBoxTypeProvider>()
   // Every query requires the user header: identity has resolved the actor.
   typed.route({
@@ -33,6 +39,9 @@ async function queryRoutes(fastify: FastifyInstance): Promise<void> {
     ...routeFrom(queryProcessInstanceContextAndActivity),
     handler: async (request) => service.contextAndActivity(requireActor(request), request.body),
   })
+  typed.route({ ...routeFrom(queryMyTasks), handler: async (request) => paged.myTasks(requireActor(request), request.body) })
+  typed.route({ ...routeFrom(queryInstances), handler: async (request) => paged.instances(requireActor(request), request.body) })
+  typed.route({ ...routeFrom(queryIncidents), handler: async (request) => paged.incidents(requireActor(request), request.body) })
 }
 
 export default fp(queryRoutes, {

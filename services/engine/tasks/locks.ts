@@ -59,6 +59,12 @@ export class TaskLockRepository {
     return this.collection.findOne({ _id: taskId, expiresAt: { $gt: now } })
   }
 
+  /** The unexpired locks of the given tasks (those nobody holds are not among them). */
+  async holdersOf(taskIds: readonly string[], now: Date = this.clock()): Promise<StoredTaskLock[]> {
+    if (taskIds.length === 0) return []
+    return this.collection.find({ _id: { $in: [...taskIds] }, expiresAt: { $gt: now } }).toArray()
+  }
+
   /** Releases the user's lock on the task; true when there was one. */
   async release(taskId: string, userId: string): Promise<boolean> {
     return (await this.collection.deleteOne({ _id: taskId, userId })).deletedCount > 0

@@ -9,12 +9,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { GatewayErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
-import { getModel, insertModel } from '../../../openapi/generated/gateway-routes.js'
+import { getModel, getModelBpmn, insertModel } from '../../../openapi/generated/gateway-routes.js'
 import { routeFrom } from '../../../lib/server/route.js'
 import { namesOtherTenant, readerOf } from '../users/reader.js'
 import type { TenantScope } from '../users/repository.js'
-import type { Tenant } from '../../../store/tenant.js'
-import { etagMatches } from './service.js'
+import { type Tenant, tenantKey } from '../../../store/tenant.js'
+import { ExportCache } from './bpmn/export.js'
+import type { ProcessBodyLike } from './bpmn/semantic.js'
+import { etagMatches, type ServedModel } from './service.js'
 
 export const MODEL_CACHE_CONTROL = 'public, max-age=28800'
 
@@ -50,16 +52,30 @@ async function modelRoutes(fastify: FastifyInstance): Promise<void> {
     return fastify.modelService.tenantOfModel(modelID, asked)
   }
 
+  /** The model a fetch asks for, as its tenant's reader may see it; 404 when there is none (or it is not `process`, for `only`). */
+  async function modelToServe(
+    request: FastifyRequest,
+    modelID: string,
+    asked: TenantScope,
+    only?: 'process',
+  ): Promise<{ tenant: Tenant; model: ServedModel }> {
+    const tenant = await tenantToServe(request, asked, modelID)
+    const model = tenant ? await fastify.modelService.served(tenant, modelID) : null
+    if (!tenant || !model || (only !== undefined && model.type !== only)) {
+      const what = `${only === undefined ? 'model' : `${only} model`} ${modelID}`
+      throw fail('fm3027', { args: [`${what}${tenant ? ` in app ${tenant.appId}` : ''}`], parameters: { field: 'params.id' } })
+    }
+    return { tenant, model }
+  }
+
+  const bpmnExports = new ExportCache()
+
   await fastify.register(async (scope) => {
     await scope.register(compress, { global: true, encodings: ['br', 'gzip', 'deflate'] })
     scope.withTypeProvider<TypeBoxTypeProvider>().route({
       ...routeFrom(getModel),
       handler: async (request, reply) => {
-        const modelID = request.params.id
-        const tenant = await tenantToServe(request, request.query, modelID)
-        const model = tenant ? await fastify.modelService.served(tenant, modelID) : null
-        if (!model)
-          throw fail('fm3027', { args: [`model ${modelID}${tenant ? ` in app ${tenant.appId}` : ''}`], parameters: { field: 'params.id' } })
+        const { model } = await modelToServe(request, request.params.id, request.query)
         // x-raw: the success answers are not the documented (error) schemas, so they go untyped.
         const raw: FastifyReply = reply
           .header('etag', model.etag)
@@ -67,6 +83,18 @@ async function modelRoutes(fastify: FastifyInstance): Promise<void> {
           .header('vary', 'Accept-Encoding')
         if (etagMatches(request.headers['if-none-match'], model.etag)) return raw.code(304).send()
         return raw.type('application/json; charset=utf-8').send(model.body)
+      },
+    })
+    scope.withTypeProvider<TypeBoxTypeProvider>().route({
+      ...routeFrom(getModelBpmn),
+      handler: async (request, reply) => {
+        const modelID = request.params.id
+        const { tenant, model } = await modelToServe(request, modelID, request.query, 'process')
+        const body = JSON.parse(model.body.toString('utf8')) as ProcessBodyLike
+        const xml = await bpmnExports.get(`${tenantKey(tenant)} ${model.etag}`, modelID, body)
+        // x-raw: the success answer is XML, not the documented (error) schemas, so it goes untyped.
+        const raw: FastifyReply = reply.header('content-disposition', `inline; filename="${modelID}.bpmn"`)
+        return raw.type('application/xml; charset=utf-8').send(xml)
       },
     })
   })

@@ -41,6 +41,7 @@ export type InsertResult = 'inserted' | 'updated'
 export interface ServedModel {
   body: Buffer
   etag: string
+  type: StoredModel['type']
 }
 
 /** What the gateway caches per tenant (`app` cache, keyed by tenantKey). */
@@ -257,7 +258,7 @@ export class ModelService {
       const model = await this.repository.served(tenant, modelID)
       if (!model) return null
       const body = Buffer.from(JSON.stringify(model.modelBody))
-      return { body, etag: modelEtag(model, body.byteLength) }
+      return { body, etag: modelEtag(model, body.byteLength), type: model.type }
     })
   }
 
