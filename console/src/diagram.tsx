@@ -19,6 +19,15 @@ interface ElementRegistry {
   get(elementId: string): unknown
 }
 
+/**
+ * The BPMN element of a step: the export names it `Step_` and the step id, characters an XML id may
+ * not hold as `_` (services/gateway/models/bpmn/semantic.ts, which also makes colliding ids unique:
+ * a step whose id collides that way is not marked).
+ */
+export function elementIdOf(stepId: string): string {
+  return `Step_${stepId.replace(/[^A-Za-z0-9_.-]/g, '_')}`
+}
+
 export function Diagram(props: { xml: string; waiting: string[]; failed: string[]; visits: Record<string, number> }): preact.JSX.Element {
   const container = useRef<HTMLDivElement>(null)
   const [error, setError] = useState<string | undefined>(undefined)
@@ -34,15 +43,17 @@ export function Diagram(props: { xml: string; waiting: string[]; failed: string[
         const overlays = viewer.get<Overlays>('overlays')
         const registry = viewer.get<ElementRegistry>('elementRegistry')
         canvas.zoom('fit-viewport')
-        for (const stepId of props.waiting) if (registry.get(stepId)) canvas.addMarker(stepId, 'waiting')
-        for (const stepId of props.failed) if (registry.get(stepId)) canvas.addMarker(stepId, 'failed')
+        const marked = (stepIds: string[]) => stepIds.map(elementIdOf).filter((elementId) => registry.get(elementId))
+        for (const elementId of marked(props.waiting)) canvas.addMarker(elementId, 'waiting')
+        for (const elementId of marked(props.failed)) canvas.addMarker(elementId, 'failed')
         for (const [stepId, count] of Object.entries(props.visits)) {
-          if (!registry.get(stepId)) continue
+          const elementId = elementIdOf(stepId)
+          if (!registry.get(elementId)) continue
           const badge = document.createElement('span')
           badge.className = 'visit-count'
           badge.textContent = String(count)
           badge.title = `${count} visit${count === 1 ? '' : 's'}`
-          overlays.add(stepId, { position: { top: -10, right: 10 }, html: badge })
+          overlays.add(elementId, { position: { top: -10, right: 10 }, html: badge })
         }
       })
       .catch((failure: unknown) => current && setError(failure instanceof Error ? failure.message : String(failure)))
@@ -52,17 +63,13 @@ export function Diagram(props: { xml: string; waiting: string[]; failed: string[
     }
   }, [props.xml, props.waiting.join(), props.failed.join(), JSON.stringify(props.visits)])
   return (
-    <div>
+    <figure class="diagram-figure" aria-label="Process diagram">
       <ErrorMessage error={error} />
-      <div
-        class="diagram"
-        ref={container}
-        role="img"
-        aria-label={`Process diagram. Waiting at: ${props.waiting.join(', ') || 'nothing'}.${
-          props.failed.length ? ` Failed at: ${props.failed.join(', ')}.` : ''
-        }`}
-        data-waiting={props.waiting.join(' ')}
-      />
-    </div>
+      <div class="diagram" ref={container} data-waiting={props.waiting.join(' ')} />
+      <figcaption>
+        Waiting at: <strong>{props.waiting.join(', ') || 'nothing'}</strong>.
+        {props.failed.length ? ` Failed at: ${props.failed.join(', ')}.` : ''} The numbers are each step's visits.
+      </figcaption>
+    </figure>
   )
 }

@@ -16,10 +16,17 @@ import { diagramXml } from './queries.js'
 type Activity = Schemas['ActivityRecord']
 type ProcessInstance = Schemas['ProcessInstance']
 
-/** How often each step was entered, from the activity timeline (a task created, a function run, …). */
-export function visitsByStep(activity: Activity[]): Record<string, number> {
+/**
+ * How often each step was entered: a user task's step by its tasks (one per visit), another step by
+ * the activity records naming it (a function run, a move), displays left out.
+ */
+function visitsByStep(tasks: Schemas['Task'][], activity: Activity[]): Record<string, number> {
   const visits: Record<string, number> = {}
-  for (const record of activity) if (record.stepId && record.type !== 'display') visits[record.stepId] = (visits[record.stepId] ?? 0) + 1
+  for (const task of tasks) visits[task.stepId] = (visits[task.stepId] ?? 0) + 1
+  const taskSteps = new Set(tasks.map((task) => task.stepId))
+  for (const record of activity)
+    if (record.stepId && !taskSteps.has(record.stepId) && record.type !== 'display')
+      visits[record.stepId] = (visits[record.stepId] ?? 0) + 1
   return visits
 }
 
@@ -98,14 +105,18 @@ export function InstancePage(props: {
       <Panel title="Diagram">
         <ErrorMessage error={diagramError} />
         {xml ? (
-          <Diagram xml={xml} waiting={waiting} failed={failedThreads.map((thread) => thread.stepId)} visits={visitsByStep(activity)} />
+          <Diagram
+            xml={xml}
+            waiting={waiting}
+            failed={failedThreads.map((thread) => thread.stepId)}
+            visits={visitsByStep(tasks, activity)}
+          />
         ) : diagramError ? null : (
           <p>Loading the diagram…</p>
         )}
         <p>
-          Waiting at: <strong>{waiting.join(', ') || 'nothing'}</strong>. {tasks.length} tasks (
-          {tasks.filter((task) => task.status === 'open').length} open), {activity.length} activities, {instance.notes.length} notes,{' '}
-          {instance.files.length} files.
+          {tasks.length} tasks ({tasks.filter((task) => task.status === 'open').length} open), {activity.length} activities,{' '}
+          {instance.notes.length} notes, {instance.files.length} files.
         </p>
       </Panel>
       {props.session.isAdmin ? (

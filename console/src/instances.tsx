@@ -1,9 +1,9 @@
-/** Instances: search by process, status and business-key prefix; each row links to its instance page. */
+/** Instances: search by process, status, business-key prefix and incidents (`/query/instances`); each row links to its instance page. */
 import { useId, useState } from 'preact/hooks'
 import type { Schemas } from '../../sdk/fetch-client.js'
 import type { Session } from './api.js'
-import { ErrorMessage, Status, when } from './common.js'
-import { usePolled } from './poll.js'
+import { ErrorMessage, MoreButton, Status, when } from './common.js'
+import { usePagedPolled } from './poll.js'
 import { findInstances, type InstanceFilter } from './queries.js'
 import { href } from './router.js'
 
@@ -12,8 +12,8 @@ const STATUSES: Schemas['ProcessStatus'][] = ['running', 'failed', 'suspended', 
 export function Instances(props: { session: Session }): preact.JSX.Element {
   const [draft, setDraft] = useState<InstanceFilter>({})
   const [filter, setFilter] = useState<InstanceFilter>({})
-  const rows = usePolled(() => findInstances(props.session, filter), [props.session, filter])
-  const ids = { process: useId(), status: useId(), key: useId() }
+  const rows = usePagedPolled((cursor) => findInstances(props.session, filter, cursor), [props.session, filter])
+  const ids = { process: useId(), status: useId(), key: useId(), incident: useId() }
   return (
     <main id="main">
       <h2>Instances</h2>
@@ -60,25 +60,42 @@ export function Instances(props: { session: Session }): preact.JSX.Element {
             onInput={(event) => setDraft({ ...draft, businessKey: event.currentTarget.value.trim() })}
           />
         </div>
+        <div>
+          <label for={ids.incident}>Incident</label>
+          <select
+            id={ids.incident}
+            value={draft.hasIncident === undefined ? '' : String(draft.hasIncident)}
+            onChange={(event) => {
+              const { hasIncident: _dropped, ...rest } = draft
+              const value = event.currentTarget.value
+              setDraft(value === '' ? rest : { ...rest, hasIncident: value === 'true' })
+            }}
+          >
+            <option value="">any</option>
+            <option value="true">with a failed thread</option>
+            <option value="false">without</option>
+          </select>
+        </div>
         <button type="submit">Search</button>
       </form>
       <ErrorMessage error={rows.error} />
-      {rows.value && rows.value.length === 0 ? <p class="muted">No instance matches.</p> : null}
-      {rows.value && rows.value.length > 0 ? (
+      {rows.items && rows.items.length === 0 ? <p class="muted">No instance matches.</p> : null}
+      {rows.items && rows.items.length > 0 ? (
         <table>
-          <caption class="muted">{rows.value.length} instances, newest change first; refreshed every few seconds.</caption>
+          <caption class="muted">Newest first; refreshed every few seconds.</caption>
           <thead>
             <tr>
               <th scope="col">Business key</th>
               <th scope="col">Process</th>
               <th scope="col">Status</th>
-              <th scope="col">Waiting at</th>
+              <th scope="col">Open tasks</th>
+              <th scope="col">Incident</th>
               <th scope="col">Started</th>
               <th scope="col">Last change</th>
             </tr>
           </thead>
           <tbody>
-            {rows.value.map((row) => (
+            {rows.items.map((row) => (
               <tr key={row.processInstanceId}>
                 <td>
                   <a
@@ -96,7 +113,8 @@ export function Instances(props: { session: Session }): preact.JSX.Element {
                 <td>
                   <Status status={row.processStatus} />
                 </td>
-                <td>{row.task ?? '—'}</td>
+                <td>{row.openTaskCount}</td>
+                <td>{row.hasIncident ? 'failed thread' : '—'}</td>
                 <td>{when(row.processStart)}</td>
                 <td>{when(row.lastUpdate)}</td>
               </tr>
@@ -104,6 +122,7 @@ export function Instances(props: { session: Session }): preact.JSX.Element {
           </tbody>
         </table>
       ) : null}
+      <MoreButton more={rows.more} loadMore={rows.loadMore} what="instances" />
     </main>
   )
 }

@@ -1,38 +1,41 @@
 /**
- * The admin pages (docs/console.md#operations): incidents (failed instances, their errors, retry),
+ * The admin pages (docs/console.md#operations): incidents (failed threads, their errors, retry),
  * batch jobs (status, tries, last error, progress), and webhook deliveries per subscription (redeliver).
  * The console shows them to admins only; the routes refuse everyone else all the same.
  */
 import { useId, useState } from 'preact/hooks'
 import type { Schemas } from '../../sdk/fetch-client.js'
 import type { Session } from './api.js'
-import { ActionButton, ErrorMessage, Panel, Status, when } from './common.js'
+import { ActionButton, ErrorMessage, MoreButton, Panel, Status, when } from './common.js'
 import { RetryButton } from './instance.js'
-import { usePolled } from './poll.js'
+import { usePagedPolled, usePolled } from './poll.js'
 import { incidents } from './queries.js'
 import { href } from './router.js'
 
 export function Incidents(props: { session: Session }): preact.JSX.Element {
-  const rows = usePolled(() => incidents(props.session), [props.session])
+  const rows = usePagedPolled((cursor) => incidents(props.session, cursor), [props.session])
   return (
     <main id="main">
       <h2>Incidents</h2>
       <ErrorMessage error={rows.error} />
-      {rows.value && rows.value.length === 0 ? <p class="muted">No failed instance.</p> : null}
-      {rows.value && rows.value.length > 0 ? (
+      {rows.items && rows.items.length === 0 ? <p class="muted">No failed thread.</p> : null}
+      {rows.items && rows.items.length > 0 ? (
         <table>
-          <caption class="muted">Failed instances; refreshed every few seconds.</caption>
+          <caption class="muted">Failed threads, newest first; refreshed every few seconds.</caption>
           <thead>
             <tr>
               <th scope="col">Business key</th>
               <th scope="col">Process</th>
-              <th scope="col">Failed step and error</th>
-              <th scope="col">Last change</th>
+              <th scope="col">Failed step</th>
+              <th scope="col">Error</th>
+              <th scope="col">Failed at</th>
+              <th scope="col">Retries</th>
+              <th scope="col">Action</th>
             </tr>
           </thead>
           <tbody>
-            {rows.value.map((row) => (
-              <tr key={row.processInstanceId}>
+            {rows.items.map((row) => (
+              <tr key={row.threadId}>
                 <td>
                   <a
                     href={href({
@@ -45,29 +48,28 @@ export function Incidents(props: { session: Session }): preact.JSX.Element {
                     {row.businessKey}
                   </a>
                 </td>
-                <td>{row.processName}</td>
+                <td>{row.processId}</td>
+                <td>{row.stepId}</td>
                 <td>
-                  {row.threads.map((thread) => (
-                    <div key={thread.threadId} class="row">
-                      <span>
-                        <strong>{thread.stepId}</strong>: {thread.error?.message ?? 'no message'}
-                        {thread.error?.code ? ` (${thread.error.code})` : ''}
-                      </span>
-                      <RetryButton
-                        session={props.session}
-                        processInstanceId={row.processInstanceId}
-                        thread={thread}
-                        onDone={() => void rows.reload()}
-                      />
-                    </div>
-                  ))}
+                  {row.message}
+                  {row.errorCode ? ` (${row.errorCode})` : ''}
                 </td>
-                <td>{when(row.lastUpdate)}</td>
+                <td>{when(row.failedAt)}</td>
+                <td>{row.retries}</td>
+                <td>
+                  <RetryButton
+                    session={props.session}
+                    processInstanceId={row.processInstanceId}
+                    thread={{ threadId: row.threadId, stepId: row.stepId }}
+                    onDone={() => void rows.reload()}
+                  />
+                </td>
               </tr>
             ))}
           </tbody>
         </table>
       ) : null}
+      <MoreButton more={rows.more} loadMore={rows.loadMore} what="incidents" />
     </main>
   )
 }

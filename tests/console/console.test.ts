@@ -186,7 +186,7 @@ t.test('the console: inbox, instances, incidents, batch jobs and webhooks, in a 
     t.equal(status, 'completed', 'the retried instance ran to its end')
   })
 
-  await t.test('an admin suspends and resumes an instance from its page', async (t) => {
+  await t.test('an admin suspends and resumes an instance from its page, whose diagram marks the waiting step', async (t) => {
     const running = await stack.startLeave()
     const runningKey = running.context.processInstance.businessKey
     await page.getByRole('link', { name: 'Instances' }).click()
@@ -194,6 +194,10 @@ t.test('the console: inbox, instances, incidents, batch jobs and webhooks, in a 
     await page.getByRole('button', { name: 'Search' }).click()
     await page.getByRole('link', { name: runningKey }).click()
     await page.getByRole('heading', { name: `Leave request ${runningKey}` }).waitFor()
+    const diagram = page.getByRole('figure', { name: 'Process diagram' })
+    await diagram.locator('.djs-element.waiting[data-element-id="Step_request"]').waitFor()
+    t.equal(await diagram.locator('.djs-element.waiting').count(), 1, 'the diagram marks the one step where it waits')
+    t.match(await diagram.locator('figcaption').textContent(), /Waiting at: request\./, 'and names it')
     await check('instance')
     const suspended = answered(`/process/${running.context.processInstance.processInstanceId}/suspend`)
     await page.getByRole('button', { name: 'Suspend' }).click()
