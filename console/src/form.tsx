@@ -108,7 +108,7 @@ export function FormFields(props: {
         const common = { id, name: field.key, disabled: props.readOnly, required: field.required }
         if (field.type === 'boolean')
           return (
-            <div class="field" key={field.key}>
+            <div class="field check" key={field.key}>
               <input
                 type="checkbox"
                 {...common}

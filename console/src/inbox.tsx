@@ -62,7 +62,7 @@ export function Inbox(props: { session: Session }): preact.JSX.Element {
             ))}
           </select>
         </div>
-        <div class="field">
+        <div class="field check">
           <input
             id={ids.mine}
             type="checkbox"

@@ -47,7 +47,8 @@ export function TaskPage(props: {
         setData(opened.context.dataInstance as Data)
         const { form, lockedBy } = opened.formContext
         if (form) setFormModel(await client.getModel(form))
-        if (lockedBy) {
+        // The users routes are admin endpoints in jwt mode: a user who is no admin sees the holder's id.
+        if (lockedBy && (props.session.isAdmin || props.session.mode === 'header')) {
           const holder = await client.get('/user/getUserById/{userId}', { params: { path: { userId: lockedBy } } }).catch(() => null)
           if (current) setLockHolder(holder?.fullName ?? lockedBy)
         }
