@@ -1,4 +1,4 @@
-// test-timeout-seconds: 900
+// test-timeout-seconds: 600
 /**
  * The console (docs/console.md) as people use it, in headless Chromium, through a real gateway and
  * engine: the employee signs in, starts a leave request and completes its form; a second manager
