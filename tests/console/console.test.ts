@@ -3,8 +3,8 @@
  * The console (docs/console.md) as people use it, in headless Chromium, through a real gateway and
  * engine: the employee signs in, starts a leave request and completes its form; a second manager
  * sees the task locked by the first, who approves it from the inbox; an admin finds a failed
- * instance among the incidents and retries it, suspends and resumes another from its page, whose
- * diagram marks the step where it waits, and sees batch jobs and webhook deliveries (redeliver).
+ * instance among the incidents and retries it, suspends, resumes and moves another from its page,
+ * whose diagram marks the step where it waits, and sees batch jobs and webhook deliveries (redeliver).
  * It fails on any console error (Content-Security-Policy violations included); every page gets a
  * screenshot (under the test's temp dir; also into CONSOLE_SCREENSHOTS_DIR when set, which is how
  * docs/screenshots/ is made) and an axe-core check with no serious or critical violation.
@@ -186,7 +186,7 @@ t.test('the console: inbox, instances, incidents, batch jobs and webhooks, in a 
     t.equal(status, 'completed', 'the retried instance ran to its end')
   })
 
-  await t.test('an admin suspends and resumes an instance from its page, whose diagram marks the waiting step', async (t) => {
+  await t.test('an admin suspends, resumes and moves an instance from its page, whose diagram marks the waiting step', async (t) => {
     const running = await stack.startLeave()
     const runningKey = running.context.processInstance.businessKey
     await page.getByRole('link', { name: 'Instances' }).click()
@@ -209,6 +209,19 @@ t.test('the console: inbox, instances, incidents, batch jobs and webhooks, in a 
     await resumed
     await page.getByRole('button', { name: 'Suspend' }).waitFor()
     t.equal((await storedInstance(stack.store, running.context.processInstance.processInstanceId)).processStatus, 'running')
+    await page.getByLabel('Move to step').selectOption('approve')
+    const moved = answered('/external/process/changeStep')
+    await page.getByRole('button', { name: 'Change step' }).click()
+    await moved
+    await diagram.locator('.djs-element.waiting[data-element-id="Step_approve"]').waitFor()
+    const open = (await storedInstance(stack.store, running.context.processInstance.processInstanceId)).processInstance.tasks.filter(
+      (task) => task.status === 'open',
+    )
+    t.same(
+      open.map((task) => task.stepId),
+      ['approve'],
+      'moved: the instance waits at the approval, and the diagram marks it',
+    )
   })
 
   await t.test('an admin sees batch jobs with their progress, and redelivers a webhook delivery', async (t) => {
