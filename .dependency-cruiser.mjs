@@ -82,6 +82,29 @@ const directions = [
     from: { path: '^sdk/', pathNot: TEST_FILES },
     to: { dependencyTypesNot: ['core'], pathNot: '^(sdk|node_modules/openapi-fetch)/' },
   },
+  importsOnly(
+    'console-imports-only-console-and-sdk',
+    'The console runs in browsers and talks to the public API only, through the SDK (docs/console.md): of the project ' +
+      'it imports nothing but itself and the SDK.',
+    'console',
+    ['console', 'sdk'],
+  ),
+  {
+    name: 'console-imports-the-fetch-client-only',
+    comment:
+      'Of the SDK the console imports the fetch client, which needs nothing of Node.js (sdk/fetch-client.ts): the ' +
+      "Node.js client's streams would not bundle for a browser.",
+    severity: 'error',
+    from: { path: '^console/' },
+    to: { path: '^sdk/', pathNot: '^sdk/(fetch-client|generated/gateway)\\.ts$' },
+  },
+  {
+    name: 'nothing-imports-the-console',
+    comment: 'The console is a browser bundle the gateway serves as files (services/gateway/console/): no module imports it.',
+    severity: 'error',
+    from: { pathNot: '^console/' },
+    to: { path: '^console/' },
+  },
 ]
 
 /** @type {import('dependency-cruiser').IForbiddenRuleType[]} */

@@ -15,15 +15,16 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 # The build context is the repository less .dockerignore.
 COPY . .
-# tsconfig.build.json compiles the services without their tests and test support; then the
+# tsconfig.build.json compiles the services without their tests and test support, and esbuild
+# bundles the console (console/, served by the gateway at /console) into dist/console/; then the
 # devDependencies go.
-RUN npx tsc -p tsconfig.build.json && npm prune --omit=dev --no-audit --no-fund
+RUN npx tsc -p tsconfig.build.json && node scripts/build/console.mjs && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:20-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production HOST=0.0.0.0
 # What the services run and read: their package.json (version), production dependencies, the built
-# code, and the OpenAPI documents they serve.
+# code (the console's bundle in dist/console/ among it), and the OpenAPI documents they serve.
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules node_modules
 COPY --from=build /app/dist dist

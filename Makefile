@@ -21,6 +21,7 @@ build: install
 	rm -rf dist sdk/dist
 	npx tsc -p .
 	npx tsc -p sdk
+	node scripts/build/console.mjs
 
 # The SDK's package, @workflow-service/sdk (docs/sdk.md): workflow-service-sdk-<version>.tgz here.
 sdk: build
@@ -49,12 +50,13 @@ imports: install
 
 # Lays out every source file the one way (prettier); `make eslint` then finds only what it cannot fix.
 format: install
-	npx prettier --write --log-level warn "**/*.{ts,mjs,js}"
+	npx prettier --write --log-level warn "**/*.{ts,tsx,mjs,js}"
 
 lint: eslint deps imports
 	node scripts/generate/index.mjs --check
 	npx redocly lint --format=stylish openapi/engine.yaml openapi/gateway.yaml openapi/generated/engine.openapi.json openapi/generated/gateway.openapi.json
 	npx tsc -p . --noEmit
+	npx tsc -p console
 
 bench: build
 	node scripts/bench/run.mjs

@@ -13,11 +13,13 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    files: ['**/*.{ts,js,mjs}'],
+    files: ['**/*.{ts,tsx,js,mjs}'],
     languageOptions: { globals: globals.node },
     rules: {
       'max-len': ['error', { code: 140, ignoreUrls: true, ignoreRegExpLiterals: true }],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
     },
   },
+  // The console runs in browsers (console/, docs/console.md).
+  { files: ['console/**/*.{ts,tsx}'], languageOptions: { globals: globals.browser } },
 )

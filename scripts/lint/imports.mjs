@@ -13,8 +13,20 @@ import { pathToFileURL } from 'node:url'
 import { cruise, format } from 'dependency-cruiser'
 import extractTSConfig from 'dependency-cruiser/config-utl/extract-ts-config'
 
-/** The folders holding the project's code (tsconfig.json's `include`). */
-export const CODE_FOLDERS = ['openapi/generated', 'lib', 'model', 'runtime', 'store', 'plugins', 'services', 'scripts', 'sdk', 'tests']
+/** The folders holding the project's code (tsconfig.json's `include`, and the console, which console/tsconfig.json compiles). */
+export const CODE_FOLDERS = [
+  'openapi/generated',
+  'lib',
+  'model',
+  'runtime',
+  'store',
+  'plugins',
+  'services',
+  'scripts',
+  'sdk',
+  'tests',
+  'console',
+]
 
 const CONFIG_FILE = '.dependency-cruiser.mjs'
 

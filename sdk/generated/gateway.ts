@@ -106,6 +106,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The acting user
+         * @description The stored user the request identifies (the `user` header; in AUTH_MODE=jwt the bearer token's user): its id, names, unit, roles, swimlanes, system-user flag and tenant. Any identified user reads itself, and only itself (401 fm4012 without one): what a client that signs people in, such as the console (docs/console.md), needs to know who acts and which pages to offer. Not an admin endpoint.
+         */
+        get: operations["getCurrentUser"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/model/insertModel": {
         parameters: {
             query?: never;
@@ -380,6 +400,52 @@ export interface paths {
          *     500 fm3041, unreachable or refusing → 502 fm3042. Errors are enveloped JSON.
          */
         get: operations["streamServiceLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The web console (HTML)
+         * @description The console's page (docs/console.md): its pages are addressed by the URL's fragment
+         *     (`/console#/instances`). The page, its script and its styles carry a
+         *     `Content-Security-Policy` that allows scripts, styles and connections from this origin
+         *     only, with no inline script or style, and no framing; `x-content-type-options: nosniff`.
+         *     The page names the gateway's AUTH_MODE (`<meta name="workflow-auth-mode">`) so the console
+         *     offers the matching sign-in; it holds no secret. 404 wm3180 when the console was not built
+         *     (`make build`).
+         */
+        get: operations["getConsolePage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A file of the web console (script, styles, source maps)
+         * @description A file of the console's bundle, with the page's `Content-Security-Policy`. 404 wm3180 for a file the bundle does not have.
+         */
+        get: operations["getConsoleFile"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4081,6 +4147,25 @@ export interface components {
             };
         };
         /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3180: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Console file not found: …",
+                 *         "code": "wm3180"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
         GatewayError_wm3200: {
             headers: {
                 [name: string]: unknown;
@@ -4335,6 +4420,11 @@ export interface components {
          * @example Leave bookings
          */
         CollectionPath: string;
+        /**
+         * @description A file of the console's bundle (`console.js`, `console.css`, their source maps).
+         * @example console.js
+         */
+        ConsoleFilePath: string;
         /** @description Only the deliveries in this status. */
         DeliveryStatusQuery: components["schemas"]["WebhookDeliveryStatus"];
         /**
@@ -4617,6 +4707,38 @@ export interface operations {
             };
             400: components["responses"]["GatewayError_fm4000"];
             401: components["responses"]["GatewayError_fm4010"];
+            403: components["responses"]["GatewayError_fm4030"];
+            500: components["responses"]["GatewayError_fm5000"];
+        };
+    };
+    getCurrentUser: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description userId of the acting user (injected by the client library). AUTH_MODE=header: required, trusted as sent; missing or unknown → 401 permissionError. AUTH_MODE=jwt: optional; when sent it must name the token's user (else 403 permissionError), unless the token is a system user's, which may name any user of its own tenant and act as that user. */
+                user?: components["parameters"]["User"];
+                /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
+                lplogclientid?: components["parameters"]["LpLogClientId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The acting user. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "success";
+                        data: components["schemas"]["User"];
+                    };
+                };
+            };
+            401: components["responses"]["GatewayError_fm4012"];
             403: components["responses"]["GatewayError_fm4030"];
             500: components["responses"]["GatewayError_fm5000"];
         };
@@ -5188,6 +5310,64 @@ export interface operations {
             403: components["responses"]["GatewayError_fm4030"];
             500: components["responses"]["GatewayError_fm3041"];
             502: components["responses"]["GatewayError_fm3042"];
+        };
+    };
+    getConsolePage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
+                lplogclientid?: components["parameters"]["LpLogClientId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `Content-Type: text/html; charset=utf-8`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            404: components["responses"]["GatewayError_wm3180"];
+            500: components["responses"]["GatewayError_fm5000"];
+        };
+    };
+    getConsoleFile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
+                lplogclientid?: components["parameters"]["LpLogClientId"];
+            };
+            path: {
+                /**
+                 * @description A file of the console's bundle (`console.js`, `console.css`, their source maps).
+                 * @example console.js
+                 */
+                file: components["parameters"]["ConsoleFilePath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file, with its content type (`application/javascript`, `text/css`, `application/json` for source maps). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/javascript": string;
+                    "text/css": string;
+                };
+            };
+            400: components["responses"]["GatewayError_fm4000"];
+            404: components["responses"]["GatewayError_wm3180"];
+            500: components["responses"]["GatewayError_fm5000"];
         };
     };
     getGatewayHealthcheck: {

@@ -20,6 +20,7 @@ import type { Store } from '../../store/port.js'
 import { getGatewayMetrics } from '../../openapi/generated/gateway-routes.js'
 import cacheRoutes from './cache/routes.js'
 import cacheEviction from './cache/service.js'
+import consoleRoutes from './console/routes.js'
 import readiness from './health/readiness.js'
 import health, { GATEWAY_SERVICE_NAME } from './health/routes.js'
 import logRoutes from './logs/routes.js'
@@ -119,6 +120,7 @@ export default async function gatewayApp(app: FastifyInstance, options: GatewayA
     listed(cacheRoutes),
     listed(subscriptionRoutes),
     listed(logRoutes, { config: options.config, rings: options.logRings }),
+    listed(consoleRoutes, { authMode: options.config.auth.mode }),
     listed(proxy, { config: options.config, endpointCache: app.caches.cache<ProxyRouteTable>('endpoint'), metrics }),
   ])
 }

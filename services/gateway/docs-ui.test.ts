@@ -3,27 +3,13 @@
  * the page loads, lists every documented operation, and "Try it out" → "Execute" gets the gateway's
  * answer. Skipped, saying how to install Chromium, where there is none.
  */
-import { existsSync } from 'node:fs'
-import { chromium, type Page } from 'playwright-core'
 import t from 'tap'
 import { loadOpenApiDocument } from '../../plugins/docs/plugin.js'
 import { operationsOf } from '../testing/contract.js'
-import { startService, type Teardown, tempDir } from '../testing/harness.js'
+import { browserMissing, openBrowserPage } from '../testing/browser.js'
+import { startService } from '../testing/harness.js'
 
-const CHROMIUM = '/usr/bin/chromium'
-const CHROMIUM_FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-]
-const skip = existsSync(CHROMIUM)
-  ? false
-  : `no browser at ${CHROMIUM}: install Debian's chromium (apt-get install -y --no-install-recommends chromium), as .ci/run does`
+const skip = browserMissing
 
 t.test('Swagger UI at /docs loads, lists the endpoints, and a request sent from the page succeeds', { skip }, async (t) => {
   const gateway = await startService(t, 'gateway')
@@ -64,26 +50,3 @@ t.test("the engine's Swagger UI at /docs loads with no console error", { skip },
   await page.locator('.opblock').first().waitFor()
   t.same(consoleErrors, [], 'no console error, Content-Security-Policy violations included')
 })
-
-/** A page of a fresh headless Chromium, closed on teardown, with every console error it reports from now on. */
-async function openBrowserPage(t: Teardown): Promise<{ page: Page; consoleErrors: string[] }> {
-  const browser = await chromium.launchPersistentContext(tempDir(t, 'chromium-profile-'), {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: CHROMIUM_FLAGS,
-  })
-  t.teardown(() => browser.close())
-  const page = await browser.newPage()
-  page.setDefaultTimeout(20_000)
-  return { page, consoleErrors: recordConsoleErrors(page) }
-}
-
-/** Every console error and uncaught page error from now on (Chromium reports a CSP violation as a console error). */
-function recordConsoleErrors(page: Page): string[] {
-  const errors: string[] = []
-  page.on('console', (message) => {
-    if (message.type() === 'error') errors.push(message.text())
-  })
-  page.on('pageerror', (error) => errors.push(error.message))
-  return errors
-}

@@ -133,8 +133,13 @@ t.test(
     t.same(readdirSync(join(appDir, 'openapi', 'generated')).sort(), ['engine.openapi.json', 'gateway.openapi.json'])
     t.same(
       readdirSync(join(appDir, 'dist')).sort(),
-      ['lib', 'model', 'openapi', 'plugins', 'runtime', 'sdk', 'services', 'store'],
-      'no tests/ or scripts/ (sdk/ only for the webhook signature lib/webhooks/ imports from it)',
+      ['console', 'lib', 'model', 'openapi', 'plugins', 'runtime', 'sdk', 'services', 'store'],
+      'no tests/ or scripts/ (sdk/ only for the webhook signature lib/webhooks/ imports from it; console/ the bundle the gateway serves)',
+    )
+    t.same(
+      readdirSync(join(appDir, 'dist', 'console')).sort(),
+      ['console.css', 'console.css.map', 'console.js', 'console.js.map', 'index.html'],
+      'the console, bundled (docs/console.md)',
     )
     const built = filesUnder(join(appDir, 'dist'))
     t.same(
@@ -197,6 +202,8 @@ t.test(
     })
     t.same(outcome.finalStatus, { tasks: [], processStatus: 'completed' }, 'the approved request finished the process')
     t.match(outcome.dataInstance, { booked: true, payrollUpdated: true, teamInformed: true }, 'its flow functions ran')
+    for (const path of ['/console', '/console/console.js', '/console/console.css'])
+      t.equal((await fetch(`${urls['workflow-gateway']!}${path}`)).status, 200, `the gateway serves ${path} from the image`)
   },
 )
 

@@ -217,3 +217,25 @@ t.test(
     t.equal(requests, proxyRoutes.length * 6, 'every proxied route was called by every caller in both forms')
   },
 )
+
+t.test(
+  "the console's routes (getConsolePage, getConsoleFile) answer every caller alike, of tenant A, of B or nobody, " +
+    'and hold nothing of a tenant',
+  async (t) => {
+    const stack = await startSecureStack(t, { config: jwtAuthConfig(), credentials: bearerIdentity() })
+    const secrets = ['Family visit', stack.a.employee.fullName, stack.a.employee.userId, stack.resources.processInstanceId]
+    for (const path of ['/console', '/console/console.js', '/console/console.css']) {
+      const answers: Array<{ status: number; text: string }> = []
+      for (const caller of [stack.a.admin, stack.b.admin, undefined]) {
+        const headers = caller ? await stack.credentials(caller.userId) : {}
+        const response = await fetch(`${stack.gatewayUrl}${path}`, { headers })
+        answers.push({ status: response.status, text: await response.text() })
+      }
+      t.ok(
+        answers.every((answer) => answer.status === answers[0]!.status && answer.text === answers[0]!.text),
+        `${path}: the same answer (${answers[0]!.status}) to A, to B and to nobody`,
+      )
+      for (const secret of secrets) t.notOk(answers[0]!.text.includes(secret), `${path} holds nothing of A (${secret.slice(0, 12)})`)
+    }
+  },
+)

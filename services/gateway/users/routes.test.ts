@@ -2,6 +2,8 @@ import t from 'tap'
 import type { User } from '../../../openapi/generated/schemas.js'
 import { Collections } from '../../../store/collections.js'
 import { type Envelope, startGateway } from '../../testing/gateway.js'
+import { bearerFor, jwtAuthConfig } from '../../testing/tokens.js'
+import { createTestUser } from '../../testing/users.js'
 
 const TENANT = { organizationId: 'acme', appId: 'hr' }
 const ada = {
@@ -155,4 +157,30 @@ t.test('listWorkflowUsers lists the users of the organizationId + appId given as
   t.same(await names('?organizationId=acme&appId=hr'), ['Ada Lovelace', 'Bob'])
   t.same(await names('?organizationId=acme&appId=finance'), ['Carol'])
   t.same(await names('?organizationId=nobody&appId=hr'), [])
+})
+
+t.test('GET /me answers the acting user to itself, in header and jwt mode, also to a user that is no admin', async (t) => {
+  for (const mode of ['header', 'jwt'] as const) {
+    const { gateway, client } = await startGateway(t, mode === 'jwt' ? { config: jwtAuthConfig() } : {})
+    const user = await createTestUser(gateway.app.store, { ...TENANT, fullName: `Eve ${mode}`, swimlanes: ['employee'] })
+    const identity = mode === 'jwt' ? await bearerFor(user.userId) : { user: user.userId }
+    const me = await client.call<Envelope<User>>('getCurrentUser', 'GET', '/me', { headers: identity })
+    t.equal(me.status, 200, `${mode}: 200`)
+    t.same(
+      me.body.data,
+      {
+        userId: user.userId,
+        fullName: `Eve ${mode}`,
+        roles: ['user'],
+        swimlanes: ['employee'],
+        unit: user.unit,
+        ...TENANT,
+        isSystemUser: false,
+      },
+      `${mode}: the user itself, nothing of another`,
+    )
+    const nobody = await client.call<Envelope<null>>('getCurrentUser', 'GET', '/me')
+    t.equal(nobody.status, 401, `${mode}: without a user, 401`)
+    t.equal(nobody.body.error?.code, 'fm4012')
+  }
 })

@@ -1,14 +1,23 @@
 /**
  * The user endpoints (docs/reference/gateway.md#users), straight from the OpenAPI operations. A tenant
- * admin (jwt mode) reads and changes only the users of its own tenant (adminTenantOf).
+ * admin (jwt mode) reads and changes only the users of its own tenant (adminTenantOf). `GET /me` is
+ * no admin endpoint: any identified user reads itself.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { GatewayErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
-import { createUser, deleteUser, getUserById, listWorkflowUsers, updateUser } from '../../../openapi/generated/gateway-routes.js'
+import {
+  createUser,
+  deleteUser,
+  getCurrentUser,
+  getUserById,
+  listWorkflowUsers,
+  updateUser,
+} from '../../../openapi/generated/gateway-routes.js'
 import { routeFrom } from '../../../lib/server/route.js'
+import { requireActor } from '../../../plugins/identity/actor.js'
 import { createHandler, deleteHandler } from '../admin/writes.js'
 import { namesOtherTenant, readerOf } from './reader.js'
 
@@ -55,6 +64,13 @@ async function userRoutes(fastify: FastifyInstance): Promise<void> {
         throw fail('fm4000', { args: [`${field} is required without a user or the admin token`], parameters: { field } })
       }
       return reply.envelope(await fastify.users.list({ appId, organizationId }))
+    },
+  })
+  app.route({
+    ...routeFrom(getCurrentUser),
+    handler: async (request, reply) => {
+      const { userId, fullName, roles, swimlanes, unit, organizationId, appId, isSystemUser } = requireActor(request)
+      return reply.envelope({ userId, fullName, roles, swimlanes, ...(unit ? { unit } : {}), organizationId, appId, isSystemUser })
     },
   })
 }
