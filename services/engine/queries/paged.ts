@@ -56,9 +56,22 @@ const INSTANCE_FIELDS = {
 
 const EMPTY = { items: [], nextCursor: null }
 
-/** A prefix as a range of strings: those that start with it sort from it to it followed by the highest code point. */
+/**
+ * The strings that start with `prefix`: the range from it to the prefix whose last character is the
+ * next one (which an index bounds, on either store; the next character, as it orders the same way
+ * in UTF-8 and UTF-16), and an anchored expression of the escaped prefix, exact whatever the order.
+ */
 function prefixRange(prefix: string): Filter {
-  return { $gte: prefix, $lt: `${prefix}\u{10FFFF}` }
+  const exact = { $regex: `^${prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}` }
+  const characters = [...prefix]
+  while (characters.length > 0) {
+    const last = (characters.pop() as string).codePointAt(0) as number
+    if (last >= 0x10ffff) continue
+    // After the last character below the surrogates comes the first one above them.
+    const next = last + 1 === 0xd800 ? 0xe000 : last + 1
+    return { $gte: prefix, $lt: characters.join('') + String.fromCodePoint(next), ...exact }
+  }
+  return { $gte: prefix, ...exact }
 }
 
 function requiredDate(value: Date | null | undefined): Date {
