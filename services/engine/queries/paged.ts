@@ -1,8 +1,8 @@
 /**
  * The paged queries a console is built on (docs/reference/queries.md#paged-queries): the caller's
- * open tasks, the tenant's instances, and its incidents. Each is one read of one index of the
- * `contexts` collection (ProcessQueryRepository), with the tenant and the caller's visibility in the
- * store filter, so a page reads about as many instances as it answers.
+ * open tasks, the tenant's instances, and its incidents. Each reads one index of the `contexts`
+ * collection, window by window (ProcessQueryRepository.page), with the tenant and the caller's
+ * visibility in the store filter, so a page reads about as many instances as it answers.
  */
 import type {
   Incident,
