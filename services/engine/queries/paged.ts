@@ -144,8 +144,6 @@ export class PagedQueryService {
       ...(body.businessKey === undefined ? {} : { businessKey: prefixRange(body.businessKey) }),
       ...(started === undefined ? {} : { startedAt: started }),
       ...(body.hasIncident === undefined ? {} : { hasIncident: body.hasIncident }),
-      // Those with an incident are few: their own index finds them (instances without one hold null, which no date range matches).
-      ...(body.hasIncident === true ? { newestIncidentAt: { $gte: new Date(0) } } : {}),
       ...this.deps.authorization.visibleContextsFilter(actor),
     }
     const limit = body.limit ?? DEFAULT_PAGE_SIZE
