@@ -30,8 +30,9 @@ export function inboxKeyOf(task: Pick<Task, 'userId' | 'swimlane'>): string {
  * `viewerKeysOf`) is among them.
  */
 export function viewersOf(instance: Pick<ProcessInstance, 'initiator' | 'contributorUsers' | 'tasks'>): string[] {
-  const keys = new Set([userInboxKey(instance.initiator), ...instance.contributorUsers.map(userInboxKey)])
-  for (const task of instance.tasks) {
+  // `?? []`: a document of an earlier release may lack a list (the migration derives these fields from it).
+  const keys = new Set([userInboxKey(instance.initiator), ...(instance.contributorUsers ?? []).map(userInboxKey)])
+  for (const task of instance.tasks ?? []) {
     if (task.status !== 'open') continue
     if (task.userId) keys.add(userInboxKey(task.userId))
     keys.add(swimlaneInboxKey(task.swimlane))
@@ -67,10 +68,11 @@ export type QueryFields = Pick<
 
 /** The query fields of an instance. ISO dates of the instance are all of one format (UTC, milliseconds), so they compare as text. */
 export function queryFields(instance: ProcessInstance): Required<QueryFields> {
-  const open = instance.tasks.filter((task) => task.status === 'open')
-  const failed = instance.threads.filter((thread) => thread.status === 'failed')
+  const tasks = instance.tasks ?? []
+  const open = tasks.filter((task) => task.status === 'open')
+  const failed = (instance.threads ?? []).filter((thread) => thread.status === 'failed')
   return {
-    nextDueAt: nextDueAt(instance.tasks),
+    nextDueAt: nextDueAt(tasks),
     startedAt: new Date(instance.processStart),
     openTaskCount: open.length,
     inbox: [...new Set(open.map(inboxKeyOf))],

@@ -90,6 +90,7 @@ export type GatewayErrorCode =
   | "fm3010"
   | "fm3027"
   | "wm3019"
+  | "wm3160"
   | "wm3180"
   | "fm3030"
   | "fm3040"
@@ -198,6 +199,7 @@ export const gatewayErrorCatalogue = {
   "fm3010": {"status":400,"type":"business","category":"error","message":"Invalid model at %s: %s"},
   "fm3027": {"status":404,"type":"business","category":"error","message":"Model or settings not found: %s"},
   "wm3019": {"status":400,"type":"business","category":"error","message":"processInstance.processInstanceId is mandatory"},
+  "wm3160": {"status":422,"type":"business","category":"error","message":"Process model %s cannot be exported as BPMN: %s"},
   "wm3180": {"status":404,"type":"business","category":"error","message":"Console file not found: %s"},
   "fm3030": {"status":400,"type":"business","category":"error","message":"Cache eviction not allowed: %s"},
   "fm3040": {"status":400,"type":"business","category":"error","message":"Invalid log stream request: %s"},

@@ -196,7 +196,8 @@ export interface paths {
          *
          *     Visible as `getModel` is: to a user of the model's tenant, or with the admin token (where
          *     `organizationId` and `appId` select the tenant); another tenant's model, or a model that is
-         *     not a process model, is not found (404 fm3027).
+         *     not a process model, is not found (404 fm3027). The layout runs off the gateway's thread; a
+         *     model of more than 1,000 steps, or whose layout takes longer than 15 s, is 422 wm3160.
          */
         get: operations["getModelBpmn"];
         put?: never;
@@ -4147,6 +4148,25 @@ export interface components {
             };
         };
         /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3160: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Process model … cannot be exported as BPMN: …",
+                 *         "code": "wm3160"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
         GatewayError_wm3180: {
             headers: {
                 [name: string]: unknown;
@@ -4915,6 +4935,7 @@ export interface operations {
             401: components["responses"]["GatewayError_fm4012"];
             403: components["responses"]["GatewayError_fm4030"];
             404: components["responses"]["GatewayError_fm3027"];
+            422: components["responses"]["GatewayError_wm3160"];
             500: components["responses"]["GatewayError_fm5000"];
         };
     };

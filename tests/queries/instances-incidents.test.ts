@@ -65,6 +65,8 @@ t.test('instances: an admin sees the tenant’s, a user what they are authorized
     'businessKey: a prefix (every leave request starts with LR-)',
   )
   t.same((await stack.instances(admin, { businessKey: 'PO-' })).body.data.items, [], 'businessKey: another prefix')
+  t.same((await stack.instances(admin, { businessKey: 'L.' })).body.data.items, [], 'businessKey: a prefix is text, not a pattern')
+  t.same((await stack.instances(admin, { businessKey: 'LR-\u{10FFFF}' })).body.data.items, [], 'businessKey: the last character there is')
   t.same(
     ids((await stack.instances(admin, { startedAfter: at(2), startedBefore: at(4) })).body.data.items),
     [cancelled, third, second].map(idOf),

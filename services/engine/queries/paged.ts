@@ -1,8 +1,8 @@
 /**
  * The paged queries a console is built on (docs/reference/queries.md#paged-queries): the caller's
- * open tasks, the tenant's instances, and its incidents. Each is one read of one index of the
- * `contexts` collection (ProcessQueryRepository), with the tenant and the caller's visibility in the
- * store filter, so a page reads about as many instances as it answers.
+ * open tasks, the tenant's instances, and its incidents. Each reads one index of the `contexts`
+ * collection, window by window (ProcessQueryRepository.page), with the tenant and the caller's
+ * visibility in the store filter, so a page reads about as many instances as it answers.
  */
 import type {
   Incident,
@@ -56,9 +56,22 @@ const INSTANCE_FIELDS = {
 
 const EMPTY = { items: [], nextCursor: null }
 
-/** A prefix as a range of strings: those that start with it sort from it to it followed by the highest code point. */
+/**
+ * The strings that start with `prefix`: the range from it to the prefix whose last character is the
+ * next one (which an index bounds, on either store; the next character, as it orders the same way
+ * in UTF-8 and UTF-16), and an anchored expression of the escaped prefix, exact whatever the order.
+ */
 function prefixRange(prefix: string): Filter {
-  return { $gte: prefix, $lt: `${prefix}\u{10FFFF}` }
+  const exact = { $regex: `^${prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}` }
+  const characters = [...prefix]
+  while (characters.length > 0) {
+    const last = (characters.pop() as string).codePointAt(0) as number
+    if (last >= 0x10ffff) continue
+    // After the last character below the surrogates comes the first one above them.
+    const next = last + 1 === 0xd800 ? 0xe000 : last + 1
+    return { $gte: prefix, $lt: characters.join('') + String.fromCodePoint(next), ...exact }
+  }
+  return { $gte: prefix, ...exact }
 }
 
 function requiredDate(value: Date | null | undefined): Date {
@@ -131,8 +144,6 @@ export class PagedQueryService {
       ...(body.businessKey === undefined ? {} : { businessKey: prefixRange(body.businessKey) }),
       ...(started === undefined ? {} : { startedAt: started }),
       ...(body.hasIncident === undefined ? {} : { hasIncident: body.hasIncident }),
-      // Those with an incident are few: their own index finds them (instances without one hold null, which no date range matches).
-      ...(body.hasIncident === true ? { newestIncidentAt: { $gte: new Date(0) } } : {}),
       ...this.deps.authorization.visibleContextsFilter(actor),
     }
     const limit = body.limit ?? DEFAULT_PAGE_SIZE

@@ -51,6 +51,7 @@ export class ProcessQueryRepository {
     await this.collection.createIndex({ ...tenant, ...started }, { name: 'engine_instances_by_start' })
     await this.collection.createIndex({ ...tenant, processId: 1, ...started }, { name: 'engine_instances_of_process' })
     await this.collection.createIndex({ ...tenant, processStatus: 1, ...started }, { name: 'engine_instances_by_status' })
+    await this.collection.createIndex({ ...tenant, hasIncident: 1, ...started }, { name: 'engine_instances_by_incident' })
     await this.collection.createIndex({ ...tenant, businessKey: 1 }, { name: 'engine_instances_by_key' })
     await this.collection.createIndex({ ...tenant, viewers: 1, ...started }, { name: 'engine_instances_by_viewer' })
     await this.collection.createIndex({ ...tenant, newestIncidentAt: -1, _id: -1 }, { name: 'engine_incidents' })

@@ -146,3 +146,13 @@ t.test('the same tenant checks as getModel: other tenants, unknown and non-proce
   t.notMatch(anonymous.text, /bookLeave/)
   t.equal((await fetchBpmn(gateway.url, 'bad id!')).status, 400, 'a malformed model id')
 })
+
+t.test('a model of more steps than an export takes is 422 wm3160, in the envelope', async (t) => {
+  const { gateway } = await startWithExamples(t)
+  const steps: Record<string, StepLike> = {}
+  for (let index = 0; index < 1001; index++) steps[`s${index}`] = { type: 'end' }
+  await gateway.app.store.collection('models').updateMany({ modelID: 'purchase', ...HR }, { $set: { 'modelBody.steps': steps } })
+  const answer = await fetchBpmn(gateway.url, 'purchase')
+  t.equal(answer.status, 422)
+  t.match(JSON.parse(answer.text), { status: 'customerror', error: { code: 'wm3160', message: /purchase.*1001 steps, more than 1000/ } })
+})

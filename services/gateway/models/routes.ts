@@ -15,6 +15,7 @@ import { namesOtherTenant, readerOf } from '../users/reader.js'
 import type { TenantScope } from '../users/repository.js'
 import { type Tenant, tenantKey } from '../../../store/tenant.js'
 import { ExportCache } from './bpmn/export.js'
+import { ExportRefused } from './bpmn/isolated.js'
 import type { ProcessBodyLike } from './bpmn/semantic.js'
 import { etagMatches, type ServedModel } from './service.js'
 
@@ -91,7 +92,10 @@ async function modelRoutes(fastify: FastifyInstance): Promise<void> {
         const modelID = request.params.id
         const { tenant, model } = await modelToServe(request, modelID, request.query, 'process')
         const body = JSON.parse(model.body.toString('utf8')) as ProcessBodyLike
-        const xml = await bpmnExports.get(`${tenantKey(tenant)} ${model.etag}`, modelID, body)
+        const xml = await bpmnExports.get(`${tenantKey(tenant)} ${model.etag}`, modelID, body).catch((error: unknown) => {
+          if (error instanceof ExportRefused) throw fail('wm3160', { args: [modelID, error.message], parameters: { field: 'params.id' } })
+          throw error
+        })
         // x-raw: the success answer is XML, not the documented (error) schemas, so it goes untyped.
         const raw: FastifyReply = reply.header('content-disposition', `inline; filename="${modelID}.bpmn"`)
         return raw.type('application/xml; charset=utf-8').send(xml)

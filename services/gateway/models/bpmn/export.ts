@@ -1,11 +1,13 @@
 /**
  * `GET /model/getModel/:id/bpmn` (docs/reference/models.md#bpmn-export): a process model as BPMN 2.0
  * XML with its diagram. The semantic model is built with bpmn-moddle (semantic.ts), laid out by
- * bpmn-auto-layout, then given its lanes (lanes.ts). A model version never changes, so each
- * version's export is kept (ExportCache) and computed once.
+ * bpmn-auto-layout, then given its lanes (lanes.ts). The gateway runs it in a worker thread
+ * (isolated.ts). A model version never changes, so each version's export is kept (ExportCache)
+ * and computed once.
  */
 import { BpmnModdle, type ModdleElement } from 'bpmn-moddle'
 import { layoutProcess } from 'bpmn-auto-layout'
+import { exportIsolated } from './isolated.js'
 import { addLanes, lanesOfNodes } from './lanes.js'
 import { type ProcessBodyLike, START_EVENT_ID, semanticModel } from './semantic.js'
 
@@ -48,7 +50,7 @@ export class ExportCache {
   private readonly exports = new Map<string, Promise<string>>()
 
   get(key: string, modelID: string, body: ProcessBodyLike): Promise<string> {
-    const cached = this.exports.get(key) ?? exportBpmn(modelID, body)
+    const cached = this.exports.get(key) ?? exportIsolated({ modelID, body })
     // Asked again: it moves to the end of the order of removal.
     this.exports.delete(key)
     this.exports.set(key, cached)
