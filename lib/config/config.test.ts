@@ -24,6 +24,7 @@ t.test('defaults follow the README configuration table when nothing is set', asy
     idempotencyTtlHours: 24,
     historyRetentionDays: undefined,
     cachePollMs: 1000,
+    externalTaskPollMs: 500,
     logHeartbeatMs: 15000,
     adminToken: undefined,
     studioTokenSecret: undefined,
