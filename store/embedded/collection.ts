@@ -196,7 +196,7 @@ export class EmbeddedCollection implements Collection<Document> {
 
   async countDocuments(filter: Filter = {}, options: ScanOptions = {}): Promise<number> {
     this.host.assertOpen()
-    if (Object.keys(filter).length === 0) return this.table.docs.size
+    if (Object.keys(filter).length === 0) return this.table.size()
     return this.all(filter, options.maxExamined).length
   }
 
@@ -209,7 +209,7 @@ export class EmbeddedCollection implements Collection<Document> {
         first && Object.keys(first).length === 1 && typeof first.$match === 'object' && first.$match !== null
           ? (first.$match as Filter)
           : undefined
-      const input = (leadingMatch ? this.all(leadingMatch) : [...this.table.docs.values()]).map((doc) => cloneDocument(doc))
+      const input = (leadingMatch ? this.all(leadingMatch) : [...this.table.allDocuments()]).map((doc) => cloneDocument(doc))
       const stages = leadingMatch ? rest : pipeline
       return (stages.length > 0 ? aggregate(input, stages, (name) => this.host.documentsOf(name)) : input) as R[]
     })

@@ -1,0 +1,167 @@
+/**
+ * The store thread's own connection to the SQLite file (WAL lets it read while the journal thread
+ * writes): it reads the hot documents once at open, moves documents its rules call cold out of the
+ * hot set there (the upgrade of a data dir written before the cold tier, or a rule that changed),
+ * and afterwards answers the cold tier's reads. Every read after open is one indexed statement
+ * returning at most PAGE rows, so none holds the thread for long; callers page through larger
+ * answers (the journal thread never waits for them: WAL readers and the writer do not block).
+ */
+import type Database from 'better-sqlite3'
+import { decodeDocument } from './document-codec.js'
+import { type ColdArray, type ColdKey, keyBlob, openDatabase, prepareLayout } from './journal.js'
+import type { IndexSpec } from './secondary-index.js'
+
+/** Rows per read: enough to amortize a statement, few enough (tens of KB) to keep each read short. */
+export const PAGE = 256
+
+interface DocumentRow {
+  collection: string
+  id: string
+  doc: string
+}
+interface IdDoc {
+  id: string
+  doc: string
+}
+
+/** A range of one index's cold entries: `from <= key < to`. */
+export interface KeyRange {
+  from: string
+  to: string
+}
+
+/** What the open does with a hot row: keep it in memory, or make it cold with these index entries. */
+export type HotRowVerdict = { keep: true } | { keep: false; keys: readonly ColdKey[]; arrays: readonly ColdArray[] }
+
+export class ColdFile {
+  private readonly db: Database.Database
+  private readonly byId: Database.Statement<[string, string], { doc: string }>
+  private readonly coldExists: Database.Statement<[string], { one: number }>
+  private readonly coldCount: Database.Statement<[string], { n: number }>
+  private readonly scanPage: Database.Statement<[string, string, number], IdDoc>
+  private readonly rangePage: Database.Statement<[string, string, Buffer, Buffer, string, Buffer, number], IdDoc & { key: Buffer }>
+  private readonly keyHolders: Database.Statement<[string, string, Buffer], { id: string }>
+
+  constructor(file: string) {
+    this.db = openDatabase(file)
+    try {
+      prepareLayout(this.db)
+      this.byId = this.db.prepare('SELECT doc FROM documents WHERE collection = ? AND id = ? AND cold = 1')
+      this.coldExists = this.db.prepare('SELECT 1 AS one FROM documents WHERE collection = ? AND cold = 1 LIMIT 1')
+      this.coldCount = this.db.prepare('SELECT count(*) AS n FROM documents WHERE collection = ? AND cold = 1')
+      this.scanPage = this.db.prepare('SELECT id, doc FROM documents WHERE collection = ? AND cold = 1 AND id > ? ORDER BY id LIMIT ?')
+      // The key range in key, id order, resuming after (key, id); the first page passes from as the key and '' as the id.
+      this.rangePage = this.db.prepare(`
+        SELECT k.id AS id, k.key AS key, d.doc AS doc FROM cold_keys k
+        JOIN documents d ON d.collection = k.collection AND d.id = k.id
+        WHERE k.collection = ? AND k.idx = ? AND k.key >= ? AND (k.key, k.id) > (?, ?) AND k.key < ?
+        ORDER BY k.key, k.id LIMIT ?`)
+      this.keyHolders = this.db.prepare('SELECT id FROM cold_keys WHERE collection = ? AND idx = ? AND key = ? LIMIT 16')
+    } catch (err) {
+      this.db.close()
+      throw err
+    }
+  }
+
+  indexes(): Array<{ collection: string; spec: IndexSpec }> {
+    const rows = this.db.prepare<[], { collection: string; spec: string }>('SELECT collection, spec FROM indexes ORDER BY rowid').all()
+    return rows.map((row) => ({ collection: row.collection, spec: decodeDocument(row.spec) as unknown as IndexSpec }))
+  }
+
+  /** The index fields that hold an array in some cold document, as `indexName` → field positions. */
+  coldArrays(): Array<{ collection: string; idx: string; field: number }> {
+    return this.db.prepare<[], { collection: string; idx: string; field: number }>('SELECT collection, idx, field FROM cold_arrays').all()
+  }
+
+  /**
+   * Every hot row, a page at a time, for `verdict` to keep in memory or to make cold; the ones made
+   * cold are written page by page, so an interrupted open has moved some and the next one moves
+   * the rest.
+   */
+  restoreHot(verdict: (collection: string, id: string, doc: string) => HotRowVerdict): void {
+    const page = this.db.prepare<[string, string, number], DocumentRow>(
+      'SELECT collection, id, doc FROM documents WHERE cold = 0 AND (collection, id) > (?, ?) ORDER BY collection, id LIMIT ?',
+    )
+    const markCold = this.db.prepare<[string, string]>('UPDATE documents SET cold = 1 WHERE collection = ? AND id = ?')
+    const removeKeys = this.db.prepare<[string, string]>('DELETE FROM cold_keys WHERE collection = ? AND id = ?')
+    const putKey = this.db.prepare<[string, string, Buffer, string]>(
+      'INSERT OR IGNORE INTO cold_keys (collection, idx, key, id) VALUES (?, ?, ?, ?)',
+    )
+    const putArray = this.db.prepare<[string, string, number]>(
+      'INSERT OR IGNORE INTO cold_arrays (collection, idx, field) VALUES (?, ?, ?)',
+    )
+    const demote = this.db.transaction(
+      (rows: Array<{ collection: string; id: string; keys: readonly ColdKey[]; arrays: readonly ColdArray[] }>) => {
+        for (const { collection, id, keys, arrays } of rows) {
+          markCold.run(collection, id)
+          removeKeys.run(collection, id)
+          for (const [indexName, key] of keys) putKey.run(collection, indexName, keyBlob(key), id)
+          for (const [indexName, field] of arrays) putArray.run(collection, indexName, field)
+        }
+      },
+    )
+    let after = { collection: '', id: '' }
+    for (;;) {
+      const rows = page.all(after.collection, after.id, 4 * PAGE)
+      const last = rows[rows.length - 1]
+      if (!last) return
+      const cold: Array<{ collection: string; id: string; keys: readonly ColdKey[]; arrays: readonly ColdArray[] }> = []
+      for (const row of rows) {
+        const decided = verdict(row.collection, row.id, row.doc)
+        if (!decided.keep) cold.push({ collection: row.collection, id: row.id, keys: decided.keys, arrays: decided.arrays })
+      }
+      if (cold.length > 0) demote(cold)
+      after = last
+    }
+  }
+
+  /** The cold document with this id, if any (its JSON). */
+  get(collection: string, id: string): string | undefined {
+    return this.byId.get(collection, id)?.doc
+  }
+
+  hasCold(collection: string): boolean {
+    return this.coldExists.get(collection) !== undefined
+  }
+
+  countCold(collection: string): number {
+    return this.coldCount.get(collection)?.n ?? 0
+  }
+
+  /** Every cold document of the collection, in id order, a page at a time. */
+  *scan(collection: string): Generator<IdDoc> {
+    let after = ''
+    for (;;) {
+      const rows = this.scanPage.all(collection, after, PAGE)
+      yield* rows
+      const last = rows[rows.length - 1]
+      if (!last || rows.length < PAGE) return
+      after = last.id
+    }
+  }
+
+  /** The cold documents with an entry of the index in the range, in key order (a multikey document once per entry). */
+  *range(collection: string, indexName: string, { from, to }: KeyRange): Generator<IdDoc> {
+    const upper = keyBlob(to)
+    let afterKey = keyBlob(from)
+    let afterId = ''
+    for (;;) {
+      // Each page resumes after the last (key, id) read; the first starts at `from` (no id is below '').
+      const rows = this.rangePage.all(collection, indexName, afterKey, afterKey, afterId, upper, PAGE)
+      for (const row of rows) yield { id: row.id, doc: row.doc }
+      const last = rows[rows.length - 1]
+      if (!last || rows.length < PAGE) return
+      afterKey = last.key
+      afterId = last.id
+    }
+  }
+
+  /** The ids of the cold documents holding this exact key in the index (a unique index's whole key). */
+  holdersOf(collection: string, indexName: string, key: string): string[] {
+    return this.keyHolders.all(collection, indexName, keyBlob(key)).map((row) => row.id)
+  }
+
+  close(): void {
+    this.db.close()
+  }
+}
