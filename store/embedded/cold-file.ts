@@ -34,6 +34,8 @@ export interface KeyRange {
 export type HotRowVerdict = { keep: true } | { keep: false; keys: readonly ColdKey[]; arrays: readonly ColdArray[] }
 
 export class ColdFile {
+  /** Statements run after open: what the cold tier cost the store's thread (EmbeddedStore.coldTierReads). */
+  reads = 0
   private readonly db: Database.Database
   private readonly byId: Database.Statement<[string, string], { doc: string }>
   private readonly coldExists: Database.Statement<[string], { one: number }>
@@ -117,14 +119,17 @@ export class ColdFile {
 
   /** The cold document with this id, if any (its JSON). */
   get(collection: string, id: string): string | undefined {
+    this.reads++
     return this.byId.get(collection, id)?.doc
   }
 
   hasCold(collection: string): boolean {
+    this.reads++
     return this.coldExists.get(collection) !== undefined
   }
 
   countCold(collection: string): number {
+    this.reads++
     return this.coldCount.get(collection)?.n ?? 0
   }
 
@@ -132,6 +137,7 @@ export class ColdFile {
   *scan(collection: string): Generator<IdDoc> {
     let after = ''
     for (;;) {
+      this.reads++
       const rows = this.scanPage.all(collection, after, PAGE)
       yield* rows
       const last = rows[rows.length - 1]
@@ -147,6 +153,7 @@ export class ColdFile {
     let afterId = ''
     for (;;) {
       // Each page resumes after the last (key, id) read; the first starts at `from` (no id is below '').
+      this.reads++
       const rows = this.rangePage.all(collection, indexName, afterKey, afterKey, afterId, upper, PAGE)
       for (const row of rows) yield { id: row.id, doc: row.doc }
       const last = rows[rows.length - 1]
@@ -158,6 +165,7 @@ export class ColdFile {
 
   /** The ids of the cold documents holding this exact key in the index (a unique index's whole key). */
   holdersOf(collection: string, indexName: string, key: string): string[] {
+    this.reads++
     return this.keyHolders.all(collection, indexName, keyBlob(key)).map((row) => row.id)
   }
 

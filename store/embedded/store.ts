@@ -92,6 +92,16 @@ export class EmbeddedStore implements Store {
     }
   }
 
+  /** How many documents of the collection are in memory (the rest, if any, are in the cold tier only). */
+  hotDocuments(collection: string): number {
+    return this.tables.get(collection)?.docs.size ?? 0
+  }
+
+  /** How many SQLite reads the cold tier has made since open (each one indexed, at most a page of rows). */
+  get coldTierReads(): number {
+    return this.coldFile.reads
+  }
+
   observeJournal(listener: JournalCommitListener): void {
     this.journal.onCommit(listener)
   }
