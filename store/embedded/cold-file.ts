@@ -8,7 +8,7 @@
  */
 import type Database from 'better-sqlite3'
 import { decodeDocument } from './document-codec.js'
-import { type ColdArray, type ColdKey, keyBlob, openDatabase, prepareLayout } from './journal.js'
+import { type ColdArray, type ColdKey, keyBlob, keyOfBlob, openDatabase, prepareLayout } from './journal.js'
 import type { IndexSpec } from './secondary-index.js'
 
 /** Rows per read: enough to amortize a statement, few enough (tens of KB) to keep each read short. */
@@ -22,6 +22,9 @@ interface DocumentRow {
 interface IdDoc {
   id: string
   doc: string
+}
+interface EntryRow extends IdDoc {
+  key: Buffer
 }
 
 /** A range of one index's cold entries: `from <= key < to`. */
@@ -41,7 +44,11 @@ export class ColdFile {
   private readonly coldExists: Database.Statement<[string], { one: number }>
   private readonly coldCount: Database.Statement<[string], { n: number }>
   private readonly scanPage: Database.Statement<[string, string, number], IdDoc>
-  private readonly rangePage: Database.Statement<[string, string, Buffer, Buffer, string, Buffer, number], IdDoc & { key: Buffer }>
+  /** Pages of an index's cold entries with their documents, by the bound they resume from: see `range`. */
+  private readonly entryPages: Record<
+    'from' | 'after' | 'ties' | 'below' | 'tiesBelow',
+    Database.Statement<[string, string, Buffer, Buffer | string, number], EntryRow>
+  >
   private readonly keyHolders: Database.Statement<[string, string, Buffer], { id: string }>
 
   constructor(file: string) {
@@ -52,12 +59,18 @@ export class ColdFile {
       this.coldExists = this.db.prepare('SELECT 1 AS one FROM documents WHERE collection = ? AND cold = 1 LIMIT 1')
       this.coldCount = this.db.prepare('SELECT count(*) AS n FROM documents WHERE collection = ? AND cold = 1')
       this.scanPage = this.db.prepare('SELECT id, doc FROM documents WHERE collection = ? AND cold = 1 AND id > ? ORDER BY id LIMIT ?')
-      // The key range in key, id order, resuming after (key, id); the first page passes from as the key and '' as the id.
-      this.rangePage = this.db.prepare(`
-        SELECT k.id AS id, k.key AS key, d.doc AS doc FROM cold_keys k
-        JOIN documents d ON d.collection = k.collection AND d.id = k.id
-        WHERE k.collection = ? AND k.idx = ? AND k.key >= ? AND (k.key, k.id) > (?, ?) AND k.key < ?
-        ORDER BY k.key, k.id LIMIT ?`)
+      const entries = (where: string, order: string): Database.Statement<[string, string, Buffer, Buffer | string, number], EntryRow> =>
+        this.db.prepare(`SELECT k.id AS id, k.key AS key, d.doc AS doc FROM cold_keys k
+          JOIN documents d ON d.collection = k.collection AND d.id = k.id
+          WHERE k.collection = ? AND k.idx = ? AND ${where} ORDER BY ${order} LIMIT ?`)
+      // Every bound is a plain comparison on the primary key (collection, idx, key, id), so each page is one index seek.
+      this.entryPages = {
+        from: entries('k.key >= ? AND k.key < ?', 'k.key, k.id'),
+        after: entries('k.key > ? AND k.key < ?', 'k.key, k.id'),
+        ties: entries('k.key = ? AND k.id > ?', 'k.id'),
+        below: entries('k.key < ? AND k.key >= ?', 'k.key DESC, k.id DESC'),
+        tiesBelow: entries('k.key = ? AND k.id < ?', 'k.id DESC'),
+      }
       this.keyHolders = this.db.prepare('SELECT id FROM cold_keys WHERE collection = ? AND idx = ? AND key = ? LIMIT 16')
     } catch (err) {
       this.db.close()
@@ -146,21 +159,48 @@ export class ColdFile {
     }
   }
 
-  /** The cold documents with an entry of the index in the range, in key order (a multikey document once per entry). */
-  *range(collection: string, indexName: string, { from, to }: KeyRange): Generator<IdDoc> {
+  /**
+   * The cold documents with an entry of the index in the range, in key order, or the reverse (a
+   * multikey document once per entry), with the entry's key. A page resumes after the last entry
+   * read: first the rest of its key's entries (by id), then the keys beyond it.
+   */
+  *range(collection: string, indexName: string, { from, to }: KeyRange, descending = false): Generator<IdDoc & { key: string }> {
+    const pages = this.entryPages
+    const lower = keyBlob(from)
     const upper = keyBlob(to)
-    let afterKey = keyBlob(from)
-    let afterId = ''
+    let rows = this.page(
+      descending ? pages.below : pages.from,
+      collection,
+      indexName,
+      descending ? upper : lower,
+      descending ? lower : upper,
+    )
     for (;;) {
-      // Each page resumes after the last (key, id) read; the first starts at `from` (no id is below '').
-      this.reads++
-      const rows = this.rangePage.all(collection, indexName, afterKey, afterKey, afterId, upper, PAGE)
-      for (const row of rows) yield { id: row.id, doc: row.doc }
+      for (const row of rows) yield { id: row.id, doc: row.doc, key: keyOfBlob(row.key) }
       const last = rows[rows.length - 1]
       if (!last || rows.length < PAGE) return
-      afterKey = last.key
-      afterId = last.id
+      let ties = rows
+      let lastTie = last
+      while (ties.length === PAGE) {
+        ties = this.page(descending ? pages.tiesBelow : pages.ties, collection, indexName, last.key, lastTie.id)
+        for (const row of ties) yield { id: row.id, doc: row.doc, key: keyOfBlob(row.key) }
+        lastTie = ties[ties.length - 1] ?? lastTie
+      }
+      rows = descending
+        ? this.page(pages.below, collection, indexName, last.key, lower)
+        : this.page(pages.after, collection, indexName, last.key, upper)
     }
+  }
+
+  private page(
+    statement: Database.Statement<[string, string, Buffer, Buffer | string, number], EntryRow>,
+    collection: string,
+    indexName: string,
+    key: Buffer,
+    bound: Buffer | string,
+  ): EntryRow[] {
+    this.reads++
+    return statement.all(collection, indexName, key, bound, PAGE)
   }
 
   /** The ids of the cold documents holding this exact key in the index (a unique index's whole key). */

@@ -299,3 +299,47 @@ t.test('a data dir written before the cold tier opens, moved to it once', async 
   t.equal(second.hotDocuments('contexts'), 10, 'a second open finds it moved')
   t.equal(await second.collection('contexts').countDocuments({ processStatus: 'completed' }), 10)
 })
+
+t.test('a sorted page of cold documents reads a page of the index, in MongoDB order across kinds of values', async (t) => {
+  const store = EmbeddedStore.open({ dataDir: tempDataDir(t), coldTier })
+  t.teardown(() => store.close())
+  const c = store.collection('instances')
+  await c.createIndex({ status: 1, when: 1 })
+  const whenOf = (i: number): unknown =>
+    i % 50 === 1 ? i : i % 50 === 2 ? `s${i}` : i % 50 === 3 ? null : i % 50 === 4 ? undefined : new Date(Date.UTC(2025, 0, 1, 0, i % 97))
+  await c.insertMany(
+    Array.from({ length: 600 }, (_, i) => ({
+      _id: `k${String(i).padStart(3, '0')}`,
+      status: i % 7 === 0 ? 'running' : 'completed',
+      when: whenOf(i),
+    })),
+  )
+  for (const [sort, skip, limit] of [
+    [{ when: -1, _id: -1 }, 0, 5],
+    [{ when: 1, _id: 1 }, 0, 5],
+    [{ when: 1 }, 10, 20],
+    [{ when: -1, _id: 1 }, 3, 40],
+  ] as const) {
+    const everything = await c.find({ status: { $in: ['completed', 'running'] } }, { sort }).toArray()
+    const reads = store.coldTierReads
+    const page = await c.find({ status: 'completed' }, { sort, skip, limit }).toArray()
+    const expected = everything.filter((doc) => doc.status === 'completed').slice(skip, skip + limit)
+    t.same(ids(page), ids(expected), `${JSON.stringify(sort)} skip ${skip} limit ${limit}`)
+    t.ok(store.coldTierReads - reads <= 4, 'one page per kind of value')
+  }
+  const newest = await c.findOne({ status: 'completed' }, { sort: { when: -1 } })
+  t.same(newest?.when, new Date(Date.UTC(2025, 0, 1, 0, 96)), 'findOne with a sort')
+})
+
+t.test('many cold documents under one key are read page by page, each once', async (t) => {
+  const store = EmbeddedStore.open({ dataDir: tempDataDir(t), coldTier })
+  t.teardown(() => store.close())
+  const c = store.collection('instances')
+  await c.createIndex({ status: 1 })
+  await c.insertMany(Array.from({ length: 1000 }, (_, i) => ({ _id: `t${String(i).padStart(4, '0')}`, status: 'completed' })))
+  const reads = store.coldTierReads
+  const found = await c.find({ status: 'completed' }).toArray()
+  t.equal(new Set(ids(found)).size, 1000)
+  t.ok(store.coldTierReads - reads <= 5, 'about one read per 256 documents')
+  t.same(ids(await c.find({ status: 'completed' }, { sort: { _id: -1 }, limit: 2 }).toArray()), ['t0999', 't0998'])
+})

@@ -117,7 +117,13 @@ export class EmbeddedCollection implements Collection<Document> {
   find(filter: Filter, { maxExamined, ...options }: FindOptions = {}): Cursor<Document> {
     return cursorOf(() => {
       this.host.assertOpen()
-      return select(examined(this.table.candidates(filter), maxExamined), compileQuery(filter), options).map((doc) => cloneDocument(doc))
+      const query = compileQuery(filter)
+      const { sort, skip = 0, limit = 0 } = options
+      const top = sort && Object.keys(sort).length > 0 && limit > 0
+      const candidates = top
+        ? this.table.topCandidates(filter, sort, skip + limit, (doc) => query.test(doc))
+        : this.table.candidates(filter)
+      return select(examined(candidates, maxExamined), query, options).map((doc) => cloneDocument(doc))
     })
   }
 
@@ -235,7 +241,13 @@ export class EmbeddedCollection implements Collection<Document> {
 
   private first(filter: Filter, sort?: SortSpec): Document | undefined {
     const query = compileQuery(filter)
-    if (sort && Object.keys(sort).length > 0) return select(this.table.candidates(filter), query, { sort, limit: 1 })[0]
+    if (sort && Object.keys(sort).length > 0) {
+      return select(
+        this.table.topCandidates(filter, sort, 1, (doc) => query.test(doc)),
+        query,
+        { sort, limit: 1 },
+      )[0]
+    }
     for (const doc of this.table.candidates(filter)) if (query.test(doc)) return doc
     return undefined
   }

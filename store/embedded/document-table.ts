@@ -10,15 +10,15 @@
  * stays in memory until its write is durable and then leaves, so a read right after an
  * acknowledged write always finds it, in one place or the other.
  */
-import { DuplicateKeyError, type Document, type Filter } from '../port.js'
-import type { ColdFile, HotRowVerdict } from './cold-file.js'
+import { DuplicateKeyError, type Document, type Filter, type SortSpec } from '../port.js'
+import type { ColdFile, HotRowVerdict, KeyRange } from './cold-file.js'
 import { type ColdRule, isCold, matchesOnlyHot } from './cold-tier.js'
 import { cloneDocument, decodeDocument, encodeDocument, encodeForStorage } from './document-codec.js'
 import { ErrorCodes, StoreServerError } from './errors.js'
 import { keyOf, valuesAtPath } from './index-keys.js'
 import type { ColdArray, ColdKey, JournalOp } from './journal.js'
 import type { JournalWriter } from './journal-writer.js'
-import { AFTER_PREFIX, orderedKey } from './ordered-keys.js'
+import { AFTER_PREFIX, fieldAt, ORDERED_KINDS, orderedKey } from './ordered-keys.js'
 import { candidates, type ColdPlan, coldPlan } from './query-plan.js'
 import { type IndexEntry, type IndexSpec, sameDefinition, sameKeys, SecondaryIndex } from './secondary-index.js'
 
@@ -83,6 +83,62 @@ export class DocumentTable {
     if (!this.cold || (this.cold.rule && matchesOnlyHot(this.cold.rule, filter))) return hot
     const plan = coldPlan(filter, this.indexByName.values(), (index, field) => this.coldArrays.has(`${index.spec.name}\0${field}`))
     return this.withCold(hot, plan)
+  }
+
+  /**
+   * `candidates`, for a read that keeps only the first `count` matches in `sort` order: when the
+   * sort's first field is the field right after the pinned prefix of the index the cold plan reads,
+   * the cold entries are read in that order and each kind of value (cold-file.ts ORDERED_KINDS) stops
+   * once `count` matches are found and the field's value changes, so a page of the newest records
+   * reads a page, not the whole history. The caller sorts the hot and cold candidates together.
+   */
+  topCandidates(filter: Filter, sort: SortSpec, count: number, matches: (doc: Document) => boolean): Iterable<Document> {
+    const hot = candidates(filter, { docs: this.docs, indexes: this.indexByName.values() })
+    if (!this.cold || (this.cold.rule && matchesOnlyHot(this.cold.rule, filter))) return hot
+    const plan = coldPlan(filter, this.indexByName.values(), (index, field) => this.coldArrays.has(`${index.spec.name}\0${field}`))
+    const [first] = Object.entries(sort)
+    if (!first || !('index' in plan) || !plan.bounds || plan.bounds.prefixes.length !== 1) return this.withCold(hot, plan)
+    const { index, bounds } = plan
+    const [field, direction] = first
+    if (index.fields[bounds.fields] !== field || this.coldArrays.has(`${index.spec.name}\0${bounds.fields}`))
+      return this.withCold(hot, plan)
+    const prefix = bounds.prefixes[0] as string
+    // A range on the sorted field stays within one kind of value; without one, each kind is read apart.
+    const kinds =
+      plan.ranges.length === 1 && bounds.range
+        ? [{ ...(plan.ranges[0] as KeyRange), ordered: true }]
+        : ORDERED_KINDS.map((kind) => ({ from: prefix + kind.from, to: prefix + kind.to, ordered: kind.ordered }))
+    return this.withTop(hot, index, kinds, prefix.length, direction === -1, count, matches)
+  }
+
+  private *withTop(
+    hot: Iterable<Document>,
+    index: SecondaryIndex,
+    kinds: ReadonlyArray<KeyRange & { ordered: boolean }>,
+    fieldStart: number,
+    descending: boolean,
+    count: number,
+    matches: (doc: Document) => boolean,
+  ): Generator<Document> {
+    yield* hot
+    const { file } = this.cold as ColdSide
+    const seen = new Set<string>()
+    for (const kind of descending ? [...kinds].reverse() : kinds) {
+      let found = 0
+      let lastValue: string | undefined
+      for (const row of file.range(this.name, index.spec.name, kind, descending)) {
+        const value = fieldAt(row.key, fieldStart)
+        // Enough of this kind, and every tie of the last one read: the rest of it sorts after them.
+        if (kind.ordered && found >= count && value !== lastValue) break
+        if (seen.has(row.id) || this.shadowed(row.id)) continue
+        seen.add(row.id)
+        const doc = decodeDocument(row.doc)
+        if (!matches(doc)) continue
+        found++
+        lastValue = value
+        yield doc
+      }
+    }
   }
 
   /** Every document, hot and cold. */

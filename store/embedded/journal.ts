@@ -48,6 +48,10 @@ export function keyBlob(key: string): Buffer {
   return Buffer.from(key, 'utf16le').swap16()
 }
 
+export function keyOfBlob(blob: Buffer): string {
+  return Buffer.from(blob).swap16().toString('utf16le')
+}
+
 /** Opens the database with the store's settings. */
 export function openDatabase(file: string): Database.Database {
   const db = new Database(file)

@@ -124,7 +124,8 @@ export function candidates(filter: Filter, source: PlanSource): Iterable<Documen
  * `index.boundsFor` gives them with `holdsArrays` saying which of its fields hold an array there),
  * or by reading them all.
  */
-export type ColdPlan = { ids: string[] } | { index: SecondaryIndex; ranges: Array<{ from: string; to: string }> } | { scan: true }
+export type ColdPlan =
+  { ids: string[] } | { index: SecondaryIndex; ranges: Array<{ from: string; to: string }>; bounds?: IndexBounds } | { scan: true }
 
 export function coldPlan(
   filter: Filter,
@@ -145,5 +146,5 @@ export function coldPlan(
     if (bounds && (!best || narrowness(bounds) > narrowness(best.bounds))) best = { index, bounds }
   }
   if (!best) return { scan: true }
-  return { index: best.index, ranges: best.index.rangesOf(best.bounds) }
+  return { index: best.index, ranges: best.index.rangesOf(best.bounds), bounds: best.bounds }
 }
