@@ -39,13 +39,13 @@ export const Collections = {
 const ENDED_STATUSES: readonly ProcessStatus[] = ['completed', 'cancelled']
 
 /**
- * What the embedded store keeps in SQLite only (docs/reference/embedded-store.md#the-cold-tier): the
+ * What the embedded store keeps in SQLite only (docs/performance.md#memory-the-embedded-stores-cold-tier): the
  * history, which grows without bound and is read rarely, one document at a time or by an index.
  * Ended instances and their notification records go cold once the change that ended them is durable
  * (and come back to memory if they are reopened); activity records are only ever added and read by
  * instance, so every one goes cold once durable, running instances' too. Everything else (running
  * instances, users, models, schedules, locks, jobs) stays in memory. Measured with
- * scripts/bench/scale.mjs, docs/performance.md#memory.
+ * scripts/bench/scale.mjs (docs/performance.md#memory-the-embedded-stores-cold-tier).
  */
 export const COLD_TIER: Readonly<Record<string, ColdRule>> = {
   [Collections.contexts]: { path: 'processStatus', values: ENDED_STATUSES },

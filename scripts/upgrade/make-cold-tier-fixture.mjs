@@ -8,7 +8,7 @@
  *
  *   git worktree add --detach /tmp/prev ea9b35c && (cd /tmp/prev && make build)
  *   node scripts/upgrade/make-cold-tier-fixture.mjs /tmp/prev store/fixtures/layout-before-cold-tier
- *   rm -f store/fixtures/layout-before-cold-tier/store.lock*
+ *   (then remove the store.lock files the writing process left in the data dir)
  */
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'

@@ -61,7 +61,7 @@ export class ColdFile {
       this.scanPage = this.db.prepare('SELECT id, doc FROM documents WHERE collection = ? AND cold = 1 AND id > ? ORDER BY id LIMIT ?')
       const entries = (where: string, order: string): Database.Statement<[string, string, Buffer, Buffer | string, number], EntryRow> =>
         this.db.prepare(`SELECT k.id AS id, k.key AS key, d.doc AS doc FROM cold_keys k
-          JOIN documents d ON d.collection = k.collection AND d.id = k.id
+          JOIN documents d ON d.collection = k.collection AND d.id = k.id AND d.cold = 1
           WHERE k.collection = ? AND k.idx = ? AND ${where} ORDER BY ${order} LIMIT ?`)
       // Every bound is a plain comparison on the primary key (collection, idx, key, id), so each page is one index seek.
       this.entryPages = {
@@ -71,7 +71,9 @@ export class ColdFile {
         below: entries('k.key < ? AND k.key >= ?', 'k.key DESC, k.id DESC'),
         tiesBelow: entries('k.key = ? AND k.id < ?', 'k.id DESC'),
       }
-      this.keyHolders = this.db.prepare('SELECT id FROM cold_keys WHERE collection = ? AND idx = ? AND key = ? LIMIT 16')
+      this.keyHolders = this.db.prepare(`SELECT k.id AS id FROM cold_keys k
+        JOIN documents d ON d.collection = k.collection AND d.id = k.id AND d.cold = 1
+        WHERE k.collection = ? AND k.idx = ? AND k.key = ? LIMIT 16`)
     } catch (err) {
       this.db.close()
       throw err

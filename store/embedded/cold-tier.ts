@@ -1,5 +1,5 @@
 /**
- * Which documents the embedded store keeps in SQLite only (docs/reference/embedded-store.md#the-cold-tier).
+ * Which documents the embedded store keeps in SQLite only (docs/performance.md#memory-the-embedded-stores-cold-tier).
  *
  * A collection may have a cold rule; a document of it that the rule calls cold is written to SQLite
  * marked cold and, once that write is durable, leaves memory (and the in-memory indexes): reads find
