@@ -343,3 +343,19 @@ t.test('many cold documents under one key are read page by page, each once', asy
   t.ok(store.coldTierReads - reads <= 5, 'about one read per 256 documents')
   t.same(ids(await c.find({ status: 'completed' }, { sort: { _id: -1 }, limit: 2 }).toArray()), ['t0999', 't0998'])
 })
+
+t.test('a sorted page under several pinned values reads a page of each', async (t) => {
+  const store = EmbeddedStore.open({ dataDir: tempDataDir(t), coldTier })
+  t.teardown(() => store.close())
+  const c = store.collection('instances')
+  await c.createIndex({ status: 1, when: 1 })
+  await c.insertMany(
+    Array.from({ length: 1500 }, (_, i) => ({ _id: `e${i}`, status: ENDED[i % 2], when: new Date(Date.UTC(2025, 0, 1, 0, 0, i)) })),
+  )
+  const reads = store.coldTierReads
+  const oldest = await c
+    .find({ status: { $in: ENDED }, when: { $lt: new Date(Date.UTC(2026, 0, 1)) } }, { sort: { when: 1 }, limit: 3 })
+    .toArray()
+  t.same(ids(oldest), ['e0', 'e1', 'e2'])
+  t.ok(store.coldTierReads - reads <= 2, 'one page per status')
+})

@@ -88,34 +88,39 @@ export class DocumentTable {
   /**
    * `candidates`, for a read that keeps only the first `count` matches in `sort` order: when the
    * sort's first field is the field right after the pinned prefix of the index the cold plan reads,
-   * the cold entries are read in that order and each kind of value (cold-file.ts ORDERED_KINDS) stops
-   * once `count` matches are found and the field's value changes, so a page of the newest records
-   * reads a page, not the whole history. The caller sorts the hot and cold candidates together.
+   * the cold entries are read in that order, and each kind of value (ordered-keys.ts ORDERED_KINDS)
+   * under each pinned prefix stops once `count` matches are found and the field's value changes, so a
+   * page of the newest records (or of the oldest ended instances) reads a page, not the history. The caller sorts the hot and cold candidates together.
    */
   topCandidates(filter: Filter, sort: SortSpec, count: number, matches: (doc: Document) => boolean): Iterable<Document> {
     const hot = candidates(filter, { docs: this.docs, indexes: this.indexByName.values() })
     if (!this.cold || (this.cold.rule && matchesOnlyHot(this.cold.rule, filter))) return hot
     const plan = coldPlan(filter, this.indexByName.values(), (index, field) => this.coldArrays.has(`${index.spec.name}\0${field}`))
     const [first] = Object.entries(sort)
-    if (!first || !('index' in plan) || !plan.bounds || plan.bounds.prefixes.length !== 1) return this.withCold(hot, plan)
+    if (!first || !('index' in plan) || !plan.bounds) return this.withCold(hot, plan)
     const { index, bounds } = plan
     const [field, direction] = first
     if (index.fields[bounds.fields] !== field || this.coldArrays.has(`${index.spec.name}\0${bounds.fields}`))
       return this.withCold(hot, plan)
-    const prefix = bounds.prefixes[0] as string
-    // A range on the sorted field stays within one kind of value; without one, each kind is read apart.
-    const kinds =
-      plan.ranges.length === 1 && bounds.range
-        ? [{ ...(plan.ranges[0] as KeyRange), ordered: true }]
-        : ORDERED_KINDS.map((kind) => ({ from: prefix + kind.from, to: prefix + kind.to, ordered: kind.ordered }))
-    return this.withTop(hot, index, kinds, prefix.length, direction === -1, count, matches)
+    // Per pinned prefix: a range on the sorted field stays within one kind of value; without one, each kind is read apart.
+    const { range } = bounds
+    const kinds = bounds.prefixes.flatMap((prefix) =>
+      range
+        ? [{ from: prefix + range.from, to: prefix + range.to, ordered: true, fieldStart: prefix.length }]
+        : ORDERED_KINDS.map((kind) => ({
+            from: prefix + kind.from,
+            to: prefix + kind.to,
+            ordered: kind.ordered,
+            fieldStart: prefix.length,
+          })),
+    )
+    return this.withTop(hot, index, kinds, direction === -1, count, matches)
   }
 
   private *withTop(
     hot: Iterable<Document>,
     index: SecondaryIndex,
-    kinds: ReadonlyArray<KeyRange & { ordered: boolean }>,
-    fieldStart: number,
+    kinds: ReadonlyArray<KeyRange & { ordered: boolean; fieldStart: number }>,
     descending: boolean,
     count: number,
     matches: (doc: Document) => boolean,
@@ -123,11 +128,11 @@ export class DocumentTable {
     yield* hot
     const { file } = this.cold as ColdSide
     const seen = new Set<string>()
-    for (const kind of descending ? [...kinds].reverse() : kinds) {
+    for (const kind of kinds) {
       let found = 0
       let lastValue: string | undefined
       for (const row of file.range(this.name, index.spec.name, kind, descending)) {
-        const value = fieldAt(row.key, fieldStart)
+        const value = fieldAt(row.key, kind.fieldStart)
         // Enough of this kind, and every tie of the last one read: the rest of it sorts after them.
         if (kind.ordered && found >= count && value !== lastValue) break
         if (seen.has(row.id) || this.shadowed(row.id)) continue
