@@ -79,10 +79,15 @@ export class DocumentTable {
   }
 
   candidates(filter: Filter): Iterable<Document> {
+    const { hot, plan } = this.plans(filter)
+    return plan ? this.withCold(hot, plan) : hot
+  }
+
+  /** The hot candidates, and how to find the cold ones (none when only hot documents can match). */
+  private plans(filter: Filter): { hot: Iterable<Document>; plan?: ColdPlan } {
     const hot = candidates(filter, { docs: this.docs, indexes: this.indexByName.values() })
-    if (!this.cold || (this.cold.rule && matchesOnlyHot(this.cold.rule, filter))) return hot
-    const plan = coldPlan(filter, this.indexByName.values(), (index, field) => this.coldArrays.has(`${index.spec.name}\0${field}`))
-    return this.withCold(hot, plan)
+    if (!this.cold || (this.cold.rule && matchesOnlyHot(this.cold.rule, filter))) return { hot }
+    return { hot, plan: coldPlan(filter, this.indexByName.values(), (index, field) => this.coldArrays.has(`${index.spec.name}\0${field}`)) }
   }
 
   /**
@@ -90,19 +95,20 @@ export class DocumentTable {
    * sort's first field is the field right after the pinned prefix of the index the cold plan reads,
    * the cold entries are read in that order, and each kind of value (ordered-keys.ts ORDERED_KINDS)
    * under each pinned prefix stops once `count` matches are found and the field's value changes, so a
-   * page of the newest records (or of the oldest ended instances) reads a page, not the history. The caller sorts the hot and cold candidates together.
+   * page of the newest records (or of the oldest ended instances) reads a page, not the history.
+   * The caller sorts the hot and cold candidates together.
    */
   topCandidates(filter: Filter, sort: SortSpec, count: number, matches: (doc: Document) => boolean): Iterable<Document> {
-    const hot = candidates(filter, { docs: this.docs, indexes: this.indexByName.values() })
-    if (!this.cold || (this.cold.rule && matchesOnlyHot(this.cold.rule, filter))) return hot
-    const plan = coldPlan(filter, this.indexByName.values(), (index, field) => this.coldArrays.has(`${index.spec.name}\0${field}`))
+    const { hot, plan } = this.plans(filter)
+    if (!plan) return hot
     const [first] = Object.entries(sort)
     if (!first || !('index' in plan) || !plan.bounds) return this.withCold(hot, plan)
     const { index, bounds } = plan
     const [field, direction] = first
     if (index.fields[bounds.fields] !== field || this.coldArrays.has(`${index.spec.name}\0${bounds.fields}`))
       return this.withCold(hot, plan)
-    // Per pinned prefix: a range on the sorted field stays within one kind of value; without one, each kind is read apart.
+    // Per pinned prefix: a range on the sorted field stays within one kind of value; without one,
+    // each kind is read apart.
     const { range } = bounds
     const kinds = bounds.prefixes.flatMap((prefix) =>
       range
