@@ -17,7 +17,7 @@ import { DATABASE_FILE, EmbeddedStore } from './store.js'
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 
-/** Written by the embedded store of the release before the cold tier (commit ea9b35c): README.md beside it. */
+/** Written by the embedded store of the release before the cold tier (commit ea9b35c), by scripts/upgrade/make-cold-tier-fixture.mjs. */
 const PREVIOUS_LAYOUT = fileURLToPath(new URL('../../../store/fixtures/layout-before-cold-tier', import.meta.url))
 
 const ENDED = ['completed', 'cancelled']
