@@ -41,6 +41,7 @@ export class ColdFile {
   reads = 0
   private readonly db: Database.Database
   private readonly byId: Database.Statement<[string, string], { doc: string }>
+  private readonly idsAmong: Database.Statement<[string, string], { id: string }>
   private readonly coldExists: Database.Statement<[string], { one: number }>
   private readonly coldCount: Database.Statement<[string], { n: number }>
   private readonly scanPage: Database.Statement<[string, string, number], IdDoc>
@@ -56,6 +57,9 @@ export class ColdFile {
     try {
       prepareLayout(this.db)
       this.byId = this.db.prepare('SELECT doc FROM documents WHERE collection = ? AND id = ? AND cold = 1')
+      this.idsAmong = this.db.prepare(
+        'SELECT id FROM documents WHERE collection = ? AND cold = 1 AND id IN (SELECT value FROM json_each(?))',
+      )
       this.coldExists = this.db.prepare('SELECT 1 AS one FROM documents WHERE collection = ? AND cold = 1 LIMIT 1')
       this.coldCount = this.db.prepare('SELECT count(*) AS n FROM documents WHERE collection = ? AND cold = 1')
       this.scanPage = this.db.prepare('SELECT id, doc FROM documents WHERE collection = ? AND cold = 1 AND id > ? ORDER BY id LIMIT ?')
@@ -136,6 +140,13 @@ export class ColdFile {
   get(collection: string, id: string): string | undefined {
     this.reads++
     return this.byId.get(collection, id)?.doc
+  }
+
+  /** Which of these ids cold documents of the collection have: one statement, however many ids. */
+  coldIdsAmong(collection: string, ids: readonly string[]): Set<string> {
+    this.reads++
+    if (ids.length === 1) return this.byId.get(collection, ids[0] as string) ? new Set(ids) : new Set()
+    return new Set(this.idsAmong.all(collection, JSON.stringify(ids)).map((row) => row.id))
   }
 
   hasCold(collection: string): boolean {

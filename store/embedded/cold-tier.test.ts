@@ -140,6 +140,12 @@ t.test('writes to cold documents: updates, reopening, deletes, uniqueness, and r
   )
 
   await t.rejects(c.insertOne(instance(1, 'completed', { code: 'new' })), { code: 11000 }, 'a cold _id is taken')
+  await t.rejects(
+    c.insertMany([instance(21, 'running'), instance(8, 'completed', { code: 'other' })]),
+    { code: 11000 },
+    'a cold _id among several inserted ones',
+  )
+  t.equal(await c.countDocuments({ _id: 'i21' }), 0, 'and nothing of them is inserted')
   await t.rejects(c.insertOne(instance(20, 'running', { code: 'C5' })), { code: 11000 }, 'a cold unique value is taken')
   await t.rejects(c.updateOne({ _id: 'i03' }, { $set: { code: 'C7' } }), { code: 11000 }, 'and cannot be updated to')
   // Swapping unique values between a cold and a hot document in one write is no conflict.

@@ -237,8 +237,10 @@ export class DocumentTable {
     }
   }
 
-  private coldCopyExists(id: string): boolean {
-    return this.cold !== undefined && !this.shadowed(id) && this.cold.file.get(this.name, id) !== undefined
+  /** The ids among these that a cold document holds (SQLite's copy not shadowed by memory): one read for all. */
+  private takenByCold(ids: string[]): Set<string> {
+    const unshadowed = this.cold ? ids.filter((id) => !this.shadowed(id)) : []
+    return unshadowed.length === 0 ? new Set() : (this.cold as ColdSide).file.coldIdsAmong(this.name, unshadowed)
   }
 
   /**
@@ -284,9 +286,10 @@ export class DocumentTable {
     }
 
     const inserted = new Set<string>()
+    const takenByCold = this.takenByCold(changes.filter((change) => !change.before).map((change) => change.id))
     changes.forEach((change, i) => {
       if (change.before) return
-      if (this.docs.has(change.id) || inserted.has(change.id) || this.coldCopyExists(change.id)) {
+      if (this.docs.has(change.id) || inserted.has(change.id) || takenByCold.has(change.id)) {
         throw new DuplicateKeyError(this.name, '_id_', { _id: stored[i]?._id })
       }
       inserted.add(change.id)
