@@ -169,7 +169,10 @@ export class DocumentTable {
   }
 
   hasDocuments(): boolean {
-    return this.docs.size > 0 || (this.cold !== undefined && this.size() > 0)
+    if (this.docs.size > 0) return true
+    if (!this.cold || !this.cold.file.hasCold(this.name)) return false
+    // Counted only while deletes are in flight, which may be removing the last cold ones.
+    return this.deleting.size === 0 || this.size() > 0
   }
 
   /** Is SQLite's cold copy of this id out of date (memory has the document, or is deleting it)? */
