@@ -6,6 +6,7 @@
 import type { ActivityType, NotificationEventType, WebhookDeliveryStatus } from '../openapi/generated/schemas.js'
 import type { DataInstance, InformItem, ProcessInstance, ProcessState, ProcessStatus, Task } from '../model/instance.js'
 import type { WorkflowModel } from '../model/types.js'
+import type { ColdRule } from './embedded/cold-tier.js'
 
 export const Collections = {
   users: 'users',
@@ -39,6 +40,24 @@ export const Collections = {
   /** The store's own records (StoredSchemaVersion): which layout of the collections the store has. */
   meta: 'meta',
 } as const
+
+/** The process statuses after which an instance does not change unless someone reopens it. */
+const ENDED_STATUSES: readonly ProcessStatus[] = ['completed', 'cancelled']
+
+/**
+ * What the embedded store keeps in SQLite only (docs/performance.md#memory-the-embedded-stores-cold-tier): the
+ * history, which grows without bound and is read rarely, one document at a time or by an index.
+ * Ended instances and their notification records go cold once the change that ended them is durable
+ * (and come back to memory if they are reopened); activity records are only ever added and read by
+ * instance, so every one goes cold once durable, running instances' too. Everything else (running
+ * instances, users, models, schedules, locks, jobs) stays in memory. Measured with
+ * scripts/bench/scale.mjs (docs/performance.md#memory-the-embedded-stores-cold-tier).
+ */
+export const COLD_TIER: Readonly<Record<string, ColdRule>> = {
+  [Collections.contexts]: { path: 'processStatus', values: ENDED_STATUSES },
+  [Collections.notifications]: { path: 'processInstance.processStatus', values: ENDED_STATUSES },
+  [Collections.activities]: { always: true },
+}
 
 /**
  * A stored model version. Every live insert adds a document (`live: true`, version + 1) and keeps

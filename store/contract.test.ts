@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { MessageChannel } from 'node:worker_threads'
 import t from 'tap'
+import type { ColdTier } from './embedded/cold-tier.js'
 import { EmbeddedStore } from './embedded/store.js'
 import { MongoStore } from './mongodb/store.js'
 import { type Document, type Filter, isUnmatchedWriteError, type Store } from './port.js'
@@ -26,10 +27,10 @@ interface Backend {
   destroy(): Promise<void>
 }
 
-function embeddedBackend(): Backend {
+function embeddedBackend(coldTier?: ColdTier): Backend {
   const dataDir = mkdtempSync(join(tmpdir(), 'store-contract-'))
   return {
-    open: async () => EmbeddedStore.open({ dataDir }),
+    open: async () => EmbeddedStore.open({ dataDir, ...(coldTier ? { coldTier } : {}) }),
     destroy: async () => rmSync(dataDir, { recursive: true, force: true }),
   }
 }
@@ -746,6 +747,15 @@ async function contract(t: Tap, backend: Backend): Promise<void> {
 }
 
 t.test('embedded store', (t) => contract(t, embeddedBackend()))
+
+// Every document of every collection goes to the cold tier once its write is durable, so each
+// assertion reads, counts, sorts, updates, deletes and uniquely indexes documents SQLite holds alone.
+t.test('embedded store, every document cold', (t) =>
+  contract(
+    t,
+    embeddedBackend(() => ({ always: true })),
+  ),
+)
 
 t.test('remote store (embedded behind a MessagePort)', (t) => contract(t, remoteBackend()))
 

@@ -3,7 +3,9 @@
 /**
  * The service with a long history: the embedded store is seeded directly with BENCH_ENDED ended
  * (completed) leave requests, each with its activities and notification record, their last changes
- * spread over a year, and BENCH_RUNNING running ones; then the built all-in-one starts on it.
+ * spread over a year, and BENCH_RUNNING running ones; then the built all-in-one starts on it. The
+ * seeding writes through the store's own code (support/store.mjs), so the ended copies land in the
+ * cold tier exactly as the service's own writes do (docs/performance.md#memory-the-embedded-stores-cold-tier).
  *
  * Measured: the service's resident memory after start (every process of it) and per 100,000 ended
  * instances, the time from start to serving, lifecycle throughput against the same store before it

@@ -117,7 +117,13 @@ export class EmbeddedCollection implements Collection<Document> {
   find(filter: Filter, { maxExamined, ...options }: FindOptions = {}): Cursor<Document> {
     return cursorOf(() => {
       this.host.assertOpen()
-      return select(examined(this.table.candidates(filter), maxExamined), compileQuery(filter), options).map((doc) => cloneDocument(doc))
+      const query = compileQuery(filter)
+      const { sort, skip = 0, limit = 0 } = options
+      const top = sort && Object.keys(sort).length > 0 && limit > 0
+      const candidates = top
+        ? this.table.topCandidates(filter, sort, skip + limit, (doc) => query.test(doc))
+        : this.table.candidates(filter)
+      return select(examined(candidates, maxExamined), query, options).map((doc) => cloneDocument(doc))
     })
   }
 
@@ -196,7 +202,7 @@ export class EmbeddedCollection implements Collection<Document> {
 
   async countDocuments(filter: Filter = {}, options: ScanOptions = {}): Promise<number> {
     this.host.assertOpen()
-    if (Object.keys(filter).length === 0) return this.table.docs.size
+    if (Object.keys(filter).length === 0) return this.table.size()
     return this.all(filter, options.maxExamined).length
   }
 
@@ -209,7 +215,7 @@ export class EmbeddedCollection implements Collection<Document> {
         first && Object.keys(first).length === 1 && typeof first.$match === 'object' && first.$match !== null
           ? (first.$match as Filter)
           : undefined
-      const input = (leadingMatch ? this.all(leadingMatch) : [...this.table.docs.values()]).map((doc) => cloneDocument(doc))
+      const input = (leadingMatch ? this.all(leadingMatch) : [...this.table.allDocuments()]).map((doc) => cloneDocument(doc))
       const stages = leadingMatch ? rest : pipeline
       return (stages.length > 0 ? aggregate(input, stages, (name) => this.host.documentsOf(name)) : input) as R[]
     })
@@ -235,7 +241,13 @@ export class EmbeddedCollection implements Collection<Document> {
 
   private first(filter: Filter, sort?: SortSpec): Document | undefined {
     const query = compileQuery(filter)
-    if (sort && Object.keys(sort).length > 0) return select(this.table.candidates(filter), query, { sort, limit: 1 })[0]
+    if (sort && Object.keys(sort).length > 0) {
+      return select(
+        this.table.topCandidates(filter, sort, 1, (doc) => query.test(doc)),
+        query,
+        { sort, limit: 1 },
+      )[0]
+    }
     for (const doc of this.table.candidates(filter)) if (query.test(doc)) return doc
     return undefined
   }

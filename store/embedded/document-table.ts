@@ -1,16 +1,32 @@
 /**
- * One collection's state: its documents by `_id` key, its secondary indexes, and the single path by
- * which any of them changes (`commit`), which is all-or-nothing across memory and SQLite: memory
- * changes at once, and is changed back if the journal cannot make the change durable.
+ * One collection's state: its hot documents by `_id` key, its secondary indexes, its cold documents
+ * (in SQLite only, cold-tier.ts), and the single path by which any of them changes (`commit`),
+ * which is all-or-nothing across memory and SQLite: memory changes at once, and is changed back if
+ * the journal cannot make the change durable.
+ *
+ * The cold side is read through memory: a document in memory is the current one even when SQLite
+ * also has it cold (a write not yet durable, or one about to leave memory), and an id deleted in
+ * memory hides SQLite's copy until the delete is durable. A written document the rule calls cold
+ * stays in memory until its write is durable and then leaves, so a read right after an
+ * acknowledged write always finds it, in one place or the other.
  */
-import { DuplicateKeyError, type Document, type Filter } from '../port.js'
+import { DuplicateKeyError, type Document, type Filter, type SortSpec } from '../port.js'
+import type { ColdFile, HotRowVerdict, KeyRange } from './cold-file.js'
+import { type ColdRule, isCold, matchesOnlyHot } from './cold-tier.js'
 import { cloneDocument, decodeDocument, encodeDocument, encodeForStorage } from './document-codec.js'
 import { ErrorCodes, StoreServerError } from './errors.js'
 import { keyOf, valuesAtPath } from './index-keys.js'
-import type { JournalOp } from './journal.js'
+import type { ColdArray, ColdKey, JournalOp } from './journal.js'
 import type { JournalWriter } from './journal-writer.js'
-import { candidates } from './query-plan.js'
+import { AFTER_PREFIX, fieldAt, ORDERED_KINDS, orderedKey } from './ordered-keys.js'
+import { candidates, type ColdPlan, coldPlan } from './query-plan.js'
 import { type IndexEntry, type IndexSpec, sameDefinition, sameKeys, SecondaryIndex } from './secondary-index.js'
+
+/** The SQLite side of a table: the file, and the collection's cold rule (none: nothing new goes cold). */
+export interface ColdSide {
+  file: ColdFile
+  rule: ColdRule | undefined
+}
 
 /** A document's state before and after a write: no `before` is an insert, no `after` a delete. */
 export interface Change {
@@ -25,29 +41,209 @@ export interface Change {
 
 export class DocumentTable {
   readonly name: string
-  /** Stored documents by `keyOf(_id)`. Never mutated in place: a write swaps in a new object. */
+  /**
+   * Hot documents (and cold ones whose write is not durable yet) by `keyOf(_id)`. Never mutated in
+   * place: a write swaps in a new object.
+   */
   readonly docs = new Map<string, Document>()
   private readonly indexByName = new Map<string, SecondaryIndex>()
   private readonly journal: JournalWriter
+  /** Set when SQLite may hold cold documents of this collection: the collection has a rule, or had one. */
+  private readonly cold: ColdSide | undefined
+  /** Ids deleted in memory whose delete is not durable yet (how many such deletes): SQLite's cold copy is hidden. */
+  private readonly deleting = new Map<string, number>()
+  /** `<indexName>\0<field position>` of the index fields that hold an array in some cold document. */
+  private readonly coldArrays = new Set<string>()
 
-  constructor(name: string, journal: JournalWriter) {
+  constructor(name: string, journal: JournalWriter, cold?: ColdSide) {
     this.name = name
     this.journal = journal
+    this.cold = cold
   }
 
-  /** Reload from SQLite: trusted data, no checks. */
-  restoreDocument(id: string, doc: Document): void {
+  /** Reload from SQLite at open: trusted data, no checks. Indexes are restored first. */
+  restoreRow(id: string, text: string): HotRowVerdict {
+    const doc = decodeDocument(text)
+    if (this.cold?.rule && isCold(this.cold.rule, doc)) return { keep: false, ...this.coldEntriesOf(doc) }
     this.docs.set(id, doc)
+    for (const index of this.indexByName.values()) index.insert(id, index.entryOf(doc))
+    return { keep: true }
   }
 
   restoreIndex(spec: IndexSpec): void {
-    const index = new SecondaryIndex(this.name, spec)
-    for (const [id, doc] of this.docs) index.insert(id, index.entryOf(doc))
-    this.indexByName.set(spec.name, index)
+    this.indexByName.set(spec.name, new SecondaryIndex(this.name, spec))
+  }
+
+  restoreColdArray(indexName: string, field: number): void {
+    this.coldArrays.add(`${indexName}\0${field}`)
   }
 
   candidates(filter: Filter): Iterable<Document> {
-    return candidates(filter, { docs: this.docs, indexes: this.indexByName.values() })
+    const { hot, plan } = this.plans(filter)
+    return plan ? this.withCold(hot, plan) : hot
+  }
+
+  /** The hot candidates, and how to find the cold ones (none when only hot documents can match). */
+  private plans(filter: Filter): { hot: Iterable<Document>; plan?: ColdPlan } {
+    const hot = candidates(filter, { docs: this.docs, indexes: this.indexByName.values() })
+    if (!this.cold || (this.cold.rule && matchesOnlyHot(this.cold.rule, filter))) return { hot }
+    return { hot, plan: coldPlan(filter, this.indexByName.values(), (index, field) => this.coldArrays.has(`${index.spec.name}\0${field}`)) }
+  }
+
+  /**
+   * `candidates`, for a read that keeps only the first `count` matches in `sort` order: when the
+   * sort's first field is the field right after the pinned prefix of the index the cold plan reads,
+   * the cold entries are read in that order, and each kind of value (ordered-keys.ts ORDERED_KINDS)
+   * under each pinned prefix stops once `count` matches are found and the field's value changes, so a
+   * page of the newest records (or of the oldest ended instances) reads a page, not the history.
+   * The caller sorts the hot and cold candidates together.
+   */
+  topCandidates(filter: Filter, sort: SortSpec, count: number, matches: (doc: Document) => boolean): Iterable<Document> {
+    const { hot, plan } = this.plans(filter)
+    if (!plan) return hot
+    const [first] = Object.entries(sort)
+    if (!first || !('index' in plan) || !plan.bounds) return this.withCold(hot, plan)
+    const { index, bounds } = plan
+    const [field, direction] = first
+    if (index.fields[bounds.fields] !== field || this.coldArrays.has(`${index.spec.name}\0${bounds.fields}`))
+      return this.withCold(hot, plan)
+    // Per pinned prefix: a range on the sorted field stays within one kind of value; without one,
+    // each kind is read apart.
+    const { range } = bounds
+    const kinds = bounds.prefixes.flatMap((prefix) =>
+      range
+        ? [{ from: prefix + range.from, to: prefix + range.to, ordered: true, fieldStart: prefix.length }]
+        : ORDERED_KINDS.map((kind) => ({
+            from: prefix + kind.from,
+            to: prefix + kind.to,
+            ordered: kind.ordered,
+            fieldStart: prefix.length,
+          })),
+    )
+    return this.withTop(hot, index, kinds, direction === -1, count, matches)
+  }
+
+  private *withTop(
+    hot: Iterable<Document>,
+    index: SecondaryIndex,
+    kinds: ReadonlyArray<KeyRange & { ordered: boolean; fieldStart: number }>,
+    descending: boolean,
+    count: number,
+    matches: (doc: Document) => boolean,
+  ): Generator<Document> {
+    yield* hot
+    const { file } = this.cold as ColdSide
+    const seen = new Set<string>()
+    for (const kind of kinds) {
+      let found = 0
+      let lastValue: string | undefined
+      for (const row of file.range(this.name, index.spec.name, kind, descending)) {
+        const value = fieldAt(row.key, kind.fieldStart)
+        // Enough of this kind, and every tie of the last one read: the rest of it sorts after them.
+        if (kind.ordered && found >= count && value !== lastValue) break
+        if (seen.has(row.id) || this.shadowed(row.id)) continue
+        seen.add(row.id)
+        const doc = decodeDocument(row.doc)
+        if (!matches(doc)) continue
+        found++
+        lastValue = value
+        yield doc
+      }
+    }
+  }
+
+  /** Every document, hot and cold. */
+  allDocuments(): Iterable<Document> {
+    return this.cold ? this.withCold(this.docs.values(), { scan: true }) : this.docs.values()
+  }
+
+  /** How many documents there are, hot and cold. */
+  size(): number {
+    if (!this.cold) return this.docs.size
+    const { file } = this.cold
+    // Cold rows of ids that memory holds (or is deleting) are counted once, in memory, or not at all.
+    let shadowed = 0
+    for (const id of this.docs.keys()) if (file.get(this.name, id) !== undefined) shadowed++
+    for (const id of this.deleting.keys()) if (!this.docs.has(id) && file.get(this.name, id) !== undefined) shadowed++
+    return this.docs.size + file.countCold(this.name) - shadowed
+  }
+
+  hasDocuments(): boolean {
+    if (this.docs.size > 0) return true
+    if (!this.cold || !this.cold.file.hasCold(this.name)) return false
+    // Counted only while deletes are in flight, which may be removing the last cold ones.
+    return this.deleting.size === 0 || this.size() > 0
+  }
+
+  /** Is SQLite's cold copy of this id out of date (memory has the document, or is deleting it)? */
+  private shadowed(id: string): boolean {
+    return this.docs.has(id) || this.deleting.has(id)
+  }
+
+  private *withCold(hot: Iterable<Document>, plan: ColdPlan): Generator<Document> {
+    yield* hot
+    yield* this.coldDocuments(plan)
+  }
+
+  /** The cold documents the plan reaches, each once, skipping those memory holds. */
+  private *coldDocuments(plan: ColdPlan): Generator<Document> {
+    const { file } = this.cold as ColdSide
+    if ('ids' in plan) {
+      for (const id of plan.ids) {
+        if (this.shadowed(id)) continue
+        const text = file.get(this.name, id)
+        if (text !== undefined) yield decodeDocument(text)
+      }
+      return
+    }
+    if ('scan' in plan) {
+      for (const row of file.scan(this.name)) if (!this.shadowed(row.id)) yield decodeDocument(row.doc)
+      return
+    }
+    const seen = new Set<string>()
+    for (const range of plan.ranges) {
+      for (const row of file.range(this.name, plan.index.spec.name, range)) {
+        if (seen.has(row.id) || this.shadowed(row.id)) continue
+        seen.add(row.id)
+        yield decodeDocument(row.doc)
+      }
+    }
+  }
+
+  /** The index entries a cold document is found by, and the index fields where it holds an array. */
+  private coldEntriesOf(doc: Document): { keys: ColdKey[]; arrays: ColdArray[] } {
+    const keys: ColdKey[] = []
+    const arrays: ColdArray[] = []
+    for (const index of this.indexByName.values()) {
+      const entry = index.entryOf(doc)
+      if (entry === null) continue
+      for (const key of entry.ordered) keys.push([index.spec.name, key])
+      entry.arrays.forEach((array, field) => {
+        if (array) arrays.push([index.spec.name, field])
+      })
+    }
+    for (const [indexName, field] of arrays) this.coldArrays.add(`${indexName}\0${field}`)
+    return { keys, arrays }
+  }
+
+  /**
+   * Throws DuplicateKeyError when a cold document other than `id` (and other than those the write
+   * changes, whose new entries memory checks) holds one of the entry's keys in the unique index.
+   */
+  private assertUniqueAmongCold(index: SecondaryIndex, id: string, entry: IndexEntry, doc: Document, changing: ReadonlySet<string>): void {
+    if (!this.cold || !index.spec.unique || entry === null) return
+    for (const key of entry.ordered) {
+      const holder = this.cold.file
+        .holdersOf(this.name, index.spec.name, key)
+        .find((other) => other !== id && !changing.has(other) && !this.shadowed(other))
+      if (holder !== undefined) index.duplicateKey(doc)
+    }
+  }
+
+  /** The ids among these that a cold document holds (SQLite's copy not shadowed by memory): one read for all. */
+  private takenByCold(ids: string[]): Set<string> {
+    const unshadowed = this.cold ? ids.filter((id) => !this.shadowed(id)) : []
+    return unshadowed.length === 0 ? new Set() : (this.cold as ColdSide).file.coldIdsAmong(this.name, unshadowed)
   }
 
   /**
@@ -57,34 +253,46 @@ export class DocumentTable {
    * resolves once SQLite has them; when it cannot, the changes are undone and it rejects.
    */
   commit(changes: Change[]): { stored: Array<Document | undefined>; durable: Promise<void> } {
-    const { stored, ops, revert } = this.apply(changes)
-    return { stored, durable: this.journal.append(ops, revert) }
+    const { stored, ops, revert, settle } = this.apply(changes)
+    return { stored, durable: this.journal.append(ops, revert).then(settle) }
   }
 
   /**
    * `commit` without the journal: applies the changes to the indexes and memory (or throws, having
    * changed nothing) and returns the journal ops that make them durable and the function that undoes
-   * them. The caller hands the ops to the journal, together with other tables' (an atomic batch).
+   * them. The caller hands the ops to the journal, together with other tables' (an atomic batch),
+   * and calls `settle` once they are durable: then the documents the rule calls cold leave memory.
    */
-  apply(changes: Change[]): { stored: Array<Document | undefined>; ops: JournalOp[]; revert: () => void } {
+  apply(changes: Change[]): { stored: Array<Document | undefined>; ops: JournalOp[]; revert: () => void; settle: () => void } {
     const ops: JournalOp[] = []
     const stored: Array<Document | undefined> = []
+    const rule = this.cold?.rule
+    // Whether each `before` is memory's (else it was read from the cold tier, and is in no in-memory index).
+    const beforeInMemory = changes.map((change) => this.docs.has(change.id))
+    const goesCold: boolean[] = []
     for (const change of changes) {
       if (!change.after) {
-        ops.push({ collection: this.name, id: change.id, text: null })
+        ops.push({ collection: this.name, id: change.id, text: null, ...(this.cold ? { keys: [] } : {}) })
         stored.push(undefined)
+        goesCold.push(false)
         continue
       }
       const { text, exact } = change.encoded ?? encodeForStorage(change.after)
-      ops.push({ collection: this.name, id: change.id, text })
       // An exact encoding means plain JSON values and Dates only, which structuredClone copies faithfully.
-      stored.push(!exact ? decodeDocument(text) : change.afterIsCallers ? cloneDocument(change.after) : change.after)
+      const after = !exact ? decodeDocument(text) : change.afterIsCallers ? cloneDocument(change.after) : change.after
+      stored.push(after)
+      const cold = rule !== undefined && isCold(rule, after)
+      goesCold.push(cold)
+      if (!this.cold) ops.push({ collection: this.name, id: change.id, text })
+      else if (!cold) ops.push({ collection: this.name, id: change.id, text, keys: [] })
+      else ops.push({ collection: this.name, id: change.id, text, cold: true, ...this.coldEntriesOf(after) })
     }
 
     const inserted = new Set<string>()
+    const takenByCold = this.takenByCold(changes.filter((change) => !change.before).map((change) => change.id))
     changes.forEach((change, i) => {
       if (change.before) return
-      if (this.docs.has(change.id) || inserted.has(change.id)) {
+      if (this.docs.has(change.id) || inserted.has(change.id) || takenByCold.has(change.id)) {
         throw new DuplicateKeyError(this.name, '_id_', { _id: stored[i]?._id })
       }
       inserted.add(change.id)
@@ -95,11 +303,12 @@ export class DocumentTable {
     changes.forEach((change, i) => {
       const after = stored[i]
       for (const index of this.indexByName.values()) {
-        const old = change.before ? index.entryOf(change.before) : null
+        const old = change.before && beforeInMemory[i] ? index.entryOf(change.before) : null
         const next = after ? index.entryOf(after) : null
         if (!SecondaryIndex.sameEntry(old, next)) moves.push({ index, id: change.id, old, next, doc: after })
       }
     })
+    const changing = this.cold ? new Set(changes.map((change) => change.id)) : new Set<string>()
     const undo: Array<() => void> = []
     try {
       for (const { index, id, old } of moves) {
@@ -109,6 +318,7 @@ export class DocumentTable {
       for (const { index, id, next, doc } of moves) {
         if (next === null || !doc) continue
         index.assertUnique(id, next, doc)
+        this.assertUniqueAmongCold(index, id, next, doc, changing)
         index.insert(id, next)
         undo.push(() => index.delete(id, next))
       }
@@ -120,17 +330,42 @@ export class DocumentTable {
     changes.forEach((change, i) => {
       const after = stored[i]
       if (after) this.docs.set(change.id, after)
-      else this.docs.delete(change.id)
+      else {
+        this.docs.delete(change.id)
+        if (this.cold) this.deleting.set(change.id, (this.deleting.get(change.id) ?? 0) + 1)
+      }
     })
+    const forgetDeletes = (): void => {
+      changes.forEach((change, i) => {
+        if (stored[i] || !this.cold) return
+        const pending = (this.deleting.get(change.id) ?? 1) - 1
+        if (pending > 0) this.deleting.set(change.id, pending)
+        else this.deleting.delete(change.id)
+      })
+    }
     const revert = (): void => {
       for (let i = changes.length - 1; i >= 0; i--) {
         const { id, before } = changes[i] as Change
-        if (before) this.docs.set(id, before)
+        if (before && beforeInMemory[i]) this.docs.set(id, before)
         else this.docs.delete(id)
       }
       for (const step of undo.reverse()) step()
+      forgetDeletes()
     }
-    return { stored, ops, revert }
+    const settle = (): void => {
+      forgetDeletes()
+      changes.forEach((change, i) => {
+        const after = stored[i]
+        // Durable and cold: it leaves memory, unless a later write has replaced it meanwhile.
+        if (goesCold[i] && after && this.docs.get(change.id) === after) this.evict(change.id, after)
+      })
+    }
+    return { stored, ops, revert, settle }
+  }
+
+  private evict(id: string, doc: Document): void {
+    for (const index of this.indexByName.values()) index.delete(id, index.entryOf(doc))
+    this.docs.delete(id)
   }
 
   /** Creates the index unless an identical one exists; resolves to its name once it is durable. */
@@ -149,13 +384,42 @@ export class DocumentTable {
       }
     }
     const index = new SecondaryIndex(this.name, spec)
+    const coldKeys: Array<readonly [string, string]> = []
+    const arrays = new Set<number>()
+    const addColdEntry = (id: string, entry: IndexEntry): void => {
+      for (const key of entry?.ordered ?? []) coldKeys.push([id, key])
+      entry?.arrays.forEach((array, field) => array && arrays.add(field))
+    }
     for (const [id, doc] of this.docs) {
       const entry = index.entryOf(doc)
       index.assertUnique(id, entry, doc)
       index.insert(id, entry)
+      // A document on its way to the cold tier leaves memory once its write is durable: SQLite needs its entry too.
+      if (this.cold?.rule && isCold(this.cold.rule, doc)) addColdEntry(id, entry)
+    }
+    if (this.cold) {
+      // The cold documents' entries: checked for uniqueness against memory and each other, then saved with the definition.
+      const coldUnique = new Set<string>()
+      for (const row of this.cold.file.scan(this.name)) {
+        if (this.shadowed(row.id)) continue
+        const doc = decodeDocument(row.doc)
+        const entry = index.entryOf(doc)
+        index.assertUnique(row.id, entry, doc)
+        for (const key of spec.unique ? (entry?.unique ?? []) : []) {
+          if (coldUnique.has(key)) index.duplicateKey(doc)
+          coldUnique.add(key)
+        }
+        addColdEntry(row.id, entry)
+      }
     }
     this.indexByName.set(spec.name, index)
-    const op: JournalOp = { collection: this.name, indexName: spec.name, indexSpec: encodeDocument({ ...spec }) }
+    for (const field of arrays) this.coldArrays.add(`${spec.name}\0${field}`)
+    const op: JournalOp = {
+      collection: this.name,
+      indexName: spec.name,
+      indexSpec: encodeDocument({ ...spec }),
+      ...(coldKeys.length > 0 ? { coldKeys, arrays: [...arrays].map((field) => [spec.name, field] as const) } : {}),
+    }
     await this.journal.append([op], () => this.indexByName.delete(spec.name))
     return spec.name
   }
@@ -180,7 +444,7 @@ export class DocumentTable {
       const ttl = index.spec.expireAfterSeconds
       if (ttl === undefined) continue
       const cutoff = now.getTime() - ttl * 1000
-      for (const [id, doc] of this.docs) {
+      for (const [id, doc] of this.expiryCandidates(index, cutoff)) {
         if (expired.has(id) || !index.covers(doc)) continue
         // Like MongoDB: a document expires by the earliest date in the field; non-dates never expire.
         const dates = valuesAtPath(doc, index.firstField)
@@ -191,6 +455,15 @@ export class DocumentTable {
     }
     if (expired.size === 0) return { removed: 0, durable: Promise.resolve() }
     return { removed: expired.size, durable: this.commit([...expired.values()]).durable }
+  }
+
+  /** The hot documents, and the cold ones whose entry in the TTL index is a date up to the cutoff. */
+  private *expiryCandidates(index: SecondaryIndex, cutoff: number): Generator<[string, Document]> {
+    yield* this.docs
+    if (!this.cold) return
+    const dates = orderedKey(new Date(0)).slice(0, 1)
+    const range = { from: dates, to: orderedKey(new Date(cutoff)) + AFTER_PREFIX }
+    for (const doc of this.coldDocuments({ index, ranges: [range] })) yield [idKeyOf(doc), doc]
   }
 }
 

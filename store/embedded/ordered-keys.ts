@@ -53,6 +53,24 @@ export function orderedKey(value: unknown): string {
   return TAG.other + escaped(keyOf(value)) + FIELD_END
 }
 
+/**
+ * The key ranges of one field's values that each order as MongoDB orders them (numbers, strings,
+ * dates: one kind each), and the range of the rest (null, missing, booleans, objects), whose order
+ * differs: appended to a prefix, together they cover every value of the field once.
+ */
+export const ORDERED_KINDS: ReadonlyArray<{ from: string; to: string; ordered: boolean }> = [
+  { from: TAG.date, to: TAG.date + AFTER_PREFIX, ordered: true },
+  { from: TAG.number, to: TAG.number + AFTER_PREFIX, ordered: true },
+  { from: TAG.other, to: TAG.other + AFTER_PREFIX, ordered: false },
+  { from: TAG.string, to: TAG.string + AFTER_PREFIX, ordered: true },
+]
+
+/** The encoding of the field that starts at `at` in an entry (FIELD_END included). */
+export function fieldAt(entry: string, at: number): string {
+  const end = entry.indexOf(FIELD_END, at)
+  return end < 0 ? entry.slice(at) : entry.slice(at, end + FIELD_END.length)
+}
+
 /** Where the id starts in an entry of `fields` encoded fields followed by the id. */
 export function idOfEntry(entry: string, fields: number): string {
   let at = 0

@@ -72,6 +72,13 @@ function narrowness(bounds: IndexBounds): number {
   return bounds.fields * 2 + (bounds.range ? 1 : 0)
 }
 
+/** The conditions of the filter a plan can use; undefined when there are none (every document is a candidate). */
+function conditionsOf(filter: Filter): Conditions | undefined {
+  const conditions: Conditions = { pinned: new Map(), ranges: new Map() }
+  collectConditions(filter, conditions)
+  return conditions.pinned.size === 0 && conditions.ranges.size === 0 ? undefined : conditions
+}
+
 /**
  * The candidates: by `_id` when it is pinned, else from the index whose pinned prefix (and range on
  * the next field) yields the fewest ids, else every document.
@@ -83,9 +90,8 @@ export function candidates(filter: Filter, source: PlanSource): Iterable<Documen
     const doc = source.docs.get(keyOf(id))
     return doc ? [doc] : []
   }
-  const conditions: Conditions = { pinned: new Map(), ranges: new Map() }
-  collectConditions(filter, conditions)
-  if (conditions.pinned.size === 0 && conditions.ranges.size === 0) return source.docs.values()
+  const conditions = conditionsOf(filter)
+  if (!conditions) return source.docs.values()
 
   let best: string[] | undefined
   const idValues = conditions.pinned.get('_id')
@@ -110,4 +116,35 @@ export function candidates(filter: Filter, source: PlanSource): Iterable<Documen
     if (doc) found.push(doc)
   }
   return found
+}
+
+/**
+ * How to find a filter's candidates among documents that are not in memory (the cold tier): by
+ * their `_id` keys, by key ranges of one index (the narrowest the filter bounds, as
+ * `index.boundsFor` gives them with `holdsArrays` saying which of its fields hold an array there),
+ * or by reading them all.
+ */
+export type ColdPlan =
+  { ids: string[] } | { index: SecondaryIndex; ranges: Array<{ from: string; to: string }>; bounds?: IndexBounds } | { scan: true }
+
+export function coldPlan(
+  filter: Filter,
+  indexes: Iterable<SecondaryIndex>,
+  holdsArrays: (index: SecondaryIndex, field: number) => boolean,
+): ColdPlan {
+  const id = filter._id
+  if (isScalar(id)) return { ids: [keyOf(id)] }
+  const conditions = conditionsOf(filter)
+  if (!conditions) return { scan: true }
+  const idValues = conditions.pinned.get('_id')
+  if (idValues) return { ids: [...new Set(idValues.map(keyOf))] }
+  let best: { index: SecondaryIndex; bounds: IndexBounds } | undefined
+  for (const index of indexes) {
+    const bounds = index.usableForQueries
+      ? index.boundsFor(conditions.pinned, conditions.ranges, undefined, (field) => holdsArrays(index, field))
+      : undefined
+    if (bounds && (!best || narrowness(bounds) > narrowness(best.bounds))) best = { index, bounds }
+  }
+  if (!best) return { scan: true }
+  return { index: best.index, ranges: best.index.rangesOf(best.bounds), bounds: best.bounds }
 }

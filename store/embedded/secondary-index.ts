@@ -202,12 +202,15 @@ export class SecondaryIndex {
     if (!this.spec.unique || entry === null) return
     for (const key of entry.unique) {
       const holders = this.entries.get(key)
-      if (holders && (holders.size > 1 || !holders.has(id))) {
-        const keyValue: Record<string, unknown> = {}
-        for (const field of this.fields) keyValue[field] = valuesAtPath(doc, field)[0] ?? null
-        throw new DuplicateKeyError(this.collectionName, this.spec.name, keyValue)
-      }
+      if (holders && (holders.size > 1 || !holders.has(id))) this.duplicateKey(doc)
     }
+  }
+
+  /** Throws the DuplicateKeyError for `doc`'s key in this index. */
+  duplicateKey(doc: Document): never {
+    const keyValue: Record<string, unknown> = {}
+    for (const field of this.fields) keyValue[field] = valuesAtPath(doc, field)[0] ?? null
+    throw new DuplicateKeyError(this.collectionName, this.spec.name, keyValue)
   }
 
   /**
@@ -219,6 +222,7 @@ export class SecondaryIndex {
     pinned: ReadonlyMap<string, unknown[]>,
     ranges: ReadonlyMap<string, RangeCondition>,
     maxPrefixes = 64,
+    holdsArrays: (field: number) => boolean = (field) => this.arrayHolders[field] !== 0,
   ): IndexBounds | undefined {
     let prefixes = ['']
     let fields = 0
@@ -233,7 +237,7 @@ export class SecondaryIndex {
     const range = rangeField === undefined ? undefined : ranges.get(rangeField)
     if (range) {
       // With arrays in the field, each bound may be met by a different element: keep only the lower one.
-      const intersect = this.arrayHolders[fields] === 0
+      const intersect = !holdsArrays(fields)
       // An entry with exactly the value v starts with orderedKey(v): `+ AFTER_PREFIX` passes all of them.
       const { lower, upper } = range
       const from = lower === undefined ? range.tag : orderedKey(lower.value) + (lower.inclusive ? '' : AFTER_PREFIX)
@@ -244,12 +248,17 @@ export class SecondaryIndex {
     return fields === 0 ? undefined : { prefixes, fields }
   }
 
+  /** The key ranges (`from <= key < to`) the bounds cover, one per prefix. */
+  rangesOf(bounds: IndexBounds): Array<{ from: string; to: string }> {
+    return bounds.prefixes.map((prefix) =>
+      bounds.range ? { from: prefix + bounds.range.from, to: prefix + bounds.range.to } : { from: prefix, to: prefix + AFTER_PREFIX },
+    )
+  }
+
   /** The ids of the documents within the bounds, stopping once there are more than `limit`. */
   idsWithin(bounds: IndexBounds, limit = Infinity): string[] {
     const ids: string[] = []
-    for (const prefix of bounds.prefixes) {
-      const from = bounds.range ? prefix + bounds.range.from : prefix
-      const to = bounds.range ? prefix + bounds.range.to : prefix + AFTER_PREFIX
+    for (const { from, to } of this.rangesOf(bounds)) {
       for (const entry of this.ordered.range(from, to)) {
         ids.push(idOfEntry(entry, this.fields.length))
         if (ids.length > limit) return ids

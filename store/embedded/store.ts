@@ -1,19 +1,23 @@
 /**
  * The embedded store: documents in memory with MongoDB semantics (mingo), every acknowledged write
  * durable in SQLite (written on the journal's own thread) before its call resolves, files under
- * `<dataDir>/files`, and the data dir locked to this process.
+ * `<dataDir>/files`, and the data dir locked to this process. Documents the cold tier's rules name
+ * (cold-tier.ts; the service's are COLD_TIER in store/collections.ts) live in SQLite only once durable.
  */
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { type AtomicWrite, type AtomicWriteResult, type Collection, type Document, type Store, UnmatchedWriteError } from '../port.js'
+import { COLD_TIER } from '../collections.js'
 import type { StoreLogger } from '../logger.js'
+import { ColdFile } from './cold-file.js'
+import type { ColdTier } from './cold-tier.js'
 import { EmbeddedCollection } from './collection.js'
 import { lockDataDir, type DataDirLock } from './data-dir-lock.js'
-import { cloneDocument, decodeDocument } from './document-codec.js'
+import { cloneDocument } from './document-codec.js'
 import { DocumentTable } from './document-table.js'
 import { ErrorCodes, StoreServerError } from './errors.js'
 import { DirFileStore } from './file-store.js'
-import { JournalFile, type JournalOp } from './journal.js'
+import type { JournalOp } from './journal.js'
 import { type JournalCommitListener, JournalWriter } from './journal-writer.js'
 
 export const DATABASE_FILE = 'store.sqlite'
@@ -23,7 +27,12 @@ const TTL_SWEEP_INTERVAL_MS = 30_000
 export interface EmbeddedStoreOptions {
   dataDir: string
   logger?: StoreLogger
+  /** Which documents live in SQLite only (cold-tier.ts); the service's rules when absent. */
+  coldTier?: ColdTier
 }
+
+/** The service's cold rules (store/collections.ts). */
+const serviceColdTier: ColdTier = (collection) => (Object.hasOwn(COLD_TIER, collection) ? COLD_TIER[collection] : undefined)
 
 function assertCollectionName(name: string): void {
   if (name.length === 0 || name.includes('$') || name.includes('\0') || name.startsWith('system.')) {
@@ -36,6 +45,8 @@ export class EmbeddedStore implements Store {
   readonly files: DirFileStore
   readonly dataDir: string
   private readonly journal: JournalWriter
+  private readonly coldFile: ColdFile
+  private readonly coldTier: ColdTier
   private readonly lock: DataDirLock
   private readonly logger: StoreLogger | undefined
   private readonly tables = new Map<string, DocumentTable>()
@@ -43,38 +54,52 @@ export class EmbeddedStore implements Store {
   private readonly ttlTimer: NodeJS.Timeout
   private closed = false
 
-  private constructor(dataDir: string, lock: DataDirLock, saved: JournalFile, files: DirFileStore, logger: StoreLogger | undefined) {
+  private constructor(dataDir: string, lock: DataDirLock, coldFile: ColdFile, coldTier: ColdTier, logger: StoreLogger | undefined) {
     this.dataDir = dataDir
     this.lock = lock
-    this.files = files
+    this.coldFile = coldFile
+    this.coldTier = coldTier
     this.logger = logger
+    // The journal thread writes nothing before the first batch, which comes after the restore below.
     this.journal = new JournalWriter(join(dataDir, DATABASE_FILE))
-    for (const row of saved.documents()) this.table(row.collection).restoreDocument(row.id, decodeDocument(row.doc))
-    for (const { collection, spec } of saved.indexes()) this.table(collection).restoreIndex(spec)
+    // Only hot rows are read: start-up does not grow with the cold tier. Documents the rules call cold
+    // and that are still hot (a data dir written before the cold tier) are made cold here, page by page.
+    for (const { collection, spec } of coldFile.indexes()) this.table(collection).restoreIndex(spec)
+    for (const { collection, idx, field } of coldFile.coldArrays()) this.table(collection).restoreColdArray(idx, field)
+    coldFile.restoreHot((collection, id, doc) => this.table(collection).restoreRow(id, doc))
+    this.files = new DirFileStore(join(dataDir, FILES_DIR))
     this.ttlTimer = setInterval(() => this.sweepExpiredLogged(), TTL_SWEEP_INTERVAL_MS)
     this.ttlTimer.unref()
   }
 
   /** Opens (creating if needed) the store in `dataDir`; fails when another store has it open. */
-  static open({ dataDir, logger }: EmbeddedStoreOptions): EmbeddedStore {
+  static open({ dataDir, logger, coldTier = serviceColdTier }: EmbeddedStoreOptions): EmbeddedStore {
     const started = Date.now()
     mkdirSync(dataDir, { recursive: true })
     const lock = lockDataDir(dataDir)
-    let saved: JournalFile | undefined
+    let coldFile: ColdFile | undefined
     try {
-      saved = new JournalFile(join(dataDir, DATABASE_FILE))
-      const store = new EmbeddedStore(dataDir, lock, saved, new DirFileStore(join(dataDir, FILES_DIR)), logger)
-      let documents = 0
-      for (const table of store.tables.values()) documents += table.docs.size
-      logger?.info({ dataDir, collections: store.tables.size, documents, ms: Date.now() - started }, 'embedded store opened')
+      coldFile = new ColdFile(join(dataDir, DATABASE_FILE))
+      const store = new EmbeddedStore(dataDir, lock, coldFile, coldTier, logger)
+      let hotDocuments = 0
+      for (const table of store.tables.values()) hotDocuments += table.docs.size
+      logger?.info({ dataDir, collections: store.tables.size, hotDocuments, ms: Date.now() - started }, 'embedded store opened')
       return store
     } catch (err) {
+      coldFile?.close()
       lock.release()
       throw err
-    } finally {
-      // Read once; the journal thread opens its own connection for the writes.
-      saved?.close()
     }
+  }
+
+  /** How many documents of the collection are in memory (the rest, if any, are in the cold tier only). */
+  hotDocuments(collection: string): number {
+    return this.tables.get(collection)?.docs.size ?? 0
+  }
+
+  /** How many SQLite reads the cold tier has made since open (each one indexed, at most a page of rows). */
+  get coldTierReads(): number {
+    return this.coldFile.reads
   }
 
   observeJournal(listener: JournalCommitListener): void {
@@ -96,6 +121,7 @@ export class EmbeddedStore implements Store {
     const results: AtomicWriteResult[] = []
     const ops: JournalOp[] = []
     const reverts: Array<() => void> = []
+    const settles: Array<() => void> = []
     const revertAll = (): void => {
       for (const revert of [...reverts].reverse()) revert()
     }
@@ -110,6 +136,7 @@ export class EmbeddedStore implements Store {
           const applied = this.table(write.collection).apply(changes)
           ops.push(...applied.ops)
           reverts.push(applied.revert)
+          settles.push(applied.settle)
         }
         results.push(result)
       })
@@ -117,7 +144,10 @@ export class EmbeddedStore implements Store {
       revertAll()
       throw err
     }
-    if (ops.length > 0) await this.journal.append(ops, revertAll)
+    if (ops.length > 0) {
+      await this.journal.append(ops, revertAll)
+      for (const settle of settles) settle()
+    }
     return results
   }
 
@@ -127,7 +157,7 @@ export class EmbeddedStore implements Store {
       assertCollectionName(name)
       collection = new EmbeddedCollection(this.table(name), {
         assertOpen: () => this.assertOpen(),
-        documentsOf: (other) => [...(this.tables.get(other)?.docs.values() ?? [])].map((doc) => cloneDocument(doc)),
+        documentsOf: (other) => [...(this.tables.get(other)?.allDocuments() ?? [])].map((doc) => cloneDocument(doc)),
       })
       this.collections.set(name, collection)
     }
@@ -137,7 +167,7 @@ export class EmbeddedStore implements Store {
   async listCollections(): Promise<string[]> {
     this.assertOpen()
     return [...this.tables.values()]
-      .filter((table) => table.docs.size > 0)
+      .filter((table) => table.hasDocuments())
       .map((table) => table.name)
       .sort()
   }
@@ -167,6 +197,7 @@ export class EmbeddedStore implements Store {
     try {
       await this.journal.close()
     } finally {
+      this.coldFile.close()
       this.lock.release()
     }
     this.logger?.info({ dataDir: this.dataDir }, 'embedded store closed')
@@ -184,7 +215,11 @@ export class EmbeddedStore implements Store {
   private table(name: string): DocumentTable {
     let table = this.tables.get(name)
     if (!table) {
-      table = new DocumentTable(name, this.journal)
+      const rule = this.coldTier(name)
+      // A collection without a rule may still have cold documents from when it had one: they are
+      // read, and leave the cold tier when written.
+      const cold = rule || this.coldFile.hasCold(name) ? { file: this.coldFile, rule } : undefined
+      table = new DocumentTable(name, this.journal, cold)
       this.tables.set(name, table)
     }
     return table

@@ -1,0 +1,228 @@
+/**
+ * The store thread's own connection to the SQLite file (WAL lets it read while the journal thread
+ * writes): it reads the hot documents once at open, moves documents its rules call cold out of the
+ * hot set there (the upgrade of a data dir written before the cold tier, or a rule that changed),
+ * and afterwards answers the cold tier's reads. Every read after open is one indexed statement
+ * returning at most PAGE rows, so none holds the thread for long; callers page through larger
+ * answers (the journal thread never waits for them: WAL readers and the writer do not block).
+ */
+import type Database from 'better-sqlite3'
+import { decodeDocument } from './document-codec.js'
+import { type ColdArray, type ColdKey, keyBlob, keyOfBlob, openDatabase, prepareLayout } from './journal.js'
+import type { IndexSpec } from './secondary-index.js'
+
+/** Rows per read: enough to amortize a statement, few enough (tens of KB) to keep each read short. */
+export const PAGE = 256
+
+interface DocumentRow {
+  collection: string
+  id: string
+  doc: string
+}
+interface IdDoc {
+  id: string
+  doc: string
+}
+interface EntryRow extends IdDoc {
+  key: Buffer
+}
+
+/** A range of one index's cold entries: `from <= key < to`. */
+export interface KeyRange {
+  from: string
+  to: string
+}
+
+/** What the open does with a hot row: keep it in memory, or make it cold with these index entries. */
+export type HotRowVerdict = { keep: true } | { keep: false; keys: readonly ColdKey[]; arrays: readonly ColdArray[] }
+
+export class ColdFile {
+  /** Statements run after open: what the cold tier cost the store's thread (EmbeddedStore.coldTierReads). */
+  reads = 0
+  private readonly db: Database.Database
+  private readonly byId: Database.Statement<[string, string], { doc: string }>
+  private readonly idsAmong: Database.Statement<[string, string], { id: string }>
+  private readonly coldExists: Database.Statement<[string], { one: number }>
+  private readonly coldCount: Database.Statement<[string], { n: number }>
+  private readonly scanPage: Database.Statement<[string, string, number], IdDoc>
+  /** Pages of an index's cold entries with their documents, by the bound they resume from: see `range`. */
+  private readonly entryPages: Record<
+    'from' | 'after' | 'ties' | 'below' | 'tiesBelow',
+    Database.Statement<[string, string, Buffer, Buffer | string, number], EntryRow>
+  >
+  private readonly keyHolders: Database.Statement<[string, string, Buffer], { id: string }>
+
+  constructor(file: string) {
+    this.db = openDatabase(file)
+    try {
+      prepareLayout(this.db)
+      this.byId = this.db.prepare('SELECT doc FROM documents WHERE collection = ? AND id = ? AND cold = 1')
+      this.idsAmong = this.db.prepare(
+        'SELECT id FROM documents WHERE collection = ? AND cold = 1 AND id IN (SELECT value FROM json_each(?))',
+      )
+      this.coldExists = this.db.prepare('SELECT 1 AS one FROM documents WHERE collection = ? AND cold = 1 LIMIT 1')
+      this.coldCount = this.db.prepare('SELECT count(*) AS n FROM documents WHERE collection = ? AND cold = 1')
+      this.scanPage = this.db.prepare('SELECT id, doc FROM documents WHERE collection = ? AND cold = 1 AND id > ? ORDER BY id LIMIT ?')
+      const entries = (where: string, order: string): Database.Statement<[string, string, Buffer, Buffer | string, number], EntryRow> =>
+        this.db.prepare(`SELECT k.id AS id, k.key AS key, d.doc AS doc FROM cold_keys k
+          JOIN documents d ON d.collection = k.collection AND d.id = k.id AND d.cold = 1
+          WHERE k.collection = ? AND k.idx = ? AND ${where} ORDER BY ${order} LIMIT ?`)
+      // Every bound is a plain comparison on the primary key (collection, idx, key, id), so each page is one index seek.
+      this.entryPages = {
+        from: entries('k.key >= ? AND k.key < ?', 'k.key, k.id'),
+        after: entries('k.key > ? AND k.key < ?', 'k.key, k.id'),
+        ties: entries('k.key = ? AND k.id > ?', 'k.id'),
+        below: entries('k.key < ? AND k.key >= ?', 'k.key DESC, k.id DESC'),
+        tiesBelow: entries('k.key = ? AND k.id < ?', 'k.id DESC'),
+      }
+      this.keyHolders = this.db.prepare(`SELECT k.id AS id FROM cold_keys k
+        JOIN documents d ON d.collection = k.collection AND d.id = k.id AND d.cold = 1
+        WHERE k.collection = ? AND k.idx = ? AND k.key = ? LIMIT 16`)
+    } catch (err) {
+      this.db.close()
+      throw err
+    }
+  }
+
+  indexes(): Array<{ collection: string; spec: IndexSpec }> {
+    const rows = this.db.prepare<[], { collection: string; spec: string }>('SELECT collection, spec FROM indexes ORDER BY rowid').all()
+    return rows.map((row) => ({ collection: row.collection, spec: decodeDocument(row.spec) as unknown as IndexSpec }))
+  }
+
+  /** The index fields that hold an array in some cold document, as `indexName` → field positions. */
+  coldArrays(): Array<{ collection: string; idx: string; field: number }> {
+    return this.db.prepare<[], { collection: string; idx: string; field: number }>('SELECT collection, idx, field FROM cold_arrays').all()
+  }
+
+  /**
+   * Every hot row, a page at a time, for `verdict` to keep in memory or to make cold; the ones made
+   * cold are written page by page, so an interrupted open has moved some and the next one moves
+   * the rest.
+   */
+  restoreHot(verdict: (collection: string, id: string, doc: string) => HotRowVerdict): void {
+    const page = this.db.prepare<[string, string, number], DocumentRow>(
+      'SELECT collection, id, doc FROM documents WHERE cold = 0 AND (collection, id) > (?, ?) ORDER BY collection, id LIMIT ?',
+    )
+    const markCold = this.db.prepare<[string, string]>('UPDATE documents SET cold = 1 WHERE collection = ? AND id = ?')
+    const removeKeys = this.db.prepare<[string, string]>('DELETE FROM cold_keys WHERE collection = ? AND id = ?')
+    const putKey = this.db.prepare<[string, string, Buffer, string]>(
+      'INSERT OR IGNORE INTO cold_keys (collection, idx, key, id) VALUES (?, ?, ?, ?)',
+    )
+    const putArray = this.db.prepare<[string, string, number]>(
+      'INSERT OR IGNORE INTO cold_arrays (collection, idx, field) VALUES (?, ?, ?)',
+    )
+    const demote = this.db.transaction(
+      (rows: Array<{ collection: string; id: string; keys: readonly ColdKey[]; arrays: readonly ColdArray[] }>) => {
+        for (const { collection, id, keys, arrays } of rows) {
+          markCold.run(collection, id)
+          removeKeys.run(collection, id)
+          for (const [indexName, key] of keys) putKey.run(collection, indexName, keyBlob(key), id)
+          for (const [indexName, field] of arrays) putArray.run(collection, indexName, field)
+        }
+      },
+    )
+    let after = { collection: '', id: '' }
+    for (;;) {
+      const rows = page.all(after.collection, after.id, 4 * PAGE)
+      const last = rows[rows.length - 1]
+      if (!last) return
+      const cold: Array<{ collection: string; id: string; keys: readonly ColdKey[]; arrays: readonly ColdArray[] }> = []
+      for (const row of rows) {
+        const decided = verdict(row.collection, row.id, row.doc)
+        if (!decided.keep) cold.push({ collection: row.collection, id: row.id, keys: decided.keys, arrays: decided.arrays })
+      }
+      if (cold.length > 0) demote(cold)
+      after = last
+    }
+  }
+
+  /** The cold document with this id, if any (its JSON). */
+  get(collection: string, id: string): string | undefined {
+    this.reads++
+    return this.byId.get(collection, id)?.doc
+  }
+
+  /** Which of these ids cold documents of the collection have: one statement, however many ids. */
+  coldIdsAmong(collection: string, ids: readonly string[]): Set<string> {
+    this.reads++
+    if (ids.length === 1) return this.byId.get(collection, ids[0] as string) ? new Set(ids) : new Set()
+    return new Set(this.idsAmong.all(collection, JSON.stringify(ids)).map((row) => row.id))
+  }
+
+  hasCold(collection: string): boolean {
+    this.reads++
+    return this.coldExists.get(collection) !== undefined
+  }
+
+  countCold(collection: string): number {
+    this.reads++
+    return this.coldCount.get(collection)?.n ?? 0
+  }
+
+  /** Every cold document of the collection, in id order, a page at a time. */
+  *scan(collection: string): Generator<IdDoc> {
+    let after = ''
+    for (;;) {
+      this.reads++
+      const rows = this.scanPage.all(collection, after, PAGE)
+      yield* rows
+      const last = rows[rows.length - 1]
+      if (!last || rows.length < PAGE) return
+      after = last.id
+    }
+  }
+
+  /**
+   * The cold documents with an entry of the index in the range, in key order, or the reverse (a
+   * multikey document once per entry), with the entry's key. A page resumes after the last entry
+   * read: first the rest of its key's entries (by id), then the keys beyond it.
+   */
+  *range(collection: string, indexName: string, { from, to }: KeyRange, descending = false): Generator<IdDoc & { key: string }> {
+    const pages = this.entryPages
+    const lower = keyBlob(from)
+    const upper = keyBlob(to)
+    let rows = this.page(
+      descending ? pages.below : pages.from,
+      collection,
+      indexName,
+      descending ? upper : lower,
+      descending ? lower : upper,
+    )
+    for (;;) {
+      for (const row of rows) yield { id: row.id, doc: row.doc, key: keyOfBlob(row.key) }
+      const last = rows[rows.length - 1]
+      if (!last || rows.length < PAGE) return
+      let ties = rows
+      let lastTie = last
+      while (ties.length === PAGE) {
+        ties = this.page(descending ? pages.tiesBelow : pages.ties, collection, indexName, last.key, lastTie.id)
+        for (const row of ties) yield { id: row.id, doc: row.doc, key: keyOfBlob(row.key) }
+        lastTie = ties[ties.length - 1] ?? lastTie
+      }
+      rows = descending
+        ? this.page(pages.below, collection, indexName, last.key, lower)
+        : this.page(pages.after, collection, indexName, last.key, upper)
+    }
+  }
+
+  private page(
+    statement: Database.Statement<[string, string, Buffer, Buffer | string, number], EntryRow>,
+    collection: string,
+    indexName: string,
+    key: Buffer,
+    bound: Buffer | string,
+  ): EntryRow[] {
+    this.reads++
+    return statement.all(collection, indexName, key, bound, PAGE)
+  }
+
+  /** The ids of the cold documents holding this exact key in the index (a unique index's whole key). */
+  holdersOf(collection: string, indexName: string, key: string): string[] {
+    this.reads++
+    return this.keyHolders.all(collection, indexName, keyBlob(key)).map((row) => row.id)
+  }
+
+  close(): void {
+    this.db.close()
+  }
+}
