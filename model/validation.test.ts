@@ -69,7 +69,12 @@ function externalTaskFaults(): Fault<Body>[] {
     ],
     ['external task next', (body) => withExternalTask(body, (step) => (step.next = 'archiv')), 'steps.book.next', /names step "archiv"/],
     ['external task input', (body) => withExternalTask(body, (step) => (step.input = 'data.(')), 'steps.book.input', /./],
-    ['external task as outside data', (body) => withExternalTask(body, (step) => (step.as = 'vars.x')), 'steps.book.as', /must be data or start with data/],
+    [
+      'external task as outside data',
+      (body) => withExternalTask(body, (step) => (step.as = 'vars.x')),
+      'steps.book.as',
+      /must be data or start with data/,
+    ],
     [
       'external task as to a prototype',
       (body) => withExternalTask(body, (step) => (step.as = 'data.__proto__')),

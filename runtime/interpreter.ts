@@ -243,7 +243,9 @@ export class Interpreter {
       }
       case 'callProcess': {
         const input = await this.stepExpression(thread.stepId, transition, env)
-        arriveAtCallProcess(thread, step, input, transition, env, (failing, error) => this.failThread(failing, transition, error, env.now()))
+        arriveAtCallProcess(thread, step, input, transition, env, (failing, error) =>
+          this.failThread(failing, transition, error, env.now()),
+        )
         return
       }
     }
