@@ -149,13 +149,26 @@ export function TaskPage(props: {
                   />
                 ) : (
                   <ActionButton
-                    key={action.actionType}
-                    label={ACTION_LABELS[action.actionType] ?? action.actionType}
-                    kind={action.actionType === 'cancel' ? 'danger' : action.actionType === 'complete' ? 'primary' : 'secondary'}
+                    key={`${action.actionType}-${action.customType ?? ''}`}
+                    // A custom variant of an action (`complete` with customType `askAgainIn3Days`) is its own button.
+                    label={action.customType ?? ACTION_LABELS[action.actionType] ?? action.actionType}
+                    kind={
+                      action.actionType === 'cancel'
+                        ? 'danger'
+                        : action.actionType === 'complete' && !action.customType
+                          ? 'primary'
+                          : 'secondary'
+                    }
                     run={async () =>
                       finished(ACTION_DONE[action.actionType] ?? action.actionType)(
                         await client.post('/action/complete', {
-                          body: { ...ids, taskId: task.taskId, actionType: action.actionType, dataInstance: data },
+                          body: {
+                            ...ids,
+                            taskId: task.taskId,
+                            actionType: action.actionType,
+                            ...(action.customType ? { customType: action.customType } : {}),
+                            dataInstance: data,
+                          },
                         }),
                       )
                     }

@@ -23,6 +23,10 @@ const EXPECTED_TYPE: Record<string, string> = {
   parallel: 'bpmn:ParallelGateway',
   join: 'bpmn:ParallelGateway',
   end: 'bpmn:EndEvent',
+  timer: 'bpmn:IntermediateCatchEvent',
+  receive: 'bpmn:IntermediateCatchEvent',
+  callProcess: 'bpmn:CallActivity',
+  externalTask: 'bpmn:ServiceTask',
 }
 
 const processExamples = readdirSync(EXAMPLES_DIR)
