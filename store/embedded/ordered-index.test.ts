@@ -91,3 +91,34 @@ t.test('a range on a multikey field still finds documents whose elements meet th
   const found = [...candidates(filter, { docs, indexes: [index] })].filter((doc) => new Query(filter, {}).test(doc))
   t.same(found.map((doc) => doc._id).sort(), ['a', 'b'])
 })
+
+t.test('a partial index on the existence of a field plans the queries that pin that field to values, and no other', async (t) => {
+  const index = new SecondaryIndex('c', {
+    name: 'scheduleKey',
+    keys: { scheduleKey: 1 },
+    unique: true,
+    partialFilterExpression: { scheduleKey: { $exists: true } },
+  })
+  const docs = new Map<string, Document>()
+  for (let i = 0; i < 1000; i++) {
+    const doc: Document = { _id: `j${i}`, status: 'waiting', ...(i % 2 === 0 ? { scheduleKey: `timer:${i}` } : {}) }
+    docs.set(`s:j${i}`, doc)
+    const entry = index.entryOf(doc)
+    if (entry) index.insert(`s:j${i}`, entry)
+  }
+  const read = (filter: Filter) => {
+    const planned = [...candidates(filter, { docs, indexes: [index] })]
+    return { planned: planned.length, matched: planned.filter((doc) => new Query(filter, {}).test(doc)).length }
+  }
+  t.same(read({ scheduleKey: 'timer:10', status: 'waiting' }), { planned: 1, matched: 1 }, 'one key: one document read')
+  t.same(read({ scheduleKey: { $in: ['timer:10', 'timer:12', 'timer:11'] } }), { planned: 2, matched: 2 })
+  t.same(read({ scheduleKey: null }), { planned: 1000, matched: 500 }, 'null matches the documents the index leaves out: every one read')
+  t.same(read({ scheduleKey: { $in: ['timer:10', null] } }), { planned: 1000, matched: 501 })
+  const other = new SecondaryIndex('c', {
+    name: 'waitingKey',
+    keys: { scheduleKey: 1 },
+    unique: false,
+    partialFilterExpression: { status: 'waiting' },
+  })
+  t.equal(other.usableFor(new Map([['scheduleKey', ['timer:10']]])), false, 'a partial filter of another kind is never used')
+})

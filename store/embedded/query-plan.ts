@@ -1,6 +1,7 @@
 /**
  * Picks the documents a filter has to be tested against. An equality or `$in` of plain values on
- * `_id`, or on a prefix of a (non-partial) index's fields, optionally followed by a range
+ * `_id`, or on a prefix of an index's fields (of a partial index only when the filter keeps to the
+ * documents it holds), optionally followed by a range
  * (`$gt/$gte/$lt/$lte`) on the next field, narrows them to that part of the index; the plan with the
  * fewest ids wins. Otherwise every document is a candidate. The filter itself is always
  * checked afterwards, so a plan only has to return a superset of the matches.
@@ -98,7 +99,7 @@ export function candidates(filter: Filter, source: PlanSource): Iterable<Documen
   if (idValues) best = idValues.map(keyOf)
   const plans: Array<{ index: SecondaryIndex; bounds: IndexBounds }> = []
   for (const index of source.indexes) {
-    const bounds = index.usableForQueries ? index.boundsFor(conditions.pinned, conditions.ranges) : undefined
+    const bounds = index.usableFor(conditions.pinned) ? index.boundsFor(conditions.pinned, conditions.ranges) : undefined
     if (bounds) plans.push({ index, bounds })
   }
   // The most specific plans first, so that the others can stop reading once they are no better.
@@ -140,7 +141,7 @@ export function coldPlan(
   if (idValues) return { ids: [...new Set(idValues.map(keyOf))] }
   let best: { index: SecondaryIndex; bounds: IndexBounds } | undefined
   for (const index of indexes) {
-    const bounds = index.usableForQueries
+    const bounds = index.usableFor(conditions.pinned)
       ? index.boundsFor(conditions.pinned, conditions.ranges, undefined, (field) => holdsArrays(index, field))
       : undefined
     if (bounds && (!best || narrowness(bounds) > narrowness(best.bounds))) best = { index, bounds }

@@ -83,11 +83,24 @@ export interface IndexBounds {
   range?: { from: string; to: string }
 }
 
+/** The fields a partial filter of `{ field: { $exists: true } }` conditions only requires; undefined for any other filter. */
+function fieldsRequiredToExist(filter: Filter): string[] | undefined {
+  const fields: string[] = []
+  for (const [field, condition] of Object.entries(filter)) {
+    const operators = typeof condition === 'object' && condition !== null ? Object.entries(condition) : []
+    if (field.startsWith('$') || operators.length !== 1 || operators[0]?.[0] !== '$exists' || operators[0][1] !== true) return undefined
+    fields.push(field)
+  }
+  return fields.length > 0 ? fields : undefined
+}
+
 export class SecondaryIndex {
   readonly spec: IndexSpec
   readonly fields: string[]
   private readonly collectionName: string
   private readonly partial: CompiledQuery | undefined
+  /** The fields the partial filter requires to exist, when that is all it requires. */
+  private readonly requiredFields: readonly string[] | undefined
   /** Whole-key buckets, kept for unique indexes only. */
   private readonly entries = new Map<string, Set<string>>()
   /** Every entry as its fields' ordered encoding followed by the document id. */
@@ -104,6 +117,7 @@ export class SecondaryIndex {
     this.spec = spec
     this.fields = Object.keys(spec.keys)
     this.partial = spec.partialFilterExpression ? compileQuery(spec.partialFilterExpression) : undefined
+    this.requiredFields = spec.partialFilterExpression ? fieldsRequiredToExist(spec.partialFilterExpression) : undefined
     this.arrayHolders = this.fields.map(() => 0)
     this.fieldSegments = this.fields.map((field) => field.split('.'))
     this.noArrays = this.fields.map(() => false)
@@ -113,9 +127,18 @@ export class SecondaryIndex {
     return this.fields[0] as string
   }
 
-  /** A partial index does not hold every document, so it cannot produce query candidates. */
-  get usableForQueries(): boolean {
-    return this.partial === undefined
+  /**
+   * Whether the index can produce the candidates of a query pinning `pinned`: a partial index does
+   * not hold every document, so only when the query reaches nothing it leaves out. That is known for
+   * a partial filter of `{ field: { $exists: true } }` conditions alone, when the query pins each of
+   * those fields to values other than null (`{ scheduleKey: { $in: [...] } }`).
+   */
+  usableFor(pinned: ReadonlyMap<string, readonly unknown[]>): boolean {
+    if (this.partial === undefined) return true
+    return (
+      this.requiredFields !== undefined &&
+      this.requiredFields.every((field) => pinned.get(field)?.every((value) => value !== null && value !== undefined) === true)
+    )
   }
 
   covers(doc: Document): boolean {

@@ -172,3 +172,30 @@ t.test('the leave-request example: a manager who cannot decide yet has the reque
   )
   t.same(await openTasks(stack, id), ['approve'], 'the approval is back with the managers')
 })
+
+t.test('the leave-request example: an approval the manager leaves open for three days goes to HR, who decides', async (t) => {
+  const stack = await startWaitStack(t)
+  const { employee, manager, hr } = stack.users
+  const opened = await stack.client.call<Envelope<Session>>('openContext', 'POST', '/context', {
+    user: employee.userId,
+    body: { ...HR, processId: 'leave-request', input: { days: 3, reason: 'Trip' } },
+  })
+  const session = opened.body.data
+  const id = session.context.processInstance.processInstanceId
+  t.equal((await completeTask<Envelope<Session>>(stack.client, employee, session)).status, 200)
+  const approval = async () => (await stack.context(id)).processInstance.tasks.find((task) => task.stepId === 'approve')
+  t.match(await approval(), { status: 'open', swimlane: 'manager' })
+  stack.clock.advance(3 * 24 * HOUR - 1000)
+  await stack.batchWorkerCaughtUp()
+  t.match(await approval(), { status: 'open', swimlane: 'manager' }, 'a second short of three days it is still the managers’')
+  stack.clock.advance(1000)
+  const moved = await stack.until(approval, (task) => task?.swimlane === 'hr')
+  t.match(moved, { status: 'open', swimlane: 'hr', escalated: [0] })
+  const [escalated] = await stack.activities(id, 'escalated')
+  t.match(escalated, { details: { do: 'assignToSwimlane', swimlane: 'hr', note: 'The manager did not answer in 3 days: HR decides' } })
+  t.equal((await openForm(stack.client, manager, session, moved?.taskId)).status, 403, 'the manager may no longer open it')
+  const forHr = (await openForm(stack.client, hr, session, moved?.taskId)).body as unknown as Envelope<Session>
+  t.equal(forHr.data.formContext.readOnly, false)
+  t.equal((await completeTask(stack.client, hr, forHr.data, { taskId: moved?.taskId })).status, 200, 'HR approves')
+  t.match(await approval(), { status: 'completed', completedBy: hr.userId, actionType: 'complete' })
+})

@@ -1,14 +1,16 @@
 /**
  * The escalation jobs of new tasks: one `escalation` batch job per escalation of a created task's
  * step, due `after` the task's creation, inserted in the same atomic commit as the change that
- * created the task (instances/service.ts). The batch worker claims each exactly once across every
- * engine over the store; service.ts runs it.
+ * created the task (instances/service.ts), under the unique schedule key
+ * `escalation:<taskId>:<position>`. The change that ends the task (its action, a cancel, a step
+ * change) removes those not yet claimed, so ended tasks leave no job behind for days. The batch
+ * worker claims each exactly once across every engine over the store; service.ts runs it.
  */
 import { afterDuration } from '../../../../model/duration.js'
 import type { AtomicWrite } from '../../../../store/port.js'
 import { Collections } from '../../../../store/collections.js'
 import { newBatchJob } from '../batch/repository.js'
-import type { CompiledProcess, ProcessInstance, RuntimeEffect } from '../../../../runtime/types.js'
+import type { CompiledProcess, EscalationDefinition, ProcessInstance, RuntimeEffect, Task } from '../../../../runtime/types.js'
 
 /** What an escalation job names: the task and the position of the escalation in its step's `escalations`. */
 export interface EscalationPayload {
@@ -26,20 +28,39 @@ export function escalationPayloadOf(payload: Record<string, unknown>): Escalatio
   return { processInstanceId, taskId, stepId, position }
 }
 
-/** The batch-job inserts for the escalations of the tasks `effects` created. */
+export const escalationScheduleKey = (taskId: string, position: number): string => `escalation:${taskId}:${position}`
+
+/** Jobs not yet claimed: what the end of their task removes (a running one finishes and finds the task ended). */
+const NOT_STARTED = { $in: ['waiting', 'retrying'] }
+
+function escalationsOf(compiled: Pick<CompiledProcess, 'step'>, task: Task): EscalationDefinition[] {
+  const step = compiled.step(task.stepId)
+  return step?.type === 'userTask' ? (step.escalations ?? []) : []
+}
+
+/** The removal of the escalation jobs, not yet claimed, of the tasks open in `previous` and no longer in `instance`. */
+function endedTaskJobWrites(previous: ProcessInstance | undefined, instance: ProcessInstance, compiled: Pick<CompiledProcess, 'step'>) {
+  const stillOpen = new Set(instance.tasks.filter((task) => task.status === 'open').map((task) => task.taskId))
+  const keys = (previous?.tasks ?? [])
+    .filter((task) => task.status === 'open' && !stillOpen.has(task.taskId))
+    .flatMap((task) => escalationsOf(compiled, task).map((_, position) => escalationScheduleKey(task.taskId, position)))
+  if (keys.length === 0) return []
+  return [{ collection: Collections.batchJobs, kind: 'deleteMany', filter: { scheduleKey: { $in: keys }, status: NOT_STARTED } } as const]
+}
+
+/** The batch-job inserts for the escalations of the tasks `effects` created, and the removal of those of the tasks the change ended. */
 export function escalationJobWrites(
+  previous: ProcessInstance | undefined,
   instance: ProcessInstance,
   effects: readonly RuntimeEffect[],
   compiled: Pick<CompiledProcess, 'step'>,
   now: Date,
 ): AtomicWrite[] {
-  const writes: AtomicWrite[] = []
+  const writes: AtomicWrite[] = [...endedTaskJobWrites(previous, instance, compiled)]
   for (const effect of effects) {
     if (effect.kind !== 'taskCreated') continue
     const { task } = effect
-    const step = compiled.step(task.stepId)
-    if (step?.type !== 'userTask' || !step.escalations) continue
-    step.escalations.forEach((escalation, position) => {
+    escalationsOf(compiled, task).forEach((escalation, position) => {
       const payload: EscalationPayload = {
         processInstanceId: instance.processInstanceId,
         taskId: task.taskId,
@@ -53,6 +74,7 @@ export function escalationJobWrites(
           organizationId: instance.organizationId,
           payload: { ...payload },
           dueAt: afterDuration(new Date(task.createdAt), escalation.after),
+          scheduleKey: escalationScheduleKey(task.taskId, position),
         },
         now,
       )

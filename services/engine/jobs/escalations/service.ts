@@ -128,10 +128,12 @@ export function escalationHandler(service: EscalationService): BatchJobHandler {
 async function escalationsPlugin(fastify: FastifyInstance): Promise<void> {
   const service = new EscalationService(engineDependencies(fastify))
   fastify.batchHandlers.set('escalation', escalationHandler(service))
-  // The escalations of the tasks a change creates fall due as batch jobs, stored with it or not at all.
+  // The escalations of the tasks a change creates fall due as batch jobs, stored with it or not at all;
+  // those of the tasks it ends leave with it.
   fastify.processInstances.addCommitHook({
     name: 'escalation jobs',
-    writesFor: ({ state, effects, compiled, now }) => escalationJobWrites(state.processInstance, effects, compiled, now),
+    writesFor: ({ previous, state, effects, compiled, now }) =>
+      escalationJobWrites(previous?.processInstance, state.processInstance, effects, compiled, now),
   })
 }
 
