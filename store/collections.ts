@@ -56,7 +56,8 @@ const ENDED_STATUSES: readonly ProcessStatus[] = ['completed', 'cancelled']
 export const COLD_TIER: Readonly<Record<string, ColdRule>> = {
   [Collections.contexts]: { path: 'processStatus', values: ENDED_STATUSES },
   [Collections.notifications]: { path: 'processInstance.processStatus', values: ENDED_STATUSES },
-  [Collections.activities]: { always: true },
+  // ActivityRepository (services/engine/instances/activities.ts) gives every record a new ObjectId.
+  [Collections.activities]: { always: true, freshIds: true },
 }
 
 /**

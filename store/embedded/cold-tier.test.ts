@@ -365,3 +365,22 @@ t.test('a sorted page under several pinned values reads a page of each', async (
   t.same(ids(oldest), ['e0', 'e1', 'e2'])
   t.ok(store.coldTierReads - reads <= 2, 'one page per status')
 })
+
+t.test('an append-only collection whose writers give fresh ids is appended to without reading SQLite; others check theirs', async (t) => {
+  const dataDir = tempDataDir(t)
+  const rules: ColdTier = (collection) =>
+    collection === 'log' ? { always: true, freshIds: true } : collection === 'checked' ? { always: true } : undefined
+  const store = EmbeddedStore.open({ dataDir, coldTier: rules })
+  t.teardown(() => store.close())
+  const log = store.collection('log')
+  const checked = store.collection('checked')
+  await log.createIndex({ owner: 1 })
+  await log.insertMany([{ _id: 'r1', owner: 'a' }])
+  await checked.insertOne({ _id: 'r1', owner: 'a' })
+  const before = store.coldTierReads
+  await log.insertOne({ _id: 'r2', owner: 'a' })
+  t.equal(store.coldTierReads, before, 'no SQLite read for the append')
+  t.same(ids(await log.find({ owner: 'a' }, { sort: { _id: 1 } }).toArray()), ['r1', 'r2'], 'both records found, cold')
+  await t.rejects(checked.insertOne({ _id: 'r1', owner: 'b' }), { code: 11000 }, 'without the promise a cold id is still refused')
+  t.ok(store.coldTierReads > before)
+})

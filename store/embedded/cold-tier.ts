@@ -11,11 +11,14 @@
  *   documents that end (process instances): their last state is read rarely, and never changes again
  *   unless someone reopens the instance, which makes it hot again.
  * - `{ always: true }`: every document is cold once durable, memory holds only the writes in flight.
- *   For append-only logs (activities) that are read by an indexed key and never updated.
+ *   For append-only logs (activities) that are read by an indexed key and never updated. With
+ *   `freshIds: true` its writers promise every insert an `_id` never used before (an ObjectId the
+ *   engine makes), so an insert is not looked up among SQLite's cold rows: that read, on the store's
+ *   thread while the journal writes, was the dearest part of appending a record.
  */
 import type { Document, Filter } from '../port.js'
 
-export type ColdRule = { readonly always: true } | { readonly path: string; readonly values: readonly string[] }
+export type ColdRule = { readonly always: true; readonly freshIds?: true } | { readonly path: string; readonly values: readonly string[] }
 
 /** The cold rule of a collection, by its name; undefined keeps the collection wholly in memory. */
 export type ColdTier = (collection: string) => ColdRule | undefined

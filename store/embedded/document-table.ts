@@ -242,6 +242,8 @@ export class DocumentTable {
 
   /** The ids among these that a cold document holds (SQLite's copy not shadowed by memory): one read for all. */
   private takenByCold(ids: string[]): Set<string> {
+    const rule = this.cold?.rule
+    if (rule && 'freshIds' in rule && rule.freshIds) return new Set()
     const unshadowed = this.cold ? ids.filter((id) => !this.shadowed(id)) : []
     return unshadowed.length === 0 ? new Set() : (this.cold as ColdSide).file.coldIdsAmong(this.name, unshadowed)
   }
@@ -303,6 +305,7 @@ export class DocumentTable {
     changes.forEach((change, i) => {
       const after = stored[i]
       for (const index of this.indexByName.values()) {
+        if (change.before && beforeInMemory[i] && after && index.sameFieldValues(change.before, after)) continue
         const old = change.before && beforeInMemory[i] ? index.entryOf(change.before) : null
         const next = after ? index.entryOf(after) : null
         if (!SecondaryIndex.sameEntry(old, next)) moves.push({ index, id: change.id, old, next, doc: after })

@@ -122,3 +122,34 @@ t.test('a partial index on the existence of a field plans the queries that pin t
   })
   t.equal(other.usableFor(new Map([['scheduleKey', ['timer:10']]])), false, 'a partial filter of another kind is never used')
 })
+
+t.test('two documents with the same values in every indexed field need no index change, whatever else differs', async (t) => {
+  const index = new SecondaryIndex('c', {
+    name: 'tenant_viewers_started',
+    keys: { appId: 1, viewers: 1, 'meta.startedAt': -1 },
+    unique: false,
+  })
+  const base: Document = { _id: 'a', appId: 'hr', viewers: ['user:u1', 'swimlane:hr'], meta: { startedAt: new Date(5) }, other: 1 }
+  const alike: Array<[string, Document]> = [
+    ['another unindexed field', { ...base, other: 2 }],
+    ['an equal date in a new object', { ...base, meta: { startedAt: new Date(5) } }],
+    ['an equal array in a new array', { ...base, viewers: ['user:u1', 'swimlane:hr'] }],
+  ]
+  for (const [what, after] of alike) {
+    t.ok(index.sameFieldValues(base, after), what)
+    t.ok(SecondaryIndex.sameEntry(index.entryOf(base), index.entryOf(after)), `${what}: the entries agree`)
+  }
+  const changed: Array<[string, Document]> = [
+    ['a changed value', { ...base, appId: 'finance' }],
+    ['a later date', { ...base, meta: { startedAt: new Date(6) } }],
+    ['an added element', { ...base, viewers: ['user:u1', 'swimlane:hr', 'user:u2'] }],
+    ['elements in another order', { ...base, viewers: ['swimlane:hr', 'user:u1'] }],
+    ['a number for a string', { ...base, appId: 7 }],
+    ['objects in the array', { ...base, viewers: [{ user: 'u1' }] }],
+    ['an array on the way', { ...base, meta: [{ startedAt: new Date(5) }] }],
+  ]
+  for (const [what, after] of changed) t.notOk(index.sameFieldValues(base, after), what)
+  t.ok(index.sameFieldValues({ _id: 'a' }, { _id: 'a', appId: null }), 'missing and null are one value in an index')
+  const partial = new SecondaryIndex('c', { name: 'p', keys: { appId: 1 }, unique: false, partialFilterExpression: { other: 1 } })
+  t.notOk(partial.sameFieldValues(base, { ...base, other: 2 }), 'a partial index depends on more than its fields: always computed')
+})

@@ -94,6 +94,38 @@ function fieldsRequiredToExist(filter: Filter): string[] | undefined {
   return fields.length > 0 ? fields : undefined
 }
 
+/** The value at a path of plain objects; undefined past a non-object, `NOT_PLAIN` past an array (multikey: compared as a whole). */
+const NOT_PLAIN = Symbol('not plain')
+function valueAlong(doc: Document, segments: readonly string[]): unknown {
+  let value: unknown = doc
+  for (const segment of segments) {
+    if (typeof value !== 'object' || value === null) return undefined
+    if (Array.isArray(value)) return NOT_PLAIN
+    value = Object.hasOwn(value, segment) ? (value as Document)[segment] : undefined
+  }
+  return value
+}
+
+function samePlainValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true
+  if ((a === null || a === undefined) && (b === null || b === undefined)) return true
+  return a instanceof Date && b instanceof Date && a.getTime() === b.getTime()
+}
+
+/** Equal as index values for certain: plain values alike, or arrays of plain values alike in order. */
+function sameIndexedValue(a: unknown, b: unknown): boolean {
+  if (a === NOT_PLAIN || b === NOT_PLAIN) return false
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false
+    return a.every((element, i) => isPlain(element) && samePlainValue(element, b[i]))
+  }
+  return isPlain(a) && samePlainValue(a, b)
+}
+
+function isPlain(value: unknown): boolean {
+  return value === null || value === undefined || typeof value !== 'object' || value instanceof Date
+}
+
 export class SecondaryIndex {
   readonly spec: IndexSpec
   readonly fields: string[]
@@ -190,6 +222,20 @@ export class SecondaryIndex {
       ? [...new Set(tuples.map((tuple) => (tuple.unique.length === 1 ? (tuple.unique[0] as string) : JSON.stringify(tuple.unique))))]
       : []
     return { unique, ordered: [...new Set(tuples.map((tuple) => tuple.ordered))], arrays }
+  }
+
+  /**
+   * Whether `before` and `after` hold the same values in every indexed field, compared as they are
+   * (plain values, dates by time, arrays of those element by element): then their entries are equal
+   * without encoding either. Most writes leave most of a collection's indexes alone, and encoding
+   * the keys is what maintaining an index costs. False when unsure (objects, a partial filter).
+   */
+  sameFieldValues(before: Document, after: Document): boolean {
+    if (this.partial !== undefined) return false
+    for (const segments of this.fieldSegments) {
+      if (!sameIndexedValue(valueAlong(before, segments), valueAlong(after, segments))) return false
+    }
+    return true
   }
 
   /** Equal entries need no index change (most writes leave the indexed fields alone). */
