@@ -11,7 +11,6 @@ import { type TestClock, testClock } from '../../services/testing/clock.js'
 import type { Envelope } from '../../services/testing/gateway.js'
 import { openTestStore, startService } from '../../services/testing/harness.js'
 import { createTestUser } from '../../services/testing/users.js'
-import { deployExample, type EditableModelBody } from '../../services/testing/models.js'
 import {
   type Answer,
   completeTask,
@@ -53,12 +52,10 @@ export async function startQueryStack(t: Test): Promise<QueryStack> {
   await deployHrApp(store)
   // The queries' tests move the clock by weeks: without the example's 3-day deadline on the approval,
   // which would move approvals to HR's pool meanwhile (tests/waits/timers.test.ts proves that one).
-  await deployExample(store, 'leave-request', {
-    ...HR,
-    edit: (body: EditableModelBody) => {
-      delete body.steps.approve.escalations
-    },
-  })
+  const withoutDeadline = await store
+    .collection(Collections.models)
+    .updateOne({ ...HR, modelID: 'leave-request', live: true }, { $unset: { 'modelBody.steps.approve.escalations': '' } })
+  if (withoutDeadline.modifiedCount !== 1) throw new Error('the leave request example has no deadline on its approval to take out')
   const users = {
     ...(await createHrUsers(store)),
     system: await createTestUser(store, { ...HR, fullName: 'Ivy Integration', isSystemUser: true }),
