@@ -435,6 +435,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/console/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The console's address with a trailing slash (redirects to /console)
+         * @description `/console/` is where people often type the console's address: a 308 to `/console`, with the same query string (`/console/?organizationId=acme&appId=hr` → `/console?organizationId=acme&appId=hr`).
+         */
+        get: operations["redirectConsoleSlash"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/console/{file}": {
         parameters: {
             query?: never;
@@ -5356,6 +5376,27 @@ export interface operations {
             };
             404: components["responses"]["GatewayError_wm3180"];
             500: components["responses"]["GatewayError_fm5000"];
+        };
+    };
+    redirectConsoleSlash: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
+                lplogclientid?: components["parameters"]["LpLogClientId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `Location: /console` and the query string sent. */
+            308: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
     getConsoleFile: {

@@ -219,12 +219,12 @@ t.test(
 )
 
 t.test(
-  "the console's routes (getConsolePage, getConsoleFile) answer every caller alike, of tenant A, of B or nobody, " +
+  "the console's routes (getConsolePage, redirectConsoleSlash, getConsoleFile) answer every caller alike, of tenant A, of B or nobody, " +
     'and hold nothing of a tenant',
   async (t) => {
     const stack = await startSecureStack(t, { config: jwtAuthConfig(), credentials: bearerIdentity() })
     const secrets = ['Family visit', stack.a.employee.fullName, stack.a.employee.userId, stack.resources.processInstanceId]
-    for (const path of ['/console', '/console/console.js', '/console/console.css']) {
+    for (const path of ['/console', '/console/', '/console/console.js', '/console/console.css']) {
       const answers: Array<{ status: number; text: string }> = []
       for (const caller of [stack.a.admin, stack.b.admin, undefined]) {
         const headers = caller ? await stack.credentials(caller.userId) : {}
