@@ -14,6 +14,7 @@ import { discardUnreadBodies } from '../lib/server/unread-body.js'
 import type { Store } from '../store/port.js'
 import engineApp from './engine/app.js'
 import gatewayApp from './gateway/app.js'
+import { consoleAddress } from './gateway/console/address.js'
 
 export type ServiceKind = 'engine' | 'gateway'
 
@@ -30,7 +31,10 @@ export interface BuildOptions {
 }
 
 export async function buildService(kind: ServiceKind, options: BuildOptions): Promise<FastifyInstance> {
-  const app = Fastify(serverOptions(options.logger))
+  const app = Fastify({
+    ...serverOptions(options.logger),
+    ...(kind === 'gateway' ? { rewriteUrl: (request: { url?: string }) => consoleAddress(request.url) } : {}),
+  })
   if (options.onRoute) app.addHook('onRoute', options.onRoute)
   closeConnectionsAsTheyFallIdle(app)
   discardUnreadBodies(app, { discardBytes: (request) => request.routeOptions.bodyLimit ?? BODY_LIMIT_BYTES })

@@ -2,6 +2,7 @@
 import type { ComponentChildren } from 'preact'
 import { useState } from 'preact/hooks'
 import { describeError } from './api.js'
+import { href } from './router.js'
 
 export function ErrorMessage(props: { error: string | undefined }): preact.JSX.Element | null {
   return props.error ? (
@@ -77,4 +78,12 @@ export function Panel(props: { title: string; children: ComponentChildren; level
 /** "More": the next page of a paged list, while there is one. */
 export function MoreButton(props: { more: boolean; loadMore: () => Promise<void>; what: string }): preact.JSX.Element | null {
   return props.more ? <ActionButton label={`More ${props.what}`} kind="secondary" run={props.loadMore} /> : null
+}
+
+/** The business key of an instance, linking to its page (instances, incidents). */
+export function InstanceLink(props: {
+  instance: { processId: string; businessKey: string; processInstanceId: string }
+}): preact.JSX.Element {
+  const { processId, businessKey, processInstanceId } = props.instance
+  return <a href={href({ page: 'instance', processId, businessKey, processInstanceId })}>{businessKey}</a>
 }

@@ -2,10 +2,9 @@
 import { useId, useState } from 'preact/hooks'
 import type { Schemas } from '../../sdk/fetch-client.js'
 import type { Session } from './api.js'
-import { ErrorMessage, MoreButton, Status, when } from './common.js'
+import { ErrorMessage, InstanceLink, MoreButton, Status, when } from './common.js'
 import { usePagedPolled } from './poll.js'
 import { findInstances, type InstanceFilter } from './queries.js'
-import { href } from './router.js'
 
 const STATUSES: Schemas['ProcessStatus'][] = ['running', 'failed', 'suspended', 'completed', 'cancelled']
 
@@ -98,16 +97,7 @@ export function Instances(props: { session: Session }): preact.JSX.Element {
             {rows.items.map((row) => (
               <tr key={row.processInstanceId}>
                 <td>
-                  <a
-                    href={href({
-                      page: 'instance',
-                      processId: row.processId,
-                      businessKey: row.businessKey,
-                      processInstanceId: row.processInstanceId,
-                    })}
-                  >
-                    {row.businessKey}
-                  </a>
+                  <InstanceLink instance={row} />
                 </td>
                 <td>{row.processName}</td>
                 <td>

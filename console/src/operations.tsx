@@ -6,11 +6,10 @@
 import { useId, useState } from 'preact/hooks'
 import type { Schemas } from '../../sdk/fetch-client.js'
 import type { Session } from './api.js'
-import { ActionButton, ErrorMessage, MoreButton, Panel, Status, when } from './common.js'
+import { ActionButton, ErrorMessage, InstanceLink, MoreButton, Panel, Status, when } from './common.js'
 import { RetryButton } from './instance.js'
 import { usePagedPolled, usePolled } from './poll.js'
 import { incidents } from './queries.js'
-import { href } from './router.js'
 
 export function Incidents(props: { session: Session }): preact.JSX.Element {
   const rows = usePagedPolled((cursor) => incidents(props.session, cursor), [props.session])
@@ -37,16 +36,7 @@ export function Incidents(props: { session: Session }): preact.JSX.Element {
             {rows.items.map((row) => (
               <tr key={row.threadId}>
                 <td>
-                  <a
-                    href={href({
-                      page: 'instance',
-                      processId: row.processId,
-                      businessKey: row.businessKey,
-                      processInstanceId: row.processInstanceId,
-                    })}
-                  >
-                    {row.businessKey}
-                  </a>
+                  <InstanceLink instance={row} />
                 </td>
                 <td>{row.processId}</td>
                 <td>{row.stepId}</td>

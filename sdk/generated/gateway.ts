@@ -419,7 +419,8 @@ export interface paths {
         /**
          * The web console (HTML)
          * @description The console's page (docs/console.md): its pages are addressed by the URL's fragment
-         *     (`/console#/instances`). The page, its script and its styles carry a
+         *     (`/console#/instances`); `/console/`, as the address is often typed, is answered the same
+         *     (the query string kept). The page, its script and its styles carry a
          *     `Content-Security-Policy` that allows scripts, styles and connections from this origin
          *     only, with no inline script or style, and no framing; `x-content-type-options: nosniff`.
          *     The page names the gateway's AUTH_MODE (`<meta name="workflow-auth-mode">`) so the console
@@ -427,26 +428,6 @@ export interface paths {
          *     (`make build`).
          */
         get: operations["getConsolePage"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/console/": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The console's address with a trailing slash (redirects to /console)
-         * @description `/console/` is where people often type the console's address: a 308 to `/console`, with the same query string (`/console/?organizationId=acme&appId=hr` → `/console?organizationId=acme&appId=hr`).
-         */
-        get: operations["redirectConsoleSlash"];
         put?: never;
         post?: never;
         delete?: never;
@@ -5376,27 +5357,6 @@ export interface operations {
             };
             404: components["responses"]["GatewayError_wm3180"];
             500: components["responses"]["GatewayError_fm5000"];
-        };
-    };
-    redirectConsoleSlash: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Client-generated id for log filtering and tracing; log lines of the request carry `[CI: <clientId>]`. */
-                lplogclientid?: components["parameters"]["LpLogClientId"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description `Location: /console` and the query string sent. */
-            308: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
         };
     };
     getConsoleFile: {

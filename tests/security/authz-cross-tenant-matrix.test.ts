@@ -219,7 +219,7 @@ t.test(
 )
 
 t.test(
-  "the console's routes (getConsolePage, redirectConsoleSlash, getConsoleFile) answer every caller alike, of tenant A, of B or nobody, " +
+  "the console's routes (getConsolePage, getConsoleFile) answer every caller alike, of tenant A, of B or nobody, " +
     'and hold nothing of a tenant',
   async (t) => {
     const stack = await startSecureStack(t, { config: jwtAuthConfig(), credentials: bearerIdentity() })

@@ -14,7 +14,7 @@ import fp from 'fastify-plugin'
 import type { AuthMode } from '../../../lib/config/config.js'
 import { repoRoot } from '../../../lib/server/paths.js'
 import { routeFrom } from '../../../lib/server/route.js'
-import { getConsoleFile, getConsolePage, redirectConsoleSlash } from '../../../openapi/generated/gateway-routes.js'
+import { getConsoleFile, getConsolePage } from '../../../openapi/generated/gateway-routes.js'
 
 /** Where `make build` puts the console's bundle. */
 export const CONSOLE_BUNDLE_DIR = join(repoRoot, 'dist', 'console')
@@ -76,14 +76,6 @@ async function consoleRoutes(fastify: FastifyInstance, options: ConsoleRoutesOpt
         // x-raw: the success answer is the page, not one of the documented (error) schemas.
         const raw: FastifyReply = secured(reply)
         return raw.type('text/html; charset=utf-8').send(html)
-      },
-    })
-
-    typed.route({
-      ...routeFrom(redirectConsoleSlash),
-      handler: async (request, reply) => {
-        const query = request.url.indexOf('?')
-        return reply.redirect(`/console${query === -1 ? '' : request.url.slice(query)}`, 308)
       },
     })
 
