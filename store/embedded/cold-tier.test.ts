@@ -384,3 +384,17 @@ t.test('an append-only collection whose writers give fresh ids is appended to wi
   await t.rejects(checked.insertOne({ _id: 'r1', owner: 'b' }), { code: 11000 }, 'without the promise a cold id is still refused')
   t.ok(store.coldTierReads > before)
 })
+
+t.test('an index created while a document is on its way to the cold tier loses its entry when it leaves memory', async (t) => {
+  const store = await seeded(t)
+  const c = store.collection('instances')
+  const hotBefore = store.hotDocuments('instances')
+  const writing = c.insertOne(instance(50, 'completed'))
+  const indexing = c.createIndex({ n: 1 }, { unique: true })
+  await Promise.all([writing, indexing])
+  t.equal(store.hotDocuments('instances'), hotBefore, 'the ended instance left memory')
+  t.same(ids(await c.find({ n: 50 }).toArray()), ['i50'], 'the new index finds it in SQLite')
+  await c.deleteOne({ _id: 'i50' })
+  await c.insertOne(instance(51, 'running', { n: 50 }))
+  t.same(ids(await c.find({ n: 50 }).toArray()), ['i51'], 'no entry of the evicted document was left behind in memory to refuse the key')
+})

@@ -210,12 +210,18 @@ export class DocumentTable {
     }
   }
 
+  /** The document's entry in each index, computed once for all who need them (memory, SQLite's cold keys, the eviction). */
+  private entriesOf(doc: Document): Map<SecondaryIndex, IndexEntry> {
+    const entries = new Map<SecondaryIndex, IndexEntry>()
+    for (const index of this.indexByName.values()) entries.set(index, index.entryOf(doc))
+    return entries
+  }
+
   /** The index entries a cold document is found by, and the index fields where it holds an array. */
-  private coldEntriesOf(doc: Document): { keys: ColdKey[]; arrays: ColdArray[] } {
+  private coldEntriesOf(doc: Document, entries = this.entriesOf(doc)): { keys: ColdKey[]; arrays: ColdArray[] } {
     const keys: ColdKey[] = []
     const arrays: ColdArray[] = []
-    for (const index of this.indexByName.values()) {
-      const entry = index.entryOf(doc)
+    for (const [index, entry] of entries) {
       if (entry === null) continue
       for (const key of entry.ordered) keys.push([index.spec.name, key])
       entry.arrays.forEach((array, field) => {
@@ -272,11 +278,14 @@ export class DocumentTable {
     // Whether each `before` is memory's (else it was read from the cold tier, and is in no in-memory index).
     const beforeInMemory = changes.map((change) => this.docs.has(change.id))
     const goesCold: boolean[] = []
+    // The entries of the documents going cold, for the indexes of now: used again below and at eviction.
+    const coldEntries: Array<Map<SecondaryIndex, IndexEntry> | undefined> = []
     for (const change of changes) {
       if (!change.after) {
         ops.push({ collection: this.name, id: change.id, text: null, ...(this.cold ? { keys: [] } : {}) })
         stored.push(undefined)
         goesCold.push(false)
+        coldEntries.push(undefined)
         continue
       }
       const { text, exact } = change.encoded ?? encodeForStorage(change.after)
@@ -285,9 +294,11 @@ export class DocumentTable {
       stored.push(after)
       const cold = rule !== undefined && isCold(rule, after)
       goesCold.push(cold)
+      const entries = cold ? this.entriesOf(after) : undefined
+      coldEntries.push(entries)
       if (!this.cold) ops.push({ collection: this.name, id: change.id, text })
-      else if (!cold) ops.push({ collection: this.name, id: change.id, text, keys: [] })
-      else ops.push({ collection: this.name, id: change.id, text, cold: true, ...this.coldEntriesOf(after) })
+      else if (!entries) ops.push({ collection: this.name, id: change.id, text, keys: [] })
+      else ops.push({ collection: this.name, id: change.id, text, cold: true, ...this.coldEntriesOf(after, entries) })
     }
 
     const inserted = new Set<string>()
@@ -307,7 +318,8 @@ export class DocumentTable {
       for (const index of this.indexByName.values()) {
         if (change.before && beforeInMemory[i] && after && index.sameFieldValues(change.before, after)) continue
         const old = change.before && beforeInMemory[i] ? index.entryOf(change.before) : null
-        const next = after ? index.entryOf(after) : null
+        const computed = coldEntries[i]
+        const next = !after ? null : computed?.has(index) ? (computed.get(index) as IndexEntry) : index.entryOf(after)
         if (!SecondaryIndex.sameEntry(old, next)) moves.push({ index, id: change.id, old, next, doc: after })
       }
     })
@@ -360,14 +372,17 @@ export class DocumentTable {
       changes.forEach((change, i) => {
         const after = stored[i]
         // Durable and cold: it leaves memory, unless a later write has replaced it meanwhile.
-        if (goesCold[i] && after && this.docs.get(change.id) === after) this.evict(change.id, after)
+        if (goesCold[i] && after && this.docs.get(change.id) === after) this.evict(change.id, after, coldEntries[i])
       })
     }
     return { stored, ops, revert, settle }
   }
 
-  private evict(id: string, doc: Document): void {
-    for (const index of this.indexByName.values()) index.delete(id, index.entryOf(doc))
+  /** `entries`: the document's entries computed when it was written (an index created since has its own computed here). */
+  private evict(id: string, doc: Document, entries?: Map<SecondaryIndex, IndexEntry>): void {
+    for (const index of this.indexByName.values()) {
+      index.delete(id, entries?.has(index) ? (entries.get(index) as IndexEntry) : index.entryOf(doc))
+    }
     this.docs.delete(id)
   }
 
