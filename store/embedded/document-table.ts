@@ -277,14 +277,12 @@ export class DocumentTable {
     const rule = this.cold?.rule
     // Whether each `before` is memory's (else it was read from the cold tier, and is in no in-memory index).
     const beforeInMemory = changes.map((change) => this.docs.has(change.id))
-    const goesCold: boolean[] = []
-    // The entries of the documents going cold, for the indexes of now: used again below and at eviction.
+    // The entries of the documents going cold (undefined for the others), for the indexes of now: used again below and at eviction.
     const coldEntries: Array<Map<SecondaryIndex, IndexEntry> | undefined> = []
     for (const change of changes) {
       if (!change.after) {
         ops.push({ collection: this.name, id: change.id, text: null, ...(this.cold ? { keys: [] } : {}) })
         stored.push(undefined)
-        goesCold.push(false)
         coldEntries.push(undefined)
         continue
       }
@@ -292,9 +290,7 @@ export class DocumentTable {
       // An exact encoding means plain JSON values and Dates only, which structuredClone copies faithfully.
       const after = !exact ? decodeDocument(text) : change.afterIsCallers ? cloneDocument(change.after) : change.after
       stored.push(after)
-      const cold = rule !== undefined && isCold(rule, after)
-      goesCold.push(cold)
-      const entries = cold ? this.entriesOf(after) : undefined
+      const entries = rule !== undefined && isCold(rule, after) ? this.entriesOf(after) : undefined
       coldEntries.push(entries)
       if (!this.cold) ops.push({ collection: this.name, id: change.id, text })
       else if (!entries) ops.push({ collection: this.name, id: change.id, text, keys: [] })
@@ -372,16 +368,17 @@ export class DocumentTable {
       changes.forEach((change, i) => {
         const after = stored[i]
         // Durable and cold: it leaves memory, unless a later write has replaced it meanwhile.
-        if (goesCold[i] && after && this.docs.get(change.id) === after) this.evict(change.id, after, coldEntries[i])
+        const entries = coldEntries[i]
+        if (entries && after && this.docs.get(change.id) === after) this.evict(change.id, after, entries)
       })
     }
     return { stored, ops, revert, settle }
   }
 
   /** `entries`: the document's entries computed when it was written (an index created since has its own computed here). */
-  private evict(id: string, doc: Document, entries?: Map<SecondaryIndex, IndexEntry>): void {
+  private evict(id: string, doc: Document, entries: Map<SecondaryIndex, IndexEntry>): void {
     for (const index of this.indexByName.values()) {
-      index.delete(id, entries?.has(index) ? (entries.get(index) as IndexEntry) : index.entryOf(doc))
+      index.delete(id, entries.has(index) ? (entries.get(index) as IndexEntry) : index.entryOf(doc))
     }
     this.docs.delete(id)
   }

@@ -140,16 +140,22 @@ t.test('a suspended instance keeps its timer until resumed, then the due timer f
   t.same(await stack.activities(other, 'timerFired'), [])
 })
 
-t.test('the leave-request example: a manager who cannot decide yet has the request come back in three days', async (t) => {
-  const stack = await startWaitStack(t)
-  const { employee, manager } = stack.users
+/** The employee starts a leave request and submits it: it waits for a manager's approval. */
+async function submittedLeaveRequest(t: Test, stack: WaitStack): Promise<{ session: Session; id: string }> {
+  const { employee } = stack.users
   const opened = await stack.client.call<Envelope<Session>>('openContext', 'POST', '/context', {
     user: employee.userId,
     body: { ...HR, processId: 'leave-request', input: { days: 3, reason: 'Trip' } },
   })
   const session = opened.body.data
-  const id = session.context.processInstance.processInstanceId
   t.equal((await completeTask<Envelope<Session>>(stack.client, employee, session)).status, 200)
+  return { session, id: session.context.processInstance.processInstanceId }
+}
+
+t.test('the leave-request example: a manager who cannot decide yet has the request come back in three days', async (t) => {
+  const stack = await startWaitStack(t)
+  const { manager } = stack.users
+  const { session, id } = await submittedLeaveRequest(t, stack)
   // Through the gateway the session comes in its envelope.
   const forManager = (await openForm(stack.client, manager, session)).body as unknown as Envelope<Session>
   const askLater = await stack.client.call('completeAction', 'POST', '/action/complete', {
@@ -175,14 +181,8 @@ t.test('the leave-request example: a manager who cannot decide yet has the reque
 
 t.test('the leave-request example: an approval the manager leaves open for three days goes to HR, who decides', async (t) => {
   const stack = await startWaitStack(t)
-  const { employee, manager, hr } = stack.users
-  const opened = await stack.client.call<Envelope<Session>>('openContext', 'POST', '/context', {
-    user: employee.userId,
-    body: { ...HR, processId: 'leave-request', input: { days: 3, reason: 'Trip' } },
-  })
-  const session = opened.body.data
-  const id = session.context.processInstance.processInstanceId
-  t.equal((await completeTask<Envelope<Session>>(stack.client, employee, session)).status, 200)
+  const { manager, hr } = stack.users
+  const { session, id } = await submittedLeaveRequest(t, stack)
   const approval = async () => (await stack.context(id)).processInstance.tasks.find((task) => task.stepId === 'approve')
   t.match(await approval(), { status: 'open', swimlane: 'manager' })
   stack.clock.advance(3 * 24 * HOUR - 1000)

@@ -12,7 +12,7 @@ import { Collections } from '../../../store/collections.js'
 import type { ChangeToStore } from '../instances/commit-hooks.js'
 import type { BatchJobHandler } from '../jobs/batch/handlers.js'
 import { PermanentJobError } from '../jobs/batch/handlers.js'
-import { newBatchJob } from '../jobs/batch/repository.js'
+import { NOT_CLAIMED, newBatchJob } from '../jobs/batch/repository.js'
 import { type MoveThreadDependencies, moveThreadForJob } from './move-thread.js'
 import { changedWaits, resumes } from './thread-waits.js'
 
@@ -31,9 +31,6 @@ function timerPayloadOf(payload: Record<string, unknown>): TimerPayload {
 }
 
 export const timerScheduleKey = (timerId: string): string => `timer:${timerId}`
-
-/** Jobs not yet claimed: what a change may remove or bring forward (a running one finishes and finds nothing to do). */
-const NOT_STARTED = { $in: ['waiting', 'retrying'] }
 
 /** The timer jobs a change inserts, removes or (resuming the instance) brings forward. */
 export function timerJobWrites({ previous, state, now }: Pick<ChangeToStore, 'previous' | 'state' | 'now'>): AtomicWrite[] {
@@ -62,7 +59,7 @@ export function timerJobWrites({ previous, state, now }: Pick<ChangeToStore, 'pr
     writes.push({
       collection: Collections.batchJobs,
       kind: 'deleteMany',
-      filter: { scheduleKey: timerScheduleKey(thread.timer.timerId), status: NOT_STARTED },
+      filter: { scheduleKey: timerScheduleKey(thread.timer.timerId), status: NOT_CLAIMED },
     })
   }
   if (resumes(previous, state)) {

@@ -26,6 +26,11 @@ export const MAX_TRIES = 10
 export const BATCH_JOB_STATUSES: readonly BatchJobStatus[] = ['waiting', 'running', 'retrying', 'done', 'failed']
 
 const DUE_STATUSES: BatchJobStatus[] = ['waiting', 'retrying']
+/**
+ * A filter on `status` for the jobs no worker has claimed yet: what the end of the wait or task they
+ * were for removes (a running one finishes and finds nothing to do).
+ */
+export const NOT_CLAIMED = { $in: DUE_STATUSES }
 const FINISHED_STATUSES: BatchJobStatus[] = ['done', 'failed']
 
 export interface NewBatchJob {

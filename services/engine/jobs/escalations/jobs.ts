@@ -9,7 +9,7 @@
 import { afterDuration } from '../../../../model/duration.js'
 import type { AtomicWrite } from '../../../../store/port.js'
 import { Collections } from '../../../../store/collections.js'
-import { newBatchJob } from '../batch/repository.js'
+import { NOT_CLAIMED, newBatchJob } from '../batch/repository.js'
 import type { CompiledProcess, EscalationDefinition, ProcessInstance, RuntimeEffect, Task } from '../../../../runtime/types.js'
 
 /** What an escalation job names: the task and the position of the escalation in its step's `escalations`. */
@@ -30,9 +30,6 @@ export function escalationPayloadOf(payload: Record<string, unknown>): Escalatio
 
 export const escalationScheduleKey = (taskId: string, position: number): string => `escalation:${taskId}:${position}`
 
-/** Jobs not yet claimed: what the end of their task removes (a running one finishes and finds the task ended). */
-const NOT_STARTED = { $in: ['waiting', 'retrying'] }
-
 function escalationsOf(compiled: Pick<CompiledProcess, 'step'>, task: Task): EscalationDefinition[] {
   const step = compiled.step(task.stepId)
   return step?.type === 'userTask' ? (step.escalations ?? []) : []
@@ -45,7 +42,7 @@ function endedTaskJobWrites(previous: ProcessInstance | undefined, instance: Pro
     .filter((task) => task.status === 'open' && !stillOpen.has(task.taskId))
     .flatMap((task) => escalationsOf(compiled, task).map((_, position) => escalationScheduleKey(task.taskId, position)))
   if (keys.length === 0) return []
-  return [{ collection: Collections.batchJobs, kind: 'deleteMany', filter: { scheduleKey: { $in: keys }, status: NOT_STARTED } } as const]
+  return [{ collection: Collections.batchJobs, kind: 'deleteMany', filter: { scheduleKey: { $in: keys }, status: NOT_CLAIMED } } as const]
 }
 
 /** The batch-job inserts for the escalations of the tasks `effects` created, and the removal of those of the tasks the change ended. */
