@@ -27,7 +27,7 @@ const CLOSE_GRACE_MS = 2_000
 
 /** Reads and discards what is left of `raw`'s body; closes the connection once more than `maxBytes` or `lingerMs` is needed. */
 export function discardRestOfBody(raw: IncomingMessage, maxBytes: number, lingerMs = DEFAULT_LINGER_MS): void {
-  if (raw.complete || raw.destroyed) return
+  if (raw.complete || raw.readableEnded || raw.destroyed) return
   const socket = raw.socket
   let discarded = 0
   const done = (): void => {
@@ -67,6 +67,6 @@ export function discardUnreadBodies(app: FastifyInstance, options: UnreadBodyOpt
     return payload
   })
   app.addHook('onResponse', async (request) => {
-    if (!request.raw.complete) discardRestOfBody(request.raw, options.discardBytes(request), options.lingerMs)
+    if (!request.raw.complete && !request.raw.readableEnded) discardRestOfBody(request.raw, options.discardBytes(request), options.lingerMs)
   })
 }

@@ -7,6 +7,7 @@
  * answers (the journal thread never waits for them: WAL readers and the writer do not block).
  */
 import type Database from 'better-sqlite3'
+import { ColdIdFilter } from './cold-ids.js'
 import { decodeDocument } from './document-codec.js'
 import { type ColdArray, type ColdKey, keyBlob, keyOfBlob, openDatabase, prepareLayout } from './journal.js'
 import type { IndexSpec } from './secondary-index.js'
@@ -51,6 +52,9 @@ export class ColdFile {
     Database.Statement<[string, string, Buffer, Buffer | string, number], EntryRow>
   >
   private readonly keyHolders: Database.Statement<[string, string, Buffer], { id: string }>
+  private readonly coldIds: Database.Statement<[string], string>
+  /** The collections whose cold ids are filtered in memory (`trackIds`): a read by id goes to SQLite only when the filter says maybe. */
+  private readonly idFilters = new Map<string, ColdIdFilter>()
 
   constructor(file: string) {
     this.db = openDatabase(file)
@@ -78,6 +82,7 @@ export class ColdFile {
       this.keyHolders = this.db.prepare(`SELECT k.id AS id FROM cold_keys k
         JOIN documents d ON d.collection = k.collection AND d.id = k.id AND d.cold = 1
         WHERE k.collection = ? AND k.idx = ? AND k.key = ? LIMIT 16`)
+      this.coldIds = this.db.prepare<[string], string>('SELECT id FROM documents WHERE collection = ? AND cold = 1').pluck()
     } catch (err) {
       this.db.close()
       throw err
@@ -115,6 +120,7 @@ export class ColdFile {
       (rows: Array<{ collection: string; id: string; keys: readonly ColdKey[]; arrays: readonly ColdArray[] }>) => {
         for (const { collection, id, keys, arrays } of rows) {
           markCold.run(collection, id)
+          this.noteCold(collection, id)
           removeKeys.run(collection, id)
           for (const [indexName, key] of keys) putKey.run(collection, indexName, keyBlob(key), id)
           for (const [indexName, field] of arrays) putArray.run(collection, indexName, field)
@@ -136,17 +142,42 @@ export class ColdFile {
     }
   }
 
+  /**
+   * From now on, reads of the collection's documents by id skip SQLite for the ids no cold document
+   * can have: its cold ids are read once (the `documents_cold` index alone) into a filter, and every
+   * document made cold later is added (`noteCold`). For collections whose inserts bring ids that may
+   * be cold; not for those of fresh ids only (their inserts are never looked up).
+   */
+  trackIds(collection: string): void {
+    if (this.idFilters.has(collection)) return
+    const filter = new ColdIdFilter(this.countCold(collection))
+    for (const id of this.coldIds.iterate(collection)) filter.add(id)
+    this.idFilters.set(collection, filter)
+  }
+
+  /** A document of the collection is being made cold: its id may be read from SQLite from now on. */
+  noteCold(collection: string, id: string): void {
+    this.idFilters.get(collection)?.add(id)
+  }
+
   /** The cold document with this id, if any (its JSON). */
   get(collection: string, id: string): string | undefined {
+    if (!this.mayBeCold(collection, id)) return undefined
     this.reads++
     return this.byId.get(collection, id)?.doc
   }
 
-  /** Which of these ids cold documents of the collection have: one statement, however many ids. */
+  /** Which of these ids cold documents of the collection have: one statement however many ids, none when the filter rules all out. */
   coldIdsAmong(collection: string, ids: readonly string[]): Set<string> {
+    const candidates = ids.filter((id) => this.mayBeCold(collection, id))
+    if (candidates.length === 0) return new Set()
     this.reads++
-    if (ids.length === 1) return this.byId.get(collection, ids[0] as string) ? new Set(ids) : new Set()
-    return new Set(this.idsAmong.all(collection, JSON.stringify(ids)).map((row) => row.id))
+    if (candidates.length === 1) return this.byId.get(collection, candidates[0] as string) ? new Set(candidates) : new Set()
+    return new Set(this.idsAmong.all(collection, JSON.stringify(candidates)).map((row) => row.id))
+  }
+
+  private mayBeCold(collection: string, id: string): boolean {
+    return this.idFilters.get(collection)?.mayHold(id) ?? true
   }
 
   hasCold(collection: string): boolean {

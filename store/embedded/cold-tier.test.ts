@@ -385,6 +385,36 @@ t.test('an append-only collection whose writers give fresh ids is appended to wi
   t.ok(store.coldTierReads > before)
 })
 
+t.test('inserts of new ids read no SQLite; an id a cold document holds is refused, also after a reopen', async (t) => {
+  const dataDir = tempDataDir(t)
+  // No unique index: each of those checks its keys among the cold documents too (assertUniqueAmongCold).
+  const open = async (): Promise<EmbeddedStore> => {
+    const store = EmbeddedStore.open({ dataDir, coldTier })
+    await store.collection('instances').createIndex({ status: 1, when: 1 })
+    return store
+  }
+  const first = await open()
+  const c = first.collection('instances')
+  await c.insertMany(Array.from({ length: 10 }, (_, i) => instance(i, i % 3 === 0 ? 'running' : 'completed')))
+  const before = first.coldTierReads
+  await c.insertMany([instance(20, 'running'), instance(21, 'running')])
+  await c.deleteMany({ _id: 'i22' })
+  t.equal(first.coldTierReads, before, 'the filter of cold ids rules the new ids out: no SQLite read')
+  await t.rejects(c.insertOne(instance(1, 'running')), { code: 11000 }, 'a cold id, refused')
+  await c.updateOne({ _id: 'i21' }, { $set: { status: 'completed' } })
+  await t.rejects(c.insertOne(instance(21, 'running')), { code: 11000 }, 'one made cold since, refused')
+  await first.close()
+  const reopened = await open()
+  t.teardown(() => reopened.close())
+  const reads = reopened.coldTierReads
+  await reopened.collection('instances').insertOne(instance(30, 'running'))
+  t.equal(reopened.coldTierReads, reads, 'the filter is rebuilt from the file at open')
+  for (const id of [2, 21]) {
+    await t.rejects(reopened.collection('instances').insertOne(instance(id, 'running')), { code: 11000 }, `i${id} refused`)
+  }
+  t.equal((await reopened.collection('instances').findOne({ _id: 'i21' }))?.status, 'completed', 'a cold document is still read by id')
+})
+
 t.test('an index created while a document is on its way to the cold tier loses its entry when it leaves memory', async (t) => {
   const store = await seeded(t)
   const c = store.collection('instances')

@@ -59,6 +59,9 @@ export class DocumentTable {
     this.name = name
     this.journal = journal
     this.cold = cold
+    // Inserts of fresh ids are never looked up among the cold rows; every other collection's are, through the filter.
+    const rule = cold?.rule
+    if (cold && !(rule && 'freshIds' in rule && rule.freshIds)) cold.file.trackIds(name)
   }
 
   /** Reload from SQLite at open: trusted data, no checks. Indexes are restored first. */
@@ -294,7 +297,10 @@ export class DocumentTable {
       coldEntries.push(entries)
       if (!this.cold) ops.push({ collection: this.name, id: change.id, text })
       else if (!entries) ops.push({ collection: this.name, id: change.id, text, keys: [] })
-      else ops.push({ collection: this.name, id: change.id, text, cold: true, ...this.coldEntriesOf(after, entries) })
+      else {
+        ops.push({ collection: this.name, id: change.id, text, cold: true, ...this.coldEntriesOf(after, entries) })
+        ;(this.cold as ColdSide).file.noteCold(this.name, change.id)
+      }
     }
 
     const inserted = new Set<string>()
