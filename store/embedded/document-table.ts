@@ -54,6 +54,11 @@ export class DocumentTable {
   private readonly deleting = new Map<string, number>()
   /** `<indexName>\0<field position>` of the index fields that hold an array in some cold document. */
   private readonly coldArrays = new Set<string>()
+  /**
+   * The index entries computed for documents that went into memory by a write, kept while the
+   * document is: its next write needs them as the old entries (documents are never changed in place).
+   */
+  private readonly entriesKept = new WeakMap<Document, Map<SecondaryIndex, IndexEntry>>()
 
   constructor(name: string, journal: JournalWriter, cold?: ColdSide) {
     this.name = name
@@ -220,6 +225,21 @@ export class DocumentTable {
     return entries
   }
 
+  /** The document's entry in the index, computed once while the document is kept in memory. */
+  private keptEntry(index: SecondaryIndex, doc: Document): IndexEntry {
+    let entries = this.entriesKept.get(doc)
+    if (!entries) {
+      entries = new Map()
+      this.entriesKept.set(doc, entries)
+    }
+    let entry = entries.get(index)
+    if (entry === undefined) {
+      entry = index.entryOf(doc)
+      entries.set(index, entry)
+    }
+    return entry
+  }
+
   /** The index entries a cold document is found by, and the index fields where it holds an array. */
   private coldEntriesOf(doc: Document, entries = this.entriesOf(doc)): { keys: ColdKey[]; arrays: ColdArray[] } {
     const keys: ColdKey[] = []
@@ -319,9 +339,9 @@ export class DocumentTable {
       const after = stored[i]
       for (const index of this.indexByName.values()) {
         if (change.before && beforeInMemory[i] && after && index.sameFieldValues(change.before, after)) continue
-        const old = change.before && beforeInMemory[i] ? index.entryOf(change.before) : null
+        const old = change.before && beforeInMemory[i] ? this.keptEntry(index, change.before) : null
         const computed = coldEntries[i]
-        const next = !after ? null : computed?.has(index) ? (computed.get(index) as IndexEntry) : index.entryOf(after)
+        const next = !after ? null : computed?.has(index) ? (computed.get(index) as IndexEntry) : this.keptEntry(index, after)
         if (!SecondaryIndex.sameEntry(old, next)) moves.push({ index, id: change.id, old, next, doc: after })
       }
     })

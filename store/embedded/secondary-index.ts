@@ -209,19 +209,21 @@ export class SecondaryIndex {
   }
 
   private multikeyEntry(doc: Document): IndexEntry {
-    let tuples: Array<{ unique: string[]; ordered: string }> = [{ unique: [], ordered: '' }]
+    // Each field's distinct values; the entry's keys are every combination of one value per field.
+    let ordered = ['']
+    let unique = ['']
+    const uniqueParts: string[][] = []
     const arrays: boolean[] = []
-    for (const field of this.fields) {
-      const values = fieldValues(doc, field)
-      arrays.push(values.array)
-      tuples = tuples.flatMap((tuple) =>
-        values.values.map((value) => ({ unique: [...tuple.unique, keyOf(value)], ordered: tuple.ordered + orderedKey(value) })),
-      )
+    for (let field = 0; field < this.fields.length; field++) {
+      const { values, array } = fieldValues(doc, this.fields[field] as string)
+      arrays.push(array)
+      const keys = [...values.values()].map(orderedKey)
+      ordered = keys.length === 1 ? ordered.map((prefix) => prefix + keys[0]) : ordered.flatMap((prefix) => keys.map((key) => prefix + key))
+      if (this.spec.unique) uniqueParts.push([...values.keys()])
     }
-    const unique = this.spec.unique
-      ? [...new Set(tuples.map((tuple) => (tuple.unique.length === 1 ? (tuple.unique[0] as string) : JSON.stringify(tuple.unique))))]
-      : []
-    return { unique, ordered: [...new Set(tuples.map((tuple) => tuple.ordered))], arrays }
+    if (this.spec.unique)
+      unique = combinations(uniqueParts).map((parts) => (parts.length === 1 ? (parts[0] as string) : JSON.stringify(parts)))
+    return { unique: this.spec.unique ? [...new Set(unique)] : [], ordered: [...new Set(ordered)], arrays }
   }
 
   /**
@@ -344,22 +346,31 @@ export interface RangeCondition {
   upper?: { value: unknown; inclusive: boolean }
 }
 
-/** The values a field is indexed under (array elements one by one, null when missing), and whether it held an array. */
-function fieldValues(doc: Document, path: string): { values: unknown[]; array: boolean } {
-  const values: unknown[] = []
+/** The values a field is indexed under (array elements one by one, null when missing) by their `keyOf`, and whether it held an array. */
+function fieldValues(doc: Document, path: string): { values: Map<string, unknown>; array: boolean } {
+  // Equal values (as MongoDB compares them) are filed once.
+  const values = new Map<string, unknown>()
   let array = false
+  const add = (value: unknown): void => {
+    const key = keyOf(value)
+    if (!values.has(key)) values.set(key, value)
+  }
   for (const value of valuesAtPath(doc, path)) {
     if (Array.isArray(value) && value.length > 0) {
       array = true
-      values.push(...value)
+      for (const element of value) add(element)
     } else {
       array ||= Array.isArray(value)
-      values.push(value)
+      add(value)
     }
   }
-  if (values.length === 0) values.push(null)
-  // Equal values (as MongoDB compares them) are filed once.
-  const distinct = new Map<string, unknown>()
-  for (const value of values) if (!distinct.has(keyOf(value))) distinct.set(keyOf(value), value)
-  return { values: [...distinct.values()], array }
+  if (values.size === 0) add(null)
+  return { values, array }
+}
+
+/** Every way of taking one part from each list, in order. */
+function combinations(lists: string[][]): string[][] {
+  let tuples: string[][] = [[]]
+  for (const list of lists) tuples = tuples.flatMap((tuple) => list.map((part) => [...tuple, part]))
+  return tuples
 }
