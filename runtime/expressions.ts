@@ -8,6 +8,7 @@ import jsonata from 'jsonata'
 import { costlyConstruct } from '../model/expression-cost.js'
 import { parseExpression } from '../model/expression-syntax.js'
 import { defineOwn } from '../model/paths.js'
+import { type ExpressionNode, fastEvaluator, NOT_FAST } from './fast-expressions.js'
 import { RuntimeError } from './types.js'
 
 /** What an evaluation may reach outside the store, and the run's deadline. */
@@ -90,17 +91,26 @@ export function compileExpression(source: string, location: string): CompiledExp
   }
   compiled.assign(EVALUATE_ENTRY_HOOK as unknown as string, checkDeadlineHook)
   compiled.assign(EVALUATE_EXIT_HOOK as unknown as string, checkResultHook)
+  const fast = fastEvaluator(compiled.ast() as ExpressionNode)
   return {
     source,
     location,
     costly: costlyConstruct(compiled.ast()),
     async evaluate(store, scope) {
-      const bindings = {
-        [SCOPE_BINDING]: scope,
-        constant: (name: unknown) => scope.constant(String(name)),
-        uuid: () => scope.uuid(),
-      }
       try {
+        if (fast) {
+          scope.checkDeadline()
+          const value: unknown = await fast(store, scope)
+          if (value !== NOT_FAST) {
+            scope.checkResult(value)
+            return toJsonValue(value, location)
+          }
+        }
+        const bindings = {
+          [SCOPE_BINDING]: scope,
+          constant: (name: unknown) => scope.constant(String(name)),
+          uuid: () => scope.uuid(),
+        }
         return toJsonValue(await compiled.evaluate(store, bindings), location)
       } catch (error) {
         if (error instanceof RuntimeError || error instanceof EvaluationInterrupt) throw error
