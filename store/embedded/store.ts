@@ -62,8 +62,9 @@ export class EmbeddedStore implements Store {
     this.logger = logger
     // The journal thread writes nothing before the first batch, which comes after the restore below.
     this.journal = new JournalWriter(join(dataDir, DATABASE_FILE))
-    // Only hot rows are read: start-up does not grow with the cold tier. Documents the rules call cold
-    // and that are still hot (a data dir written before the cold tier) are made cold here, page by page.
+    // Only hot rows are read, and the ids of cold ones for the tables' filters (cold-ids.ts): start-up reads
+    // no cold document. Documents the rules call cold and that are still hot (a data dir written before
+    // the cold tier) are made cold here, page by page.
     for (const { collection, spec } of coldFile.indexes()) this.table(collection).restoreIndex(spec)
     for (const { collection, idx, field } of coldFile.coldArrays()) this.table(collection).restoreColdArray(idx, field)
     coldFile.restoreHot((collection, id, doc) => this.table(collection).restoreRow(id, doc))
