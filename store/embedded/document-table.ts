@@ -59,14 +59,17 @@ export class DocumentTable {
    * document is: its next write needs them as the old entries (documents are never changed in place).
    */
   private readonly entriesKept = new WeakMap<Document, Map<SecondaryIndex, IndexEntry>>()
+  /** The collection's writers promise every insert a new `_id` (cold-tier.ts): inserts are not looked up among the cold rows. */
+  private readonly freshIds: boolean
 
   constructor(name: string, journal: JournalWriter, cold?: ColdSide) {
     this.name = name
     this.journal = journal
     this.cold = cold
-    // Inserts of fresh ids are never looked up among the cold rows; every other collection's are, through the filter.
     const rule = cold?.rule
-    if (cold && !(rule && 'freshIds' in rule && rule.freshIds)) cold.file.trackIds(name)
+    this.freshIds = rule !== undefined && 'freshIds' in rule && rule.freshIds === true
+    // Every other collection's inserts are looked up among the cold rows, through the filter of cold ids.
+    if (cold && !this.freshIds) cold.file.trackIds(name)
   }
 
   /** Reload from SQLite at open: trusted data, no checks. Indexes are restored first. */
@@ -271,8 +274,7 @@ export class DocumentTable {
 
   /** The ids among these that a cold document holds (SQLite's copy not shadowed by memory): one read for all. */
   private takenByCold(ids: string[]): Set<string> {
-    const rule = this.cold?.rule
-    if (rule && 'freshIds' in rule && rule.freshIds) return new Set()
+    if (this.freshIds) return new Set()
     const unshadowed = this.cold ? ids.filter((id) => !this.shadowed(id)) : []
     return unshadowed.length === 0 ? new Set() : (this.cold as ColdSide).file.coldIdsAmong(this.name, unshadowed)
   }

@@ -210,20 +210,19 @@ export class SecondaryIndex {
 
   private multikeyEntry(doc: Document): IndexEntry {
     // Each field's distinct values; the entry's keys are every combination of one value per field.
-    let ordered = ['']
-    let unique = ['']
-    const uniqueParts: string[][] = []
     const arrays: boolean[] = []
-    for (let field = 0; field < this.fields.length; field++) {
-      const { values, array } = fieldValues(doc, this.fields[field] as string)
+    const valuesByField = this.fields.map((field) => {
+      const { values, array } = fieldValues(doc, field)
       arrays.push(array)
-      const keys = [...values.values()].map(orderedKey)
-      ordered = keys.length === 1 ? ordered.map((prefix) => prefix + keys[0]) : ordered.flatMap((prefix) => keys.map((key) => prefix + key))
-      if (this.spec.unique) uniqueParts.push([...values.keys()])
-    }
-    if (this.spec.unique)
-      unique = combinations(uniqueParts).map((parts) => (parts.length === 1 ? (parts[0] as string) : JSON.stringify(parts)))
-    return { unique: this.spec.unique ? [...new Set(unique)] : [], ordered: [...new Set(ordered)], arrays }
+      return values
+    })
+    const ordered = combinations(valuesByField.map((values) => [...values.values()].map(orderedKey))).map((parts) => parts.join(''))
+    const unique = !this.spec.unique
+      ? []
+      : combinations(valuesByField.map((values) => [...values.keys()])).map((parts) =>
+          parts.length === 1 ? (parts[0] as string) : JSON.stringify(parts),
+        )
+    return { unique: [...new Set(unique)], ordered: [...new Set(ordered)], arrays }
   }
 
   /**
