@@ -630,6 +630,25 @@ async function contract(t: Tap, backend: Backend): Promise<void> {
     t.same(await store.applyAtomically([]), [], 'an empty batch is fine')
   })
 
+  await t.test('applyAtomically: a replacement takes the whole document, inserted by an upsert when none matches', async (t) => {
+    const c = store.collection('atomic-replace')
+    await c.insertOne({ _id: 'r1', a: 1, b: 2 })
+    const results = await store.applyAtomically([
+      { collection: 'atomic-replace', kind: 'replaceOne', filter: { _id: 'r1' }, replacement: { a: 5 } },
+      { collection: 'atomic-replace', kind: 'replaceOne', filter: { _id: 'r2' }, replacement: { _id: 'r2', c: 1 }, upsert: true },
+      { collection: 'atomic-replace', kind: 'replaceOne', filter: { _id: 'r3' }, replacement: { c: 2 } },
+      { collection: 'atomic-replace', kind: 'replaceOne', filter: { _id: 'r2' }, replacement: { c: 3 } },
+    ])
+    t.match(results[0], { matchedCount: 1, modifiedCount: 1 })
+    t.match(results[1], { matchedCount: 0, upsertedCount: 1, upsertedId: 'r2' })
+    t.match(results[2], { matchedCount: 0, modifiedCount: 0 }, 'no upsert, no match: nothing')
+    t.match(results[3], { matchedCount: 1, modifiedCount: 1 }, 'the replacement saw the upsert before it')
+    t.same(await documentsById(store, 'atomic-replace'), [
+      { _id: 'r1', a: 5 },
+      { _id: 'r2', c: 3 },
+    ])
+  })
+
   // A standalone MongoDB server has no transactions: there the writes before a failure stay (README).
   const allOrNothing = !(store.kind === 'mongodb' && 'transactions' in store && store.transactions === false)
 

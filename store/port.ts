@@ -128,6 +128,8 @@ export type AtomicWrite =
   | { collection: string; kind: 'insertOne'; doc: Document }
   | { collection: string; kind: 'updateOne' | 'updateMany'; filter: Filter; update: UpdateFilter; upsert?: boolean; mustMatch?: boolean }
   | { collection: string; kind: 'deleteMany'; filter: Filter }
+  /** The whole document replaced (or, with `upsert`, inserted when none matches), as `Collection.replaceOne`. */
+  | { collection: string; kind: 'replaceOne'; filter: Filter; replacement: Document; upsert?: boolean }
 
 export type AtomicWriteResult = InsertOneResult | UpdateResult | DeleteResult
 

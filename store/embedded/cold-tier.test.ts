@@ -2,7 +2,8 @@
  * The cold tier of the embedded store (cold-tier.ts): documents a rule calls cold leave memory once
  * durable and are still found by every query shape, counted, sorted, updated, deleted and uniquely
  * indexed; filters that only hot documents can match never touch SQLite; writes stay atomic; a data
- * dir written before the cold tier opens and is moved to it. The contract suite (store/contract.test.ts)
+ * dir written before the cold tier opens and is moved to it, and one written before `documents` was a
+ * rowid table opens with the table rebuilt once. The contract suite (store/contract.test.ts)
  * also runs whole with every document cold.
  */
 import { cpSync, mkdtempSync, rmSync } from 'node:fs'
@@ -17,8 +18,13 @@ import { DATABASE_FILE, EmbeddedStore } from './store.js'
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 
-/** Written by the embedded store of the release before the cold tier (commit ea9b35c), by scripts/upgrade/make-cold-tier-fixture.mjs. */
-const PREVIOUS_LAYOUT = fileURLToPath(new URL('../../../store/fixtures/layout-before-cold-tier', import.meta.url))
+/**
+ * The same documents and indexes written by scripts/upgrade/make-layout-fixture.mjs with the embedded
+ * store of the release before the cold tier (commit ea9b35c, layout 1), and of the release before
+ * `documents` was a rowid table (commit 96e5b7e, layout 2: the ended ones already cold).
+ */
+const LAYOUT_1 = fileURLToPath(new URL('../../../store/fixtures/layout-before-cold-tier', import.meta.url))
+const LAYOUT_2 = fileURLToPath(new URL('../../../store/fixtures/layout-before-rowid', import.meta.url))
 
 const ENDED = ['completed', 'cancelled']
 /** The service's rule for instances, on a collection of the test's own. */
@@ -255,9 +261,10 @@ t.test('a write SQLite refuses leaves a cold document cold and unchanged', async
   t.equal(await c.countDocuments({ _id: { $in: ['i02', 'p'] } }), 1, 'the delete is undone, the insert gone')
 })
 
-t.test('a data dir written before the cold tier opens, moved to it once', async (t) => {
+/** Opens a copy of the fixture twice: every document is found, the ended ones cold, and the file holds the layout of now. */
+async function opensFixture(t: Tap, fixture: string): Promise<void> {
   const dataDir = tempDataDir(t)
-  cpSync(PREVIOUS_LAYOUT, dataDir, { recursive: true })
+  cpSync(fixture, dataDir, { recursive: true })
   const first = EmbeddedStore.open({ dataDir })
   const contexts = first.collection('contexts')
   t.equal(first.hotDocuments('contexts'), 10, 'the running instances are in memory, the 20 ended ones are not')
@@ -291,7 +298,11 @@ t.test('a data dir written before the cold tier opens, moved to it once', async 
   const layout = db
     .prepare('SELECT collection, cold, count(*) AS n FROM documents GROUP BY collection, cold ORDER BY collection, cold')
     .all()
+  const documentsTable = db.prepare<[], string>("SELECT sql FROM sqlite_master WHERE name = 'documents'").pluck().get()
+  const layoutVersion = db.pragma('user_version', { simple: true })
   db.close()
+  t.notMatch(documentsTable, /WITHOUT ROWID/, 'documents is a rowid table')
+  t.equal(layoutVersion, 3)
   t.same(layout, [
     { collection: 'activities', cold: 1, n: 60 },
     { collection: 'contexts', cold: 0, n: 10 },
@@ -304,7 +315,22 @@ t.test('a data dir written before the cold tier opens, moved to it once', async 
   t.teardown(() => second.close())
   t.equal(second.hotDocuments('contexts'), 10, 'a second open finds it moved')
   t.equal(await second.collection('contexts').countDocuments({ processStatus: 'completed' }), 10)
-})
+  t.same(
+    ids(
+      await second
+        .collection('contexts')
+        .find({ processStatus: 'cancelled', lastUpdate: { $lt: new Date(Date.UTC(2025, 0, 6)) } })
+        .toArray(),
+    ),
+    ['pi-01', 'pi-04'],
+  )
+}
+
+t.test('a data dir written before the cold tier opens, moved to it once', (t) => opensFixture(t, LAYOUT_1))
+
+t.test('a data dir written before documents was a rowid table opens, its cold documents and their keys kept', (t) =>
+  opensFixture(t, LAYOUT_2),
+)
 
 t.test('a sorted page of cold documents reads a page of the index, in MongoDB order across kinds of values', async (t) => {
   const store = EmbeddedStore.open({ dataDir: tempDataDir(t), coldTier })

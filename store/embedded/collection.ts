@@ -144,24 +144,7 @@ export class EmbeddedCollection implements Collection<Document> {
 
   async replaceOne(filter: Filter, replacement: Document, options: UpdateOptions = {}): Promise<UpdateResult> {
     this.host.assertOpen()
-    if (Object.keys(replacement).some((key) => key.startsWith('$'))) {
-      throw new StoreArgumentError('Replacement document must not contain atomic operators')
-    }
-    const found = this.first(filter)
-    if (found) {
-      const after = withId({ ...replacement }, found._id)
-      this.assertSameId(found, after)
-      // The replacement's encoding is also what the commit stores: encode it once.
-      const encoded = encodeForStorage(after)
-      const modified = encoded.text !== encodeDocument(found)
-      if (modified) await this.table.commit([{ id: idKeyOf(found), before: found, after, afterIsCallers: true, encoded }]).durable
-      return { acknowledged: true, matchedCount: 1, modifiedCount: modified ? 1 : 0, ...NOT_UPSERTED }
-    }
-    if (!options.upsert) return { acknowledged: true, matchedCount: 0, modifiedCount: 0, ...NOT_UPSERTED }
-    // A replacement upsert takes only `_id` from the filter, not its other equality fields.
-    const doc = withId({ ...replacement }, replacement._id ?? upsertSeed(filter)._id ?? newObjectIdHex())
-    await this.table.commit([{ id: idKeyOf(doc), after: doc, afterIsCallers: true }]).durable
-    return { acknowledged: true, matchedCount: 0, modifiedCount: 0, upsertedCount: 1, upsertedId: doc._id }
+    return this.committed(this.replacement(filter, replacement, options.upsert === true))
   }
 
   async findOneAndUpdate(filter: Filter, update: UpdateFilter, options: FindOneAndUpdateOptions = {}): Promise<Document | null> {
@@ -276,6 +259,30 @@ export class EmbeddedCollection implements Collection<Document> {
     return doc._id === undefined ? withId(doc, newObjectIdHex()) : doc
   }
 
+  /** The change a whole-document replacement makes: none when the stored document already reads the same. */
+  private replacement(filter: Filter, replacement: Document, upsert: boolean): { changes: Change[]; result: UpdateResult } {
+    if (Object.keys(replacement).some((key) => key.startsWith('$'))) {
+      throw new StoreArgumentError('Replacement document must not contain atomic operators')
+    }
+    const found = this.first(filter)
+    if (found) {
+      const after = withId({ ...replacement }, found._id)
+      this.assertSameId(found, after)
+      // The replacement's encoding is also what the commit stores: encode it once.
+      const encoded = encodeForStorage(after)
+      const modified = encoded.text !== encodeDocument(found)
+      const changes = modified ? [{ id: idKeyOf(found), before: found, after, afterIsCallers: true, encoded }] : []
+      return { changes, result: { acknowledged: true, matchedCount: 1, modifiedCount: changes.length, ...NOT_UPSERTED } }
+    }
+    if (!upsert) return { changes: [], result: { acknowledged: true, matchedCount: 0, modifiedCount: 0, ...NOT_UPSERTED } }
+    // A replacement upsert takes only `_id` from the filter, not its other equality fields.
+    const doc = withId({ ...replacement }, replacement._id ?? upsertSeed(filter)._id ?? newObjectIdHex())
+    return {
+      changes: [{ id: idKeyOf(doc), after: doc, afterIsCallers: true }],
+      result: { acknowledged: true, matchedCount: 0, modifiedCount: 0, upsertedCount: 1, upsertedId: doc._id },
+    }
+  }
+
   /**
    * What a write would change, computed from the documents as they are now, and the answer it
    * gives: nothing is changed yet (`insertOne` gives the caller's document its `_id`, as the driver
@@ -289,6 +296,8 @@ export class EmbeddedCollection implements Collection<Document> {
     switch (write.kind) {
       case 'insertOne':
         return { changes: [this.insertion(write.doc)], result: { acknowledged: true, insertedId: write.doc._id } }
+      case 'replaceOne':
+        return this.replacement(write.filter, write.replacement, write.upsert === true)
       case 'deleteMany': {
         const found = this.all(write.filter)
         return {

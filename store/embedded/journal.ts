@@ -4,7 +4,9 @@
  * synchronous=NORMAL keeps every committed transaction across a process crash (only an OS crash or
  * power loss can lose the last ones), at a fraction of the cost of a full fsync per write.
  *
- * Layout: `documents` holds every document, `cold` = 1 for the ones that live only here; `cold_keys`
+ * Layout: `documents` holds every document, `cold` = 1 for the ones that live only here (a rowid
+ * table: a document of a few KB stays on its leaf page, where the key-ordered `WITHOUT ROWID` table
+ * of layouts 1 and 2 kept at most about 1 KB of it and spilled the rest to overflow pages); `cold_keys`
  * holds the secondary-index entries of the cold documents (the in-memory indexes' ordered keys,
  * ordered-keys.ts, so SQLite orders them exactly as memory does); `cold_arrays` records which index
  * fields hold an array in some cold document (a range on such a field cannot be intersected);
@@ -36,8 +38,13 @@ export type JournalOp =
 /** An index field (by position) that holds an array in some cold document. */
 export type ColdArray = readonly [indexName: string, field: number]
 
-/** The layout this code writes: 2 added the cold tier (`cold`, `cold_keys`, `cold_arrays`). */
-const LAYOUT_VERSION = 2
+/**
+ * The layout this code writes: 2 added the cold tier (`cold`, `cold_keys`, `cold_arrays`), 3 made
+ * `documents` a rowid table.
+ */
+const LAYOUT_VERSION = 3
+
+const DOCUMENTS_COLUMNS = '(collection TEXT NOT NULL, id TEXT NOT NULL, doc TEXT NOT NULL, cold INTEGER NOT NULL DEFAULT 0)'
 
 /**
  * Key strings as BLOBs SQLite orders exactly as JavaScript orders the strings: UTF-16 code units,
@@ -68,20 +75,23 @@ export function openDatabase(file: string): Database.Database {
 /**
  * Creates the tables, or brings a data dir of an earlier layout to this one: a store written before
  * the cold tier has every document in `documents` without `cold`, and gets the column (every
- * document hot; the open moves the ones its rules say are cold, cold-file.ts). Idempotent, in one
- * transaction.
+ * document hot; the open moves the ones its rules say are cold, cold-file.ts); a `documents` table
+ * of layout 1 or 2 (`WITHOUT ROWID`) is copied once into a rowid table. Idempotent, in one
+ * transaction: an interrupted upgrade leaves the file as it was, and the next open does it again.
  */
 export function prepareLayout(db: Database.Database): void {
-  db.transaction(() => {
+  const rebuilt = db.transaction(() => {
     db.exec(`
-      CREATE TABLE IF NOT EXISTS documents (collection TEXT NOT NULL, id TEXT NOT NULL, doc TEXT NOT NULL,
-        PRIMARY KEY (collection, id)) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS documents ${DOCUMENTS_COLUMNS};
       CREATE TABLE IF NOT EXISTS indexes (collection TEXT NOT NULL, name TEXT NOT NULL, spec TEXT NOT NULL,
         PRIMARY KEY (collection, name));
     `)
     const columns = db.prepare<[], { name: string }>('PRAGMA table_info(documents)').all()
     if (!columns.some((column) => column.name === 'cold')) db.exec('ALTER TABLE documents ADD COLUMN cold INTEGER NOT NULL DEFAULT 0')
+    const rebuild = isWithoutRowid(db, 'documents')
+    if (rebuild) rebuildDocumentsTable(db)
     db.exec(`
+      CREATE UNIQUE INDEX IF NOT EXISTS documents_by_id ON documents (collection, id);
       CREATE INDEX IF NOT EXISTS documents_hot ON documents (collection, id) WHERE cold = 0;
       CREATE INDEX IF NOT EXISTS documents_cold ON documents (collection, id) WHERE cold = 1;
       CREATE TABLE IF NOT EXISTS cold_keys (collection TEXT NOT NULL, idx TEXT NOT NULL, key BLOB NOT NULL, id TEXT NOT NULL,
@@ -91,7 +101,25 @@ export function prepareLayout(db: Database.Database): void {
         PRIMARY KEY (collection, idx, field)) WITHOUT ROWID;
     `)
     db.pragma(`user_version = ${LAYOUT_VERSION}`)
+    return rebuild
   })()
+  // The copy went through the write-ahead log: move it into the file now and give the log's space back.
+  if (rebuilt) db.pragma('wal_checkpoint(TRUNCATE)')
+}
+
+function isWithoutRowid(db: Database.Database, table: string): boolean {
+  const sql = db.prepare<[string], string>("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?").pluck().get(table)
+  return sql !== undefined && /WITHOUT\s+ROWID\s*$/i.test(sql)
+}
+
+/** Copies `documents` into a rowid table of the same columns, which takes its name (its indexes go with the old one). */
+function rebuildDocumentsTable(db: Database.Database): void {
+  db.exec(`
+    CREATE TABLE documents_rebuilt ${DOCUMENTS_COLUMNS};
+    INSERT INTO documents_rebuilt (collection, id, doc, cold) SELECT collection, id, doc, cold FROM documents ORDER BY collection, id;
+    DROP TABLE documents;
+    ALTER TABLE documents_rebuilt RENAME TO documents;
+  `)
 }
 
 /** The journal writer thread's side: applies batches of ops, each in one transaction. */
@@ -104,7 +132,9 @@ export class JournalFile {
     this.db = openDatabase(file)
     try {
       const put = this.db.prepare<[string, string, string, number]>(
-        'INSERT OR REPLACE INTO documents (collection, id, doc, cold) VALUES (?, ?, ?, ?)',
+        // A rewrite of a document updates its row in place (a REPLACE would delete it and insert another).
+        'INSERT INTO documents (collection, id, doc, cold) VALUES (?, ?, ?, ?) ' +
+          'ON CONFLICT (collection, id) DO UPDATE SET doc = excluded.doc, cold = excluded.cold',
       )
       const remove = this.db.prepare<[string, string]>('DELETE FROM documents WHERE collection = ? AND id = ?')
       const removeKeys = this.db.prepare<[string, string]>('DELETE FROM cold_keys WHERE collection = ? AND id = ?')

@@ -160,6 +160,8 @@ export async function applyWrite(
       return inner.insertOne(write.doc, { session })
     case 'deleteMany':
       return inner.deleteMany(write.filter as DriverFilter<Document>, { session })
+    case 'replaceOne':
+      return inner.replaceOne(write.filter as DriverFilter<Document>, write.replacement, { upsert: write.upsert === true, session })
     case 'updateOne':
     case 'updateMany': {
       const update = withUpsertId(write.filter, write.update, write.upsert) as DriverUpdateFilter<Document>

@@ -26,12 +26,10 @@ export class NotificationRepository {
     await this.collection.createIndex({ appId: 1, 'processInstance.lastUpdate': -1 })
   }
 
-  /** The writes replacing the instance's record (or creating it), for a batch that stores them with the change. */
+  /** The write replacing the instance's record (or creating it), for a batch that stores it with the change. */
   writesFor(record: StoredNotification): AtomicWrite[] {
-    return [
-      { collection: Collections.notifications, kind: 'deleteMany', filter: { _id: record._id } },
-      { collection: Collections.notifications, kind: 'insertOne', doc: { ...record } },
-    ]
+    const filter = { _id: record._id }
+    return [{ collection: Collections.notifications, kind: 'replaceOne', filter, replacement: { ...record }, upsert: true }]
   }
 
   /** Replaces the instance's record (or creates it). */

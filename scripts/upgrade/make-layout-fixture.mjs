@@ -1,20 +1,23 @@
 #!/usr/bin/env node
 // @ts-check
 /**
- * Writes store/fixtures/layout-before-cold-tier/: a data dir of the embedded store as the release
- * before the cold tier wrote it (every document in memory and in the one `documents` table), with
- * ended, cancelled and running instances, their activities and notification records, the service's
- * kind of indexes (a unique one among them) and a collection that stays hot.
+ * Writes a data dir of the embedded store as an earlier release wrote it, with ended, cancelled and
+ * running instances, their activities and notification records, the service's kind of indexes (a
+ * unique one among them) and a collection that stays hot. The fixtures of store/embedded/cold-tier.test.ts:
+ * - store/fixtures/layout-before-cold-tier/, by commit ea9b35c (layout 1: every document in memory
+ *   and in the one `documents` table);
+ * - store/fixtures/layout-before-rowid/, by commit 96e5b7e (layout 2: the ended ones cold, `documents`
+ *   a WITHOUT ROWID table).
  *
- *   git worktree add --detach /tmp/prev ea9b35c && (cd /tmp/prev && make build)
- *   node scripts/upgrade/make-cold-tier-fixture.mjs /tmp/prev store/fixtures/layout-before-cold-tier
- *   (then remove the store.lock files the writing process left in the data dir)
+ *   git worktree add --detach /tmp/prev 96e5b7e && (cd /tmp/prev && make build)
+ *   node scripts/upgrade/make-layout-fixture.mjs /tmp/prev store/fixtures/layout-before-rowid
+ *   (then keep only store.sqlite: remove the store.lock files and the files/ folder the writing process left)
  */
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 
 const [previousTree, dataDir] = process.argv.slice(2)
-if (!previousTree || !dataDir) throw new Error('usage: make-cold-tier-fixture.mjs <built tree of the previous release> <data dir>')
+if (!previousTree || !dataDir) throw new Error('usage: make-layout-fixture.mjs <built tree of the previous release> <data dir>')
 const { EmbeddedStore } = await import(pathToFileURL(resolve(previousTree, 'dist/store/embedded/store.js')).href)
 
 const store = EmbeddedStore.open({ dataDir })
