@@ -106,16 +106,43 @@ export function updatedCopy(doc: Document, modifier: UpdateFilter, filter: Filte
   return { after, changed }
 }
 
+/** A sort key that compares as mingo compares two values of its type, as a primitive (a Date by its time). */
+type PrimitiveKind = 'number' | 'string' | 'boolean' | 'date'
+
+function primitiveKind(value: unknown): PrimitiveKind | undefined {
+  const kind = typeof value
+  if (kind === 'number' || kind === 'string' || kind === 'boolean') return kind
+  return value instanceof Date ? 'date' : undefined
+}
+
+/** The kind every key at `field` has, or undefined when they differ or one is no primitive (missing, null, an array…). */
+function sharedKind(keyed: ReadonlyArray<{ keys: unknown[] }>, field: number): PrimitiveKind | undefined {
+  const kind = keyed.length === 0 ? undefined : primitiveKind(keyed[0]?.keys[field])
+  return kind !== undefined && keyed.every(({ keys }) => primitiveKind(keys[field]) === kind) ? kind : undefined
+}
+
+function primitiveCompare(a: unknown, b: unknown): number {
+  return (a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : 0
+}
+
 /**
  * Sorted as mingo's `$sort` sorts (its value order; ties keep their order), but on sort keys read
  * once per document: mingo's own sort groups by hashed values and takes ~50 ms for 10,000 documents.
+ * A field whose keys are all numbers, all strings, all booleans or all Dates (the usual sort: dates
+ * of one field) compares them as primitives, which is how mingo compares two values of one such
+ * type; any other field goes through mingo's `compare`.
  */
 function sorted(docs: Document[], sort: SortSpec): Document[] {
   const fields = Object.entries(sort)
   const keyed = docs.map((doc) => ({ doc, keys: fields.map(([field]) => resolve(doc, field)) }))
+  const comparers = fields.map((_, i) => {
+    const kind = sharedKind(keyed, i)
+    if (kind === 'date') for (const { keys } of keyed) keys[i] = (keys[i] as Date).getTime()
+    return kind === undefined ? compare : primitiveCompare
+  })
   keyed.sort((a, b) => {
     for (let i = 0; i < fields.length; i++) {
-      const order = compare(a.keys[i], b.keys[i])
+      const order = (comparers[i] as typeof compare)(a.keys[i], b.keys[i])
       if (order !== 0) return order * (fields[i] as [string, 1 | -1])[1]
     }
     return 0
