@@ -7,13 +7,15 @@
  */
 import { cpSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import Database from 'better-sqlite3'
 import t, { type Test } from 'tap'
 import { repoRoot } from '../../lib/server/paths.js'
 import { Collections, type StoredDataCollection } from '../../store/collections.js'
-import { EmbeddedStore } from '../../store/embedded/store.js'
+import { DATABASE_FILE, EmbeddedStore } from '../../store/embedded/store.js'
 import { openStore } from '../../store/open.js'
 import type { Store } from '../../store/port.js'
 import { migrateStore, STORE_SCHEMA_VERSION, storeSchemaVersion } from '../../store/schema/migrate.js'
+import { REDUNDANT_INDEXES } from '../../store/schema/redundant-indexes.js'
 import { TENANT_PAIR_STEPS } from '../../store/schema/tenant-pair.js'
 import { constantDocumentId, scheduleDocumentId } from '../../store/tenant.js'
 import { startService, tempDir } from '../../services/testing/harness.js'
@@ -70,6 +72,10 @@ async function dump(store: Store): Promise<string> {
 
 /** The fixture as the previous release left it, read without migrating. */
 async function previousState(t: Test, dataDir: string): Promise<Record<string, number>> {
+  const file = new Database(join(dataDir, DATABASE_FILE), { readonly: true })
+  const indexes = file.prepare<[], string>("SELECT name FROM indexes WHERE collection = 'contexts'").pluck().all()
+  file.close()
+  for (const { name } of REDUNDANT_INDEXES) t.ok(indexes.includes(name), `the fixture has the index ${name}`)
   const store = await EmbeddedStore.open({ dataDir })
   try {
     t.equal(await storeSchemaVersion(store), 1, 'the fixture has no schema version: it is of the previous release')
@@ -89,6 +95,8 @@ t.test('a data directory of the previous release opens migrated: everything is t
   t.teardown(() => store.close())
   t.equal(await storeSchemaVersion(store), STORE_SCHEMA_VERSION, 'migrated at open')
   t.same(await counts(store), before, 'every collection holds as many documents as before')
+  for (const { collection, name } of REDUNDANT_INDEXES)
+    t.equal(await store.collection(collection).dropIndex(name), false, `the redundant index ${name} was dropped`)
   t.ok(await store.collection(Collections.constants).findOne({ _id: constantDocumentId(TENANT, 'vatRate') }), 'constants re-keyed')
   t.match(await store.collection(Collections.schedules).findOne({ _id: scheduleDocumentId(TENANT, 'hr-nightly', 'vat-check') }), {
     ...TENANT,
