@@ -135,14 +135,14 @@ function primitiveCompare(a: unknown, b: unknown): number {
 function sorted(docs: Document[], sort: SortSpec): Document[] {
   const fields = Object.entries(sort)
   const keyed = docs.map((doc) => ({ doc, keys: fields.map(([field]) => resolve(doc, field)) }))
-  const comparers = fields.map((_, i) => {
+  const comparers = fields.map((_, i): ((a: unknown, b: unknown) => number) => {
     const kind = sharedKind(keyed, i)
     if (kind === 'date') for (const { keys } of keyed) keys[i] = (keys[i] as Date).getTime()
     return kind === undefined ? compare : primitiveCompare
   })
   keyed.sort((a, b) => {
     for (let i = 0; i < fields.length; i++) {
-      const order = (comparers[i] as typeof compare)(a.keys[i], b.keys[i])
+      const order = comparers[i]!(a.keys[i], b.keys[i])
       if (order !== 0) return order * (fields[i] as [string, 1 | -1])[1]
     }
     return 0
