@@ -24,9 +24,16 @@ interface IdDoc {
   id: string
   doc: string
 }
-interface EntryRow extends IdDoc {
+interface KeyRow {
+  id: string
   key: Buffer
 }
+interface EntryRow extends KeyRow {
+  doc: string
+}
+type EntryPage<Row> = Database.Statement<[string, string, Buffer, Buffer | string, number], Row>
+/** The page statements of a range read, by the bound each resumes from. */
+type EntryPages<Row> = Record<'from' | 'after' | 'ties' | 'below' | 'tiesBelow', EntryPage<Row>>
 
 /** A range of one index's cold entries: `from <= key < to`. */
 export interface KeyRange {
@@ -47,10 +54,9 @@ export class ColdFile {
   private readonly coldCount: Database.Statement<[string], { n: number }>
   private readonly scanPage: Database.Statement<[string, string, number], IdDoc>
   /** Pages of an index's cold entries with their documents, by the bound they resume from: see `range`. */
-  private readonly entryPages: Record<
-    'from' | 'after' | 'ties' | 'below' | 'tiesBelow',
-    Database.Statement<[string, string, Buffer, Buffer | string, number], EntryRow>
-  >
+  private readonly entryPages: EntryPages<EntryRow>
+  /** The same pages of the entries alone (`coveredRange`). */
+  private readonly keyPages: EntryPages<KeyRow>
   private readonly keyHolders: Database.Statement<[string, string, Buffer], { id: string }>
   private readonly coldIds: Database.Statement<[string], string>
   /** The collections whose cold ids are filtered in memory (`trackIds`): a read by id goes to SQLite only when the filter says maybe. */
@@ -67,18 +73,22 @@ export class ColdFile {
       this.coldExists = this.db.prepare('SELECT 1 AS one FROM documents WHERE collection = ? AND cold = 1 LIMIT 1')
       this.coldCount = this.db.prepare('SELECT count(*) AS n FROM documents WHERE collection = ? AND cold = 1')
       this.scanPage = this.db.prepare('SELECT id, doc FROM documents WHERE collection = ? AND cold = 1 AND id > ? ORDER BY id LIMIT ?')
-      const entries = (where: string, order: string): Database.Statement<[string, string, Buffer, Buffer | string, number], EntryRow> =>
-        this.db.prepare(`SELECT k.id AS id, k.key AS key, d.doc AS doc FROM cold_keys k
-          JOIN documents d ON d.collection = k.collection AND d.id = k.id AND d.cold = 1
-          WHERE k.collection = ? AND k.idx = ? AND ${where} ORDER BY ${order} LIMIT ?`)
       // Every bound is a plain comparison on the primary key (collection, idx, key, id), so each page is one index seek.
-      this.entryPages = {
-        from: entries('k.key >= ? AND k.key < ?', 'k.key, k.id'),
-        after: entries('k.key > ? AND k.key < ?', 'k.key, k.id'),
-        ties: entries('k.key = ? AND k.id > ?', 'k.id'),
-        below: entries('k.key < ? AND k.key >= ?', 'k.key DESC, k.id DESC'),
-        tiesBelow: entries('k.key = ? AND k.id < ?', 'k.id DESC'),
+      const pages = <Row>(select: string): EntryPages<Row> => {
+        const page = (where: string, order: string): EntryPage<Row> =>
+          this.db.prepare(`${select} WHERE k.collection = ? AND k.idx = ? AND ${where} ORDER BY ${order} LIMIT ?`)
+        return {
+          from: page('k.key >= ? AND k.key < ?', 'k.key, k.id'),
+          after: page('k.key > ? AND k.key < ?', 'k.key, k.id'),
+          ties: page('k.key = ? AND k.id > ?', 'k.id'),
+          below: page('k.key < ? AND k.key >= ?', 'k.key DESC, k.id DESC'),
+          tiesBelow: page('k.key = ? AND k.id < ?', 'k.id DESC'),
+        }
       }
+      this.entryPages = pages(`SELECT k.id AS id, k.key AS key, d.doc AS doc FROM cold_keys k
+          JOIN documents d ON d.collection = k.collection AND d.id = k.id AND d.cold = 1`)
+      // A cold document's entries are written and removed with it, in one transaction (journal.ts): an entry's document is cold.
+      this.keyPages = pages('SELECT k.id AS id, k.key AS key FROM cold_keys k')
       this.keyHolders = this.db.prepare(`SELECT k.id AS id FROM cold_keys k
         JOIN documents d ON d.collection = k.collection AND d.id = k.id AND d.cold = 1
         WHERE k.collection = ? AND k.idx = ? AND k.key = ? LIMIT 16`)
@@ -190,13 +200,18 @@ export class ColdFile {
     return this.coldCount.get(collection)?.n ?? 0
   }
 
-  /** Every cold document of the collection, in id order, a page at a time. */
+  /** Every cold document of the collection, in id order. */
   *scan(collection: string): Generator<IdDoc> {
+    for (const rows of this.scanPages(collection)) yield* rows
+  }
+
+  /** Every cold document of the collection, in id order, a page at a time (each page read when asked for). */
+  *scanPages(collection: string): Generator<IdDoc[]> {
     let after = ''
     for (;;) {
       this.reads++
       const rows = this.scanPage.all(collection, after, PAGE)
-      yield* rows
+      if (rows.length > 0) yield rows
       const last = rows[rows.length - 1]
       if (!last || rows.length < PAGE) return
       after = last.id
@@ -205,46 +220,50 @@ export class ColdFile {
 
   /**
    * The cold documents with an entry of the index in the range, in key order, or the reverse (a
-   * multikey document once per entry), with the entry's key. A page resumes after the last entry
-   * read: first the rest of its key's entries (by id), then the keys beyond it.
+   * multikey document once per entry), with the entry's key.
    */
-  *range(collection: string, indexName: string, { from, to }: KeyRange, descending = false): Generator<IdDoc & { key: string }> {
-    const pages = this.entryPages
+  *range(collection: string, indexName: string, range: KeyRange, descending = false): Generator<IdDoc & { key: string }> {
+    for (const row of this.pagesOf(this.entryPages, collection, indexName, range, descending)) {
+      yield { id: row.id, doc: row.doc, key: keyOfBlob(row.key) }
+    }
+  }
+
+  /** `range` without the documents: the entries' keys and ids alone, for a read the entries cover (covered.ts). */
+  *coveredRange(collection: string, indexName: string, range: KeyRange, descending = false): Generator<{ id: string; key: string }> {
+    for (const row of this.pagesOf(this.keyPages, collection, indexName, range, descending)) yield { id: row.id, key: keyOfBlob(row.key) }
+  }
+
+  /**
+   * The rows of a range read, a page at a time: each page resumes after the last entry read, first
+   * with the rest of its key's entries (by id), then the keys beyond it.
+   */
+  private *pagesOf<Row extends KeyRow>(
+    pages: EntryPages<Row>,
+    collection: string,
+    indexName: string,
+    { from, to }: KeyRange,
+    descending: boolean,
+  ): Generator<Row> {
     const lower = keyBlob(from)
     const upper = keyBlob(to)
-    let rows = this.page(
-      descending ? pages.below : pages.from,
-      collection,
-      indexName,
-      descending ? upper : lower,
-      descending ? lower : upper,
-    )
+    const page = (statement: EntryPage<Row>, key: Buffer, bound: Buffer | string): Row[] => {
+      this.reads++
+      return statement.all(collection, indexName, key, bound, PAGE)
+    }
+    let rows = descending ? page(pages.below, upper, lower) : page(pages.from, lower, upper)
     for (;;) {
-      for (const row of rows) yield { id: row.id, doc: row.doc, key: keyOfBlob(row.key) }
+      yield* rows
       const last = rows[rows.length - 1]
       if (!last || rows.length < PAGE) return
       let ties = rows
       let lastTie = last
       while (ties.length === PAGE) {
-        ties = this.page(descending ? pages.tiesBelow : pages.ties, collection, indexName, last.key, lastTie.id)
-        for (const row of ties) yield { id: row.id, doc: row.doc, key: keyOfBlob(row.key) }
+        ties = page(descending ? pages.tiesBelow : pages.ties, last.key, lastTie.id)
+        yield* ties
         lastTie = ties[ties.length - 1] ?? lastTie
       }
-      rows = descending
-        ? this.page(pages.below, collection, indexName, last.key, lower)
-        : this.page(pages.after, collection, indexName, last.key, upper)
+      rows = descending ? page(pages.below, last.key, lower) : page(pages.after, last.key, upper)
     }
-  }
-
-  private page(
-    statement: Database.Statement<[string, string, Buffer, Buffer | string, number], EntryRow>,
-    collection: string,
-    indexName: string,
-    key: Buffer,
-    bound: Buffer | string,
-  ): EntryRow[] {
-    this.reads++
-    return statement.all(collection, indexName, key, bound, PAGE)
   }
 
   /** The ids of the cold documents holding this exact key in the index (a unique index's whole key). */

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
 import t from 'tap'
 import type { Document } from '../port.js'
+import { BUILD_BATCH } from './cold-entry-batch.js'
 import type { ColdTier } from './cold-tier.js'
 import { DATABASE_FILE, EmbeddedStore } from './store.js'
 
@@ -227,6 +228,61 @@ t.test('indexes created over cold documents cover them; a unique one that they b
   await t.rejects(c.insertOne(instance(50, 'running', { twin: 'i05' })), { code: 11000 }, 'and now it holds against them')
   t.ok(await c.dropIndex('n_1'))
   t.same(ids(await c.find({ n: { $gte: 4, $lt: 6 } }, { sort: { n: 1 } }).toArray()), ['i04', 'i05'], 'dropped: a scan finds them')
+})
+
+t.test('an index over many cold documents is built a batch at a time; writes meanwhile keep its entries exact', async (t) => {
+  const dataDir = tempDataDir(t)
+  let store = EmbeddedStore.open({ dataDir, coldTier })
+  t.teardown(() => store.close())
+  let c = store.collection('instances')
+  const count = 2 * BUILD_BATCH + 100
+  const model = new Map(Array.from({ length: count }, (_, i) => [`d${i}`, { status: 'completed', group: i % 4, n: i }]))
+  await c.insertMany([...model].map(([_id, doc]) => ({ _id, ...doc })))
+  t.equal(store.hotDocuments('instances'), 0)
+
+  const built = c.createIndex({ group: 1, n: 1 })
+  // While it builds: one document whose entry is saved already changes, others ahead of the build change, go, come back or arrive.
+  const writes = [
+    c.updateOne({ _id: 'd1' }, { $set: { group: 9 } }),
+    c.updateOne({ _id: 'd5' }, { $set: { group: 9 } }),
+    c.deleteOne({ _id: 'd6' }),
+    c.updateOne({ _id: 'd7' }, { $set: { status: 'running' } }),
+    c.insertOne({ _id: 'new', status: 'completed', group: 9, n: -1 }),
+  ]
+  t.same(ids(await c.find({ group: 9 }, { sort: { n: 1 } }).toArray()), ['new', 'd1', 'd5'], 'reads meanwhile are exact')
+  const third = [...model].filter(([, doc]) => doc.group === 3).length
+  t.equal((await c.find({ group: 3 }).toArray()).length, third, 'and do not plan on the entries not saved yet')
+  await Promise.all([built, ...writes])
+  for (const id of ['d1', 'd5']) model.set(id, { ...(model.get(id) as { status: string; group: number; n: number }), group: 9 })
+  model.delete('d6')
+  model.set('new', { status: 'completed', group: 9, n: -1 })
+  const expected = (group: number): string[] =>
+    [...model]
+      .filter(([, doc]) => doc.group === group)
+      .sort(([, a], [, b]) => a.n - b.n)
+      .map(([id]) => id)
+
+  const check = async (when: string): Promise<void> => {
+    // Projected on the index's fields, the reads are answered from the cold entries alone: a stale entry would show.
+    for (const group of [1, 9]) {
+      const found = await c.find({ group }, { sort: { n: 1 }, projection: { group: 1, n: 1 } }).toArray()
+      t.same(ids(found), expected(group), `${when}: group ${group} from the entries`)
+      t.ok(
+        found.every((doc) => doc.group === group),
+        `${when}: every entry holds its document's value`,
+      )
+    }
+  }
+  await check('built')
+  await store.close()
+  // A build that stopped before its definition was saved: the entries stay, a new build saves them again.
+  const file = new Database(join(dataDir, DATABASE_FILE))
+  file.prepare("DELETE FROM indexes WHERE collection = 'instances' AND name = 'group_1_n_1'").run()
+  file.close()
+  store = EmbeddedStore.open({ dataDir, coldTier })
+  c = store.collection('instances')
+  await c.createIndex({ group: 1, n: 1 })
+  await check('built again after an interrupted build')
 })
 
 t.test('TTL indexes expire cold documents', async (t) => {

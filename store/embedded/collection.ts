@@ -27,6 +27,7 @@ import type {
 import { ScanBudgetExceededError } from '../port.js'
 import { newObjectIdHex } from '../object-id.js'
 import { type Change, type DocumentTable, idKeyOf } from './document-table.js'
+import { pathsRead } from './covered.js'
 import { cloneDocument, encodeDocument, encodeForStorage } from './document-codec.js'
 import { ErrorCodes, StoreArgumentError, StoreServerError } from './errors.js'
 import { aggregate, compileQuery, project, select, updatedCopy } from './mingo.js'
@@ -120,9 +121,10 @@ export class EmbeddedCollection implements Collection<Document> {
       const query = compileQuery(filter)
       const { sort, skip = 0, limit = 0 } = options
       const top = sort && Object.keys(sort).length > 0 && limit > 0
+      const paths = pathsRead(filter, sort, options.projection)
       const candidates = top
-        ? this.table.topCandidates(filter, sort, skip + limit, (doc) => query.test(doc))
-        : this.table.candidates(filter)
+        ? this.table.topCandidates(filter, sort, skip + limit, (doc) => query.test(doc), paths)
+        : this.table.candidates(filter, paths)
       return select(examined(candidates, maxExamined), query, options).map((doc) => cloneDocument(doc))
     })
   }

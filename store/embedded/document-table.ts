@@ -13,6 +13,8 @@
 import { DuplicateKeyError, type Document, type Filter, type SortSpec } from '../port.js'
 import type { ColdFile, HotRowVerdict, KeyRange } from './cold-file.js'
 import { type ColdRule, isCold, matchesOnlyHot } from './cold-tier.js'
+import { BUILD_BATCH, ColdEntryBatch } from './cold-entry-batch.js'
+import { type Cover, coveredDocument, coverOf } from './covered.js'
 import { cloneDocument, decodeDocument, encodeDocument, encodeForStorage } from './document-codec.js'
 import { ErrorCodes, StoreServerError } from './errors.js'
 import { keyOf, valuesAtPath } from './index-keys.js'
@@ -21,6 +23,13 @@ import type { JournalWriter } from './journal-writer.js'
 import { AFTER_PREFIX, fieldAt, ORDERED_KINDS, orderedKey } from './ordered-keys.js'
 import { candidates, type ColdPlan, coldPlan } from './query-plan.js'
 import { type IndexEntry, type IndexSpec, sameDefinition, sameKeys, SecondaryIndex } from './secondary-index.js'
+
+/** A cold index entry as a range read gives it: with its document's JSON, or without (a covered read). */
+interface ColdEntryRow {
+  id: string
+  key: string
+  doc?: string
+}
 
 /** The SQLite side of a table: the file, and the collection's cold rule (none: nothing new goes cold). */
 export interface ColdSide {
@@ -52,6 +61,8 @@ export class DocumentTable {
   private readonly cold: ColdSide | undefined
   /** Ids deleted in memory whose delete is not durable yet (how many such deletes): SQLite's cold copy is hidden. */
   private readonly deleting = new Map<string, number>()
+  /** Indexes whose cold entries are still being saved (`saveColdEntries`): cold reads do not plan on them. */
+  private readonly building = new Set<SecondaryIndex>()
   /** `<indexName>\0<field position>` of the index fields that hold an array in some cold document. */
   private readonly coldArrays = new Set<string>()
   /**
@@ -89,16 +100,19 @@ export class DocumentTable {
     this.coldArrays.add(`${indexName}\0${field}`)
   }
 
-  candidates(filter: Filter): Iterable<Document> {
+  /** The documents a filter may match; `paths`, the fields the read needs (covered.ts), may let cold ones come from index entries alone. */
+  candidates(filter: Filter, paths?: ReadonlySet<string>): Iterable<Document> {
     const { hot, plan } = this.plans(filter)
-    return plan ? this.withCold(hot, plan) : hot
+    return plan ? this.withCold(hot, plan, paths) : hot
   }
 
   /** The hot candidates, and how to find the cold ones (none when only hot documents can match). */
   private plans(filter: Filter): { hot: Iterable<Document>; plan?: ColdPlan } {
     const hot = candidates(filter, { docs: this.docs, indexes: this.indexByName.values() })
     if (!this.cold || (this.cold.rule && matchesOnlyHot(this.cold.rule, filter))) return { hot }
-    return { hot, plan: coldPlan(filter, this.indexByName.values(), (index, field) => this.coldArrays.has(`${index.spec.name}\0${field}`)) }
+    const indexes =
+      this.building.size === 0 ? this.indexByName.values() : [...this.indexByName.values()].filter((index) => !this.building.has(index))
+    return { hot, plan: coldPlan(filter, indexes, (index, field) => this.coldArrays.has(`${index.spec.name}\0${field}`)) }
   }
 
   /**
@@ -109,15 +123,21 @@ export class DocumentTable {
    * page of the newest records (or of the oldest ended instances) reads a page, not the history.
    * The caller sorts the hot and cold candidates together.
    */
-  topCandidates(filter: Filter, sort: SortSpec, count: number, matches: (doc: Document) => boolean): Iterable<Document> {
+  topCandidates(
+    filter: Filter,
+    sort: SortSpec,
+    count: number,
+    matches: (doc: Document) => boolean,
+    paths?: ReadonlySet<string>,
+  ): Iterable<Document> {
     const { hot, plan } = this.plans(filter)
     if (!plan) return hot
     const [first] = Object.entries(sort)
-    if (!first || !('index' in plan) || !plan.bounds) return this.withCold(hot, plan)
+    if (!first || !('index' in plan) || !plan.bounds) return this.withCold(hot, plan, paths)
     const { index, bounds } = plan
     const [field, direction] = first
     if (index.fields[bounds.fields] !== field || this.coldArrays.has(`${index.spec.name}\0${bounds.fields}`))
-      return this.withCold(hot, plan)
+      return this.withCold(hot, plan, paths)
     // Per pinned prefix: a range on the sorted field stays within one kind of value; without one,
     // each kind is read apart.
     const { range } = bounds
@@ -131,7 +151,7 @@ export class DocumentTable {
             fieldStart: prefix.length,
           })),
     )
-    return this.withTop(hot, index, kinds, direction === -1, count, matches)
+    return this.withTop(hot, index, kinds, direction === -1, count, matches, paths && this.coverOf(index, paths))
   }
 
   private *withTop(
@@ -141,21 +161,21 @@ export class DocumentTable {
     descending: boolean,
     count: number,
     matches: (doc: Document) => boolean,
+    cover: Cover | undefined,
   ): Generator<Document> {
     yield* hot
-    const { file } = this.cold as ColdSide
     const seen = new Set<string>()
     for (const kind of kinds) {
       let found = 0
       let lastValue: string | undefined
-      for (const row of file.range(this.name, index.spec.name, kind, descending)) {
+      for (const row of this.coldEntries(index, kind, cover, descending)) {
         const value = fieldAt(row.key, kind.fieldStart)
         // Enough of this kind, and every tie of the last one read: the rest of it sorts after them.
         if (kind.ordered && found >= count && value !== lastValue) break
         if (seen.has(row.id) || this.shadowed(row.id)) continue
         seen.add(row.id)
-        const doc = decodeDocument(row.doc)
-        if (!matches(doc)) continue
+        const doc = this.coldDocument(row, cover)
+        if (!doc || !matches(doc)) continue
         found++
         lastValue = value
         yield doc
@@ -191,13 +211,35 @@ export class DocumentTable {
     return this.docs.has(id) || this.deleting.has(id)
   }
 
-  private *withCold(hot: Iterable<Document>, plan: ColdPlan): Generator<Document> {
+  private *withCold(hot: Iterable<Document>, plan: ColdPlan, paths?: ReadonlySet<string>): Generator<Document> {
     yield* hot
-    yield* this.coldDocuments(plan)
+    yield* this.coldDocuments(plan, paths)
+  }
+
+  /** The cover the index gives a read of `paths` (covered.ts), unless a field of it holds an array in a cold document. */
+  private coverOf(index: SecondaryIndex, paths: ReadonlySet<string>): Cover | undefined {
+    return coverOf(index.fields, paths, (field) => this.coldArrays.has(`${index.spec.name}\0${field}`))
+  }
+
+  /** The cold entries of the index in the range: with their documents, or (covered) without. */
+  private coldEntries(index: SecondaryIndex, range: KeyRange, cover: Cover | undefined, descending = false): Iterable<ColdEntryRow> {
+    const { file } = this.cold as ColdSide
+    return cover
+      ? file.coveredRange(this.name, index.spec.name, range, descending)
+      : file.range(this.name, index.spec.name, range, descending)
+  }
+
+  /** A cold entry's document: parsed from its row, or the fields the cover needs, or (an entry that does not tell them) read after all. */
+  private coldDocument(row: ColdEntryRow, cover: Cover | undefined): Document | undefined {
+    if (row.doc !== undefined) return decodeDocument(row.doc)
+    const covered = cover && coveredDocument(cover, row.key, row.id)
+    if (covered) return covered
+    const text = (this.cold as ColdSide).file.get(this.name, row.id)
+    return text === undefined ? undefined : decodeDocument(text)
   }
 
   /** The cold documents the plan reaches, each once, skipping those memory holds. */
-  private *coldDocuments(plan: ColdPlan): Generator<Document> {
+  private *coldDocuments(plan: ColdPlan, paths?: ReadonlySet<string>): Generator<Document> {
     const { file } = this.cold as ColdSide
     if ('ids' in plan) {
       for (const id of plan.ids) {
@@ -211,12 +253,14 @@ export class DocumentTable {
       for (const row of file.scan(this.name)) if (!this.shadowed(row.id)) yield decodeDocument(row.doc)
       return
     }
+    const cover = paths && this.coverOf(plan.index, paths)
     const seen = new Set<string>()
     for (const range of plan.ranges) {
-      for (const row of file.range(this.name, plan.index.spec.name, range)) {
+      for (const row of this.coldEntries(plan.index, range, cover)) {
         if (seen.has(row.id) || this.shadowed(row.id)) continue
         seen.add(row.id)
-        yield decodeDocument(row.doc)
+        const doc = this.coldDocument(row, cover)
+        if (doc) yield doc
       }
     }
   }
@@ -427,44 +471,70 @@ export class DocumentTable {
       }
     }
     const index = new SecondaryIndex(this.name, spec)
-    const coldKeys: Array<readonly [string, string]> = []
-    const arrays = new Set<number>()
-    const addColdEntry = (id: string, entry: IndexEntry): void => {
-      for (const key of entry?.ordered ?? []) coldKeys.push([id, key])
-      entry?.arrays.forEach((array, field) => array && arrays.add(field))
-    }
+    const coldEntries = new ColdEntryBatch(this.name, spec.name)
     for (const [id, doc] of this.docs) {
       const entry = index.entryOf(doc)
       index.assertUnique(id, entry, doc)
       index.insert(id, entry)
       // A document on its way to the cold tier leaves memory once its write is durable: SQLite needs its entry too.
-      if (this.cold?.rule && isCold(this.cold.rule, doc)) addColdEntry(id, entry)
+      if (this.cold?.rule && isCold(this.cold.rule, doc)) coldEntries.add(id, entry)
     }
-    if (this.cold) {
-      // The cold documents' entries: checked for uniqueness against memory and each other, then saved with the definition.
-      const coldUnique = new Set<string>()
-      for (const row of this.cold.file.scan(this.name)) {
-        if (this.shadowed(row.id)) continue
-        const doc = decodeDocument(row.doc)
-        const entry = index.entryOf(doc)
-        index.assertUnique(row.id, entry, doc)
-        for (const key of spec.unique ? (entry?.unique ?? []) : []) {
-          if (coldUnique.has(key)) index.duplicateKey(doc)
-          coldUnique.add(key)
-        }
-        addColdEntry(row.id, entry)
-      }
-    }
+    // A unique index checks every cold document before it exists; any other is built a batch of cold entries at a time.
+    if (this.cold && spec.unique) this.addUniqueColdEntries(index, coldEntries)
     this.indexByName.set(spec.name, index)
-    for (const field of arrays) this.coldArrays.add(`${spec.name}\0${field}`)
-    const op: JournalOp = {
-      collection: this.name,
-      indexName: spec.name,
-      indexSpec: encodeDocument({ ...spec }),
-      ...(coldKeys.length > 0 ? { coldKeys, arrays: [...arrays].map((field) => [spec.name, field] as const) } : {}),
+    const revert = (): void => {
+      if (this.indexByName.get(spec.name) === index) this.indexByName.delete(spec.name)
     }
-    await this.journal.append([op], () => this.indexByName.delete(spec.name))
+    if (this.cold && !spec.unique) await this.saveColdEntries(index, coldEntries, revert)
+    for (const [, field] of coldEntries.arrayFields()) this.coldArrays.add(`${spec.name}\0${field}`)
+    await this.journal.append([coldEntries.drain(encodeDocument({ ...spec }))], revert)
     return spec.name
+  }
+
+  /** The cold documents' entries of a unique index, checked for uniqueness against memory and each other. */
+  private addUniqueColdEntries(index: SecondaryIndex, coldEntries: ColdEntryBatch): void {
+    const coldUnique = new Set<string>()
+    for (const row of (this.cold as ColdSide).file.scan(this.name)) {
+      if (this.shadowed(row.id)) continue
+      const doc = decodeDocument(row.doc)
+      const entry = index.entryOf(doc)
+      index.assertUnique(row.id, entry, doc)
+      for (const key of entry?.unique ?? []) {
+        if (coldUnique.has(key)) index.duplicateKey(doc)
+        coldUnique.add(key)
+      }
+      coldEntries.add(row.id, entry)
+    }
+  }
+
+  /**
+   * Saves the cold documents' entries of a new index a batch at a time, before its definition: the
+   * index is in memory meanwhile, so every write also saves its entries, but cold reads do not plan
+   * on it until it is complete. A page of documents is read and its entries taken with no wait in
+   * between, so none is taken from a copy a write has replaced since. A build that stops half way
+   * leaves entries with no definition, which reads never consult, and the next one saves them again.
+   */
+  private async saveColdEntries(index: SecondaryIndex, coldEntries: ColdEntryBatch, revert: () => void): Promise<void> {
+    this.building.add(index)
+    // One batch commits while the next is gathered.
+    let saving: Promise<void> | undefined
+    try {
+      for (const page of (this.cold as ColdSide).file.scanPages(this.name)) {
+        if (this.indexByName.get(index.spec.name) !== index)
+          throw new StoreServerError(ErrorCodes.IndexBuildAborted, 'Index build aborted: dropped')
+        for (const row of page) if (!this.shadowed(row.id)) coldEntries.add(row.id, index.entryOf(decodeDocument(row.doc)))
+        if (coldEntries.size < BUILD_BATCH) continue
+        // Handed to the journal before any wait, so that a write made meanwhile commits after them.
+        const previous = saving
+        saving = this.journal.append([coldEntries.drain()], revert)
+        // Awaited next time round; a failure meanwhile is not an unhandled rejection.
+        saving.catch(() => undefined)
+        await previous
+      }
+      await Promise.all([saving, this.journal.append([coldEntries.drain()], revert)])
+    } finally {
+      this.building.delete(index)
+    }
   }
 
   /** Drops the index of that name; resolves false when there is none, once the drop is durable. */
@@ -485,7 +555,8 @@ export class DocumentTable {
     const expired = new Map<string, Change>()
     for (const index of this.indexByName.values()) {
       const ttl = index.spec.expireAfterSeconds
-      if (ttl === undefined) continue
+      // An index still being built finds not every cold document yet: it expires them once it is complete.
+      if (ttl === undefined || this.building.has(index)) continue
       const cutoff = now.getTime() - ttl * 1000
       for (const [id, doc] of this.expiryCandidates(index, cutoff)) {
         if (expired.has(id) || !index.covers(doc)) continue

@@ -16,6 +16,7 @@ export const ErrorCodes = {
   ImmutableField: 66,
   IndexOptionsConflict: 85,
   IndexKeySpecsConflict: 86,
+  IndexBuildAborted: 276,
 } as const
 
 /** A call the MongoDB driver itself would refuse before reaching the server. */

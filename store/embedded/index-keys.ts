@@ -22,6 +22,27 @@ export function keyOf(value: unknown): string {
   return `o:${encodeDocument({ v: value })}`
 }
 
+/** The value a `keyOf` key stands for when the key tells it exactly (a string, finite number, boolean or Date); else undefined. */
+export function valueOfKey(key: string): ScalarValue | undefined {
+  const body = key.slice(2)
+  switch (key.slice(0, 2)) {
+    case 's:':
+      return body
+    case 'n:': {
+      const value = Number(body)
+      return Number.isFinite(value) ? value : undefined
+    }
+    case 'b:':
+      return body === 'true'
+    case 'd:': {
+      const time = Number(body)
+      return Number.isNaN(time) ? undefined : new Date(time)
+    }
+    default:
+      return undefined
+  }
+}
+
 /**
  * Every value reached by a dotted path, descending into arrays the way MongoDB queries do (a
  * non-numeric segment applies to each element of an array; a numeric one also picks by position).

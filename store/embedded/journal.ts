@@ -30,7 +30,8 @@ export type JournalOp =
   | {
       collection: string
       indexName: string
-      indexSpec: string | null
+      /** The definition to save, or null to drop the index; absent, the op only adds cold entries (an index being built). */
+      indexSpec?: string | null
       coldKeys?: ReadonlyArray<readonly [id: string, key: string]>
       arrays?: readonly ColdArray[]
     }
@@ -153,12 +154,12 @@ export class JournalFile {
       this.applyAll = this.db.transaction((ops: readonly JournalOp[]) => {
         for (const op of ops) {
           for (const [indexName, field] of op.arrays ?? []) putArray.run(op.collection, indexName, field)
-          if ('indexSpec' in op) {
+          if ('indexName' in op) {
             if (op.indexSpec === null) {
               dropIndex.run(op.collection, op.indexName)
               dropIndexKeys.run(op.collection, op.indexName)
               dropIndexArrays.run(op.collection, op.indexName)
-            } else saveIndex.run(op.collection, op.indexName, op.indexSpec)
+            } else if (op.indexSpec !== undefined) saveIndex.run(op.collection, op.indexName, op.indexSpec)
             for (const [id, key] of op.coldKeys ?? []) putKey.run(op.collection, op.indexName, keyBlob(key), id)
             continue
           }

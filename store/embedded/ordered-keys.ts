@@ -31,6 +31,20 @@ function sortableNumber(value: number): string {
   return high.toString(16).padStart(8, '0') + low.toString(16).padStart(8, '0')
 }
 
+/** The number `sortableNumber` encoded. */
+function numberOfSortable(hex: string): number {
+  let high = Number.parseInt(hex.slice(0, 8), 16)
+  let low = Number.parseInt(hex.slice(8, 16), 16)
+  if (high >>> 31) high = (high & 0x7fffffff) >>> 0
+  else {
+    high = ~high >>> 0
+    low = ~low >>> 0
+  }
+  words[1] = high
+  words[0] = low
+  return float[0] as number
+}
+
 /** `\0` is escaped so that FIELD_END stays below anything a string continues with. */
 function escaped(text: string): string {
   return text.includes('\u0000') ? text.replaceAll('\u0000', '\u0000\u0001') : text
@@ -51,6 +65,26 @@ export function orderedKey(value: unknown): string {
   if (tag === TAG.string) return tag + escaped(value as string) + FIELD_END
   if (tag === TAG.date) return tag + sortableNumber((value as Date).getTime()) + FIELD_END
   return TAG.other + escaped(keyOf(value)) + FIELD_END
+}
+
+/**
+ * The value one field's encoding (as `fieldAt` cuts it out of an entry) stands for, when the encoding
+ * tells it exactly: a number, a string or a valid Date. Undefined for the rest (null and
+ * missing share a key, other kinds keep only what equality needs), so a caller reads the document.
+ */
+export function valueOfOrderedKey(encoding: string): number | string | Date | undefined {
+  if (!encoding.endsWith(FIELD_END)) return undefined
+  const body = encoding.slice(1, -FIELD_END.length)
+  switch (encoding[0]) {
+    case TAG.string:
+      return body.includes('\u0000') ? body.replaceAll('\u0000\u0001', '\u0000') : body
+    case TAG.number:
+      return numberOfSortable(body)
+    case TAG.date:
+      return new Date(numberOfSortable(body))
+    default:
+      return undefined
+  }
 }
 
 /**

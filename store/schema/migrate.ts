@@ -16,11 +16,11 @@ import { Collections, type StoredSchemaVersion } from '../collections.js'
 import type { StoreLogger } from '../logger.js'
 import { isDuplicateKeyError, type Store } from '../port.js'
 import { QUERY_FIELD_STEPS } from './query-fields.js'
-import { REDUNDANT_INDEX_STEPS } from './redundant-indexes.js'
+import { redundantIndexSteps } from './redundant-indexes.js'
 import { TENANT_PAIR_STEPS } from './tenant-pair.js'
 
 /** The schema version this release reads and writes. */
-export const STORE_SCHEMA_VERSION = 4
+export const STORE_SCHEMA_VERSION = 5
 
 /** One re-runnable step of a migration. */
 export interface MigrationStep {
@@ -29,7 +29,12 @@ export interface MigrationStep {
 }
 
 /** The steps from each version to the next: index 0 takes version 1 to 2. */
-const MIGRATIONS: ReadonlyArray<readonly MigrationStep[]> = [TENANT_PAIR_STEPS, QUERY_FIELD_STEPS, REDUNDANT_INDEX_STEPS]
+const MIGRATIONS: ReadonlyArray<readonly MigrationStep[]> = [
+  TENANT_PAIR_STEPS,
+  QUERY_FIELD_STEPS,
+  redundantIndexSteps(4),
+  redundantIndexSteps(5),
+]
 
 /** How long a migrating service holds the store before another may take over; renewed after every step. */
 const LEASE_MS = 60_000

@@ -41,13 +41,11 @@ export class ContextRepository {
   }
 
   /**
-   * Lookups by id use `_id`; the others serve `/notify/send` and changeStep (businessKey), the
-   * updated-between query (processId with lastUpdate), always within one app; the active-instance
-   * query reads `engine_running_instances` (queries/repository.ts).
+   * Lookups by id use `_id`; the others serve `/notify/send` and changeStep (businessKey), always
+   * within one app; the reporting queries read their own indexes (queries/repository.ts).
    */
   async ensureIndexes(): Promise<void> {
     await this.collection.createIndex({ businessKey: 1, processId: 1, appId: 1 })
-    await this.collection.createIndex({ processId: 1, appId: 1, lastUpdate: -1 })
     await this.collection.createIndex({ appId: 1, lastUpdate: -1 })
     // Ended instances past the retention period, across tenants, oldest first (lifecycle/history-retention.ts).
     await this.collection.createIndex({ processStatus: 1, lastUpdate: 1 }, { name: 'engine_ended_by_age' })

@@ -1,8 +1,7 @@
 /**
  * Reporting reads over the `contexts` collection. Each filter pins `processId` and `appId`: the
  * running instances are served by this repository's `processStatus, processId, appId` index, the
- * date range by ContextRepository's `processId, appId, lastUpdate`; reads fetch only the fields the
- * answer needs.
+ * date range by `engine_updated_between`; reads fetch only the fields the answer needs.
  */
 import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
 import type { Collection, Filter, Projection, Store } from '../../../store/port.js'
@@ -43,6 +42,15 @@ export class ProcessQueryRepository {
    */
   async ensureIndexes(): Promise<void> {
     await this.collection.createIndex({ processStatus: 1, processId: 1, appId: 1 }, { name: 'engine_running_instances' })
+    // The updated-between query: the tenant's instances of a process by last update, and every other
+    // field its summaries hold, `_id` included, so that an administrator's read over ended instances
+    // (any number of them: it is not paged) is answered from the index entries alone on either store
+    // (covered reads, docs/performance.md#covered-reads).
+    const summary = { businessKey: 1, processStatus: 1, 'processInstance.processStart': 1, _id: 1 } as const
+    await this.collection.createIndex(
+      { processId: 1, appId: 1, organizationId: 1, lastUpdate: -1, ...summary },
+      { name: 'engine_updated_between' },
+    )
     // The paged queries (docs/reference/queries.md#what-they-read): the tenant's equality fields, then
     // the date they page by and `_id`, so a page is a range of one index on either store.
     const tenant = { organizationId: 1, appId: 1 } as const
@@ -102,9 +110,12 @@ export class ProcessQueryRepository {
       .toArray()) as InstanceSummary[]
   }
 
-  /** Instances of the process updated within [from, to], newest update first. */
-  async updatedBetween(appId: string, processId: string, from: Date, to: Date, visible: Filter): Promise<InstanceSummary[]> {
-    const filter = { processId, appId, lastUpdate: { $gte: from, $lte: to }, ...visible }
+  /**
+   * Instances of the process updated within [from, to] among those `visible` selects (on top-level
+   * fields, pinning the tenant: visibleContextsFilter), newest update first.
+   */
+  async updatedBetween(processId: string, from: Date, to: Date, visible: Filter): Promise<InstanceSummary[]> {
+    const filter = { processId, lastUpdate: { $gte: from, $lte: to }, ...visible }
     return (await this.collection.find(filter, { sort: { lastUpdate: -1 }, projection: SUMMARY_FIELDS }).toArray()) as InstanceSummary[]
   }
 

@@ -51,6 +51,20 @@ t.test('queries answer the running / recently updated instances of a process tha
     updated.body.every((info, index) => index === 0 || info.lastUpdate <= updated.body[index - 1]!.lastUpdate),
     'newest update first',
   )
+  const theirsOnly = await engine.call<ProcessInfo[]>('queryProcessesUpdatedBetween', 'POST', '/query/processIdsUpdatedBetween', {
+    user: outsider.userId,
+    body: { ...HR, processId: 'leave-request', date1: from },
+  })
+  t.same(
+    new Set(theirsOnly.body.map((info) => info.processInstanceId)),
+    new Set([id(mine), id(cancelled)]),
+    'a user who is no admin sees only the instances they may see, ended ones included',
+  )
+  const strangers = await engine.call<ProcessInfo[]>('queryProcessesUpdatedBetween', 'POST', '/query/processIdsUpdatedBetween', {
+    user: stranger.userId,
+    body: { appId: 'hr', processId: 'leave-request', date1: from },
+  })
+  t.same(strangers.body, [], 'another tenant sees nothing')
   const past = await engine.call<ProcessInfo[]>('queryProcessesUpdatedBetween', 'POST', '/query/processIdsUpdatedBetween', {
     user: admin.userId,
     body: { ...HR, processId: 'leave-request', date1: '2020-01-01T00:00:00Z', date2: '2020-12-31T00:00:00Z' },

@@ -18,7 +18,7 @@ import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { Actor } from '../../../plugins/identity/actor.js'
 import type { ActivityRepository } from '../instances/activities.js'
-import { visibleInstancesFilter } from '../instances/authorization.js'
+import { visibleContextsFilter, visibleInstancesFilter } from '../instances/authorization.js'
 import { contractInstance } from '../tasks/session.js'
 import type { InstanceSummary, OverdueSummary, ProcessQueryRepository } from './repository.js'
 
@@ -92,7 +92,7 @@ export class QueryService {
         parameters: { field: 'body.date1' },
       })
     if (!this.inScope(actor, body.appId)) return []
-    return (await this.deps.queries.updatedBetween(actor.appId, body.processId, from, to, visibleInstancesFilter(actor))).map(processInfo)
+    return (await this.deps.queries.updatedBetween(body.processId, from, to, visibleContextsFilter(actor))).map(processInfo)
   }
 
   /** The open tasks past their due date of the instances the user may see, oldest due first. */
