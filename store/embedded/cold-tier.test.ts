@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
 import t from 'tap'
 import type { Document } from '../port.js'
-import { BUILD_BATCH } from './cold-entry-batch.js'
+import { BUILD_BATCH } from './cold-index-build.js'
 import type { ColdTier } from './cold-tier.js'
 import { DATABASE_FILE, EmbeddedStore } from './store.js'
 

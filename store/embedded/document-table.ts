@@ -13,7 +13,7 @@
 import { DuplicateKeyError, type Document, type Filter, type SortSpec } from '../port.js'
 import type { ColdFile, HotRowVerdict, KeyRange } from './cold-file.js'
 import { type ColdRule, isCold, matchesOnlyHot } from './cold-tier.js'
-import { BUILD_BATCH, ColdEntryBatch } from './cold-entry-batch.js'
+import { ColdEntryBatch, gatherUniqueColdEntries, saveColdEntries } from './cold-index-build.js'
 import { type Cover, coveredDocument, coverOf } from './covered.js'
 import { cloneDocument, decodeDocument, encodeDocument, encodeForStorage } from './document-codec.js'
 import { ErrorCodes, StoreServerError } from './errors.js'
@@ -61,7 +61,7 @@ export class DocumentTable {
   private readonly cold: ColdSide | undefined
   /** Ids deleted in memory whose delete is not durable yet (how many such deletes): SQLite's cold copy is hidden. */
   private readonly deleting = new Map<string, number>()
-  /** Indexes whose cold entries are still being saved (`saveColdEntries`): cold reads do not plan on them. */
+  /** Indexes whose cold entries are still being saved (cold-index-build.ts): cold reads do not plan on them. */
   private readonly building = new Set<SecondaryIndex>()
   /** `<indexName>\0<field position>` of the index fields that hold an array in some cold document. */
   private readonly coldArrays = new Set<string>()
@@ -479,62 +479,25 @@ export class DocumentTable {
       // A document on its way to the cold tier leaves memory once its write is durable: SQLite needs its entry too.
       if (this.cold?.rule && isCold(this.cold.rule, doc)) coldEntries.add(id, entry)
     }
-    // A unique index checks every cold document before it exists; any other is built a batch of cold entries at a time.
-    if (this.cold && spec.unique) this.addUniqueColdEntries(index, coldEntries)
+    const file = this.cold?.file
+    const rows = file && { pages: () => file.scanPages(this.name), shadowed: (id: string) => this.shadowed(id) }
+    if (rows && spec.unique) gatherUniqueColdEntries(index, rows, coldEntries)
     this.indexByName.set(spec.name, index)
+    const wanted = (): boolean => this.indexByName.get(spec.name) === index
     const revert = (): void => {
-      if (this.indexByName.get(spec.name) === index) this.indexByName.delete(spec.name)
+      if (wanted()) this.indexByName.delete(spec.name)
     }
-    if (this.cold && !spec.unique) await this.saveColdEntries(index, coldEntries, revert)
+    if (rows && !spec.unique) {
+      this.building.add(index)
+      try {
+        await saveColdEntries(index, rows, coldEntries, (op) => this.journal.append([op], revert), wanted)
+      } finally {
+        this.building.delete(index)
+      }
+    }
     for (const [, field] of coldEntries.arrayFields()) this.coldArrays.add(`${spec.name}\0${field}`)
     await this.journal.append([coldEntries.drain(encodeDocument({ ...spec }))], revert)
     return spec.name
-  }
-
-  /** The cold documents' entries of a unique index, checked for uniqueness against memory and each other. */
-  private addUniqueColdEntries(index: SecondaryIndex, coldEntries: ColdEntryBatch): void {
-    const coldUnique = new Set<string>()
-    for (const row of (this.cold as ColdSide).file.scan(this.name)) {
-      if (this.shadowed(row.id)) continue
-      const doc = decodeDocument(row.doc)
-      const entry = index.entryOf(doc)
-      index.assertUnique(row.id, entry, doc)
-      for (const key of entry?.unique ?? []) {
-        if (coldUnique.has(key)) index.duplicateKey(doc)
-        coldUnique.add(key)
-      }
-      coldEntries.add(row.id, entry)
-    }
-  }
-
-  /**
-   * Saves the cold documents' entries of a new index a batch at a time, before its definition: the
-   * index is in memory meanwhile, so every write also saves its entries, but cold reads do not plan
-   * on it until it is complete. A page of documents is read and its entries taken with no wait in
-   * between, so none is taken from a copy a write has replaced since. A build that stops half way
-   * leaves entries with no definition, which reads never consult, and the next one saves them again.
-   */
-  private async saveColdEntries(index: SecondaryIndex, coldEntries: ColdEntryBatch, revert: () => void): Promise<void> {
-    this.building.add(index)
-    // One batch commits while the next is gathered.
-    let saving: Promise<void> | undefined
-    try {
-      for (const page of (this.cold as ColdSide).file.scanPages(this.name)) {
-        if (this.indexByName.get(index.spec.name) !== index)
-          throw new StoreServerError(ErrorCodes.IndexBuildAborted, 'Index build aborted: dropped')
-        for (const row of page) if (!this.shadowed(row.id)) coldEntries.add(row.id, index.entryOf(decodeDocument(row.doc)))
-        if (coldEntries.size < BUILD_BATCH) continue
-        // Handed to the journal before any wait, so that a write made meanwhile commits after them.
-        const previous = saving
-        saving = this.journal.append([coldEntries.drain()], revert)
-        // Awaited next time round; a failure meanwhile is not an unhandled rejection.
-        saving.catch(() => undefined)
-        await previous
-      }
-      await Promise.all([saving, this.journal.append([coldEntries.drain()], revert)])
-    } finally {
-      this.building.delete(index)
-    }
   }
 
   /** Drops the index of that name; resolves false when there is none, once the drop is durable. */
