@@ -25,6 +25,10 @@ export function serverOptions(logger: FastifyBaseLogger): FastifyServerOptions &
     genReqId: (request) => requestIdFrom(request.headers['x-request-id']),
     childLoggerFactory: requestLoggerFactory,
     bodyLimit: BODY_LIMIT_BYTES,
+    // No limit on how long a plugin takes to start: the first start after an upgrade may build an
+    // index over a long history (the embedded store reads every ended instance once, about a minute
+    // per million: docs/upgrading.md), and cutting it short would only make the next start redo it.
+    pluginTimeout: 0,
     connectionTimeout: 0,
     keepAliveTimeout: 72_000,
     requestTimeout: 330_000,

@@ -11,6 +11,7 @@
  * acknowledged write always finds it, in one place or the other.
  */
 import { DuplicateKeyError, type Document, type Filter, type SortSpec } from '../port.js'
+import type { StoreLogger } from '../logger.js'
 import type { ColdFile, HotRowVerdict, KeyRange } from './cold-file.js'
 import { type ColdRule, isCold, matchesOnlyHot } from './cold-tier.js'
 import { ColdEntryBatch, gatherUniqueColdEntries, saveColdEntries } from './cold-index-build.js'
@@ -35,6 +36,8 @@ interface ColdEntryRow {
 export interface ColdSide {
   file: ColdFile
   rule: ColdRule | undefined
+  /** Told when an index is built over the cold documents (at a first start after an upgrade, a long read). */
+  logger?: StoreLogger | undefined
 }
 
 /** A document's state before and after a write: no `before` is an insert, no `after` a delete. */
@@ -488,12 +491,16 @@ export class DocumentTable {
       if (wanted()) this.indexByName.delete(spec.name)
     }
     if (rows && !spec.unique) {
+      const started = Date.now()
+      const log = { collection: this.name, index: spec.name }
+      this.cold?.logger?.info(log, 'building an index over the cold documents')
       this.building.add(index)
       try {
         await saveColdEntries(index, rows, coldEntries, (op) => this.journal.append([op], revert), wanted)
       } finally {
         this.building.delete(index)
       }
+      this.cold?.logger?.info({ ...log, ms: Date.now() - started }, 'index built over the cold documents')
     }
     for (const [, field] of coldEntries.arrayFields()) this.coldArrays.add(`${spec.name}\0${field}`)
     await this.journal.append([coldEntries.drain(encodeDocument({ ...spec }))], revert)

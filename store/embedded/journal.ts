@@ -56,8 +56,11 @@ export function keyBlob(key: string): Buffer {
   return Buffer.from(key, 'utf16le').swap16()
 }
 
+/** The key string of a BLOB: its bytes are swapped in place to read it, and back (no copy per key read). */
 export function keyOfBlob(blob: Buffer): string {
-  return Buffer.from(blob).swap16().toString('utf16le')
+  const key = blob.swap16().toString('utf16le')
+  blob.swap16()
+  return key
 }
 
 /** Opens the database with the store's settings. */

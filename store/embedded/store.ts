@@ -219,7 +219,7 @@ export class EmbeddedStore implements Store {
       const rule = this.coldTier(name)
       // A collection without a rule may still have cold documents from when it had one: they are
       // read, and leave the cold tier when written.
-      const cold = rule || this.coldFile.hasCold(name) ? { file: this.coldFile, rule } : undefined
+      const cold = rule || this.coldFile.hasCold(name) ? { file: this.coldFile, rule, logger: this.logger } : undefined
       table = new DocumentTable(name, this.journal, cold)
       this.tables.set(name, table)
     }
