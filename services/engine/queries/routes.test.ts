@@ -26,12 +26,13 @@ t.test('queries answer the running / recently updated instances of a process tha
     processStatus: 'running',
     tasks: [{ stepId: 'request', name: 'Request leave', userId: outsider.userId, swimlane: 'employee' }],
   })
-  const all = await engine.call<ActiveProcessInfo[]>('queryActiveProcesses', 'POST', '/query/activeProcessIds', {
-    user: admin.userId,
-    body: { ...HR, processId: 'leave-request' },
-  })
+  /** The ids a query answers the user. */
+  const idsOf = async (operation: string, path: string, user: string, body: object): Promise<Set<string>> => {
+    const answer = await engine.call<ProcessInfo[]>(operation, 'POST', path, { user, body })
+    return new Set(answer.body.map((info) => info.processInstanceId))
+  }
   t.same(
-    new Set(all.body.map((info) => info.processInstanceId)),
+    await idsOf('queryActiveProcesses', '/query/activeProcessIds', admin.userId, { ...HR, processId: 'leave-request' }),
     new Set([id(mine), id(theirs)]),
     "an admin sees the tenant's running instances",
   )
@@ -51,20 +52,17 @@ t.test('queries answer the running / recently updated instances of a process tha
     updated.body.every((info, index) => index === 0 || info.lastUpdate <= updated.body[index - 1]!.lastUpdate),
     'newest update first',
   )
-  const theirsOnly = await engine.call<ProcessInfo[]>('queryProcessesUpdatedBetween', 'POST', '/query/processIdsUpdatedBetween', {
-    user: outsider.userId,
-    body: { ...HR, processId: 'leave-request', date1: from },
-  })
+  const updatedBetween = ['queryProcessesUpdatedBetween', '/query/processIdsUpdatedBetween'] as const
   t.same(
-    new Set(theirsOnly.body.map((info) => info.processInstanceId)),
+    await idsOf(...updatedBetween, outsider.userId, { ...HR, processId: 'leave-request', date1: from }),
     new Set([id(mine), id(cancelled)]),
     'a user who is no admin sees only the instances they may see, ended ones included',
   )
-  const strangers = await engine.call<ProcessInfo[]>('queryProcessesUpdatedBetween', 'POST', '/query/processIdsUpdatedBetween', {
-    user: stranger.userId,
-    body: { appId: 'hr', processId: 'leave-request', date1: from },
-  })
-  t.same(strangers.body, [], 'another tenant sees nothing')
+  t.same(
+    await idsOf(...updatedBetween, stranger.userId, { appId: 'hr', processId: 'leave-request', date1: from }),
+    new Set(),
+    'another tenant sees nothing',
+  )
   const past = await engine.call<ProcessInfo[]>('queryProcessesUpdatedBetween', 'POST', '/query/processIdsUpdatedBetween', {
     user: admin.userId,
     body: { ...HR, processId: 'leave-request', date1: '2020-01-01T00:00:00Z', date2: '2020-12-31T00:00:00Z' },
