@@ -2,7 +2,7 @@
  * Covered reads of cold documents: when every field a find reads (its filter, sort and projection)
  * is a field of the index its cold plan reads, SQLite's copy of the index entries answers it, as a
  * covered query does on MongoDB, without reading or parsing the documents (docs/performance.md#covered-reads).
- * An entry tells a field's value exactly when it is a string, a finite number or a valid Date; for
+ * An entry tells a field's value exactly when it is a string, a number or a valid Date; for
  * anything else (null and missing share one key) the document is read after all.
  */
 import type { Document, Filter, Projection, SortSpec } from '../port.js'
