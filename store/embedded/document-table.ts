@@ -100,7 +100,7 @@ export class DocumentTable {
   }
 
   restoreColdArray(indexName: string, field: number): void {
-    this.coldArrays.add(`${indexName}\0${field}`)
+    this.coldArrays.add(coldArrayKey(indexName, field))
   }
 
   /** The documents a filter may match; `paths`, the fields the read needs (covered.ts), may let cold ones come from index entries alone. */
@@ -115,7 +115,7 @@ export class DocumentTable {
     if (!this.cold || (this.cold.rule && matchesOnlyHot(this.cold.rule, filter))) return { hot }
     const indexes =
       this.building.size === 0 ? this.indexByName.values() : [...this.indexByName.values()].filter((index) => !this.building.has(index))
-    return { hot, plan: coldPlan(filter, indexes, (index, field) => this.coldArrays.has(`${index.spec.name}\0${field}`)) }
+    return { hot, plan: coldPlan(filter, indexes, (index, field) => this.holdsColdArray(index, field)) }
   }
 
   /**
@@ -139,8 +139,7 @@ export class DocumentTable {
     if (!first || !('index' in plan) || !plan.bounds) return this.withCold(hot, plan, paths)
     const { index, bounds } = plan
     const [field, direction] = first
-    if (index.fields[bounds.fields] !== field || this.coldArrays.has(`${index.spec.name}\0${bounds.fields}`))
-      return this.withCold(hot, plan, paths)
+    if (index.fields[bounds.fields] !== field || this.holdsColdArray(index, bounds.fields)) return this.withCold(hot, plan, paths)
     // Per pinned prefix: a range on the sorted field stays within one kind of value; without one,
     // each kind is read apart.
     const { range } = bounds
@@ -219,9 +218,14 @@ export class DocumentTable {
     yield* this.coldDocuments(plan, paths)
   }
 
+  /** Does the index field hold an array in some cold document? */
+  private holdsColdArray(index: SecondaryIndex, field: number): boolean {
+    return this.coldArrays.has(coldArrayKey(index.spec.name, field))
+  }
+
   /** The cover the index gives a read of `paths` (covered.ts), unless a field of it holds an array in a cold document. */
   private coverOf(index: SecondaryIndex, paths: ReadonlySet<string>): Cover | undefined {
-    return coverOf(index.fields, paths, (field) => this.coldArrays.has(`${index.spec.name}\0${field}`))
+    return coverOf(index.fields, paths, (field) => this.holdsColdArray(index, field))
   }
 
   /** The cold entries of the index in the range: with their documents, or (covered) without. */
@@ -301,7 +305,7 @@ export class DocumentTable {
         if (array) arrays.push([index.spec.name, field])
       })
     }
-    for (const [indexName, field] of arrays) this.coldArrays.add(`${indexName}\0${field}`)
+    for (const [indexName, field] of arrays) this.coldArrays.add(coldArrayKey(indexName, field))
     return { keys, arrays }
   }
 
@@ -502,7 +506,7 @@ export class DocumentTable {
       }
       this.cold?.logger?.info({ ...log, ms: Date.now() - started }, 'index built over the cold documents')
     }
-    for (const [, field] of coldEntries.arrayFields()) this.coldArrays.add(`${spec.name}\0${field}`)
+    for (const [, field] of coldEntries.arrayFields()) this.coldArrays.add(coldArrayKey(spec.name, field))
     await this.journal.append([coldEntries.drain(encodeDocument({ ...spec }))], revert)
     return spec.name
   }
@@ -549,6 +553,11 @@ export class DocumentTable {
     const range = { from: dates, to: orderedKey(new Date(cutoff)) + AFTER_PREFIX }
     for (const doc of this.coldDocuments({ index, ranges: [range] })) yield [idKeyOf(doc), doc]
   }
+}
+
+/** The `coldArrays` member of an index field. */
+function coldArrayKey(indexName: string, field: number): string {
+  return `${indexName}\0${field}`
 }
 
 export function idKeyOf(doc: Document): string {
