@@ -9,6 +9,7 @@
 import type Database from 'better-sqlite3'
 import { ColdIdFilter } from './cold-ids.js'
 import { decodeDocument } from './document-codec.js'
+import { entriesOfGroupedRow, type GroupedRow, groupedPageSql, type KeyEntry } from './grouped-key-pages.js'
 import { type ColdArray, type ColdKey, keyBlob, keyOfBlob, openDatabase, prepareLayout } from './journal.js'
 import type { IndexSpec } from './secondary-index.js'
 
@@ -33,7 +34,10 @@ interface EntryRow extends KeyRow {
 }
 type EntryPage<Row> = Database.Statement<[string, string, Buffer, Buffer | string, number], Row>
 /** The page statements of a range read, by the bound each resumes from. */
-type EntryPages<Row> = Record<'from' | 'after' | 'ties' | 'below' | 'tiesBelow', EntryPage<Row>>
+type EntryPages<Row> = Record<PageBound, EntryPage<Row>>
+type PageBound = 'from' | 'after' | 'ties' | 'below' | 'tiesBelow'
+/** Reads the page that starts at `key` (`bound` the other end of the range, or the last tie's id). */
+type PageReader<Row> = (bound: PageBound, key: Buffer, limit: Buffer | string) => Row[]
 
 /** A range of one index's cold entries: `from <= key < to`. */
 export interface KeyRange {
@@ -55,7 +59,8 @@ export class ColdFile {
   private readonly scanPage: Database.Statement<[string, string, number], IdDoc>
   /** Pages of an index's cold entries with their documents, by the bound they resume from: see `range`. */
   private readonly entryPages: EntryPages<EntryRow>
-  /** The same pages of the entries alone (`coveredRange`). */
+  /** The same pages of the entries alone (`coveredRange`): each as one row (grouped-key-pages.ts), or entry by entry. */
+  private readonly groupedKeyPages: EntryPages<GroupedRow>
   private readonly keyPages: EntryPages<KeyRow>
   private readonly keyHolders: Database.Statement<[string, string, Buffer], { id: string }>
   private readonly coldIds: Database.Statement<[string], string>
@@ -74,9 +79,11 @@ export class ColdFile {
       this.coldCount = this.db.prepare('SELECT count(*) AS n FROM documents WHERE collection = ? AND cold = 1')
       this.scanPage = this.db.prepare('SELECT id, doc FROM documents WHERE collection = ? AND cold = 1 AND id > ? ORDER BY id LIMIT ?')
       // Every bound is a plain comparison on the primary key (collection, idx, key, id), so each page is one index seek.
-      const pages = <Row>(select: string): EntryPages<Row> => {
-        const page = (where: string, order: string): EntryPage<Row> =>
-          this.db.prepare(`${select} WHERE k.collection = ? AND k.idx = ? AND ${where} ORDER BY ${order} LIMIT ?`)
+      const pages = <Row>(select: string, grouped = false): EntryPages<Row> => {
+        const page = (where: string, order: string): EntryPage<Row> => {
+          const sql = `${select} WHERE k.collection = ? AND k.idx = ? AND ${where} ORDER BY ${order} LIMIT ?`
+          return this.db.prepare(grouped ? groupedPageSql(sql) : sql)
+        }
         return {
           from: page('k.key >= ? AND k.key < ?', 'k.key, k.id'),
           after: page('k.key > ? AND k.key < ?', 'k.key, k.id'),
@@ -88,7 +95,9 @@ export class ColdFile {
       this.entryPages = pages(`SELECT k.id AS id, k.key AS key, d.doc AS doc FROM cold_keys k
           JOIN documents d ON d.collection = k.collection AND d.id = k.id AND d.cold = 1`)
       // A cold document's entries are written and removed with it, in one transaction (journal.ts): an entry's document is cold.
-      this.keyPages = pages('SELECT k.id AS id, k.key AS key FROM cold_keys k')
+      const keysAlone = 'SELECT k.id AS id, k.key AS key FROM cold_keys k'
+      this.keyPages = pages(keysAlone)
+      this.groupedKeyPages = pages(keysAlone, true)
       this.keyHolders = this.db.prepare(`SELECT k.id AS id FROM cold_keys k
         JOIN documents d ON d.collection = k.collection AND d.id = k.id AND d.cold = 1
         WHERE k.collection = ? AND k.idx = ? AND k.key = ? LIMIT 16`)
@@ -223,46 +232,52 @@ export class ColdFile {
    * multikey document once per entry), with the entry's key.
    */
   *range(collection: string, indexName: string, range: KeyRange, descending = false): Generator<IdDoc & { key: string }> {
-    for (const row of this.pagesOf(this.entryPages, collection, indexName, range, descending)) {
-      yield { id: row.id, doc: row.doc, key: keyOfBlob(row.key) }
-    }
+    const read: PageReader<EntryRow> = (bound, key, limit) => this.page(this.entryPages[bound], collection, indexName, key, limit)
+    for (const row of this.pagesOf(read, (row) => row.key, range, descending)) yield { id: row.id, doc: row.doc, key: keyOfBlob(row.key) }
   }
 
   /** `range` without the documents: the entries' keys and ids alone, for a read the entries cover (covered.ts). */
-  *coveredRange(collection: string, indexName: string, range: KeyRange, descending = false): Generator<{ id: string; key: string }> {
-    for (const row of this.pagesOf(this.keyPages, collection, indexName, range, descending)) yield { id: row.id, key: keyOfBlob(row.key) }
+  coveredRange(collection: string, indexName: string, range: KeyRange, descending = false): Generator<KeyEntry> {
+    const read: PageReader<KeyEntry> = (bound, key, limit) => {
+      const row = this.page(this.groupedKeyPages[bound], collection, indexName, key, limit)[0]
+      const entries = row && entriesOfGroupedRow(row, descending)
+      if (entries) return entries
+      return this.page(this.keyPages[bound], collection, indexName, key, limit).map((entry) => ({ id: entry.id, key: keyOfBlob(entry.key) }))
+    }
+    return this.pagesOf(read, (entry) => keyBlob(entry.key), range, descending)
+  }
+
+  private page<Row>(statement: EntryPage<Row>, collection: string, indexName: string, key: Buffer, bound: Buffer | string): Row[] {
+    this.reads++
+    return statement.all(collection, indexName, key, bound, PAGE)
   }
 
   /**
    * The rows of a range read, a page at a time: each page resumes after the last entry read, first
    * with the rest of its key's entries (by id), then the keys beyond it.
    */
-  private *pagesOf<Row extends KeyRow>(
-    pages: EntryPages<Row>,
-    collection: string,
-    indexName: string,
+  private *pagesOf<Row extends { id: string }>(
+    read: PageReader<Row>,
+    keyOf: (row: Row) => Buffer,
     { from, to }: KeyRange,
     descending: boolean,
   ): Generator<Row> {
     const lower = keyBlob(from)
     const upper = keyBlob(to)
-    const page = (statement: EntryPage<Row>, key: Buffer, bound: Buffer | string): Row[] => {
-      this.reads++
-      return statement.all(collection, indexName, key, bound, PAGE)
-    }
-    let rows = descending ? page(pages.below, upper, lower) : page(pages.from, lower, upper)
+    let rows = descending ? read('below', upper, lower) : read('from', lower, upper)
     for (;;) {
       yield* rows
       const last = rows[rows.length - 1]
       if (!last || rows.length < PAGE) return
+      const lastKey = keyOf(last)
       let ties = rows
       let lastTie = last
       while (ties.length === PAGE) {
-        ties = page(descending ? pages.tiesBelow : pages.ties, last.key, lastTie.id)
+        ties = read(descending ? 'tiesBelow' : 'ties', lastKey, lastTie.id)
         yield* ties
         lastTie = ties[ties.length - 1] ?? lastTie
       }
-      rows = descending ? page(pages.below, last.key, lower) : page(pages.after, last.key, upper)
+      rows = descending ? read('below', lastKey, lower) : read('after', lastKey, upper)
     }
   }
 

@@ -30,7 +30,7 @@ import { type Change, type DocumentTable, idKeyOf } from './document-table.js'
 import { pathsRead } from './covered.js'
 import { cloneDocument, encodeDocument, encodeForStorage } from './document-codec.js'
 import { ErrorCodes, StoreArgumentError, StoreServerError } from './errors.js'
-import { aggregate, compileQuery, project, select, updatedCopy } from './mingo.js'
+import { aggregate, compileQuery, handOut, select, updatedCopy } from './mingo.js'
 import { indexSpecFrom } from './secondary-index.js'
 import { upsertSeed } from './upsert-seed.js'
 
@@ -112,7 +112,7 @@ export class EmbeddedCollection implements Collection<Document> {
     this.host.assertOpen()
     const found = this.first(filter, options.sort)
     if (!found) return null
-    return cloneDocument(options.projection ? project(found, options.projection) : found)
+    return handOut(options.projection)(found)
   }
 
   find(filter: Filter, { maxExamined, ...options }: FindOptions = {}): Cursor<Document> {
@@ -125,7 +125,7 @@ export class EmbeddedCollection implements Collection<Document> {
       const candidates = top
         ? this.table.topCandidates(filter, sort, skip + limit, (doc) => query.test(doc), paths)
         : this.table.candidates(filter, paths)
-      return select(examined(candidates, maxExamined), query, options).map((doc) => cloneDocument(doc))
+      return select(examined(candidates, maxExamined), query, options).map(handOut(options.projection))
     })
   }
 
@@ -168,7 +168,7 @@ export class EmbeddedCollection implements Collection<Document> {
       result = returnAfter ? written.stored[0] : undefined
     }
     // Copied now, before another call can change the document, and answered once it is durable.
-    const answer = result ? cloneDocument(options.projection ? project(result, options.projection) : result) : null
+    const answer = result ? handOut(options.projection)(result) : null
     await durable
     return answer
   }

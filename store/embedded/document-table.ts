@@ -261,11 +261,16 @@ export class DocumentTable {
       return
     }
     const cover = paths && this.coverOf(plan.index, paths)
+    // A document has one entry in an index none of whose fields holds an array: one range meets it once.
+    const once = plan.ranges.length === 1 && plan.index.fields.every((_, field) => !this.holdsColdArray(plan.index, field))
     const seen = new Set<string>()
     for (const range of plan.ranges) {
       for (const row of this.coldEntries(plan.index, range, cover)) {
-        if (seen.has(row.id) || this.shadowed(row.id)) continue
-        seen.add(row.id)
+        if (this.shadowed(row.id)) continue
+        if (!once) {
+          if (seen.has(row.id)) continue
+          seen.add(row.id)
+        }
         const doc = this.coldDocument(row, cover)
         if (doc) yield doc
       }

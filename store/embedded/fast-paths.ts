@@ -57,8 +57,23 @@ function operatorMatcher(path: string, operator: string, operand: unknown): Matc
   }
   const holds = RANGE_OPERATORS[operator]
   if (!holds || !isComparable(operand)) return undefined
+  if (operand instanceof Date) return dateRangeMatcher(path, holds, operand)
   const type = typeOf(operand)
   return (doc) => anyValueAt(doc, path, (value) => typeOf(value) === type && holds(compare(value, operand)))
+}
+
+/**
+ * A range on a Date (the usual one: `lastUpdate` between two times) compares times, as mingo does
+ * (an invalid Date's NaN is neither before nor after), without its type dispatch per value.
+ */
+function dateRangeMatcher(path: string, holds: (order: number) => boolean, operand: Date): Matcher {
+  const time = operand.getTime()
+  return (doc) =>
+    anyValueAt(doc, path, (value) => {
+      if (!(value instanceof Date)) return false
+      const valueTime = value.getTime()
+      return holds(valueTime < time ? -1 : valueTime > time ? 1 : 0)
+    })
 }
 
 /** A field's condition: a plain value (equality) or an object of the operators above only. */
@@ -210,7 +225,7 @@ function copyPath(doc: Document, out: Document, segments: readonly string[]): bo
     target = (target[segment] ??= {}) as Document
   }
   const key = segments[last] as string
-  if (Object.hasOwn(source, key) && source[key] !== undefined) target[key] = source[key]
+  if (Object.hasOwn(source, key) && source[key] !== undefined) target[key] = cloneDocument(source[key])
   return true
 }
 
@@ -218,8 +233,8 @@ function copyPath(doc: Document, out: Document, segments: readonly string[]): bo
  * Projections that include plain fields and dotted paths through plain objects (plus `_id: 0`), or
  * exclude top-level fields only, applied without mingo, which compiles a query per call. Returns
  * undefined for any other projection, and the projector returns undefined for a document with an
- * array on an included dotted path (mingo's rules there are its own). The result shares field
- * values with `doc`: callers copy what they hand out.
+ * array on an included dotted path (mingo's rules there are its own). The result shares no object
+ * with `doc`: it is what a find hands out, copied once.
  */
 export function simpleProjector(projection: Record<string, unknown>): ((doc: Document) => Document | undefined) | undefined {
   const included: string[] = []
@@ -249,6 +264,6 @@ export function simpleProjector(projection: Record<string, unknown>): ((doc: Doc
   return (doc) => {
     const out: Document = { ...doc }
     for (const field of excluded) delete out[field]
-    return out
+    return cloneDocument(out)
   }
 }

@@ -151,14 +151,10 @@ function sorted(docs: Document[], sort: SortSpec): Document[] {
 }
 
 /**
- * Matching documents in sort/skip/limit order, projected; only the returned page is projected. The
- * results may share objects with `docs`.
+ * Matching documents in sort/skip/limit order. The results are objects of `docs`: a find hands
+ * them out through `handOut`.
  */
-export function select(
-  docs: Iterable<Document>,
-  query: CompiledQuery,
-  { sort, skip = 0, limit = 0, projection }: { sort?: SortSpec; skip?: number; limit?: number; projection?: Projection },
-): Document[] {
+export function select(docs: Iterable<Document>, query: CompiledQuery, { sort, skip = 0, limit = 0 }: { sort?: SortSpec; skip?: number; limit?: number }): Document[] {
   const sorting = sort !== undefined && Object.keys(sort).length > 0
   // Without a sort, the first skip+limit matches are the answer: stop looking there.
   const enough = sorting || limit <= 0 ? Infinity : skip + limit
@@ -169,18 +165,22 @@ export function select(
     if (matching.length >= enough) break
   }
   const ordered = sorting ? sorted(matching, sort) : matching
-  const page = ordered.slice(skip, limit > 0 ? skip + limit : undefined)
-  if (!projection || Object.keys(projection).length === 0) return page
-  const simple = simpleProjector(projection)
-  return page.map((doc) => simple?.(doc) ?? projectWithMingo(doc, projection))
+  return ordered.slice(skip, limit > 0 ? skip + limit : undefined)
 }
 
 function projectWithMingo(doc: Document, projection: Projection): Document {
   return new Query<Document>({}, baseOptions).find<Document>([doc], projection).all()[0] as Document
 }
 
-export function project(doc: Document, projection: Projection): Document {
-  return simpleProjector(projection)?.(doc) ?? projectWithMingo(doc, projection)
+/**
+ * How a read hands out a document it found: a copy as the projection shows it (the whole document
+ * without one) that shares no object with the stored one, so the caller may change it. A simple
+ * projection copies the fields it keeps and nothing else.
+ */
+export function handOut(projection: Projection | undefined): (doc: Document) => Document {
+  if (!projection || Object.keys(projection).length === 0) return cloneDocument
+  const simple = simpleProjector(projection)
+  return (doc) => simple?.(doc) ?? cloneDocument(projectWithMingo(doc, projection))
 }
 
 /**

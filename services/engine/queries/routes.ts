@@ -16,6 +16,7 @@ import {
   queryProcessInstanceContextAndActivity,
 } from '../../../openapi/generated/engine-routes.js'
 import { requireActor } from '../../../plugins/identity/actor.js'
+import { builtAnswer } from '../../../lib/server/built-answer.js'
 import { routeFrom } from '../../../lib/server/route.js'
 import { ENGINE_DEPENDENCY_PLUGINS, engineDependencies } from '../instances/dependencies.js'
 import { PagedQueryService } from './paged.js'
@@ -28,11 +29,11 @@ async function queryRoutes(fastify: FastifyInstance): Promise<void> {
   // Every query requires the user header: identity has resolved the actor.
   typed.route({
     ...routeFrom(queryActiveProcesses),
-    handler: async (request) => service.activeProcesses(requireActor(request), request.body),
+    handler: async (request, reply) => builtAnswer(reply, await service.activeProcesses(requireActor(request), request.body)),
   })
   typed.route({
     ...routeFrom(queryProcessesUpdatedBetween),
-    handler: async (request) => service.updatedBetween(requireActor(request), request.body),
+    handler: async (request, reply) => builtAnswer(reply, await service.updatedBetween(requireActor(request), request.body)),
   })
   typed.route({ ...routeFrom(queryOverdueTasks), handler: async (request) => service.overdueTasks(requireActor(request), request.body) })
   typed.route({
