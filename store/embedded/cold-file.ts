@@ -242,7 +242,10 @@ export class ColdFile {
       const row = this.page(this.groupedKeyPages[bound], collection, indexName, key, limit)[0]
       const entries = row && entriesOfGroupedRow(row, descending)
       if (entries) return entries
-      return this.page(this.keyPages[bound], collection, indexName, key, limit).map((entry) => ({ id: entry.id, key: keyOfBlob(entry.key) }))
+      return this.page(this.keyPages[bound], collection, indexName, key, limit).map((entry) => ({
+        id: entry.id,
+        key: keyOfBlob(entry.key),
+      }))
     }
     return this.pagesOf(read, (entry) => keyBlob(entry.key), range, descending)
   }

@@ -4,7 +4,7 @@
  * keys alone cost more than SQLite's own work. Here SQLite concatenates a page's keys into one BLOB
  * (`group_concat`), with their lengths and ids as JSON arrays, and the keys are cut from it as strings.
  * An aggregate's input order is not documented for a subquery's ORDER BY, so every page is checked
- * to be in index order, and a page that is not is read again entry by entry (docs/performance.md#covered-reads).
+ * to be in index order, and a page that is not is read again entry by entry (docs/performance.md#large-answers).
  */
 /** One entry of a page: the document's id and the entry's key. */
 export interface KeyEntry {

@@ -154,7 +154,11 @@ function sorted(docs: Document[], sort: SortSpec): Document[] {
  * Matching documents in sort/skip/limit order. The results are objects of `docs`: a find hands
  * them out through `handOut`.
  */
-export function select(docs: Iterable<Document>, query: CompiledQuery, { sort, skip = 0, limit = 0 }: { sort?: SortSpec; skip?: number; limit?: number }): Document[] {
+export function select(
+  docs: Iterable<Document>,
+  query: CompiledQuery,
+  { sort, skip = 0, limit = 0 }: { sort?: SortSpec; skip?: number; limit?: number },
+): Document[] {
   const sorting = sort !== undefined && Object.keys(sort).length > 0
   // Without a sort, the first skip+limit matches are the answer: stop looking there.
   const enough = sorting || limit <= 0 ? Infinity : skip + limit
