@@ -36,8 +36,8 @@ type EntryPage<Row> = Database.Statement<[string, string, Buffer, Buffer | strin
 /** The page statements of a range read, by the bound each resumes from. */
 type EntryPages<Row> = Record<PageBound, EntryPage<Row>>
 type PageBound = 'from' | 'after' | 'ties' | 'below' | 'tiesBelow'
-/** Reads the page that starts at `key` (`bound` the other end of the range, or the last tie's id). */
-type PageReader<Row> = (bound: PageBound, key: Buffer, limit: Buffer | string) => Row[]
+/** Reads a page with the statement for `page`, resuming at `key`; `bound` is the other end of the range, or the last tie's id. */
+type PageReader<Row> = (page: PageBound, key: Buffer, bound: Buffer | string) => Row[]
 
 /** A range of one index's cold entries: `from <= key < to`. */
 export interface KeyRange {
@@ -232,17 +232,17 @@ export class ColdFile {
    * multikey document once per entry), with the entry's key.
    */
   *range(collection: string, indexName: string, range: KeyRange, descending = false): Generator<IdDoc & { key: string }> {
-    const read: PageReader<EntryRow> = (bound, key, limit) => this.page(this.entryPages[bound], collection, indexName, key, limit)
+    const read: PageReader<EntryRow> = (page, key, bound) => this.page(this.entryPages[page], collection, indexName, key, bound)
     for (const row of this.pagesOf(read, (row) => row.key, range, descending)) yield { id: row.id, doc: row.doc, key: keyOfBlob(row.key) }
   }
 
   /** `range` without the documents: the entries' keys and ids alone, for a read the entries cover (covered.ts). */
   coveredRange(collection: string, indexName: string, range: KeyRange, descending = false): Generator<KeyEntry> {
-    const read: PageReader<KeyEntry> = (bound, key, limit) => {
-      const row = this.page(this.groupedKeyPages[bound], collection, indexName, key, limit)[0]
+    const read: PageReader<KeyEntry> = (page, key, bound) => {
+      const row = this.page(this.groupedKeyPages[page], collection, indexName, key, bound)[0]
       const entries = row && entriesOfGroupedRow(row, descending)
       if (entries) return entries
-      return this.page(this.keyPages[bound], collection, indexName, key, limit).map((entry) => ({
+      return this.page(this.keyPages[page], collection, indexName, key, bound).map((entry) => ({
         id: entry.id,
         key: keyOfBlob(entry.key),
       }))
