@@ -184,6 +184,17 @@ async function contract(t: Tap, backend: Backend): Promise<void> {
     t.same(found, { _id: 'd1', when, nested: { list: [{ at: when }] } })
     ;(found?.nested as { list: unknown[] }).list.push('mutated by the caller')
     t.same((await c.findOne({ _id: 'd1' }))?.nested, { list: [{ at: when }] }, 'mutating a result does not touch the store')
+    const projected = [
+      ...(await c.find({ _id: 'd1' }, { projection: { nested: 1, when: 1 } }).toArray()),
+      await c.findOne({ _id: 'd1' }, { projection: { 'nested.list': 1, when: 1 } }),
+      await c.findOne({ _id: 'd1' }, { projection: { _id: 0 } }),
+      await c.findOne({ _id: 'd1' }, { projection: { 'nested.other': 0 } }),
+    ]
+    for (const result of projected) {
+      ;(result?.nested as { list: Array<{ at: Date }> }).list[0]?.at.setTime(0)
+      ;(result?.when as Date).setTime(0)
+    }
+    t.same(await c.findOne({ _id: 'd1' }), { _id: 'd1', when, nested: { list: [{ at: when }] } }, 'nor does mutating a projected one')
     t.same(await c.findOne({ _id: 'none' }), null)
   })
 
