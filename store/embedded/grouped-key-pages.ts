@@ -6,6 +6,7 @@
  * An aggregate's input order is not documented for a subquery's ORDER BY, so every page is checked
  * to be in index order, and a page that is not is read again entry by entry (docs/performance.md#large-answers).
  */
+
 /** One entry of a page: the document's id and the entry's key. */
 export interface KeyEntry {
   id: string
