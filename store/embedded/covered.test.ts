@@ -14,7 +14,7 @@ import type { ColdTier } from './cold-tier.js'
 import { PAGE } from './cold-file.js'
 import { pathsRead } from './covered.js'
 import { keyOf, valueOfKey } from './index-keys.js'
-import { orderedKey, valueOfOrderedKey } from './ordered-keys.js'
+import { fieldEnd, orderedKey, valueOfFieldAt, valueOfOrderedKey } from './ordered-keys.js'
 import { DATABASE_FILE, EmbeddedStore } from './store.js'
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
@@ -160,4 +160,20 @@ t.test('an entry field gives back the value it encodes, or nothing when it does 
   for (const id of ['abc', 'a:b', 42, -1.5, true, new Date(5)]) t.same(valueOfKey(keyOf(id)), id, `the id ${String(id)} round-trips`)
   t.equal(valueOfKey(keyOf({ oid: 1 })), undefined, 'an object id is not told')
   t.equal(valueOfKey(keyOf(null)), undefined)
+})
+
+t.test('a field is read in place from anywhere in an entry; a cut or foreign encoding is not told', async (t) => {
+  const values = ['a\u0000b', -2.5, new Date(86_400_000), '', 7]
+  const entry = values.map(orderedKey).join('') + 'id-1'
+  let start = 0
+  for (const value of values) {
+    const end = fieldEnd(entry, start)
+    t.same(valueOfFieldAt(entry, start, end), value, `${String(value)} at ${start}`)
+    start = end
+  }
+  t.equal(entry.slice(start), 'id-1', 'the id follows the last field')
+  const number = orderedKey(12)
+  t.equal(valueOfOrderedKey(number.slice(0, 5) + number.slice(-2)), undefined, 'a number with digits missing')
+  t.equal(valueOfOrderedKey(number.slice(0, -1)), undefined, 'an encoding without its end')
+  t.equal(valueOfOrderedKey('x\u0000\u0000'), undefined, 'an unknown tag')
 })

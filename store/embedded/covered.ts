@@ -7,7 +7,7 @@
  */
 import type { Document, Filter, Projection, SortSpec } from '../port.js'
 import { valueOfKey } from './index-keys.js'
-import { fieldAt, valueOfOrderedKey } from './ordered-keys.js'
+import { fieldEnd, valueOfFieldAt } from './ordered-keys.js'
 
 /** Top-level operators that only combine other filters, whose fields are then the ones read. */
 const COMBINING = new Set(['$and', '$or', '$nor'])
@@ -99,13 +99,13 @@ export function coveredDocument(cover: Cover, entry: string, idKey: string): Doc
   const id = valueOfKey(idKey)
   if (id === undefined) return undefined
   const doc: Document = { _id: id }
-  let at = 0
+  let start = 0
   for (let field = 0; field <= cover.last; field++) {
-    const encoding = fieldAt(entry, at)
-    at += encoding.length
+    const end = fieldEnd(entry, start)
     const { segments, needed } = cover.fields[field] as Cover['fields'][number]
-    if (!needed) continue
-    const value = valueOfOrderedKey(encoding)
+    const value = needed ? valueOfFieldAt(entry, start, end) : null
+    start = end
+    if (value === null) continue
     if (value === undefined || !setAtPath(doc, segments, value)) return undefined
   }
   return doc

@@ -31,10 +31,21 @@ function sortableNumber(value: number): string {
   return high.toString(16).padStart(8, '0') + low.toString(16).padStart(8, '0')
 }
 
-/** The number `sortableNumber` encoded. */
-function numberOfSortable(hex: string): number {
-  let high = Number.parseInt(hex.slice(0, 8), 16)
-  let low = Number.parseInt(hex.slice(8, 16), 16)
+/** The 32-bit word that 8 lower-case hex digits of `text` from `at` spell, read without cutting them out. */
+function hexWord(text: string, at: number): number {
+  let word = 0
+  for (let i = at; i < at + 8; i++) {
+    const code = text.charCodeAt(i)
+    // '0'-'9' are 48-57, 'a'-'f' 97-102: what `toString(16)` writes.
+    word = word * 16 + (code <= 57 ? code - 48 : code - 87)
+  }
+  return word
+}
+
+/** The number `sortableNumber` encoded as the 16 hex digits of `text` from `at`. */
+function numberOfSortable(text: string, at: number): number {
+  let high = hexWord(text, at)
+  let low = hexWord(text, at + 8)
   if (high >>> 31) high = (high & 0x7fffffff) >>> 0
   else {
     high = ~high >>> 0
@@ -67,21 +78,34 @@ export function orderedKey(value: unknown): string {
   return TAG.other + escaped(keyOf(value)) + FIELD_END
 }
 
+/** How long a number's or a Date's encoding is: its tag, 16 hex digits and FIELD_END. */
+const SORTABLE_LENGTH = 1 + 16 + FIELD_END.length
+
 /**
  * The value one field's encoding (as `fieldAt` cuts it out of an entry) stands for, when the encoding
  * tells it exactly: a number, a string or a valid Date. Undefined for the rest (null and
  * missing share a key, other kinds keep only what equality needs), so a caller reads the document.
  */
 export function valueOfOrderedKey(encoding: string): number | string | Date | undefined {
-  if (!encoding.endsWith(FIELD_END)) return undefined
-  const body = encoding.slice(1, -FIELD_END.length)
-  switch (encoding[0]) {
-    case TAG.string:
+  return valueOfFieldAt(encoding, 0, encoding.length)
+}
+
+/**
+ * `valueOfOrderedKey` of the field from `start` to `end` (`fieldEnd`) of an entry, read in place: a
+ * covered read decodes every field of every entry it answers from, and cutting each out first
+ * made garbage of them all.
+ */
+export function valueOfFieldAt(entry: string, start: number, end: number): number | string | Date | undefined {
+  if (end - start < 1 + FIELD_END.length || !entry.startsWith(FIELD_END, end - FIELD_END.length)) return undefined
+  switch (entry[start]) {
+    case TAG.string: {
+      const body = entry.slice(start + 1, end - FIELD_END.length)
       return body.includes('\u0000') ? body.replaceAll('\u0000\u0001', '\u0000') : body
+    }
     case TAG.number:
-      return numberOfSortable(body)
+      return end - start === SORTABLE_LENGTH ? numberOfSortable(entry, start + 1) : undefined
     case TAG.date:
-      return new Date(numberOfSortable(body))
+      return end - start === SORTABLE_LENGTH ? new Date(numberOfSortable(entry, start + 1)) : undefined
     default:
       return undefined
   }
@@ -101,8 +125,13 @@ export const ORDERED_KINDS: ReadonlyArray<{ from: string; to: string; ordered: b
 
 /** The encoding of the field that starts at `at` in an entry (FIELD_END included). */
 export function fieldAt(entry: string, at: number): string {
+  return entry.slice(at, fieldEnd(entry, at))
+}
+
+/** Where the field that starts at `at` in an entry ends (after its FIELD_END), or the entry's end. */
+export function fieldEnd(entry: string, at: number): number {
   const end = entry.indexOf(FIELD_END, at)
-  return end < 0 ? entry.slice(at) : entry.slice(at, end + FIELD_END.length)
+  return end < 0 ? entry.length : end + FIELD_END.length
 }
 
 /** Where the id starts in an entry of `fields` encoded fields followed by the id. */
