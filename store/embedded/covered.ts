@@ -103,10 +103,11 @@ export function coveredDocument(cover: Cover, entry: string, idKey: string): Doc
   for (let field = 0; field <= cover.last; field++) {
     const end = fieldEnd(entry, start)
     const { segments, needed } = cover.fields[field] as Cover['fields'][number]
-    const value = needed ? valueOfFieldAt(entry, start, end) : null
+    if (needed) {
+      const value = valueOfFieldAt(entry, start, end)
+      if (value === undefined || !setAtPath(doc, segments, value)) return undefined
+    }
     start = end
-    if (value === null) continue
-    if (value === undefined || !setAtPath(doc, segments, value)) return undefined
   }
   return doc
 }

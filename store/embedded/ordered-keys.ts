@@ -137,7 +137,7 @@ export function fieldEnd(entry: string, at: number): number {
 /** Where the id starts in an entry of `fields` encoded fields followed by the id. */
 export function idOfEntry(entry: string, fields: number): string {
   let at = 0
-  for (let i = 0; i < fields; i++) at = entry.indexOf(FIELD_END, at) + FIELD_END.length
+  for (let i = 0; i < fields; i++) at = fieldEnd(entry, at)
   return entry.slice(at)
 }
 
