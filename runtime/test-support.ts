@@ -100,6 +100,7 @@ export function fakeEnvironment(
     limits: { ...TEST_LIMITS, ...limits },
     now: () => new Date(now),
     newId: () => `id-${++counter.next}`,
+    newInstanceId: () => `id-${++counter.next}`,
     advance: (milliseconds) => {
       now += milliseconds
     },

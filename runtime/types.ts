@@ -179,6 +179,8 @@ export interface RunEnvironment {
   now(): Date
   /** Id generator (UUIDs in production), so tests get stable ids. */
   newId(): string
+  /** A new process instance's id: time-ordered in production (lib/instance-id.ts), so tests get stable ids. */
+  newInstanceId(): string
   /** Absent, nothing is measured. */
   observer?: RunObserver
 }

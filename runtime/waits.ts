@@ -87,7 +87,7 @@ export function arriveAtCallProcess(
   }
   if (!isRecord(input))
     throw new RuntimeError('technical', `steps.${thread.stepId}.input must give an object, not ${JSON.stringify(input ?? null)}`)
-  const processInstanceId = env.newId()
+  const processInstanceId = env.newInstanceId()
   thread.child = { processInstanceId, processId: step.processId }
   thread.status = 'waiting'
   instance.childInstances = [

@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Dispatcher } from 'undici'
 import type { Clock } from '../../../plugins/clock/plugin.js'
+import { newInstanceId } from '../../../lib/instance-id.js'
 import { listeningPorts } from '../../../lib/outbound/destination-guard.js'
 import type { Actor } from '../../../plugins/identity/actor.js'
 import type { EngineMetrics } from '../../../lib/telemetry/engine-metrics.js'
@@ -108,6 +109,7 @@ export class RunEnvironments {
       isolation,
       now: this.clock,
       newId: randomUUID,
+      newInstanceId,
       ...(metrics ? { observer: metrics } : {}),
     }
   }

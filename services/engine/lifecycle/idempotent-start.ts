@@ -17,6 +17,7 @@ import { createHash, randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler, preHandlerAsyncHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
+import { newInstanceId } from '../../../lib/instance-id.js'
 import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { Clock } from '../../../plugins/clock/plugin.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
@@ -137,7 +138,7 @@ export class IdempotentStarts {
       const claim: StoredIdempotencyKey = {
         _id: id,
         requestHash: hash,
-        processInstanceId: randomUUID(),
+        processInstanceId: newInstanceId(),
         claimId,
         claimedUntil: new Date(now.getTime() + CLAIM_LEASE_MS),
         expiresAt: new Date(now.getTime() + this.options.ttlHours * 3_600_000),

@@ -107,7 +107,7 @@ export class ProcessStarter {
       const existing = await this.instances.find(command.processInstanceId)
       if (existing) return { stored: existing, compiled: await this.models.ofInstance(existing.processInstance), env }
     }
-    const processInstanceId = command.processInstanceId ?? env.newId()
+    const processInstanceId = command.processInstanceId ?? env.newInstanceId()
     const transition = await runtimeCall(this.fail, 'advance', () =>
       compiled.start(
         {
