@@ -15,7 +15,7 @@
  * `GET /process/:id` of an ended instance p99 < 20 ms, every query route p95 < 250 ms.
  *
  * Environment: BENCH_ENDED (default 1000000), BENCH_RUNNING (10000), BENCH_DURATION_S (10, each
- * lifecycle run), BENCH_CLIENTS (32), BENCH_REPEAT (20, each query and 100× that many reads).
+ * lifecycle run, after BENCH_WARMUP_S, 15), BENCH_CLIENTS (32), BENCH_REPEAT (20, each query and 100× that many reads).
  * Everything runs on 127.0.0.1 in a temporary data dir, removed at the end.
  */
 import { DIST, importBuilt } from './support/dist.mjs'

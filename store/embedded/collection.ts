@@ -28,7 +28,7 @@ import { ScanBudgetExceededError } from '../port.js'
 import { newObjectIdHex } from '../object-id.js'
 import { type Change, type DocumentTable, idKeyOf } from './document-table.js'
 import { pathsRead } from './covered.js'
-import { cloneDocument, encodeDocument, encodeForStorage } from './document-codec.js'
+import { cloneDocument, encodeDocument, encodeForStorage, storedAlike } from './document-codec.js'
 import { ErrorCodes, StoreArgumentError, StoreServerError } from './errors.js'
 import { aggregate, compileQuery, handOut, select, updatedCopy } from './mingo.js'
 import { indexSpecFrom } from './secondary-index.js'
@@ -272,7 +272,9 @@ export class EmbeddedCollection implements Collection<Document> {
       this.assertSameId(found, after)
       // The replacement's encoding is also what the commit stores: encode it once.
       const encoded = encodeForStorage(after)
-      const modified = encoded.text !== encodeDocument(found)
+      // The stored document holds only what JSON keeps: so does an exact replacement, and then
+      // comparing the two says what comparing their encodings would.
+      const modified = encoded.exact ? !storedAlike(after, found) : encoded.text !== encodeDocument(found)
       const changes = modified ? [{ id: idKeyOf(found), before: found, after, afterIsCallers: true, encoded }] : []
       return { changes, result: { acknowledged: true, matchedCount: 1, modifiedCount: changes.length, ...NOT_UPSERTED } }
     }

@@ -115,6 +115,39 @@ export function encodeForStorage(doc: Document): { text: string; exact: boolean 
   return { text, exact: !scan.lossy }
 }
 
+/**
+ * Whether two documents that hold only what JSON keeps and Dates (a stored document, or one whose
+ * encoding is exact) are stored alike: the same fields in the same order with equal values. Tells
+ * what comparing their encodings would, without encoding them.
+ */
+export function storedAlike(a: unknown, b: unknown): boolean {
+  if (a === b) return true
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false
+  if (a instanceof Date || b instanceof Date) return a instanceof Date && b instanceof Date && sameTime(a, b)
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false
+    for (let i = 0; i < a.length; i++) if (!storedAlike(a[i], b[i])) return false
+    return true
+  }
+  const aFields = a as Record<string, unknown>
+  const bFields = b as Record<string, unknown>
+  const aKeys = Object.keys(aFields)
+  const bKeys = Object.keys(bFields)
+  if (aKeys.length !== bKeys.length) return false
+  for (let i = 0; i < aKeys.length; i++) {
+    const key = aKeys[i] as string
+    if (key !== bKeys[i] || !storedAlike(aFields[key], bFields[key])) return false
+  }
+  return true
+}
+
+/** Invalid Dates are stored alike too (`{"$date":null}`). */
+function sameTime(a: Date, b: Date): boolean {
+  const aTime = a.getTime()
+  const bTime = b.getTime()
+  return aTime === bTime || (Number.isNaN(aTime) && Number.isNaN(bTime))
+}
+
 export function decodeDocument(text: string): Document {
   const doc = JSON.parse(text) as Document
   return text.includes(`"${DATE_TAG}"`) ? (reviveDates(doc) as Document) : doc

@@ -10,8 +10,11 @@ import { compare, isEqual, typeOf } from 'mingo/util'
 import type { Document, Filter, UpdateFilter } from '../port.js'
 import { isScalar, type ScalarValue, valuesAtPath } from './index-keys.js'
 
+/** No empty segment and none starting with `$`: nothing of that kind at the start, after a dot, or at the end. */
+const UNUSUAL_SEGMENT = /(?:^|\.)(?:\$|\.|$)/
+
 function isPlainPath(path: string): boolean {
-  return path.split('.').every((segment) => segment.length > 0 && !segment.startsWith('$'))
+  return !UNUSUAL_SEGMENT.test(path)
 }
 
 function sameScalar(value: unknown, expected: ScalarValue): boolean {
