@@ -9,10 +9,14 @@
  * before one it could have seen. Few, large messages: each one costs both threads far more than the
  * bytes it carries.
  *
+ * SQLite's checkpoints, which copy the write-ahead log into the database file, run on a thread of
+ * their own (checkpointer.ts), so that no commit waits for one.
+ *
  * When a batch fails, every write not yet durable — that batch's and all queued after it — is
  * reverted in memory, newest first, and rejected: memory is back to exactly what SQLite holds.
  */
 import { Worker } from 'node:worker_threads'
+import { Checkpointer } from './checkpointer.js'
 import type { JournalOp } from './journal.js'
 
 export type JournalRequest = { kind: 'batch'; seq: number; ops: readonly JournalOp[] } | { kind: 'close' }
@@ -55,6 +59,7 @@ export class JournalWriter {
   private closing = false
   private drained: (() => void) | undefined
   private readonly exited: Promise<void>
+  private readonly checkpointer: Checkpointer
 
   constructor(file: string) {
     // Plain Node for the thread: loaders and hooks the process was started with (a test runner's,
@@ -63,6 +68,7 @@ export class JournalWriter {
     // The thread keeps the process alive only while it holds writes that are not durable yet.
     this.worker.unref()
     this.exited = new Promise((resolve) => this.worker.once('exit', () => resolve()))
+    this.checkpointer = new Checkpointer(file)
     this.worker.on('message', (reply: JournalReply) => this.settle(reply))
     this.worker.on('error', (error) => this.fail(error))
     this.worker.once('exit', (code) => {
@@ -93,6 +99,7 @@ export class JournalWriter {
   /** Waits for every write to be durable, then stops the thread. */
   async close(): Promise<void> {
     if (this.inFlight || this.sendScheduled) await new Promise<void>((resolve) => (this.drained = resolve))
+    await this.checkpointer.close()
     this.closing = true
     // Held until the thread has closed the file: the process must not end halfway through.
     this.worker.ref()

@@ -126,6 +126,13 @@ function rebuildDocumentsTable(db: Database.Database): void {
   `)
 }
 
+/**
+ * The journal connection's `wal_autocheckpoint`, in pages: far above what the background checkpoints
+ * (checkpointer.ts) let the log reach, so a commit copies the log itself only when they fall behind,
+ * and then finds most of it copied.
+ */
+export const JOURNAL_CHECKPOINT_PAGES = 10_000
+
 /** The journal writer thread's side: applies batches of ops, each in one transaction. */
 export class JournalFile {
   private readonly db: Database.Database
@@ -135,6 +142,7 @@ export class JournalFile {
     // The store's thread prepared the layout before starting this thread (cold-file.ts).
     this.db = openDatabase(file)
     try {
+      this.db.pragma(`wal_autocheckpoint = ${JOURNAL_CHECKPOINT_PAGES}`)
       const put = this.db.prepare<[string, string, string, number]>(
         // A rewrite of a document updates its row in place (a REPLACE would delete it and insert another).
         'INSERT INTO documents (collection, id, doc, cold) VALUES (?, ?, ?, ?) ' +
