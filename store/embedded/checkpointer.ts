@@ -3,20 +3,21 @@
  * automatic checkpoint threshold copies the log into the database file and syncs it before it
  * returns, and every write waiting for that commit waits for the copy too: the tail of the request
  * latencies (docs/performance.md#background-checkpoints). Here a thread of its own does that copy on
- * its own connection every `intervalMs` (a PASSIVE checkpoint, which never blocks the writer). The
+ * its own connection every CHECKPOINT_INTERVAL_MS (a PASSIVE checkpoint, which never blocks the writer). The
  * journal's connection keeps its automatic checkpoint, at JOURNAL_CHECKPOINT_PAGES (journal.ts): it
  * then finds almost everything copied already, and the log starts again from its beginning.
  */
 import { Worker } from 'node:worker_threads'
 
-export const CHECKPOINT_INTERVAL_MS = 100
+const CHECKPOINT_INTERVAL_MS = 100
 
 export class Checkpointer {
   private readonly worker: Worker
   private readonly exited: Promise<void>
 
-  constructor(file: string, intervalMs = CHECKPOINT_INTERVAL_MS) {
-    this.worker = new Worker(new URL('./checkpoint-thread.js', import.meta.url), { workerData: { file, intervalMs }, execArgv: [] })
+  constructor(file: string) {
+    const workerData = { file, intervalMs: CHECKPOINT_INTERVAL_MS }
+    this.worker = new Worker(new URL('./checkpoint-thread.js', import.meta.url), { workerData, execArgv: [] })
     // Never what keeps a process alive. A thread that fails has lost nothing (every commit is in the
     // log already), and the journal's own checkpoint still copies the log: the error is not a write's.
     this.worker.unref()
