@@ -48,3 +48,8 @@ export function dataCollectionName(tenant: Tenant, modelID: string): string {
 export function belongsTo(document: { organizationId?: string | undefined; appId?: string | undefined }, tenant: Tenant): boolean {
   return document.organizationId === tenant.organizationId && document.appId === tenant.appId
 }
+
+/** The modelID a data collection's physical name (dataCollectionName) was made from. */
+export function dataCollectionModelId(collectionName: string): string {
+  return collectionName.split('.').slice(3).join('.')
+}

@@ -22,6 +22,7 @@ export type EngineErrorCode =
   | "wm3040"
   | "wm3041"
   | "wm3042"
+  | "wm3043"
   | "wm3045"
   | "wm3050"
   | "wm3051"
@@ -131,6 +132,7 @@ export const engineErrorCatalogue = {
   "wm3040": {"status":409,"type":"business","category":"error","message":"Task %s is locked by another user (%s)"},
   "wm3041": {"status":409,"type":"business","category":"error","message":"Task %s is not open"},
   "wm3042": {"status":409,"type":"technical","category":"warning","message":"The process instance %s was modified concurrently; retry the request"},
+  "wm3043": {"status":409,"type":"technical","category":"warning","message":"Another request stored data that conflicts with this one (%s); retry the request"},
   "wm3045": {"status":413,"type":"business","category":"error","message":"Process instance %s would be %s bytes, larger than INSTANCE_MAX_BYTES (%s)"},
   "wm3050": {"status":500,"type":"technical","category":"error","message":"Engine failure advancing the process, changes rolled back: %s"},
   "wm3051": {"status":401,"type":"business","category":"error","message":"Function not defined on the action: %s"},

@@ -601,7 +601,8 @@ export interface paths {
          *     who may not work on the task (not its assignee, nor a member of its swimlane while it is in
          *     the pool, nor `admin`) gets 403 wm4030; another user's lock 409 wm3040; a task that is not
          *     open 409 wm3041; an instance changed concurrently (e.g. the same task completed at the same
-         *     time) 409 wm3042.
+         *     time) 409 wm3042; a flow function's data write whose unique key another request stored
+         *     meanwhile 409 wm3043.
          */
         post: operations["completeAction"];
         delete?: never;
@@ -3902,6 +3903,25 @@ export interface components {
             };
         };
         /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
+        GatewayError_wm3043: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "status": "customerror",
+                 *       "data": null,
+                 *       "error": {
+                 *         "message": "Another request stored data that conflicts with this one (…); retry the request",
+                 *         "code": "wm3043"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
         GatewayError_wm3050: {
             headers: {
                 [name: string]: unknown;
@@ -4104,25 +4124,6 @@ export interface components {
                  *       "error": {
                  *         "message": "Idempotency key … was used with another request body",
                  *         "code": "wm3142"
-                 *       }
-                 *     }
-                 */
-                "application/json": components["schemas"]["ErrorEnvelope"];
-            };
-        };
-        /** @description Failure in the envelope: `status` is `permissionError` for 401/403, `customerror` for other 4xx, `error` for 5xx; `error.code` is one of the operation's `x-error-codes`. The HTTP status is kept. */
-        GatewayError_wm3143: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "status": "customerror",
-                 *       "data": null,
-                 *       "error": {
-                 *         "message": "A request with idempotency key … is still being processed; retry it later",
-                 *         "code": "wm3143"
                  *       }
                  *     }
                  */
@@ -5845,7 +5846,7 @@ export interface operations {
             401: components["responses"]["GatewayError_wm4010"];
             403: components["responses"]["GatewayError_wm4031"];
             404: components["responses"]["GatewayError_wm3002"];
-            409: components["responses"]["GatewayError_wm3143"];
+            409: components["responses"]["GatewayError_wm3043"];
             413: components["responses"]["GatewayError_wm4013"];
             415: components["responses"]["GatewayError_wm4015"];
             422: components["responses"]["GatewayError_wm3142"];
@@ -5906,7 +5907,7 @@ export interface operations {
             401: components["responses"]["GatewayError_wm4010"];
             403: components["responses"]["GatewayError_wm4031"];
             404: components["responses"]["GatewayError_wm3002"];
-            409: components["responses"]["GatewayError_wm3143"];
+            409: components["responses"]["GatewayError_wm3043"];
             413: components["responses"]["GatewayError_wm4013"];
             415: components["responses"]["GatewayError_wm4015"];
             422: components["responses"]["GatewayError_wm3142"];
@@ -6491,6 +6492,7 @@ export interface operations {
             401: components["responses"]["GatewayError_wm4010"];
             403: components["responses"]["GatewayError_wm4030"];
             404: components["responses"]["GatewayError_wm3001"];
+            409: components["responses"]["GatewayError_wm3043"];
             413: components["responses"]["GatewayError_wm4013"];
             415: components["responses"]["GatewayError_wm4015"];
             422: components["responses"]["GatewayError_wm3103"];
@@ -7294,7 +7296,7 @@ export interface operations {
             401: components["responses"]["GatewayError_wm4010"];
             403: components["responses"]["GatewayError_wm4031"];
             404: components["responses"]["GatewayError_wm3002"];
-            409: components["responses"]["GatewayError_wm3143"];
+            409: components["responses"]["GatewayError_wm3043"];
             413: components["responses"]["GatewayError_wm4013"];
             415: components["responses"]["GatewayError_wm4015"];
             422: components["responses"]["GatewayError_wm3142"];

@@ -114,17 +114,18 @@ export interface HrEngine extends WorkflowClient {
 /**
  * An engine with the HR app deployed and its users created. With `config.auth` in jwt mode (e.g.
  * tokens.ts's `jwtAuthConfig()`), calls identify their `user` with a bearer token signed with the
- * test secret rather than the `user` header.
+ * test secret rather than the `user` header. `storeSeenByEngine` wraps the store the engine is given
+ * (`store` stays the one underneath), to stage what another request does at a given moment.
  */
 export async function startHrEngine(
   t: ContractTest,
   config: Partial<Config> = {},
-  options: Pick<StartOptions, 'clock'> = {},
+  { storeSeenByEngine, ...options }: Pick<StartOptions, 'clock'> & { storeSeenByEngine?: (store: Store) => Store } = {},
 ): Promise<HrEngine> {
   const store = await openTestStore(t)
   await deployHrApp(store)
   const users = await createHrUsers(store)
-  const { url, app } = await startService(t, 'engine', { store, config, ...options })
+  const { url, app } = await startService(t, 'engine', { store: storeSeenByEngine?.(store) ?? store, config, ...options })
   return { store, users, app, ...workflowClient(t, url, 'engine', config.auth?.mode === 'jwt' ? bearerIdentity() : userHeaderIdentity) }
 }
 

@@ -17,6 +17,7 @@ import type { DataInstance, FileRecord, FlowFunctionDefinition, JsonSchema } fro
 import { commitChange, runModelFunction } from '../instances/loaded-instance-operations.js'
 import { type AdditionalHeaders, type LoadedInstance, loadInstance, type InstanceDependencies } from '../instances/loaded-instance.js'
 import type { ActivityEntry } from '../instances/service.js'
+import { storingDataWrites } from '../flow-host/data-conflicts.js'
 
 export type FileFunctionKind = 'upload' | 'download' | 'delete'
 
@@ -167,7 +168,7 @@ export class FileService {
     const { record, functionId } = this.fileAndFunction(loaded, body.storageHandle, 'download')
     await runModelFunction(this.deps.fail, loaded, functionId, { storageHandle: record.storageHandle }, body.taskId)
     // A download changes no instance: the function's data writes are stored now, all together.
-    await loaded.env.unitOfWork.applyAlone()
+    await storingDataWrites(this.deps.fail, loaded.env.unitOfWork, () => loaded.env.unitOfWork.applyAlone())
     const found = await this.deps.files.get(record.storageHandle)
     if (!found) throw this.fileNotFound(record.storageHandle, loaded.stored._id)
     try {

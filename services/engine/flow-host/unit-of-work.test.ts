@@ -97,3 +97,29 @@ t.test('discardSince forgets the writes after a mark, in the overlay too', async
   await work.applyAlone()
   t.same(await committedLedger(store), kept)
 })
+
+t.test("refusedBy names the written collection a store's duplicate key names, from either store", async (t) => {
+  const store = await openTestStore(t)
+  await store.collection(LEDGER).createIndex({ code: 1 }, { unique: true })
+  const work = new UnitOfWork(store)
+  await work.insert(LEDGER, { code: 'A' }, [['code']])
+  await store.collection(LEDGER).insertOne({ code: 'A' })
+  const refusal = await work.applyAlone().then(
+    () => undefined,
+    (error: unknown) => error,
+  )
+  t.equal(work.refusedBy(refusal), LEDGER, "the embedded store's duplicate key")
+  // A MongoDB server names the collection with its database in front.
+  const server = Object.assign(
+    new Error(`E11000 duplicate key error collection: workflow.${LEDGER} index: code_1 dup key: { code: "A" }`),
+    {
+      code: 11000,
+    },
+  )
+  t.equal(work.refusedBy(server), LEDGER, "a MongoDB server's duplicate key")
+  const elsewhere = Object.assign(new Error('E11000 duplicate key error collection: workflow.contexts index: _id_ dup key: { _id: "x" }'), {
+    code: 11000,
+  })
+  t.equal(work.refusedBy(elsewhere), undefined, 'a collection the run did not write')
+  t.equal(work.refusedBy(new Error(`${LEDGER} index: code_1`)), undefined, 'not a duplicate key')
+})

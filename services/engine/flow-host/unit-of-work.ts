@@ -15,7 +15,15 @@
 import { compileQuery, updatedCopy } from '../../../store/embedded/mingo.js'
 import { upsertSeed } from '../../../store/embedded/upsert-seed.js'
 import { newObjectIdHex } from '../../../store/object-id.js'
-import { type AtomicWrite, type Document, DuplicateKeyError, type Filter, type ScanOptions, type Store } from '../../../store/port.js'
+import {
+  type AtomicWrite,
+  type Document,
+  DuplicateKeyError,
+  type Filter,
+  isDuplicateKeyError,
+  type ScanOptions,
+  type Store,
+} from '../../../store/port.js'
 import type { Savepoints } from '../../../runtime/types.js'
 
 /** A document as this request left it: its new content, or null when the request deleted it. */
@@ -57,6 +65,16 @@ export class UnitOfWork implements Savepoints {
   /** The writes to apply at commit, in the order the run made them. */
   writes(): readonly AtomicWrite[] {
     return this.pending
+  }
+
+  /**
+   * The collection whose unique index refused these writes when the store applied them, or
+   * undefined when `error` is not that: a key the run checked and did not see, because another
+   * request stored it in between (both stores name the collection in a duplicate key's message).
+   */
+  refusedBy(error: unknown): string | undefined {
+    if (!isDuplicateKeyError(error) || !(error instanceof Error)) return undefined
+    return this.pending.find((write) => error.message.includes(`${write.collection} index: `))?.collection
   }
 
   mark(): number {

@@ -10,6 +10,7 @@ import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { CacheRegistry } from '../../../plugins/cache/registry.js'
 import type { Actor } from '../../../plugins/identity/actor.js'
 import { runtimeUserOf, SYSTEM_USER } from '../flow-host/environment.js'
+import { storingDataWrites } from '../flow-host/data-conflicts.js'
 import { runtimeCall } from '../instances/runtime-errors.js'
 import { commitChange, runModelFunction } from '../instances/loaded-instance-operations.js'
 import { runStandaloneFunction } from '../../../runtime/compile.js'
@@ -63,7 +64,7 @@ export class FunctionRuns {
       runStandaloneFunction(functionId, definition, body.inputParams ?? {}, env, { functionCache }),
     )
     // No instance to store them with: the run's data writes are stored now, all together, once it succeeded.
-    await env.unitOfWork.applyAlone()
+    await storingDataWrites(this.fail, env.unitOfWork, () => env.unitOfWork.applyAlone())
     return { output: result.output, ...(result.infoList.length > 0 ? { infoList: result.infoList } : {}) }
   }
 

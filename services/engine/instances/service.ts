@@ -18,6 +18,7 @@ import type { ActivityRepository } from './activities.js'
 import type { Authorization, Principal } from './authorization.js'
 import { type ChangeToStore, type CommitHook, CommitHooks } from './commit-hooks.js'
 import type { RequestEnvironment } from '../flow-host/environment.js'
+import { storingDataWrites } from '../flow-host/data-conflicts.js'
 import type { CompiledProcess, ProcessInstance, ProcessState, RuntimeEffect } from '../../../runtime/types.js'
 import type { ContextRepository } from './repository.js'
 import { type InstanceLimits, limitBreach } from './size-limits.js'
@@ -199,20 +200,18 @@ export class ProcessInstances {
       ...activityWrites,
       ...hookWrites.flat(),
     ]
-    let stored: StoredContext
-    if (change.previous) {
-      const written = await this.contexts.compareAndSet(change.previous, state, alongside)
-      if (!written) {
-        const id = change.previous._id
-        throw this.fail('wm3042', { args: [id], parameters: { processInstanceId: id } })
-      }
-      stored = written
-    } else {
-      stored = await this.contexts.insert(state, alongside)
-    }
+    const stored = await storingDataWrites(this.fail, change.env.unitOfWork, () => this.write(change.previous, state, alongside))
     this.hooks.stored(toStore, hookWrites)
     await change.alongside?.(stored)
     return stored
+  }
+
+  /** The insert of a new instance, or the compare-and-set over `previous` (409 wm3042 when it is lost). */
+  private async write(previous: StoredContext | undefined, state: ProcessState, alongside: readonly AtomicWrite[]): Promise<StoredContext> {
+    if (!previous) return this.contexts.insert(state, alongside)
+    const written = await this.contexts.compareAndSet(previous, state, alongside)
+    if (!written) throw this.fail('wm3042', { args: [previous._id], parameters: { processInstanceId: previous._id } })
+    return written
   }
 }
 

@@ -1,6 +1,7 @@
 import t from 'tap'
 import type { CustomError, NotificationRecord, Session } from '../../../openapi/generated/schemas.js'
 import { Collections, type StoredContext, type StoredNotification } from '../../../store/collections.js'
+import type { AtomicWrite, AtomicWriteResult, Document, Store } from '../../../store/port.js'
 import { deployExample, dataCollectionName } from '../../testing/models.js'
 import { completeTask, formTask, HR, openForm, startHrEngine, startLeaveRequest, type HrEngine, taskIds } from '../../testing/workflow.js'
 
@@ -179,6 +180,62 @@ t.test('a failing rollback step undoes the whole request: 500 wm3050, stored sta
     manager.userId,
     'the lock stays where it was',
   )
+})
+
+/**
+ * The store as the engine sees it, where the first batch that inserts into `collection` after
+ * `rival.doc` is set finds that document stored first: another request's commit, landing after
+ * this run checked the unique key and before its own commit.
+ */
+function storeWithRival(store: Store, collection: string, rival: { doc?: Document }): Store {
+  const applyAtomically = async (writes: readonly AtomicWrite[]): Promise<AtomicWriteResult[]> => {
+    const doc = rival.doc
+    if (doc && writes.some((write) => write.collection === collection && write.kind === 'insertOne')) {
+      delete rival.doc
+      await store.collection(collection).insertOne({ ...doc })
+    }
+    return store.applyAtomically(writes)
+  }
+  return new Proxy(store, {
+    get(target, property) {
+      if (property === 'applyAtomically') return applyAtomically
+      const value: unknown = Reflect.get(target, property, target)
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  })
+}
+
+t.test('a booking that loses the race for its unique key: 409 wm3043, nothing stored; the retry answers as the model says', async (t) => {
+  const bookings = dataCollectionName({ organizationId: 'acme', appId: 'hr' }, 'leave-bookings')
+  const rival: { doc?: Document } = {}
+  const engine = await startHrEngine(t, {}, { storeSeenByEngine: (store) => storeWithRival(store, bookings, rival) })
+  const { manager } = engine.users
+  const { submitted } = await submittedLeave(engine)
+  const instance = submitted.context.processInstance
+  await openForm(engine, manager, submitted)
+  const before = await storedContext(engine, instance.processInstanceId)
+  const notificationBefore = await notificationOf(engine, instance.processInstanceId)
+  const activitiesBefore = await activityTypes(engine, instance.processInstanceId)
+
+  rival.doc = { businessKey: instance.businessKey, days: 1 }
+  const lost = await completeTask(engine, manager, submitted)
+  t.equal(lost.status, 409)
+  t.match(lost.body, { code: 'wm3043', statusCode: 409, type: 'technical', parameters: { collection: 'leave-bookings' } })
+  t.notOk(rival.doc, 'the rival was stored in between')
+  t.same(await storedContext(engine, instance.processInstanceId), before, 'the context is untouched')
+  t.same(await notificationOf(engine, instance.processInstanceId), notificationBefore, 'no notification')
+  t.same(await activityTypes(engine, instance.processInstanceId), activitiesBefore, 'no activity')
+  const stored = await engine.store.collection(bookings).find({}).toArray()
+  t.same(
+    stored.map((booking) => booking.days),
+    [1],
+    "only the rival's booking",
+  )
+
+  // Retried, the run sees the rival's booking: the booking step's insert fails, and that step rolls back.
+  const retried = await completeTask(engine, manager, submitted)
+  t.equal(retried.status, 500)
+  t.match(retried.body, { code: 'wm3050' })
 })
 
 t.test('a failing onError-fail step fails its thread and the process; /action/retry re-runs it and continues', async (t) => {
