@@ -183,6 +183,8 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
       await scope.register(httpProxy, {
         upstream: engine.origin,
         undici: engineDispatcher,
+        // Silences reply-from's own lines ("fetching from remote server", "response received"); Fastify's
+        // request lines stay, with the client's address (docs/performance.md#what-each-request-pays-for).
         disableRequestLogging: true,
         httpMethods: [method],
         routes: proxyRoutes.filter((route) => route.method === method).map((route) => route.url),
