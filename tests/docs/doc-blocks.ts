@@ -4,7 +4,8 @@
  * blocks in order with `curl` checked (each call must answer 2xx, and its status is recorded).
  */
 import { execFileSync, spawn } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { repoRoot } from '../../lib/server/paths.js'
 
@@ -75,9 +76,14 @@ export interface BlocksRun {
   statuses: string[]
 }
 
-/** Runs the blocks in order as one bash session in `cwd`; `env` is all the environment it gets (PATH and CURL_LOG are added). */
+/**
+ * Runs the blocks in order as one bash session in `cwd`; `env` is all the environment it gets (PATH
+ * and CURL_LOG are added). The statuses are recorded outside `cwd`, which may be the repository: a
+ * record left there would be read again by the next run.
+ */
 export async function runShellBlocks(blocks: readonly DocBlock[], cwd: string, env: Record<string, string>): Promise<BlocksRun> {
-  const curlLog = join(cwd, 'curl-statuses.log')
+  const logDir = mkdtempSync(join(tmpdir(), 'doc-blocks-'))
+  const curlLog = join(logDir, 'curl-statuses.log')
   const script = [PRELUDE, ...blocks.map((block) => `echo ">>> ${block.file}:${block.line}" >&2\n${block.source}`)].join('\n')
   const run = spawn('bash', ['-c', script], {
     cwd,
@@ -100,5 +106,6 @@ export async function runShellBlocks(blocks: readonly DocBlock[], cwd: string, e
   } catch {
     // no curl ran
   }
+  rmSync(logDir, { recursive: true, force: true })
   return { code, stdout, stderr, lastBlock, statuses }
 }
