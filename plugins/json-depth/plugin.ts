@@ -29,10 +29,12 @@ async function jsonDepthPlugin(fastify: FastifyInstance, options: JsonDepthOptio
   // Replaces Fastify's JSON parser in this scope and the ones registered after it (a scope that
   // removes its parsers, as the gateway's proxy does, keeps neither).
   fastify.removeContentTypeParser(JSON_CONTENT_TYPE)
-  fastify.addContentTypeParser(JSON_CONTENT_TYPE, { parseAs: 'string' }, (request, body, done) => {
-    const text = body as string
-    if (nestsDeeperThan(text, options.maxDepth)) return done(tooDeep(), undefined)
-    parseJson(request, text, done)
+  // As bytes: the scan reads them as they are, and they are decoded once, for the parse (read as a
+  // string, the body would be encoded back to bytes for the scan).
+  fastify.addContentTypeParser(JSON_CONTENT_TYPE, { parseAs: 'buffer' }, (request, body, done) => {
+    const bytes = body as Buffer
+    if (nestsDeeperThan(bytes, options.maxDepth)) return done(tooDeep(), undefined)
+    parseJson(request, bytes.toString('utf8'), done)
   })
 }
 
