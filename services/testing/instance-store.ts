@@ -3,6 +3,7 @@ import type { Store } from '../../store/port.js'
 import {
   Collections,
   type StoredActivity,
+  type StoredBatchJob,
   type StoredContext,
   type StoredNotification,
   type StoredTaskLock,
@@ -14,12 +15,31 @@ export async function storedInstance(store: Store, processInstanceId: string): P
   return stored
 }
 
-export async function storedActivityTypes(store: Store, processInstanceId: string): Promise<string[]> {
+/** The instance's activity records in the order they happened, only those of `type` when given. */
+export async function storedActivities(store: Store, processInstanceId: string, type?: string): Promise<StoredActivity[]> {
   const records = await store
     .collection<StoredActivity>(Collections.activities)
     .find({ processInstanceId }, { sort: { timeStamp: 1, _id: 1 } })
     .toArray()
-  return records.map((record) => record.type)
+  return type === undefined ? records : records.filter((record) => record.type === type)
+}
+
+export async function storedActivityTypes(store: Store, processInstanceId: string): Promise<string[]> {
+  return (await storedActivities(store, processInstanceId)).map((record) => record.type)
+}
+
+/** The batch jobs of `kind`, of one instance when given, in the order `sortBy` gives. */
+export async function storedBatchJobs(
+  store: Store,
+  kind: StoredBatchJob['kind'],
+  processInstanceId: string | undefined,
+  sortBy: 'createdAt' | 'dueAt',
+): Promise<StoredBatchJob[]> {
+  const filter = { kind, ...(processInstanceId === undefined ? {} : { 'payload.processInstanceId': processInstanceId }) }
+  return store
+    .collection<StoredBatchJob>(Collections.batchJobs)
+    .find(filter, { sort: { [sortBy]: 1 } })
+    .toArray()
 }
 
 export async function storedNotification(store: Store, processInstanceId: string): Promise<StoredNotification | null> {

@@ -6,33 +6,16 @@
 import type { EditableModelBody } from '../../services/testing/models.js'
 import type { Test } from 'tap'
 import type { Session } from '../../openapi/generated/schemas.js'
-import {
-  Collections,
-  type StoredActivity,
-  type StoredBatchJob,
-  type StoredContext,
-  type StoredNotification,
-  type StoredUser,
-} from '../../store/collections.js'
+import type { StoredActivity, StoredBatchJob, StoredContext, StoredNotification, StoredUser } from '../../store/collections.js'
 import type { Store } from '../../store/port.js'
-import { batchJobRepository } from '../../services/engine/jobs/batch/repository.js'
-import { openTestStore, startService } from '../../services/testing/harness.js'
+import { batchWorkerCaughtUp } from '../../services/testing/batch-jobs.js'
 import { type TestClock, testClock } from '../../services/testing/clock.js'
 import type { Envelope } from '../../services/testing/gateway.js'
+import { startHrStack } from '../../services/testing/hr-stack.js'
+import { storedActivities, storedBatchJobs, storedInstance, storedNotification } from '../../services/testing/instance-store.js'
 import { insertModelRequest } from '../../services/testing/models.js'
-import { createTestUser } from '../../services/testing/users.js'
 import { waitUntil } from '../../services/testing/wait.js'
-import {
-  type Answer,
-  type CompleteOptions,
-  completeTask,
-  createHrUsers,
-  deployHrApp,
-  HR,
-  type HrUsers,
-  type WorkflowClient,
-  workflowClient,
-} from '../../services/testing/workflow.js'
+import { type Answer, type CompleteOptions, completeTask, HR, type HrUsers, type WorkflowClient } from '../../services/testing/workflow.js'
 
 export { HR }
 
@@ -65,21 +48,13 @@ export interface DueStack {
 }
 
 export async function startDueStack(t: Test, options: { engines?: number } = {}): Promise<DueStack> {
-  const store = await openTestStore(t)
-  await deployHrApp(store)
-  const users = {
-    ...(await createHrUsers(store)),
-    system: await createTestUser(store, { ...HR, fullName: 'Ivy Integration', isSystemUser: true }),
-  }
   const clock = testClock(T0)
-  const engines = []
-  for (let index = 0; index < (options.engines ?? 1); index++) {
-    engines.push(await startService(t, 'engine', { store, clock: clock.now, config: { batchPollMs: 20, batchBackoffMs: 20 } }))
-  }
-  const gateway = await startService(t, 'gateway', { store, config: { engineUrl: engines[0]!.url } })
-  const client = workflowClient(t, gateway.url, 'gateway')
-
-  const stack: DueStack = {
+  const { store, users, engines, client } = await startHrStack(t, {
+    ...options,
+    clock: clock.now,
+    engineConfig: { batchPollMs: 20, batchBackoffMs: 20 },
+  })
+  return {
     store,
     clock,
     users,
@@ -104,45 +79,20 @@ export async function startDueStack(t: Test, options: { engines?: number } = {})
       if (answer.status !== 200) throw new Error(`the leave request did not start: ${JSON.stringify(answer.body)}`)
       return answer.body.data
     },
-    async context(processInstanceId) {
-      const stored = await store.collection<StoredContext>(Collections.contexts).findOne({ _id: processInstanceId })
-      if (!stored) throw new Error(`no instance ${processInstanceId}`)
-      return stored
-    },
-    async activities(processInstanceId, type) {
-      const all = await store
-        .collection<StoredActivity>(Collections.activities)
-        .find({ processInstanceId }, { sort: { timeStamp: 1 } })
-        .toArray()
-      return type === undefined ? all : all.filter((activity) => activity.type === type)
-    },
-    notification: (processInstanceId) =>
-      store.collection<StoredNotification>(Collections.notifications).findOne({ _id: processInstanceId }),
-    escalationJobs: (processInstanceId) =>
-      store
-        .collection<StoredBatchJob>(Collections.batchJobs)
-        .find(
-          { kind: 'escalation', ...(processInstanceId === undefined ? {} : { 'payload.processInstanceId': processInstanceId }) },
-          { sort: { dueAt: 1 } },
-        )
-        .toArray(),
+    context: (processInstanceId) => storedInstance(store, processInstanceId),
+    activities: (processInstanceId, type) => storedActivities(store, processInstanceId, type),
+    notification: (processInstanceId) => storedNotification(store, processInstanceId),
+    escalationJobs: (processInstanceId) => storedBatchJobs(store, 'escalation', processInstanceId, 'dueAt'),
     async advanceUntil(ms, read, done) {
       clock.advance(ms)
       return waitUntil(read, done, 10_000)
     },
-    async batchWorkerCaughtUp() {
+    batchWorkerCaughtUp() {
       const now = clock.now()
       const payload = { processInstanceId: `no-instance-${now.toISOString()}`, taskId: 'no-task', stepId: 'request', position: 0 }
-      const canary = await batchJobRepository(store).enqueue({ kind: 'escalation', ...HR, payload, dueAt: now }, now)
-      const ran = await waitUntil(
-        () => store.collection<StoredBatchJob>(Collections.batchJobs).findOne({ jobId: canary!.jobId }),
-        (job) => job?.status === 'done',
-        10_000,
-      )
-      if (ran?.status !== 'done') throw new Error(`no batch worker ran a job due at ${now.toISOString()}: ${JSON.stringify(ran)}`)
+      return batchWorkerCaughtUp(store, now, { kind: 'escalation', payload })
     },
   }
-  return stack
 }
 
 /** Completes the task a session opened (or acts on it as `options` say), as `user`, through the gateway; answers the gateway's answer. */

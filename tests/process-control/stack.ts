@@ -11,10 +11,9 @@ import type { Clock } from '../../plugins/clock/plugin.js'
 import type { Store } from '../../store/port.js'
 import { Collections, type StoredConstant, type StoredUser } from '../../store/collections.js'
 import { type GatewayAnswer, sendToGateway } from '../../services/testing/gateway.js'
-import { openTestStore, startService } from '../../services/testing/harness.js'
+import { startHrStack } from '../../services/testing/hr-stack.js'
 import { storedInstance } from '../../services/testing/instance-store.js'
-import { createTestUser } from '../../services/testing/users.js'
-import { createHrUsers, deployHrApp, HR, type HrUsers, taskIds } from '../../services/testing/workflow.js'
+import { HR, type HrUsers, taskIds } from '../../services/testing/workflow.js'
 
 export type Answer<Data = unknown> = GatewayAnswer<Data>
 
@@ -47,14 +46,11 @@ export interface ControlStackOptions {
 }
 
 export async function startControlStack(t: Test, config: Partial<Config> = {}, options: ControlStackOptions = {}): Promise<ControlStack> {
-  const store = await openTestStore(t)
-  await deployHrApp(store)
-  const users = {
-    ...(await createHrUsers(store)),
-    system: await createTestUser(store, { ...HR, fullName: 'Ivy Integration', isSystemUser: true }),
-  }
-  const engine = await startService(t, 'engine', { store, config, ...(options.clock ? { clock: options.clock } : {}) })
-  const gateway = await startService(t, 'gateway', { store, config: { ...config, engineUrl: engine.url } })
+  const { store, users, engines, gateway } = await startHrStack(t, {
+    engineConfig: config,
+    gatewayConfig: config,
+    ...(options.clock ? { clock: options.clock } : {}),
+  })
 
   async function send<Data>(operationId: string, method: string, path: string, options: SendOptions = {}): Promise<Answer<Data>> {
     const headers: Record<string, string> = { ...(options.as ? { user: options.as.userId } : {}), ...options.headers }
@@ -100,7 +96,7 @@ export async function startControlStack(t: Test, config: Partial<Config> = {}, o
     store,
     users,
     gatewayUrl: gateway.url,
-    engineUrl: engine.url,
+    engineUrl: engines[0]!.url,
     send,
     startLeave,
     startFailedLeave: () => approvedLeave(false, 'failed'),

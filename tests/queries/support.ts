@@ -9,18 +9,9 @@ import { Collections, type StoredUser } from '../../store/collections.js'
 import type { Store } from '../../store/port.js'
 import { type TestClock, testClock } from '../../services/testing/clock.js'
 import type { Envelope } from '../../services/testing/gateway.js'
-import { openTestStore, startService } from '../../services/testing/harness.js'
+import { startHrStack } from '../../services/testing/hr-stack.js'
 import { createTestUser } from '../../services/testing/users.js'
-import {
-  type Answer,
-  completeTask,
-  createHrUsers,
-  deployHrApp,
-  HR,
-  type HrUsers,
-  type WorkflowClient,
-  workflowClient,
-} from '../../services/testing/workflow.js'
+import { type Answer, completeTask, HR, type HrUsers, type WorkflowClient } from '../../services/testing/workflow.js'
 
 export { HR }
 
@@ -48,17 +39,24 @@ export interface QueryStack {
 const MINUTE = 60_000
 
 export async function startQueryStack(t: Test): Promise<QueryStack> {
-  const store = await openTestStore(t)
-  await deployHrApp(store)
-  // The queries' tests move the clock by weeks: without the example's 3-day deadline on the approval,
-  // which would move approvals to HR's pool meanwhile (tests/waits/timers.test.ts proves that one).
-  const withoutDeadline = await store
-    .collection(Collections.models)
-    .updateOne({ ...HR, modelID: 'leave-request', live: true }, { $unset: { 'modelBody.steps.approve.escalations': '' } })
-  if (withoutDeadline.modifiedCount !== 1) throw new Error('the leave request example has no deadline on its approval to take out')
+  const clock = testClock(T0)
+  const {
+    store,
+    users: hrUsers,
+    client,
+  } = await startHrStack(t, {
+    clock: clock.now,
+    // The queries' tests move the clock by weeks: without the example's 3-day deadline on the approval,
+    // which would move approvals to HR's pool meanwhile (tests/waits/timers.test.ts proves that one).
+    prepare: async (store) => {
+      const withoutDeadline = await store
+        .collection(Collections.models)
+        .updateOne({ ...HR, modelID: 'leave-request', live: true }, { $unset: { 'modelBody.steps.approve.escalations': '' } })
+      if (withoutDeadline.modifiedCount !== 1) throw new Error('the leave request example has no deadline on its approval to take out')
+    },
+  })
   const users = {
-    ...(await createHrUsers(store)),
-    system: await createTestUser(store, { ...HR, fullName: 'Ivy Integration', isSystemUser: true }),
+    ...hrUsers,
     // The same app id in another organization: another tenant.
     otherOrganization: await createTestUser(store, {
       appId: HR.appId,
@@ -68,10 +66,6 @@ export async function startQueryStack(t: Test): Promise<QueryStack> {
       swimlanes: ['employee', 'manager'],
     }),
   }
-  const clock = testClock(T0)
-  const engine = await startService(t, 'engine', { store, clock: clock.now })
-  const gateway = await startService(t, 'gateway', { store, config: { engineUrl: engine.url } })
-  const client = workflowClient(t, gateway.url, 'gateway')
   const query =
     <Page>(operationId: string, path: string) =>
     (user: StoredUser, body: Record<string, unknown> = {}) =>

@@ -5,22 +5,15 @@
  */
 import type { Test } from 'tap'
 import type { Envelope } from '../../services/testing/gateway.js'
-import { Collections, type StoredActivity, type StoredBatchJob, type StoredContext, type StoredUser } from '../../store/collections.js'
+import type { StoredActivity, StoredBatchJob, StoredContext, StoredUser } from '../../store/collections.js'
 import type { Store } from '../../store/port.js'
-import { batchJobRepository } from '../../services/engine/jobs/batch/repository.js'
-import { openTestStore, type RunningService, startService } from '../../services/testing/harness.js'
+import type { RunningService } from '../../services/testing/harness.js'
+import { batchWorkerCaughtUp } from '../../services/testing/batch-jobs.js'
 import { type TestClock, testClock } from '../../services/testing/clock.js'
-import { createTestUser } from '../../services/testing/users.js'
+import { startHrStack } from '../../services/testing/hr-stack.js'
+import { storedActivities, storedBatchJobs, storedInstance } from '../../services/testing/instance-store.js'
 import { waitUntil } from '../../services/testing/wait.js'
-import {
-  type Answer,
-  createHrUsers,
-  deployHrApp,
-  HR,
-  type HrUsers,
-  type WorkflowClient,
-  workflowClient,
-} from '../../services/testing/workflow.js'
+import { type Answer, HR, type HrUsers, type WorkflowClient } from '../../services/testing/workflow.js'
 import type { MessageCorrelateResult, ProcessStartResult } from '../../openapi/generated/schemas.js'
 
 export { HR }
@@ -54,22 +47,12 @@ export interface WaitStack {
 }
 
 export async function startWaitStack(t: Test, options: { engines?: number } = {}): Promise<WaitStack> {
-  const store = await openTestStore(t)
-  await deployHrApp(store)
-  const users = {
-    ...(await createHrUsers(store)),
-    system: await createTestUser(store, { ...HR, fullName: 'Ivy Integration', isSystemUser: true }),
-  }
   const clock = testClock(T0)
-  const engines: RunningService[] = []
-  const addEngine = async (): Promise<RunningService> => {
-    const engine = await startService(t, 'engine', { store, clock: clock.now, config: { batchPollMs: 20, batchBackoffMs: 20 } })
-    engines.push(engine)
-    return engine
-  }
-  for (let index = 0; index < (options.engines ?? 1); index++) await addEngine()
-  const gateway = await startService(t, 'gateway', { store, config: { engineUrl: engines[0]!.url } })
-  const client = workflowClient(t, gateway.url, 'gateway')
+  const { store, users, engines, client, addEngine } = await startHrStack(t, {
+    ...options,
+    clock: clock.now,
+    engineConfig: { batchPollMs: 20, batchBackoffMs: 20 },
+  })
   const until = <T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> => waitUntil(read, done, 10_000)
 
   return {
@@ -103,36 +86,14 @@ export async function startWaitStack(t: Test, options: { engines?: number } = {}
         body: { ...HR, ...body },
         ...(headers ? { headers } : {}),
       }),
-    async context(processInstanceId) {
-      const stored = await store.collection<StoredContext>(Collections.contexts).findOne({ _id: processInstanceId })
-      if (!stored) throw new Error(`no instance ${processInstanceId}`)
-      return stored
-    },
-    async activities(processInstanceId, type) {
-      const all = await store
-        .collection<StoredActivity>(Collections.activities)
-        .find({ processInstanceId }, { sort: { timeStamp: 1 } })
-        .toArray()
-      return type === undefined ? all : all.filter((activity) => activity.type === type)
-    },
-    jobs: (kind, processInstanceId) =>
-      store
-        .collection<StoredBatchJob>(Collections.batchJobs)
-        .find(
-          { kind, ...(processInstanceId === undefined ? {} : { 'payload.processInstanceId': processInstanceId }) },
-          { sort: { createdAt: 1 } },
-        )
-        .toArray(),
+    context: (processInstanceId) => storedInstance(store, processInstanceId),
+    activities: (processInstanceId, type) => storedActivities(store, processInstanceId, type),
+    jobs: (kind, processInstanceId) => storedBatchJobs(store, kind, processInstanceId, 'createdAt'),
     until,
-    async batchWorkerCaughtUp() {
+    batchWorkerCaughtUp() {
       const now = clock.now()
       const payload = { processInstanceId: `no-instance-${now.toISOString()}`, threadId: 'no-thread', timerId: `canary-${now.getTime()}` }
-      const canary = await batchJobRepository(store).enqueue({ kind: 'timer', ...HR, payload, dueAt: now }, now)
-      const ran = await until(
-        () => store.collection<StoredBatchJob>(Collections.batchJobs).findOne({ jobId: canary!.jobId }),
-        (job) => job?.status === 'done',
-      )
-      if (ran?.status !== 'done') throw new Error(`no batch worker ran a job due at ${now.toISOString()}: ${JSON.stringify(ran)}`)
+      return batchWorkerCaughtUp(store, now, { kind: 'timer', payload })
     },
   }
 }

@@ -19,7 +19,7 @@ import { newBatchJob } from '../jobs/batch/repository.js'
 import type { ProcessControl } from '../lifecycle/control.js'
 import type { ProcessStarter } from '../lifecycle/start.js'
 import { type MoveThreadDependencies, moveThreadForJob, type ThreadMove } from './move-thread.js'
-import { changedWaits, resumes } from './thread-waits.js'
+import { changedWaits, jobsDueOnResume } from './thread-waits.js'
 
 /** What the child's jobs name: the parent, its waiting thread and the child. */
 export interface ChildJobPayload {
@@ -87,14 +87,7 @@ export function childJobWrites({
     }
     writes.push(job('childEnded', { ...payload }))
   }
-  if (resumes(previous, state)) {
-    writes.push({
-      collection: Collections.batchJobs,
-      kind: 'updateMany',
-      filter: { status: 'waiting', kind: 'childEnded', 'payload.processInstanceId': instance.processInstanceId },
-      update: { $set: { dueAt: now, updatedAt: now } },
-    })
-  }
+  writes.push(...jobsDueOnResume(previous, state, 'childEnded', now))
   return writes
 }
 

@@ -5,6 +5,8 @@
  * end of the process). A thread waits only while it is `waiting` in an instance that has not ended.
  */
 import type { ProcessState, Thread } from '../../../runtime/types.js'
+import { Collections, type StoredBatchJob } from '../../../store/collections.js'
+import type { AtomicWrite } from '../../../store/port.js'
 
 export type WaitingThread<Wait extends 'timer' | 'message' | 'child'> = Thread & Required<Pick<Thread, Wait>>
 
@@ -43,4 +45,26 @@ export function changedWaits<Wait extends 'timer' | 'message' | 'child'>(
 /** The change resumes a suspended instance: what waited while it was suspended may run now. */
 export function resumes(before: ProcessState | undefined, after: ProcessState): boolean {
   return before?.processInstance.processStatus === 'suspended' && after.processInstance.processStatus !== 'suspended'
+}
+
+/**
+ * When the change resumes a suspended instance, the write that makes its `kind` jobs due now: a job
+ * that came due while the instance was suspended was deferred to a later check
+ * (services/engine/waits/move-thread.ts), and resuming should not wait for that check.
+ */
+export function jobsDueOnResume(
+  before: ProcessState | undefined,
+  after: ProcessState,
+  kind: StoredBatchJob['kind'],
+  now: Date,
+): AtomicWrite[] {
+  if (!resumes(before, after)) return []
+  return [
+    {
+      collection: Collections.batchJobs,
+      kind: 'updateMany',
+      filter: { status: 'waiting', kind, 'payload.processInstanceId': after.processInstance.processInstanceId },
+      update: { $set: { dueAt: now, updatedAt: now } },
+    },
+  ]
 }

@@ -14,7 +14,7 @@ import type { BatchJobHandler } from '../jobs/batch/handlers.js'
 import { PermanentJobError } from '../jobs/batch/handlers.js'
 import { NOT_CLAIMED, newBatchJob } from '../jobs/batch/repository.js'
 import { type MoveThreadDependencies, moveThreadForJob } from './move-thread.js'
-import { changedWaits, resumes } from './thread-waits.js'
+import { changedWaits, jobsDueOnResume } from './thread-waits.js'
 
 export interface TimerPayload {
   processInstanceId: string
@@ -62,14 +62,7 @@ export function timerJobWrites({ previous, state, now }: Pick<ChangeToStore, 'pr
       filter: { scheduleKey: timerScheduleKey(thread.timer.timerId), status: NOT_CLAIMED },
     })
   }
-  if (resumes(previous, state)) {
-    writes.push({
-      collection: Collections.batchJobs,
-      kind: 'updateMany',
-      filter: { status: 'waiting', kind: 'timer', 'payload.processInstanceId': instance.processInstanceId },
-      update: { $set: { dueAt: now, updatedAt: now } },
-    })
-  }
+  writes.push(...jobsDueOnResume(previous, state, 'timer', now))
   return writes
 }
 
