@@ -5,7 +5,6 @@
  * or after it, never between, and an upload cut off by the crash left no bytes behind.
  */
 import { readdirSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { join } from 'node:path'
 import t from 'tap'
 import { WorkflowClient } from '../../sdk/client.js'
@@ -19,13 +18,29 @@ import { createHrUsers, deployHrApp, HR } from '../../services/testing/workflow.
 import { inconsistencies, REQUEST_STEP, requestCompleted } from './streams-consistency.js'
 import { MULTIPART, sendRawBody, UPLOAD_TAIL, uploadHead } from './streams-support.js'
 
-/** A port nothing listens on now, so that every engine start takes the same one and the gateway finds it. */
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
+/**
+ * Starts the engine on `port`, or (0) on any free port, which it binds itself: a port found free
+ * first and handed over afterwards may be taken in between by another test's socket. A restart
+ * takes the port of the engine before it (the gateway's ENGINE_URL names it) and tries again while
+ * another socket holds it (EADDRINUSE).
+ */
+async function startEngine(dataDir: string, port = 0): Promise<{ engine: ChildService; port: number }> {
+  const attempt = async (): Promise<ChildService | Error> => {
+    const engine = spawnService('engine/server', { DATA_DIR: dataDir, ENGINE_PORT: String(port) }, 1)
+    return engine.ready.then(
+      () => engine,
+      (error: Error) => error,
+    )
+  }
+  const started = await waitUntil(
+    attempt,
+    (outcome) => !(outcome instanceof Error && port !== 0 && outcome.message.includes('EADDRINUSE')),
+    QUICK_MS,
+    100,
+  )
+  if (started instanceof Error) throw started
+  const url = (await started.ready)['workflow-engine']!
+  return { engine: started, port: Number(new URL(url).port) }
 }
 
 /** Resolves once the engine has logged the arrival of a request to `url` (its headers; the body may still be on its way). */
@@ -52,11 +67,10 @@ t.test(
     const { employee } = await createHrUsers(seed)
     await seed.close()
 
-    const port = await freePort()
-    const startEngine = () => spawnService('engine/server', { DATA_DIR: engineDir, ENGINE_PORT: String(port) }, 1)
-    let engine: ChildService = startEngine()
+    const first = await startEngine(engineDir)
+    const port = first.port
+    let engine = first.engine
     t.teardown(() => void engine.child.kill('SIGKILL'))
-    await engine.ready
     const gatewayProcess = spawnService(
       'gateway/server',
       // Proxied routes only: the engine checks the users, so the gateway may keep a store of its own.
@@ -105,8 +119,7 @@ t.test(
         t.ok(ms < QUICK_MS, `answered in ${ms} ms`)
       }
       await engine.exited
-      engine = startEngine()
-      await engine.ready
+      ;({ engine } = await startEngine(engineDir, port))
       const status2 = await client.get('/process/{processInstanceId}', {
         params: { path: { processInstanceId: instance.processInstanceId } },
       })
@@ -148,8 +161,7 @@ t.test(
     t.ok(cut.status === 502 || cut.status === 504, `the cut upload is answered ${cut.status} ${JSON.stringify(cut.body ?? cut.error)}`)
     t.ok(cut.ms - sentBeforeKillMs < QUICK_MS, `in ${cut.ms - sentBeforeKillMs} ms after the kill`)
     await engine.exited
-    engine = startEngine()
-    await engine.ready
+    ;({ engine } = await startEngine(engineDir, port))
     const afterUpload = await client.get('/process/{processInstanceId}', {
       params: { path: { processInstanceId: instance.processInstanceId } },
     })
