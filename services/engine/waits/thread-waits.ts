@@ -43,7 +43,7 @@ export function changedWaits<Wait extends 'timer' | 'message' | 'child'>(
 }
 
 /** The change resumes a suspended instance: what waited while it was suspended may run now. */
-export function resumes(before: ProcessState | undefined, after: ProcessState): boolean {
+function resumes(before: ProcessState | undefined, after: ProcessState): boolean {
   return before?.processInstance.processStatus === 'suspended' && after.processInstance.processStatus !== 'suspended'
 }
 
