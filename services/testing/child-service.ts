@@ -56,7 +56,7 @@ export function spawnCommand(
         // not a log line
       }
     })
-    void exited.then(({ code }) => reject(new Error(`service exited (${code}) before listening: ${stderr}`)))
+    void exited.then(({ code, signal }) => reject(new Error(`service exited (${code ?? signal}) before listening: ${stderr}`)))
   })
   ready.catch(() => undefined)
   return { child, ready, stdoutLines, exited }
