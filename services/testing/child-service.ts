@@ -56,7 +56,12 @@ export function spawnCommand(
         // not a log line
       }
     })
-    void exited.then(({ code, signal }) => reject(new Error(`service exited (${code ?? signal}) before listening: ${stderr}`)))
+    // Its last log lines tell how far it got when a signal, which writes nothing to stderr, ended it.
+    void exited.then(({ code, signal }) =>
+      reject(
+        new Error(`service exited (${code ?? signal}) before listening: ${stderr}\nits last lines:\n${stdoutLines.slice(-5).join('\n')}`),
+      ),
+    )
   })
   ready.catch(() => undefined)
   return { child, ready, stdoutLines, exited }
