@@ -6,6 +6,7 @@ import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify'
 import type {} from '../errors/plugin.js'
 import { requestIdFrom } from '../correlation/trace-context.js'
 import { requestLoggerFactory } from '../logging/logger.js'
+import { serializerPerSchema } from './serializer-per-schema.js'
 
 export const BODY_LIMIT_BYTES = 1024 * 1024
 
@@ -37,6 +38,7 @@ export function serverOptions(logger: FastifyBaseLogger): FastifyServerOptions &
     // A URL the router refuses (bad percent-encoding, an over-long path parameter) gets the service's
     // error answer, with a catalogue code, like every other bad input (errors plugin).
     frameworkErrors: (error, request, reply) => request.server.answerError(error, request, reply),
+    schemaController: { compilersFactory: { buildSerializer: serializerPerSchema() } },
     ajv: {
       customOptions: {
         // Unknown fields are ignored and never stored: bodies declare additionalProperties: false.
