@@ -12,8 +12,6 @@ import { closeConnectionsAsTheyFallIdle } from '../lib/server/idle-connections.j
 import { BODY_LIMIT_BYTES, serverOptions } from '../plugins/service-base/server-options.js'
 import { discardUnreadBodies } from '../lib/server/unread-body.js'
 import type { Store } from '../store/port.js'
-import engineApp from './engine/app.js'
-import gatewayApp from './gateway/app.js'
 import { consoleAddress } from './gateway/console/address.js'
 
 export type ServiceKind = 'engine' | 'gateway'
@@ -39,8 +37,15 @@ export async function buildService(kind: ServiceKind, options: BuildOptions): Pr
   closeConnectionsAsTheyFallIdle(app)
   discardUnreadBodies(app, { discardBytes: (request) => request.routeOptions.bodyLimit ?? BODY_LIMIT_BYTES })
   const appOptions = { config: options.config, store: options.store, logRings: options.logRings ?? {} }
-  if (kind === 'engine') await app.register(fp(engineApp, { name: 'engine-app' }), { ...appOptions, clock: options.clock })
-  else await app.register(fp(gatewayApp, { name: 'gateway-app' }), appOptions)
+  // Each service's code is loaded only where that service runs: a process or thread of one
+  // service does not pay for reading and compiling the other's modules at its start.
+  if (kind === 'engine') {
+    const { default: engineApp } = await import('./engine/app.js')
+    await app.register(fp(engineApp, { name: 'engine-app' }), { ...appOptions, clock: options.clock })
+  } else {
+    const { default: gatewayApp } = await import('./gateway/app.js')
+    await app.register(fp(gatewayApp, { name: 'gateway-app' }), appOptions)
+  }
   await app.ready()
   return app
 }
