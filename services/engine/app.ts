@@ -102,7 +102,7 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
   const { config } = options
   const { telemetry } = config
   const metrics = telemetry.metricsEnabled ? new EngineMetrics() : null
-  const tracing = Tracing.create(telemetry, ENGINE_SERVICE_NAME)
+  const tracing = await Tracing.create(telemetry, ENGINE_SERVICE_NAME)
   await app.register(serviceBase, {
     store: instrumentStore(options.store, { metrics, tracing }),
     clock: options.clock,

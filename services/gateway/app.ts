@@ -55,7 +55,7 @@ export interface GatewayAppOptions {
 export default async function gatewayApp(app: FastifyInstance, options: GatewayAppOptions): Promise<void> {
   const { telemetry } = options.config
   const metrics = telemetry.metricsEnabled ? new GatewayMetrics() : null
-  const tracing = Tracing.create(telemetry, GATEWAY_SERVICE_NAME)
+  const tracing = await Tracing.create(telemetry, GATEWAY_SERVICE_NAME)
   // Served from the `swagger` cache: after an eviction the document is read from disk again.
   const openApiDocument = (): OpenApiDocument =>
     app.caches.cache<OpenApiDocument>('swagger').getOrCreate(SWAGGER_CACHE_KEY, () => loadOpenApiDocument('gateway'))
