@@ -18,7 +18,7 @@ import { DIST, requireBuild } from './support/dist.mjs'
 import { freePort } from './support/free-port.mjs'
 import { reportTargets, runBench } from './support/outcome.mjs'
 import { serviceCpuMs } from './support/proc.mjs'
-import { startProcess } from './support/process.mjs'
+import { startAllInOne, startProcess } from './support/process.mjs'
 import { median } from './support/stats.mjs'
 import { withTempDir } from './support/store.mjs'
 
@@ -36,19 +36,22 @@ const TARGET_MS = { 'all-in-one': 4500, engine: 2500 }
  */
 async function timeStart(tree, service) {
   return withTempDir('workflow-bench-startup-', async (dataDir) => {
-    const [enginePort, gatewayPort] = [await freePort(), await freePort()]
-    const engine = `http://127.0.0.1:${enginePort}/liveness`
-    const entry = service === 'engine' ? join('services', 'engine', 'server.js') : join('services', 'all-in-one.js')
     const started = performance.now()
-    const running = await startProcess({
-      args: [join(tree.dist, entry)],
-      env: { DATA_DIR: dataDir, LOG_LEVEL: 'warn', ENGINE_PORT: String(enginePort), GATEWAY_PORT: String(gatewayPort) },
-      ready: service === 'engine' ? [engine] : [engine, `http://127.0.0.1:${gatewayPort}/liveness`],
-    })
+    const running = service === 'engine' ? await startEngine(tree, dataDir) : await startAllInOne({ dataDir, dist: tree.dist })
     const wallMs = performance.now() - started
     const cpuMs = serviceCpuMs(running.pid) ?? NaN
     await running.stop()
     return { wallMs, cpuMs }
+  })
+}
+
+/** The engine alone, as `npm run start:engine` starts it. @param {Tree} tree @param {string} dataDir */
+async function startEngine(tree, dataDir) {
+  const port = await freePort()
+  return startProcess({
+    args: [join(tree.dist, 'services', 'engine', 'server.js')],
+    env: { DATA_DIR: dataDir, LOG_LEVEL: 'warn', ENGINE_PORT: String(port) },
+    ready: [`http://127.0.0.1:${port}/liveness`],
   })
 }
 
