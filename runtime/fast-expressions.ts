@@ -1,52 +1,30 @@
 /**
  * The shapes of expression that models write most — a literal (`true`, `'Balance ok'`), a path into
- * the store (`data.days`, `user.userId`), `$constant('name')`, and a comparison of two of those
- * (`data.days > 10`, `$constant('payrollOnline') = 'yes'`) — answered without JSONata's evaluator,
- * which allocates a frame, promises and a sequence for every node. Only where the answer is certainly
- * JSONata's: a value on the way or at the end that JSONata would treat as a sequence (an array), a
- * key of Object's prototype, or a comparison of anything but two strings, two numbers or two booleans
- * is left to JSONata (`NOT_FAST`), which also raises its errors. expressions.ts uses it; the test
- * compares both on every shape.
+ * the store (`data.days`, `user.userId`), a comparison (`data.days > 10`), an object of named values
+ * (`{ 'days': data.days }`), and the calls and concatenations of fast-functions.ts
+ * (`$string(data.days) & ' days'`, `$constant('payrollOnline') = 'yes'`) — answered without JSONata's
+ * evaluator, which allocates a frame, promises and a sequence for every node. Only where the answer
+ * is certainly JSONata's: a value on the way or at the end that JSONata would treat as a sequence (an
+ * array), a key of Object's prototype, an ordering of anything but two strings or two numbers, or an
+ * equality of objects is left to JSONata (`NOT_FAST`), which also raises its errors. expressions.ts
+ * uses it; the test compares both on every shape.
  */
-import type { EvaluationScope, ExpressionStore } from './expressions.js'
+import { combined, type ExpressionNode, type FastEvaluator, isUndecorated, NOT_FAST, PROTOTYPE_KEYS } from './fast-evaluation.js'
+import { concatenation, functionEvaluator } from './fast-functions.js'
 
-/** The expression's answer is JSONata's to give. */
-export const NOT_FAST = Symbol('not fast')
+export { type ExpressionNode, type FastEvaluator, NOT_FAST } from './fast-evaluation.js'
 
-/** An expression's value from the store, or NOT_FAST. */
-export type FastEvaluator = (store: ExpressionStore, scope: EvaluationScope) => unknown
+type Comparable = string | number | boolean
 
-/** A parsed JSONata node, as `Expression.ast()` gives it: the fields read here. */
-export interface ExpressionNode {
-  type: string
-  value?: unknown
-  steps?: ExpressionNode[]
-  lhs?: ExpressionNode
-  rhs?: ExpressionNode
-  procedure?: ExpressionNode
-  arguments?: ExpressionNode[]
-  [other: string]: unknown
-}
-
-const COMPARISONS: Record<string, (a: string | number | boolean, b: string | number | boolean) => boolean> = {
-  '=': (a, b) => a === b,
-  '!=': (a, b) => a !== b,
+const ORDERINGS: Record<string, (a: Comparable, b: Comparable) => boolean> = {
   '<': (a, b) => a < b,
   '<=': (a, b) => a <= b,
   '>': (a, b) => a > b,
   '>=': (a, b) => a >= b,
 }
-/** What a path step may carry that changes its meaning (filters, sorts, binds, array keeping, ...). */
-const STEP_DECORATIONS = ['stages', 'predicate', 'group', 'focus', 'index', 'tuple', 'ancestor', 'keepArray', 'consarray']
-const PROTOTYPE_KEYS = new Set(Object.getOwnPropertyNames(Object.prototype))
 
 function isPlainStep(step: ExpressionNode): boolean {
-  return (
-    step.type === 'name' &&
-    typeof step.value === 'string' &&
-    !PROTOTYPE_KEYS.has(step.value) &&
-    STEP_DECORATIONS.every((decoration) => step[decoration] === undefined)
-  )
+  return step.type === 'name' && typeof step.value === 'string' && !PROTOTYPE_KEYS.has(step.value) && isUndecorated(step)
 }
 
 function pathEvaluator(node: ExpressionNode): FastEvaluator | undefined {
@@ -64,50 +42,79 @@ function pathEvaluator(node: ExpressionNode): FastEvaluator | undefined {
   }
 }
 
-/** `$constant('name')`: the service's constant lookup, a string or nothing. */
-function constantEvaluator(node: ExpressionNode): FastEvaluator | undefined {
-  const [name, ...more] = node.arguments ?? []
-  if (node.value !== '(' || node.procedure?.type !== 'variable' || node.procedure.value !== 'constant') return undefined
-  if (more.length > 0 || name?.type !== 'string') return undefined
-  return (_store, scope) => scope.constant(String(name.value))
+function isScalar(value: unknown): value is Comparable | null {
+  return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' || value === null
 }
 
-function isComparable(value: unknown): value is string | number | boolean {
-  return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
-}
-
-function comparisonEvaluator(node: ExpressionNode): FastEvaluator | undefined {
-  const operator = node.value
-  const lhs = node.lhs && operandEvaluator(node.lhs)
-  const rhs = node.rhs && operandEvaluator(node.rhs)
-  if (typeof operator !== 'string' || !Object.hasOwn(COMPARISONS, operator) || !lhs || !rhs) return undefined
-  return (store, scope) => {
-    const left = lhs(store, scope)
-    const right = rhs(store, scope)
-    if (left instanceof Promise || right instanceof Promise) {
-      return Promise.all([left, right]).then(([a, b]) => compared(operator, a, b))
-    }
-    return compared(operator, left, right)
+/** JSONata's `=` and `!=`: false when a side is undefined, else whether the values are (deeply) equal. */
+function equality(negated: boolean): (values: unknown[]) => unknown {
+  return ([left, right]) => {
+    if (left === undefined || right === undefined) return false
+    if (!isScalar(left) || !isScalar(right)) return NOT_FAST
+    return (left === right) !== negated
   }
 }
 
-/** JSONata orders numbers and strings only (a boolean there is its error T2010); it compares any two values for equality. */
-const EQUALITIES = new Set(['=', '!='])
-
-function compared(operator: string, left: unknown, right: unknown): unknown {
-  if (!isComparable(left) || !isComparable(right) || typeof left !== typeof right) return NOT_FAST
-  if (typeof left === 'boolean' && !EQUALITIES.has(operator)) return NOT_FAST
-  return (COMPARISONS[operator] as (a: string | number | boolean, b: string | number | boolean) => boolean)(left, right)
+/** JSONata orders two strings or two numbers; undefined when a side is; anything else is its error. */
+function ordering(order: (a: Comparable, b: Comparable) => boolean): (values: unknown[]) => unknown {
+  return ([left, right]) => {
+    const orderable = (value: unknown): boolean => value === undefined || typeof value === 'string' || typeof value === 'number'
+    if (!orderable(left) || !orderable(right)) return NOT_FAST
+    if (left === undefined || right === undefined) return undefined
+    return typeof left === typeof right ? order(left as Comparable, right as Comparable) : NOT_FAST
+  }
 }
 
-function operandEvaluator(node: ExpressionNode): FastEvaluator | undefined {
-  if (node.type === 'string' || node.type === 'number' || node.type === 'value') return () => node.value
-  if (node.type === 'path') return pathEvaluator(node)
-  if (node.type === 'function') return constantEvaluator(node)
-  return undefined
+function binaryEvaluator(node: ExpressionNode): FastEvaluator | undefined {
+  const operator = node.value
+  const lhs = node.lhs && !Array.isArray(node.lhs) ? fastEvaluator(node.lhs) : undefined
+  const rhs = node.rhs && fastEvaluator(node.rhs)
+  if (typeof operator !== 'string' || !lhs || !rhs) return undefined
+  if (operator === '&') return concatenation(lhs, rhs)
+  if (operator === '=' || operator === '!=') return combined([lhs, rhs], equality(operator === '!='))
+  const order = Object.hasOwn(ORDERINGS, operator) ? ORDERINGS[operator] : undefined
+  return order && combined([lhs, rhs], ordering(order))
+}
+
+/** `{ 'name': value, ... }` of distinct literal names: each defined value under its name (JSONata's object of one input). */
+function objectEvaluator(node: ExpressionNode): FastEvaluator | undefined {
+  const pairs = node.lhs
+  if (node.value !== '{' || !Array.isArray(pairs)) return undefined
+  const names: string[] = []
+  const values: FastEvaluator[] = []
+  for (const [key, value] of pairs) {
+    const name = key?.type === 'string' ? key.value : undefined
+    const evaluate = value && fastEvaluator(value)
+    if (typeof name !== 'string' || PROTOTYPE_KEYS.has(name) || names.includes(name) || !evaluate) return undefined
+    names.push(name)
+    values.push(evaluate)
+  }
+  return combined(values, (evaluated) => {
+    const object: Record<string, unknown> = {}
+    evaluated.forEach((value, i) => {
+      if (value !== undefined) object[names[i] as string] = value
+    })
+    return object
+  })
 }
 
 /** The fast evaluator of an expression of one of the shapes above; undefined for every other one. */
-export function fastEvaluator(ast: ExpressionNode): FastEvaluator | undefined {
-  return ast.type === 'binary' ? comparisonEvaluator(ast) : operandEvaluator(ast)
+export function fastEvaluator(node: ExpressionNode): FastEvaluator | undefined {
+  if (!isUndecorated(node)) return undefined
+  switch (node.type) {
+    case 'string':
+    case 'number':
+    case 'value':
+      return () => node.value
+    case 'path':
+      return pathEvaluator(node)
+    case 'function':
+      return functionEvaluator(node, fastEvaluator)
+    case 'binary':
+      return binaryEvaluator(node)
+    case 'unary':
+      return objectEvaluator(node)
+    default:
+      return undefined
+  }
 }
