@@ -68,8 +68,9 @@ export class StepChanges {
       effects: transition.effects,
       event: 'Updated',
       activities: [{ type: 'changeStep', stepId: body.stepId, details: { status: transition.state.processInstance.processStatus } }],
+      // The cancelled tasks' locks mean nothing any more: they go with the change.
+      writes: cancelledTasks(transition.effects).map((task) => this.deps.locks.taskRelease(task.taskId)),
     })
-    for (const task of cancelledTasks(transition.effects)) await this.deps.locks.releaseTask(task.taskId)
     return { isSuccess: true }
   }
 

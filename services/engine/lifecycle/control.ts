@@ -182,10 +182,8 @@ export class ProcessControl {
         },
       ],
       allowedWhileSuspended: true,
-      // The cancelled tasks' locks mean nothing any more.
-      ...(cancelledTasks.length > 0
-        ? { alongside: () => Promise.all(cancelledTasks.map((taskId) => this.deps.locks.releaseTask(taskId))) }
-        : {}),
+      // The cancelled tasks' locks mean nothing any more: they go with the change.
+      writes: cancelledTasks.map((taskId) => this.deps.locks.taskRelease(taskId)),
     })
     return true
   }

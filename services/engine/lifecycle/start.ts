@@ -125,7 +125,6 @@ export class ProcessStarter {
     const created = transition.effects.flatMap((effect) => (effect.kind === 'taskCreated' ? [effect.task] : []))
     const initiatorPrincipal: Principal = { ...initiator, appId, organizationId }
     const firstTask = taskForForm(transition.state.processInstance, initiatorPrincipal, created)
-    let lockHolder: string | undefined
     const lockFirstTask = command.lockFirstTask && firstTask && initiator !== SYSTEM_USER && mayActOnTask(initiatorPrincipal, firstTask)
     const stored = await this.instances.commit({
       state: transition.state,
@@ -145,19 +144,15 @@ export class ProcessStarter {
           },
         },
       ],
+      // The first task is this start's own: its lock is stored with it.
       ...(lockFirstTask && firstTask
-        ? {
-            alongside: async () => {
-              const outcome = await this.locks.acquire(firstTask.taskId, processInstanceId, initiator.userId, env.now())
-              lockHolder = outcome.acquired ? outcome.lock.userId : outcome.holder.userId
-            },
-          }
+        ? { writes: [this.locks.newTaskLock(firstTask.taskId, processInstanceId, initiator.userId, env.now())] }
         : {}),
     })
 
     const started: Started = { stored, compiled, env }
     if (firstTask) started.firstTask = firstTask
-    if (lockHolder !== undefined) started.lockHolder = lockHolder
+    if (lockFirstTask) started.lockHolder = initiator.userId
     return started
   }
 

@@ -95,8 +95,8 @@ export interface TaskEnding {
 
 /**
  * Ends a task: the runtime's action, the `userTaskActivity` function, the optional note, one
- * compare-and-set commit with its activity and notification and, alongside them, the task's lock
- * released and whatever `alongside` writes (the next task's lock).
+ * compare-and-set commit with its activity, its notification and the release of the task's lock,
+ * and then whatever `alongside` writes (the next task's lock).
  */
 export async function endTask<Alongside = undefined>(
   deps: Pick<ActionServiceDependencies, 'instances' | 'locks' | 'fail'>,
@@ -130,10 +130,15 @@ export async function endTask<Alongside = undefined>(
       },
       ...(ending.activities ?? []),
     ],
-    // The task has ended: a lock someone still held on it means nothing any more.
-    alongside: async (stored) => {
-      ;[, alongsideResult] = await Promise.all([deps.locks.releaseTask(task.taskId), alongside?.(stored, transition.effects)])
-    },
+    // The task has ended: a lock someone still held on it means nothing any more, and goes with it.
+    writes: [deps.locks.taskRelease(task.taskId)],
+    ...(alongside
+      ? {
+          alongside: async (stored: StoredContext) => {
+            alongsideResult = await alongside(stored, transition.effects)
+          },
+        }
+      : {}),
   })
   return { committed, effects: transition.effects, alongside: alongsideResult }
 }

@@ -35,8 +35,9 @@ t.test('of two users racing for a free task exactly one gets it', async (t) => {
   }
 })
 
-t.test("release frees only the holder's lock; releaseTask and releaseAllOf free regardless", async (t) => {
-  const locks = taskLockRepository(await openTestStore(t), 60)
+t.test("release frees only the holder's lock; releaseAllOf and a task's release in a batch free regardless", async (t) => {
+  const store = await openTestStore(t)
+  const locks = taskLockRepository(store, 60)
   await locks.acquire('task-1', 'pi-1', 'alice', T0)
   await locks.acquire('task-2', 'pi-1', 'alice', T0)
   await locks.acquire('task-3', 'pi-2', 'bob', T0)
@@ -46,6 +47,21 @@ t.test("release frees only the holder's lock; releaseTask and releaseAllOf free 
   t.equal(await locks.holder('task-1', T0), null)
   t.equal(await locks.releaseAllOf('alice'), 1, "task-2 was alice's last lock")
   t.equal((await locks.holder('task-3', T0))?.userId, 'bob', 'bob keeps his')
-  await locks.releaseTask('task-3')
+  await store.applyAtomically([locks.taskRelease('task-3')])
   t.equal(await locks.holder('task-3', T0), null)
+  const [again] = await store.applyAtomically([locks.taskRelease('task-3')])
+  t.match(again, { deletedCount: 0 }, 'releasing a task nobody holds removes nothing and fails nothing')
+})
+
+t.test("a new task's lock is stored with the change that creates it, for the user, with the lock's TTL", async (t) => {
+  const store = await openTestStore(t)
+  const locks = taskLockRepository(store, 60)
+  await store.applyAtomically([locks.newTaskLock('task-new', 'pi-1', 'alice', T0)])
+  t.match(await locks.holder('task-new', T0), { _id: 'task-new', processInstanceId: 'pi-1', userId: 'alice', expiresAt: later(60) })
+  t.match(
+    await locks.acquire('task-new', 'pi-1', 'bob', later(30)),
+    { acquired: false, holder: { userId: 'alice' } },
+    'held like any other lock',
+  )
+  t.equal(await locks.holder('task-new', later(60)), null, 'and lapses like one')
 })

@@ -6,7 +6,7 @@
  */
 import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
 import { type Clock, systemClock } from '../../../plugins/clock/plugin.js'
-import { type Collection, isDuplicateKeyError, type Store } from '../../../store/port.js'
+import { type AtomicWrite, type Collection, isDuplicateKeyError, type Store } from '../../../store/port.js'
 import { Collections, type StoredTaskLock } from '../../../store/collections.js'
 
 declare module 'fastify' {
@@ -70,9 +70,22 @@ export class TaskLockRepository {
     return (await this.collection.deleteOne({ _id: taskId, userId })).deletedCount > 0
   }
 
-  /** Releases the task's lock whoever holds it (the task has ended). */
-  async releaseTask(taskId: string): Promise<void> {
-    await this.collection.deleteOne({ _id: taskId })
+  /**
+   * The lock of a task the change being stored creates, taken for the user in that change's atomic
+   * batch: nobody can hold the lock of a task that did not exist, so no claim is needed, and the task
+   * is never stored without the lock it was created with (nor the lock without its task).
+   */
+  newTaskLock(taskId: string, processInstanceId: string, userId: string, now: Date = this.clock()): AtomicWrite {
+    const lock: StoredTaskLock = { _id: taskId, processInstanceId, userId, expiresAt: new Date(now.getTime() + this.ttlSeconds * 1000) }
+    return { collection: this.collection.collectionName, kind: 'insertOne', doc: { ...lock } }
+  }
+
+  /**
+   * The release of the task's lock, whoever holds it, as a write of the atomic batch of the change
+   * that ends or cancels the task: the lock goes exactly when the task does.
+   */
+  taskRelease(taskId: string): AtomicWrite {
+    return { collection: this.collection.collectionName, kind: 'deleteMany', filter: { _id: taskId } }
   }
 
   /** Releases every lock the user holds; how many there were. */
