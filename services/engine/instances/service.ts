@@ -56,12 +56,13 @@ export interface Change {
   event: NotificationEventType
   activities: ActivityEntry[]
   /**
-   * Further writes of the operation that only make sense once the change is stored (task locks):
-   * they run while it is announced, not after, so the request waits for the store once for all of
-   * them. Their failure fails the request, as it would after the announcement.
+   * Further writes of the operation that only make sense once the change is stored (the claim of
+   * the next task's lock, which another user may race for): they run while it is announced, not
+   * after, so the request waits for the store once for all of them. Their failure fails the
+   * request, as it would after the announcement.
    */
   alongside?: (stored: StoredContext) => Promise<unknown>
-  /** Further writes stored in the change's atomic batch (a buffered message marked as taken). */
+  /** Further writes stored in the change's atomic batch: a buffered message marked as taken, a new task's lock, a task's release. */
   writes?: readonly AtomicWrite[]
   /**
    * Writes that must match a document for the change to be stored (`mustMatch`): an external
