@@ -1,8 +1,9 @@
 /**
- * A proxied request body on its way to the engine: streamed as it arrives, counted against the
- * route's limit. A declared `content-length` over the limit is refused before anything is sent; a
- * chunked body that grows past it is cut, which aborts the engine request (the engine keeps nothing
- * of an upload it did not receive whole), and the proxy answers 413 itself.
+ * A proxied request body on its way to the engine: read whole when its declared length is small,
+ * else streamed as it arrives, counted against the route's limit. A declared `content-length` over
+ * the limit is refused before anything is sent; a chunked body that grows past it is cut, which
+ * aborts the engine request (the engine keeps nothing of an upload it did not receive whole), and
+ * the proxy answers 413 itself.
  *
  * The engine reads a stream placed between the client's request and itself, never the request: when
  * the engine request ends early, undici destroys the stream it was reading, and destroying the
@@ -46,11 +47,33 @@ class BodyMeter extends Transform {
   }
 }
 
-/** The body the engine is sent, or the 413 error of a declared length over the route's limit. */
-export function meteredBody(request: FastifyRequest, payload: IncomingMessage): BodyMeter | BodyTooLarge {
+/**
+ * A declared length up to this is read whole before the engine is sent anything: the engine then
+ * gets the headers and the body in one write, and neither side sets up a stream for a few hundred
+ * bytes of JSON (nearly every request). Larger and chunked bodies are streamed.
+ */
+export const WHOLE_BODY_MAX_BYTES = 64 * 1024
+
+/** The whole body of the length the client declared, or BodyAbandoned when the client leaves first. */
+function wholeBody(payload: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    payload.on('data', (chunk: Buffer) => chunks.push(chunk))
+    payload.once('end', () => resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)))
+    payload.once('error', reject)
+    payload.once('close', () => {
+      if (!payload.complete) reject(new BodyAbandoned())
+    })
+  })
+}
+
+/** The body the engine is sent (read whole or streamed), or the 413 error of a declared length over the route's limit. */
+export function meteredBody(request: FastifyRequest, payload: IncomingMessage): BodyMeter | Promise<Buffer> | BodyTooLarge {
   const limit = request.routeOptions.bodyLimit ?? Number.POSITIVE_INFINITY
   const declared = Number(request.headers['content-length'])
   if (declared > limit) return new BodyTooLarge(limit)
+  // Node's parser delivers exactly the declared length, so a whole body stays within the limit.
+  if (declared <= WHOLE_BODY_MAX_BYTES && request.headers['transfer-encoding'] === undefined) return wholeBody(payload)
   const meter = new BodyMeter(limit)
   payload.pipe(meter)
   payload.once('close', () => {

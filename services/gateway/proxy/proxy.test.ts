@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { type IncomingHttpHeaders, request as httpRequest } from 'node:http'
+import { connect } from 'node:net'
 import { join } from 'node:path'
 import { PassThrough, type Readable } from 'node:stream'
 import { text } from 'node:stream/consumers'
@@ -185,6 +186,53 @@ t.test('JSON bodies reach the engine byte for byte', async (t) => {
   const answer = await send(`${gateway.url}/action/save`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: sent })
   t.same(json(answer), { status: 'success', data: { echoed: sent } })
 })
+
+t.test(
+  'a body of a declared length reaches the engine whole with that length, a chunked one byte for byte; an incomplete one never reaches it',
+  async (t) => {
+    const engine = await startFakeEngine(t, (app) => {
+      app.post('/action/save', async (request) => ({
+        echoed: await text(request.body as Readable),
+        length: request.headers['content-length'] ?? null,
+        chunked: request.headers['transfer-encoding'] ?? null,
+      }))
+    })
+    const gateway = await startService(t, 'gateway', { config: { engineUrl: engine.url } })
+    const url = `${gateway.url}/action/save`
+    const sent = JSON.stringify({ processId: 'leave-request', dataInstance: { days: 3 } })
+    const whole = await send(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: sent })
+    t.same(json(whole).data, { echoed: sent, length: String(Buffer.byteLength(sent)), chunked: null }, 'declared length: sent whole')
+
+    const streamed = new PassThrough()
+    const chunkedAnswer = send(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+      body: streamed,
+    })
+    streamed.write(sent.slice(0, 10))
+    streamed.end(sent.slice(10))
+    t.match(json(await chunkedAnswer).data, { echoed: sent }, 'a chunked body (undeclared length) reaches it byte for byte')
+
+    // Half of a declared body, the connection kept open: the engine is sent nothing of it.
+    const { port } = new URL(gateway.url)
+    const partial = connect(Number(port), '127.0.0.1')
+    t.teardown(() => partial.destroy())
+    await new Promise<void>((resolve) => partial.once('connect', resolve))
+    partial.write(`POST /action/save HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"days":`)
+    const received = engine.received.length
+    const after = await send(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: sent })
+    t.equal(after.status, 200)
+    t.equal(engine.received.length, received + 1, 'only the complete request reached the engine')
+    partial.destroy()
+    const next = await send(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: sent })
+    t.same(
+      json(next).data,
+      { echoed: sent, length: String(Buffer.byteLength(sent)), chunked: null },
+      'the client leaving changes nothing for the next one',
+    )
+    t.equal(engine.received.length, received + 2, 'and the abandoned body never reached the engine')
+  },
+)
 
 t.test('correlation headers are injected, user/lplogclientid/additionalheaders forwarded, hop-by-hop headers dropped', async (t) => {
   const engine = await startFakeEngine(t, (app) => {

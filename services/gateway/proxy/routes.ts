@@ -2,9 +2,10 @@
  * The gateway's proxy (docs/reference/gateway.md#the-proxy): every row of the generated proxy table
  * is an @fastify/http-proxy route forwarding to the engine over one kept-alive undici pool, with the
  * route's timeout, the gateway's correlation headers, and the engine's answer put in the envelope
- * (raw answers — file download bytes — streamed untouched). Request bodies, multipart uploads
- * included, are streamed through: the gateway neither parses nor buffers them, only meters them
- * against the route's limit (1 MiB; uploads MAX_UPLOAD_BYTES), answering 413 itself beyond it.
+ * (raw answers — file download bytes — streamed untouched). Request bodies are never parsed: one of
+ * a declared length up to 64 KiB is read whole and sent with its headers in one write; larger ones,
+ * multipart uploads included, and chunked ones are streamed through, metered against the route's
+ * limit (1 MiB; uploads MAX_UPLOAD_BYTES), the gateway answering 413 itself beyond it.
  */
 import type { IncomingHttpHeaders } from 'node:http'
 import httpProxy from '@fastify/http-proxy'
@@ -159,7 +160,15 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
     if (!target) throw new Error(`${method} ${request.routeOptions.url} is registered as a proxy route but not in the route table`)
     if (metrics) request.forwardedAt = performance.now()
     if (longPolls.isLongPoll(request)) longPolls.watch(request, reply)
-    reply.from(target.enginePath(request.params as Record<string, string | undefined>), target.replyOptions)
+    const path = target.enginePath(request.params as Record<string, string | undefined>)
+    // A body read whole goes as it came: reply-from would JSON-encode a parsed body of a JSON type.
+    if (Buffer.isBuffer(request.body)) {
+      reply.from(path, {
+        ...target.replyOptions,
+        body: request.body,
+        contentType: request.headers['content-type'] ?? 'application/octet-stream',
+      })
+    } else reply.from(path, target.replyOptions)
   }
 
   const uploadRoutes = new Set<string>(proxyRoutes.filter((route) => route.upload).map((route) => routeKey(route.method, route.url)))
@@ -175,6 +184,12 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
     scope.addContentTypeParser('*', (request, payload, done) => {
       const body = meteredBody(request, payload)
       if (body instanceof Error) done(fail('fm4013', { cause: body }))
+      // A body read whole that the client did not finish sending: nobody is left to read the answer.
+      else if (body instanceof Promise)
+        body.then(
+          (bytes) => done(null, bytes),
+          (error: Error) => done(fail('fm4000', { args: [`the body was not received whole (${error.message})`], cause: error })),
+        )
       else done(null, body)
     })
     // One registration per method: each serves that method's routes with the shared pool; the
