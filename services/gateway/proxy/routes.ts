@@ -3,9 +3,9 @@
  * is an @fastify/http-proxy route forwarding to the engine over one kept-alive undici pool, with the
  * route's timeout, the gateway's correlation headers, and the engine's answer put in the envelope
  * (raw answers — file download bytes — streamed untouched). Request bodies are never parsed: one of
- * a declared length up to 64 KiB is read whole and sent with its headers in one write; larger ones,
- * multipart uploads included, and chunked ones are streamed through, metered against the route's
- * limit (1 MiB; uploads MAX_UPLOAD_BYTES), the gateway answering 413 itself beyond it.
+ * a declared length up to 64 KiB (a small upload too) is read whole and sent with its headers in one
+ * write; larger and chunked ones are streamed through, metered against the route's limit (1 MiB;
+ * uploads MAX_UPLOAD_BYTES), the gateway answering 413 itself beyond it.
  */
 import type { IncomingHttpHeaders } from 'node:http'
 import httpProxy from '@fastify/http-proxy'
