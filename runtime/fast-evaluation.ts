@@ -27,14 +27,14 @@ export interface ExpressionNode {
 export type FastCompiler = (node: ExpressionNode) => FastEvaluator | undefined
 
 /** What a node may carry that changes its meaning (filters, sorts, binds, array keeping, ...). */
-export const NODE_DECORATIONS = ['stages', 'predicate', 'group', 'focus', 'index', 'tuple', 'ancestor', 'keepArray', 'consarray']
+const NODE_DECORATIONS = ['stages', 'predicate', 'group', 'focus', 'index', 'tuple', 'ancestor', 'keepArray', 'consarray']
 
 export function isUndecorated(node: ExpressionNode): boolean {
   return NODE_DECORATIONS.every((decoration) => node[decoration] === undefined)
 }
 
-/** Keys of Object's prototype, which JSONata refuses in a path and would assign as the prototype in an object. */
-export const PROTOTYPE_KEYS: ReadonlySet<string> = new Set([...Object.getOwnPropertyNames(Object.prototype), '__proto__'])
+/** Keys of Object's prototype (`__proto__` among them), which JSONata refuses in a path and would assign as the prototype in an object. */
+export const PROTOTYPE_KEYS: ReadonlySet<string> = new Set(Object.getOwnPropertyNames(Object.prototype))
 
 /**
  * The evaluator of `combine` over the operands' values, each evaluated against the same store. The
