@@ -16,6 +16,7 @@ import type { ColdFile, HotRowVerdict, KeyRange } from './cold-file.js'
 import { type ColdRule, isCold, matchesOnlyHot } from './cold-tier.js'
 import { ColdEntryBatch, gatherUniqueColdEntries, saveColdEntries } from './cold-index-build.js'
 import { type Cover, coveredDocument, coverOf } from './covered.js'
+import { DeferredUpkeep, MAX_AWAITING_UPKEEP } from './deferred-upkeep.js'
 import { cloneDocument, decodeDocument, encodeDocument, encodeForStorage } from './document-codec.js'
 import { ErrorCodes, StoreServerError } from './errors.js'
 import { keyOf, valuesAtPath } from './index-keys.js'
@@ -23,6 +24,7 @@ import type { ColdArray, ColdKey, JournalOp } from './journal.js'
 import type { JournalWriter } from './journal-writer.js'
 import { AFTER_PREFIX, fieldAt, ORDERED_KINDS, orderedKey } from './ordered-keys.js'
 import { candidates, type ColdPlan, coldPlan } from './query-plan.js'
+import { isScalar } from './index-keys.js'
 import { type IndexEntry, type IndexSpec, sameDefinition, sameKeys, SecondaryIndex } from './secondary-index.js'
 
 /** A cold index entry as a range read gives it: with its document's JSON, or without (a covered read). */
@@ -75,6 +77,8 @@ export class DocumentTable {
   private readonly entriesKept = new WeakMap<Document, Map<SecondaryIndex, IndexEntry>>()
   /** The collection's writers promise every insert a new `_id` (cold-tier.ts): inserts are not looked up among the cold rows. */
   private readonly freshIds: boolean
+  /** What the non-unique indexes are behind on: they catch up when a read plans on them (deferred-upkeep.ts). */
+  private readonly upkeep = new DeferredUpkeep()
 
   constructor(name: string, journal: JournalWriter, cold?: ColdSide) {
     this.name = name
@@ -111,6 +115,8 @@ export class DocumentTable {
 
   /** The hot candidates, and how to find the cold ones (none when only hot documents can match). */
   private plans(filter: Filter): { hot: Iterable<Document>; plan?: ColdPlan } {
+    // A read of one `_id` finds its document without an index.
+    if (!isScalar(filter._id)) this.catchUp()
     const hot = candidates(filter, { docs: this.docs, indexes: this.indexByName.values() })
     if (!this.cold || (this.cold.rule && matchesOnlyHot(this.cold.rule, filter))) return { hot }
     const indexes =
@@ -277,6 +283,13 @@ export class DocumentTable {
     }
   }
 
+  /** Brings the non-unique indexes up to date with every write since the last read that planned on them. */
+  private catchUp(): void {
+    if (this.upkeep.size === 0) return
+    const deferred = [...this.indexByName.values()].filter((index) => !index.spec.unique)
+    this.upkeep.catchUp(deferred, this.docs, (index, doc) => this.keptEntry(index, doc))
+  }
+
   /** The document's entry in each index, computed once for all who need them (memory, SQLite's cold keys, the eviction). */
   private entriesOf(doc: Document): Map<SecondaryIndex, IndexEntry> {
     const entries = new Map<SecondaryIndex, IndexEntry>()
@@ -391,11 +404,14 @@ export class DocumentTable {
       inserted.add(change.id)
     })
 
-    // Every old entry leaves before any new one is checked, so a batch may swap unique values.
+    // Every old entry leaves before any new one is checked, so a batch may swap unique values. The
+    // other indexes are only told which documents changed: they catch up when they are read.
     const moves: Array<{ index: SecondaryIndex; id: string; old: IndexEntry; next: IndexEntry; doc: Document | undefined }> = []
     changes.forEach((change, i) => {
       const after = stored[i]
+      this.upkeep.changed(change.id, change.before && beforeInMemory[i] ? change.before : null)
       for (const index of this.indexByName.values()) {
+        if (!index.spec.unique) continue
         if (change.before && beforeInMemory[i] && after && index.sameFieldValues(change.before, after)) continue
         const old = change.before && beforeInMemory[i] ? this.keptEntry(index, change.before) : null
         const computed = coldEntries[i]
@@ -456,19 +472,26 @@ export class DocumentTable {
         if (entries && after && this.docs.get(change.id) === after) this.evict(change.id, after, entries)
       })
     }
+    if (this.upkeep.size > MAX_AWAITING_UPKEEP) this.catchUp()
     return { stored, ops, revert, settle }
   }
 
   /** `entries`: the document's entries computed when it was written (an index created since has its own computed here). */
   private evict(id: string, doc: Document, entries: Map<SecondaryIndex, IndexEntry>): void {
+    // The non-unique indexes may hold an earlier version's entries, or none, when they are behind on it.
+    const filed = this.upkeep.leaving(id)
     for (const index of this.indexByName.values()) {
-      index.delete(id, entries.has(index) ? (entries.get(index) as IndexEntry) : index.entryOf(doc))
+      if (filed === undefined || index.spec.unique)
+        index.delete(id, entries.has(index) ? (entries.get(index) as IndexEntry) : index.entryOf(doc))
+      else if (filed !== null) index.delete(id, this.keptEntry(index, filed))
     }
     this.docs.delete(id)
   }
 
   /** Creates the index unless an identical one exists; resolves to its name once it is durable. */
   async ensureIndex(spec: IndexSpec): Promise<string> {
+    // A new index is built from the documents as they are now, beside indexes that are too.
+    this.catchUp()
     if (Object.keys(spec.keys).length === 1 && spec.keys._id === 1 && !spec.unique) return '_id_'
     const sameName = this.indexByName.get(spec.name)
     if (sameName) {

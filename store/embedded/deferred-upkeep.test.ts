@@ -1,0 +1,108 @@
+/**
+ * Deferred index upkeep: however writes, deletes and documents leaving memory interleave with
+ * catch-ups, a caught-up index holds exactly the entries of an index kept up to date at every write
+ * (multikey entries and array fields included), and the embedded store's queries on a non-unique
+ * index see every write before them while its unique indexes still refuse a duplicate at once.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import t from 'tap'
+import type { Document } from '../port.js'
+import { DeferredUpkeep } from './deferred-upkeep.js'
+import { EmbeddedStore } from './store.js'
+import { type IndexEntry, SecondaryIndex } from './secondary-index.js'
+
+const SPEC = { name: 'status_tags_at', keys: { status: 1, tags: 1, at: -1 } as const, unique: false }
+const EVERYTHING = { prefixes: [''], fields: 0 }
+
+/** A document with random values in the indexed fields, an array of tags now and then. */
+function randomDocument(id: string, random: () => number): Document {
+  const pick = <T>(values: readonly T[]): T => values[Math.floor(random() * values.length)] as T
+  const tags = random() < 0.4 ? [pick(['a', 'b', 'c']), pick(['a', 'd'])] : pick(['a', 'b', undefined])
+  return { _id: id, status: pick(['running', 'completed', 'failed']), tags, at: new Date(Date.UTC(2026, 0, 1 + Math.floor(random() * 9))) }
+}
+
+function holds(index: SecondaryIndex): { ids: string[]; rangeBounds: unknown } {
+  const ranges = new Map([['tags', { tag: 'string', lower: { value: 'a', inclusive: true }, upper: { value: 'b', inclusive: true } }]])
+  return {
+    ids: index.idsWithin(EVERYTHING).sort(),
+    // A range on a field that holds arrays is not intersected: the bounds tell whether the index counts them.
+    rangeBounds: index.boundsFor(new Map([['status', ['running']]]), ranges),
+  }
+}
+
+t.test('a caught-up index holds what an index kept up to date at every write holds', async (t) => {
+  let seed = 11
+  const random = (): number => (seed = (seed * 48271) % 2147483647) / 2147483647
+  const eager = new SecondaryIndex('c', SPEC)
+  const deferred = new SecondaryIndex('c', SPEC)
+  const upkeep = new DeferredUpkeep()
+  const docs = new Map<string, Document>()
+  const entries = new WeakMap<Document, IndexEntry>()
+  const entryOf = (_index: SecondaryIndex, doc: Document): IndexEntry => {
+    if (!entries.has(doc)) entries.set(doc, deferred.entryOf(doc))
+    return entries.get(doc) as IndexEntry
+  }
+  let catchUps = 0
+  for (let step = 0; step < 4000; step++) {
+    const id = `d${Math.floor(random() * 150)}`
+    const before = docs.get(id)
+    const roll = random()
+    if (roll < 0.1 && before) {
+      // The document leaves memory (goes cold): the deferred index drops whatever it holds for it.
+      const filed = upkeep.leaving(id)
+      const held = filed === undefined ? before : filed
+      if (held) deferred.delete(id, entryOf(deferred, held))
+      eager.delete(id, eager.entryOf(before))
+      docs.delete(id)
+    } else if (roll < 0.2 && before) {
+      upkeep.changed(id, before)
+      eager.delete(id, eager.entryOf(before))
+      docs.delete(id)
+    } else {
+      const after = randomDocument(id, random)
+      upkeep.changed(id, before ?? null)
+      if (before) eager.delete(id, eager.entryOf(before))
+      eager.insert(id, eager.entryOf(after))
+      docs.set(id, after)
+    }
+    if (random() < 0.02) {
+      upkeep.catchUp([deferred], docs, entryOf)
+      catchUps++
+      t.equal(upkeep.size, 0)
+      if (JSON.stringify(holds(deferred)) !== JSON.stringify(holds(eager))) {
+        t.fail(`the deferred index differs after step ${step}`)
+        return
+      }
+    }
+  }
+  upkeep.catchUp([deferred], docs, entryOf)
+  t.same(holds(deferred), holds(eager), `alike after ${catchUps + 1} catch-ups`)
+  t.ok(holds(eager).ids.length > 100, 'the index holds entries to compare')
+})
+
+t.test("the store's queries on a non-unique index see every write; a unique index refuses a duplicate at the write", async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'deferred-upkeep-'))
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
+  const store = EmbeddedStore.open({ dataDir })
+  t.teardown(() => store.close())
+  const items = store.collection('items')
+  await items.createIndex({ status: 1, at: 1 })
+  await items.createIndex({ key: 1 }, { unique: true })
+  for (let i = 0; i < 50; i++) await items.insertOne({ _id: `i${i}`, key: `k${i}`, status: 'open', at: i })
+  for (let i = 0; i < 50; i += 2) await items.updateOne({ _id: `i${i}` }, { $set: { status: 'closed' } })
+  await items.updateOne({ _id: 'i3' }, { $set: { status: 'closed', at: 100 } })
+  await items.deleteOne({ _id: 'i5' })
+  const closed = await items.find({ status: 'closed', at: { $gte: 10 } }).toArray()
+  t.same(
+    closed.map((doc) => doc._id).sort(),
+    ['i3', ...Array.from({ length: 20 }, (_, n) => `i${10 + 2 * n}`)].sort(),
+    'the closed ones from 10 on, i3 moved to 100',
+  )
+  t.same((await items.find({ status: 'open' }).toArray()).length, 23, 'the open ones, i3 and i5 gone')
+  await t.rejects(items.insertOne({ _id: 'dup', key: 'k7', status: 'open', at: 7 }), { code: 11000 })
+  await t.rejects(items.updateOne({ _id: 'i9' }, { $set: { key: 'k11' } }), { code: 11000 })
+  t.same(await items.findOne({ key: 'k9' }), { _id: 'i9', key: 'k9', status: 'open', at: 9 }, 'the refused update changed nothing')
+  t.same((await items.find({ status: 'open', at: { $lt: 10 } }).toArray()).length, 3, 'i1, i7, i9: no refused write reached the index')
+})
