@@ -2,15 +2,17 @@
  * Deferred index upkeep: however writes, deletes and documents leaving memory interleave with
  * catch-ups, a caught-up index holds exactly the entries of an index kept up to date at every write
  * (multikey entries and array fields included), and the embedded store's queries on a non-unique
- * index see every write before them while its unique indexes still refuse a duplicate at once.
+ * index see every write before them while its unique indexes still refuse a duplicate at once, and
+ * a write SQLite refuses leaves no trace in an index that caught up with it meanwhile.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
+import Database from 'better-sqlite3'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
 import type { Document } from '../port.js'
 import { DeferredUpkeep } from './deferred-upkeep.js'
-import { EmbeddedStore } from './store.js'
+import { DATABASE_FILE, EmbeddedStore } from './store.js'
 import { type IndexEntry, SecondaryIndex } from './secondary-index.js'
 
 const SPEC = { name: 'status_tags_at', keys: { status: 1, tags: 1, at: -1 } as const, unique: false }
@@ -32,7 +34,7 @@ function holds(index: SecondaryIndex): { ids: string[]; rangeBounds: unknown } {
   }
 }
 
-t.test('a caught-up index holds what an index kept up to date at every write holds', async (t) => {
+t.test('a caught-up index holds what an index kept up to date at every write holds, partial catch-ups between', async (t) => {
   let seed = 11
   const random = (): number => (seed = (seed * 48271) % 2147483647) / 2147483647
   const eager = new SecondaryIndex('c', SPEC)
@@ -67,6 +69,8 @@ t.test('a caught-up index holds what an index kept up to date at every write hol
       eager.insert(id, eager.entryOf(after))
       docs.set(id, after)
     }
+    // A write past the bound brings the longest-waiting few up to date; a read, all of them.
+    if (random() < 0.05) upkeep.catchUp([deferred], docs, entryOf, 1 + Math.floor(random() * 5))
     if (random() < 0.02) {
       upkeep.catchUp([deferred], docs, entryOf)
       catchUps++
@@ -105,4 +109,34 @@ t.test("the store's queries on a non-unique index see every write; a unique inde
   await t.rejects(items.updateOne({ _id: 'i9' }, { $set: { key: 'k11' } }), { code: 11000 })
   t.same(await items.findOne({ key: 'k9' }), { _id: 'i9', key: 'k9', status: 'open', at: 9 }, 'the refused update changed nothing')
   t.same((await items.find({ status: 'open', at: { $lt: 10 } }).toArray()).length, 3, 'i1, i7, i9: no refused write reached the index')
+})
+
+t.test('a write SQLite refuses is undone in an index that a read brought up to date with it meanwhile', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'deferred-upkeep-'))
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
+  const store = EmbeddedStore.open({ dataDir })
+  t.teardown(() => store.close())
+  const items = store.collection('items')
+  await items.createIndex({ status: 1 })
+  await items.insertMany([
+    { _id: 'a', status: 'open' },
+    { _id: 'b', status: 'open' },
+  ])
+  const saboteur = new Database(join(dataDir, DATABASE_FILE))
+  for (const event of ['INSERT', 'UPDATE'])
+    saboteur.exec(
+      `CREATE TRIGGER poison_${event} BEFORE ${event} ON documents WHEN NEW.doc LIKE '%poison%' BEGIN SELECT RAISE(ABORT, 'disk on fire'); END;`,
+    )
+  saboteur.close()
+  // The write changes memory at once and reaches SQLite after this task; the read in between plans on the index.
+  const refused = items.updateOne({ _id: 'a' }, { $set: { status: 'moved', note: 'poison' } })
+  const readMeanwhile = items.find({ status: 'moved' }).toArray()
+  await t.rejects(refused, { name: 'JournalWriteError' })
+  t.same(
+    (await readMeanwhile).map((doc) => doc._id),
+    ['a'],
+    'the read saw the write, as a read after an unanswered write may',
+  )
+  t.same(await items.find({ status: 'moved' }).toArray(), [], 'the refused write left the index')
+  t.same((await items.find({ status: 'open' }).toArray()).map((doc) => doc._id).sort(), ['a', 'b'], 'a is open again')
 })

@@ -14,10 +14,11 @@ import type { Document } from '../port.js'
 import { type IndexEntry, SecondaryIndex } from './secondary-index.js'
 
 /**
- * So many documents awaiting upkeep make the next write catch up: the versions they hold stay in
- * memory until then, and the catch-up of a first read after a long quiet would otherwise be long.
+ * At most so many documents await upkeep: past it, each write brings the longest-waiting ones up to
+ * date, a few at a time, so the versions they hold do not pile up in memory and a first read after a
+ * long quiet catches up at most this many.
  */
-export const MAX_AWAITING_UPKEEP = 4096
+export const MAX_AWAITING_UPKEEP = 1024
 
 export class DeferredUpkeep {
   /**
@@ -46,15 +47,20 @@ export class DeferredUpkeep {
   }
 
   /**
-   * Brings the indexes up to date with `current` (the table's documents) for every document they are
-   * behind on. `entryOf` gives a version's entry in an index (the table keeps them per version).
+   * Brings the indexes up to date with `current` (the table's documents) for the documents they are
+   * behind on, the longest-waiting first: all of them, or the first `count`. `entryOf` gives a
+   * version's entry in an index (the table keeps them per version).
    */
   catchUp(
     indexes: readonly SecondaryIndex[],
     current: ReadonlyMap<string, Document>,
     entryOf: (index: SecondaryIndex, doc: Document) => IndexEntry,
+    count = Infinity,
   ): void {
+    let done = 0
     for (const [id, filed] of this.filedAs) {
+      if (done++ >= count) return
+      this.filedAs.delete(id)
       const now = current.get(id)
       for (const index of indexes) {
         if (filed && now && index.sameFieldValues(filed, now)) continue
@@ -65,6 +71,5 @@ export class DeferredUpkeep {
         index.insert(id, next)
       }
     }
-    this.filedAs.clear()
   }
 }

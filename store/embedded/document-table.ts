@@ -283,11 +283,11 @@ export class DocumentTable {
     }
   }
 
-  /** Brings the non-unique indexes up to date with every write since the last read that planned on them. */
-  private catchUp(): void {
+  /** Brings the non-unique indexes up to date with every write since the last read that planned on them (or with the `count` oldest). */
+  private catchUp(count?: number): void {
     if (this.upkeep.size === 0) return
     const deferred = [...this.indexByName.values()].filter((index) => !index.spec.unique)
-    this.upkeep.catchUp(deferred, this.docs, (index, doc) => this.keptEntry(index, doc))
+    this.upkeep.catchUp(deferred, this.docs, (index, doc) => this.keptEntry(index, doc), count)
   }
 
   /** The document's entry in each index, computed once for all who need them (memory, SQLite's cold keys, the eviction). */
@@ -457,6 +457,8 @@ export class DocumentTable {
     const revert = (): void => {
       for (let i = changes.length - 1; i >= 0; i--) {
         const { id, before } = changes[i] as Change
+        // A read may have brought the deferred indexes up to date with this write meanwhile.
+        this.upkeep.changed(id, this.docs.get(id) ?? null)
         if (before && beforeInMemory[i]) this.docs.set(id, before)
         else this.docs.delete(id)
       }
@@ -472,7 +474,7 @@ export class DocumentTable {
         if (entries && after && this.docs.get(change.id) === after) this.evict(change.id, after, entries)
       })
     }
-    if (this.upkeep.size > MAX_AWAITING_UPKEEP) this.catchUp()
+    if (this.upkeep.size > MAX_AWAITING_UPKEEP) this.catchUp(this.upkeep.size - MAX_AWAITING_UPKEEP)
     return { stored, ops, revert, settle }
   }
 
