@@ -125,7 +125,8 @@ t.test('a write SQLite refuses is undone in an index that a read brought up to d
   const saboteur = new Database(join(dataDir, DATABASE_FILE))
   for (const event of ['INSERT', 'UPDATE'])
     saboteur.exec(
-      `CREATE TRIGGER poison_${event} BEFORE ${event} ON documents WHEN NEW.doc LIKE '%poison%' BEGIN SELECT RAISE(ABORT, 'disk on fire'); END;`,
+      `CREATE TRIGGER poison_${event} BEFORE ${event} ON documents WHEN NEW.doc LIKE '%poison%' ` +
+        `BEGIN SELECT RAISE(ABORT, 'disk on fire'); END;`,
     )
   saboteur.close()
   // The write changes memory at once and reaches SQLite after this task; the read in between plans on the index.
