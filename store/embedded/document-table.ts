@@ -1,5 +1,7 @@
 /**
- * One collection's state: its hot documents by `_id` key, its secondary indexes, its cold documents
+ * One collection's state: its hot documents by `_id` key, its secondary indexes (the unique ones
+ * kept up to date by every write, the others brought up to date when a read plans on them,
+ * deferred-upkeep.ts), its cold documents
  * (in SQLite only, cold-tier.ts), and the single path by which any of them changes (`commit`),
  * which is all-or-nothing across memory and SQLite: memory changes at once, and is changed back if
  * the journal cannot make the change durable.
@@ -341,6 +343,17 @@ export class DocumentTable {
     }
   }
 
+  /**
+   * Whether SQLite may hold cold index entries for the document a change replaces (the journal then
+   * removes them): it was read from the cold tier, or memory still holds it on its way there. An
+   * insert has none: an id a cold document holds is refused (or promised fresh, `freshIds`).
+   */
+  private mayHoldColdKeys(change: Change, beforeInMemory: boolean): boolean {
+    if (!this.cold || !change.before) return false
+    const rule = this.cold.rule
+    return !beforeInMemory || (rule !== undefined && isCold(rule, change.before))
+  }
+
   /** The ids among these that a cold document holds (SQLite's copy not shadowed by memory): one read for all. */
   private takenByCold(ids: string[]): Set<string> {
     if (this.freshIds) return new Set()
@@ -373,12 +386,15 @@ export class DocumentTable {
     const beforeInMemory = changes.map((change) => this.docs.has(change.id))
     // The entries of the documents going cold (undefined for the others), for the indexes of now: used again below and at eviction.
     const coldEntries: Array<Map<SecondaryIndex, IndexEntry> | undefined> = []
-    for (const change of changes) {
+    changes.forEach((change, i) => {
+      // SQLite holds cold index entries only for a document stored cold: one read from the cold tier,
+      // or one on its way there; a write of any other document has none to remove.
+      const drops = this.mayHoldColdKeys(change, beforeInMemory[i] as boolean) ? { dropsColdKeys: true as const } : {}
       if (!change.after) {
-        ops.push({ collection: this.name, id: change.id, text: null, ...(this.cold ? { keys: [] } : {}) })
+        ops.push({ collection: this.name, id: change.id, text: null, ...drops })
         stored.push(undefined)
         coldEntries.push(undefined)
-        continue
+        return
       }
       const { text, exact } = change.encoded ?? encodeForStorage(change.after)
       // An exact encoding means plain JSON values and Dates only, which structuredClone copies faithfully.
@@ -386,13 +402,12 @@ export class DocumentTable {
       stored.push(after)
       const entries = rule !== undefined && isCold(rule, after) ? this.entriesOf(after) : undefined
       coldEntries.push(entries)
-      if (!this.cold) ops.push({ collection: this.name, id: change.id, text })
-      else if (!entries) ops.push({ collection: this.name, id: change.id, text, keys: [] })
+      if (!entries) ops.push({ collection: this.name, id: change.id, text, ...drops })
       else {
-        ops.push({ collection: this.name, id: change.id, text, cold: true, ...this.coldEntriesOf(after, entries) })
+        ops.push({ collection: this.name, id: change.id, text, cold: true, ...this.coldEntriesOf(after, entries), ...drops })
         ;(this.cold as ColdSide).file.noteCold(this.name, change.id)
       }
-    }
+    })
 
     const inserted = new Set<string>()
     const takenByCold = this.takenByCold(changes.filter((change) => !change.before).map((change) => change.id))

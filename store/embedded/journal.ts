@@ -21,12 +21,21 @@ export type ColdKey = readonly [indexName: string, key: string]
 /**
  * One step of a journal batch: a document's new JSON (`text`), its removal (`text` null), an index
  * definition (`indexSpec`, the spec's JSON) to recreate at the next open, or an index's removal
- * (`indexSpec` null). `keys` is set for the documents of a collection that has a cold tier: the
- * document's old index entries are removed, and when `cold` these are its new ones. `coldKeys` (an
- * index created on a collection with cold documents) are the cold documents' entries of that index.
+ * (`indexSpec` null). A document stored `cold` comes with its index entries (`keys`);
+ * `dropsColdKeys` removes the entries its previous version had, stored cold (document-table.ts
+ * says when it may have). `coldKeys` (an index created on a collection with cold documents) are the
+ * cold documents' entries of that index.
  */
 export type JournalOp =
-  | { collection: string; id: string; text: string | null; cold?: boolean; keys?: readonly ColdKey[]; arrays?: readonly ColdArray[] }
+  | {
+      collection: string
+      id: string
+      text: string | null
+      cold?: boolean
+      keys?: readonly ColdKey[]
+      arrays?: readonly ColdArray[]
+      dropsColdKeys?: true
+    }
   | {
       collection: string
       indexName: string
@@ -174,7 +183,7 @@ export class JournalFile {
             for (const [id, key] of op.coldKeys ?? []) putKey.run(op.collection, op.indexName, keyBlob(key), id)
             continue
           }
-          if (op.keys) removeKeys.run(op.collection, op.id)
+          if (op.dropsColdKeys) removeKeys.run(op.collection, op.id)
           if (op.text === null) remove.run(op.collection, op.id)
           else {
             put.run(op.collection, op.id, op.text, op.cold ? 1 : 0)
