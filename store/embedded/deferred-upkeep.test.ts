@@ -10,7 +10,7 @@ import Database from 'better-sqlite3'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
-import type { Document } from '../port.js'
+import type { Collection, Document } from '../port.js'
 import { DeferredUpkeep } from './deferred-upkeep.js'
 import { DATABASE_FILE, EmbeddedStore } from './store.js'
 import { type IndexEntry, SecondaryIndex } from './secondary-index.js'
@@ -86,12 +86,19 @@ t.test('a caught-up index holds what an index kept up to date at every write hol
   t.ok(holds(eager).ids.length > 100, 'the index holds entries to compare')
 })
 
-t.test("the store's queries on a non-unique index see every write; a unique index refuses a duplicate at the write", async (t) => {
+type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
+
+/** An embedded store in a temporary data dir, closed and removed after the test, and its `items` collection. */
+function openItems(t: Tap): { dataDir: string; items: Collection } {
   const dataDir = mkdtempSync(join(tmpdir(), 'deferred-upkeep-'))
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
   const store = EmbeddedStore.open({ dataDir })
   t.teardown(() => store.close())
-  const items = store.collection('items')
+  return { dataDir, items: store.collection('items') }
+}
+
+t.test("the store's queries on a non-unique index see every write; a unique index refuses a duplicate at the write", async (t) => {
+  const { items } = openItems(t)
   await items.createIndex({ status: 1, at: 1 })
   await items.createIndex({ key: 1 }, { unique: true })
   for (let i = 0; i < 50; i++) await items.insertOne({ _id: `i${i}`, key: `k${i}`, status: 'open', at: i })
@@ -112,11 +119,7 @@ t.test("the store's queries on a non-unique index see every write; a unique inde
 })
 
 t.test('a write SQLite refuses is undone in an index that a read brought up to date with it meanwhile', async (t) => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'deferred-upkeep-'))
-  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
-  const store = EmbeddedStore.open({ dataDir })
-  t.teardown(() => store.close())
-  const items = store.collection('items')
+  const { dataDir, items } = openItems(t)
   await items.createIndex({ status: 1 })
   await items.insertMany([
     { _id: 'a', status: 'open' },
