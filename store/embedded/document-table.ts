@@ -21,12 +21,11 @@ import { type Cover, coveredDocument, coverOf } from './covered.js'
 import { DeferredUpkeep, MAX_AWAITING_UPKEEP } from './deferred-upkeep.js'
 import { cloneDocument, decodeDocument, encodeDocument, encodeForStorage } from './document-codec.js'
 import { ErrorCodes, StoreServerError } from './errors.js'
-import { keyOf, valuesAtPath } from './index-keys.js'
+import { isScalar, keyOf, valuesAtPath } from './index-keys.js'
 import type { ColdArray, ColdKey, JournalOp } from './journal.js'
 import type { JournalWriter } from './journal-writer.js'
 import { AFTER_PREFIX, fieldAt, ORDERED_KINDS, orderedKey } from './ordered-keys.js'
 import { candidates, type ColdPlan, coldPlan } from './query-plan.js'
-import { isScalar } from './index-keys.js'
 import { type IndexEntry, type IndexSpec, sameDefinition, sameKeys, SecondaryIndex } from './secondary-index.js'
 
 /** A cold index entry as a range read gives it: with its document's JSON, or without (a covered read). */
