@@ -22,14 +22,14 @@
  * BENCH_REPEAT (20, each query and 100× that many reads).
  * Everything runs on 127.0.0.1 in a temporary data dir, removed at the end.
  */
+import { cpSync } from 'node:fs'
+import { join } from 'node:path'
 import { DIST, importBuilt } from './support/dist.mjs'
 import { chooseTarget, clientFor, measure, report, seedApp, TENANT } from './support/lifecycle-load.mjs'
 import { reportTargets, runBench } from './support/outcome.mjs'
 import { startAllInOne } from './support/process.mjs'
 import { serviceRssBytes } from './support/proc.mjs'
 import { median, percentile } from './support/stats.mjs'
-import { cpSync } from 'node:fs'
-import { join } from 'node:path'
 import { storeInstanceCopies, withStore, withTempDir } from './support/store.mjs'
 
 const ENDED = Number(process.env.BENCH_ENDED ?? 1_000_000)
@@ -212,11 +212,12 @@ await runBench(() =>
     const admin = await withStore(dataDir, (store) => createTestUser(store, { ...TENANT, fullName: 'Ada Admin', roles: ['admin'] }))
     // A first run on the empty store: its completed instances are what the seeding copies.
     const empty = await startTimed(dataDir)
+    let first
     try {
       process.stdout.write(
         `  empty store: serving after ${(empty.startupMs / 1000).toFixed(1)} s, RSS ${(empty.rss / MIB).toFixed(0)} MiB\n`,
       )
-      await lifecycles(empty.service, pairs, 'lifecycles before the seeding')
+      first = await lifecycles(empty.service, pairs, 'lifecycles before the seeding')
     } finally {
       await empty.service.stop()
     }
@@ -259,7 +260,7 @@ await runBench(() =>
       ],
       [`GET /process/:id of an ended instance p99 < ${TARGET.readP99Ms} ms, all 200`, read.p99 < TARGET.readP99Ms && read.failures === 0],
       ...queryTargets,
-      ['no failed lifecycles', [...runs.empty, ...runs.seeded].every((run) => run.errors === 0)],
+      ['no failed lifecycles', [first, ...runs.empty, ...runs.seeded].every((run) => run.errors === 0)],
     ])
   }),
 )
