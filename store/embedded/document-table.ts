@@ -1,10 +1,9 @@
 /**
  * One collection's state: its hot documents by `_id` key, its secondary indexes (the unique ones
  * kept up to date by every write, the others brought up to date when a read plans on them,
- * deferred-upkeep.ts), its cold documents
- * (in SQLite only, cold-tier.ts), and the single path by which any of them changes (`commit`),
- * which is all-or-nothing across memory and SQLite: memory changes at once, and is changed back if
- * the journal cannot make the change durable.
+ * deferred-upkeep.ts), its cold documents (in SQLite only, cold-tier.ts), and the single path by
+ * which any of them changes (`commit`), which is all-or-nothing across memory and SQLite: memory
+ * changes at once, and is changed back if the journal cannot make the change durable.
  *
  * The cold side is read through memory: a document in memory is the current one even when SQLite
  * also has it cold (a write not yet durable, or one about to leave memory), and an id deleted in
