@@ -230,6 +230,11 @@ async function contract(t: Tap, backend: Backend): Promise<void> {
       { _id: 'a', nested: { k: 1 } },
       { _id: 'd' },
     ])
+    t.same(
+      await c.find({ _id: 'a' }, { projection: { 'items.sku': 1, 'nested.deep.v': 1, _id: 0 } }).toArray(),
+      [{ nested: { deep: { v: 'p' } }, items: [{ sku: 'A' }, { sku: 'B' }] }],
+      'a path through an array of documents keeps that field of each',
+    )
     t.same(await c.find({ _id: 'b' }, { projection: { items: 0, tags: 0, nested: 0, when: 0 } }).toArray(), [
       { _id: 'b', n: 2, s: 'beta', flag: false, opt: null },
     ])

@@ -168,20 +168,41 @@ const PROJECTIONS: Array<Record<string, 0 | 1 | boolean>> = [
   { _id: 0, 'nested.k': 1, status: 1 },
   { 'nested.deep.v': 1, 'nested.k': 1, version: 1 },
   { 'obj.0': 1, 'missing.x': 1 },
+  { _id: 0, 'tasks.taskId': 1, 'tasks.status': 1, status: 1 },
+  { 'tasks.status': 1, 'nested.k': 1, 'tasks.taskId': 1 },
+  { 'list.x': 1 },
+  { version: 1, flag: 1, 'nested.k': 1, 'nested.deep': 1 },
+]
+/** Arrays of documents on a projected path: each element keeps what the paths select, as mingo keeps it. */
+const ARRAY_DOCS: Document[] = [
+  { _id: 't1', status: 'running', tasks: [{ taskId: 'x', status: 'open', form: { big: [1] } }, { status: 'done' }, {}] },
+  { _id: 't2', tasks: [[{ taskId: 'y', extra: 1 }], [], { taskId: 'z' }], nested: [{ k: { deep: 1 } }, { j: 2 }] },
+  { _id: 't3', tasks: [], nested: [] },
+  { _id: 't4', tasks: { taskId: 'one', status: 'open', other: 1 } },
 ]
 
 t.test('simple projections project exactly as mingo does, field order included', async (t) => {
   for (const projection of PROJECTIONS) {
     const projector = taken(t, simpleProjector, projection)
     if (!projector) continue
-    for (const doc of DOCS) {
+    for (const doc of [...DOCS, ...ARRAY_DOCS]) {
       const expected = new Query({}, {}).find<Document>([doc], projection).all()[0]
-      // An array on a dotted path is handed back to mingo.
+      // A scalar, null or Date on a dotted path is handed back to mingo.
       if (projector(doc) === undefined) continue
       t.same(projector(doc), expected, `${JSON.stringify(projection)} on ${JSON.stringify(doc)}`)
       t.equal(JSON.stringify(projector(doc)), JSON.stringify(expected), 'same field order')
     }
   }
+})
+
+t.test('a projection through arrays of documents is applied without mingo', async (t) => {
+  const projector = simpleProjector({ _id: 0, 'tasks.taskId': 1, 'tasks.status': 1 })
+  for (const doc of ARRAY_DOCS) t.not(projector?.(doc), undefined, JSON.stringify(doc))
+  const [running] = ARRAY_DOCS
+  t.same(projector?.(running as Document), { tasks: [{ taskId: 'x', status: 'open' }, { status: 'done' }, {}] })
+  // A scalar among the elements, or on the way, leaves the document to mingo.
+  t.equal(projector?.({ tasks: [{ taskId: 'x' }, 3] }), undefined)
+  t.equal(projector?.({ tasks: null }), undefined)
 })
 
 t.test('other projections are left to mingo', async (t) => {

@@ -210,34 +210,81 @@ export function simpleUpdate(doc: Document, update: UpdateFilter): { after: Docu
   return { after, changed }
 }
 
-/**
- * Copies the value at the dotted path from `doc` into `out`, with every plain object on the way
- * (kept even when the path ends in it without the last field, as mingo and MongoDB keep it). False
- * when something else is on the way (an array, a scalar): mingo's rules apply there.
- */
-function copyPath(doc: Document, out: Document, segments: readonly string[]): boolean {
-  let source: Document = doc
-  let target = out
-  const last = segments.length - 1
-  for (let i = 0; i < last; i++) {
-    const segment = segments[i] as string
-    if (!Object.hasOwn(source, segment)) return true
-    const next = source[segment]
-    if (!isPlainObject(next)) return next === undefined
-    source = next
-    target = (target[segment] ??= {}) as Document
+/** One level of the included paths, by name: each field, and what is kept of it (null: all of it). */
+interface IncludedLevel {
+  readonly names: readonly string[]
+  readonly under: ReadonlyArray<IncludedLevel | null>
+}
+
+type PathTree = Map<string, PathTree | null>
+
+/** The paths' fields level by level, each level by name (the order mingo gives). */
+function includedLevels(paths: readonly string[][]): IncludedLevel {
+  const root: PathTree = new Map()
+  for (const segments of paths) {
+    let node = root
+    segments.forEach((segment, i) => {
+      if (i === segments.length - 1) return void node.set(segment, null)
+      let child = node.get(segment)
+      if (!child) node.set(segment, (child = new Map()))
+      node = child
+    })
   }
-  const key = segments[last] as string
-  if (Object.hasOwn(source, key) && source[key] !== undefined) target[key] = cloneDocument(source[key])
-  return true
+  const level = (tree: PathTree): IncludedLevel => {
+    const names = [...tree.keys()].sort()
+    return { names, under: names.map((name) => tree.get(name) ?? null).map((under) => under && level(under)) }
+  }
+  return level(root)
+}
+
+/** Not handled here: the projector hands the document back to mingo. */
+const LEFT_TO_MINGO = Symbol('left to mingo')
+
+/**
+ * The fields of `level` copied from `source`, in its order. A field on the way that holds a plain
+ * object is kept with what is under it (an empty object when none of it is there, as mingo and
+ * MongoDB keep it); one that holds an array keeps, of each element, what the rest of the paths
+ * select (arrays within it likewise), as both do for arrays of documents. A scalar, null or Date
+ * on the way, or in such an array, is left to mingo.
+ */
+function projectFields(source: Document, level: IncludedLevel): Document | typeof LEFT_TO_MINGO {
+  const out: Document = {}
+  const { names, under } = level
+  for (let i = 0; i < names.length; i++) {
+    const field = names[i] as string
+    if (!Object.hasOwn(source, field)) continue
+    const value = source[field]
+    if (value === undefined) continue
+    const kept = under[i]
+    if (!kept) {
+      out[field] = typeof value === 'object' && value !== null ? cloneDocument(value) : value
+      continue
+    }
+    const projected = projectUnder(value, kept)
+    if (projected === LEFT_TO_MINGO) return LEFT_TO_MINGO
+    out[field] = projected
+  }
+  return out
+}
+
+function projectUnder(value: unknown, level: IncludedLevel): unknown {
+  if (isPlainObject(value)) return projectFields(value, level)
+  if (!Array.isArray(value)) return LEFT_TO_MINGO
+  const items: unknown[] = new Array(value.length)
+  for (let i = 0; i < value.length; i++) {
+    const projected = projectUnder(value[i], level)
+    if (projected === LEFT_TO_MINGO) return LEFT_TO_MINGO
+    items[i] = projected
+  }
+  return items
 }
 
 /**
- * Projections that include plain fields and dotted paths through plain objects (plus `_id: 0`), or
- * exclude top-level fields only, applied without mingo, which compiles a query per call. Returns
- * undefined for any other projection, and the projector returns undefined for a document with an
- * array on an included dotted path (mingo's rules there are its own). The result shares no object
- * with `doc`: it is what a find hands out, copied once.
+ * Projections that include plain fields and dotted paths through plain objects and arrays of them
+ * (plus `_id: 0`), or exclude top-level fields only, applied without mingo, which compiles a query
+ * per call. Returns undefined for any other projection, and the projector returns undefined for a
+ * document with a scalar, null or Date on an included dotted path (mingo's rules there are its
+ * own). The result shares no object with `doc`: it is what a find hands out, copied once.
  */
 export function simpleProjector(projection: Record<string, unknown>): ((doc: Document) => Document | undefined) | undefined {
   const included: string[] = []
@@ -250,17 +297,19 @@ export function simpleProjector(projection: Record<string, unknown>): ((doc: Doc
   }
   if (included.length > 0) {
     if (excluded.some((field) => field !== '_id')) return undefined
-    // The order mingo gives: an explicit `_id` first, then the fields in projection order, an implicit `_id` last.
-    const explicitId = included.indexOf('_id')
-    if (explicitId > 0) included.unshift(...included.splice(explicitId, 1))
-    else if (explicitId < 0 && !excluded.includes('_id')) included.push('_id')
-    const paths = included.map((field) => field.split('.'))
     // Overlapping paths ('a' and 'a.b') are left to mingo.
     if (included.some((field) => included.some((other) => other.startsWith(`${field}.`)))) return undefined
+    // The order mingo gives: an explicit `_id` first, then the fields by name at every level, an implicit `_id` last.
+    const fields = includedLevels(included.filter((field) => field !== '_id').map((field) => field.split('.')))
+    const id = included.includes('_id') ? 'first' : excluded.includes('_id') ? 'none' : 'last'
+    const level: IncludedLevel = {
+      first: { names: ['_id', ...fields.names], under: [null, ...fields.under] },
+      none: fields,
+      last: { names: [...fields.names, '_id'], under: [...fields.under, null] },
+    }[id]
     return (doc) => {
-      const out: Document = {}
-      for (const segments of paths) if (!copyPath(doc, out, segments)) return undefined
-      return out
+      const out = projectFields(doc, level)
+      return out === LEFT_TO_MINGO ? undefined : out
     }
   }
   if (excluded.some((field) => field.includes('.'))) return undefined

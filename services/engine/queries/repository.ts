@@ -16,7 +16,16 @@ declare module 'fastify' {
 
 /** What the summaries are built from. */
 export type InstanceSummary = Pick<StoredContext, '_id' | 'processId' | 'businessKey' | 'processStatus' | 'lastUpdate'> & {
-  processInstance: Pick<StoredContext['processInstance'], 'processStart' | 'tasks'>
+  processInstance: Pick<StoredContext['processInstance'], 'processStart'>
+}
+
+type StoredTask = StoredContext['processInstance']['tasks'][number]
+/** The fields of a task a running instance's summary lists (and its status, to list only the open ones). */
+export type TaskSummary = Pick<StoredTask, 'taskId' | 'stepId' | 'name' | 'status' | 'userId' | 'swimlane'>
+
+/** A running instance's summary: its tasks too. */
+export type RunningSummary = InstanceSummary & {
+  processInstance: Pick<StoredContext['processInstance'], 'processStart'> & { tasks: TaskSummary[] }
 }
 
 /** What the overdue tasks are read from. */
@@ -31,6 +40,16 @@ const WINDOW_GROWTH = 4
 const LAST_WINDOW_MS = 100 * 365 * 86_400_000
 
 const SUMMARY_FIELDS = { _id: 1, processId: 1, businessKey: 1, processStatus: 1, lastUpdate: 1, 'processInstance.processStart': 1 } as const
+/**
+ * A running instance's tasks, only the fields its summary lists: a large answer (10,000 running
+ * instances) copies these out of the store rather than every task whole, forms and dates included.
+ */
+const TASK_SUMMARY_FIELDS = Object.fromEntries(
+  (['taskId', 'stepId', 'name', 'status', 'userId', 'swimlane'] satisfies Array<keyof TaskSummary>).map((field) => [
+    `processInstance.tasks.${field}`,
+    1,
+  ]),
+)
 
 export class ProcessQueryRepository {
   constructor(private readonly collection: Collection<StoredContext>) {}
@@ -103,11 +122,11 @@ export class ProcessQueryRepository {
   }
 
   /** Running instances of the process among those `visible` selects, newest update first, with their tasks. */
-  async running(appId: string, processId: string, visible: Filter): Promise<InstanceSummary[]> {
+  async running(appId: string, processId: string, visible: Filter): Promise<RunningSummary[]> {
     const filter = { processId, processStatus: 'running', appId, ...visible }
     return (await this.collection
-      .find(filter, { sort: { lastUpdate: -1 }, projection: { ...SUMMARY_FIELDS, 'processInstance.tasks': 1 } })
-      .toArray()) as InstanceSummary[]
+      .find(filter, { sort: { lastUpdate: -1 }, projection: { ...SUMMARY_FIELDS, ...TASK_SUMMARY_FIELDS } })
+      .toArray()) as RunningSummary[]
   }
 
   /**

@@ -20,7 +20,7 @@ import type { Actor } from '../../../plugins/identity/actor.js'
 import type { ActivityRepository } from '../instances/activities.js'
 import { visibleContextsFilter, visibleInstancesFilter } from '../instances/authorization.js'
 import { contractInstance } from '../tasks/session.js'
-import type { InstanceSummary, OverdueSummary, ProcessQueryRepository } from './repository.js'
+import type { InstanceSummary, OverdueSummary, ProcessQueryRepository, RunningSummary, TaskSummary } from './repository.js'
 
 export interface QueryServiceDependencies {
   queries: ProcessQueryRepository
@@ -41,10 +41,18 @@ function processInfo(summary: InstanceSummary): ProcessInfo {
   }
 }
 
-function activeProcessInfo(summary: InstanceSummary): ActiveProcessInfo {
-  const tasks = summary.processInstance.tasks
-    .filter((task) => task.status === 'open')
-    .map(({ taskId, stepId, name, userId, swimlane }) => ({ taskId, stepId, name, swimlane, ...(userId ? { userId } : {}) }))
+type ActiveTask = ActiveProcessInfo['tasks'][number]
+
+/** An open task as the answer lists it. Built as one literal (no spreads): answers list 10,000 of them. */
+function activeTask({ taskId, stepId, name, userId, swimlane }: TaskSummary): ActiveTask {
+  const task: ActiveTask = { taskId, stepId, name, swimlane }
+  if (userId) task.userId = userId
+  return task
+}
+
+function activeProcessInfo(summary: RunningSummary): ActiveProcessInfo {
+  const tasks: ActiveTask[] = []
+  for (const task of summary.processInstance.tasks) if (task.status === 'open') tasks.push(activeTask(task))
   return { ...processInfo(summary), tasks }
 }
 
