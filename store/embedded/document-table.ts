@@ -216,7 +216,7 @@ export class DocumentTable {
 
   /** Is SQLite's cold copy of this id out of date (memory has the document, or is deleting it)? */
   private shadowed(id: string): boolean {
-    return this.docs.has(id) || this.deleting.has(id)
+    return this.docs.has(id) || (this.deleting.size > 0 && this.deleting.has(id))
   }
 
   private *withCold(hot: Iterable<Document>, plan: ColdPlan, paths?: ReadonlySet<string>): Generator<Document> {

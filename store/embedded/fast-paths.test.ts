@@ -206,7 +206,9 @@ t.test('a projection through arrays of documents is applied without mingo', asyn
 })
 
 t.test('other projections are left to mingo', async (t) => {
-  for (const projection of [{ 'nested.k': 0 }, { a: 1, 'a.b': 1 }, { a: 1, b: 0 }, { $a: 1 }] as Array<Record<string, 0 | 1>>) {
+  for (const projection of [{ 'nested.k': 0 }, { a: 1, 'a.b': 1 }, { a: 1, b: 0 }, { $a: 1 }, { '_id.k': 1 }] as Array<
+    Record<string, 0 | 1>
+  >) {
     t.equal(simpleProjector(projection), undefined, JSON.stringify(projection))
   }
 })

@@ -126,6 +126,15 @@ function primitiveCompare(a: unknown, b: unknown): number {
 }
 
 /**
+ * The value a sort reads, as mingo's `resolve` reads it: a top-level field (the usual sort key,
+ * such as `lastUpdate`) directly, since `resolve` splits the path into a new array for every document.
+ */
+function sortKey(doc: Document, field: string): unknown {
+  if (field.includes('.') || field === '__proto__') return resolve(doc, field)
+  return Object.hasOwn(doc, field) ? doc[field] : undefined
+}
+
+/**
  * Sorted as mingo's `$sort` sorts (its value order; ties keep their order), but on sort keys read
  * once per document: mingo's own sort groups by hashed values and takes ~50 ms for 10,000 documents.
  * A field whose keys are all numbers, all strings, all booleans or all Dates (the usual sort: dates
@@ -135,7 +144,7 @@ function primitiveCompare(a: unknown, b: unknown): number {
  */
 function sorted(docs: Document[], sort: SortSpec): Document[] {
   const fields = Object.entries(sort)
-  const columns = fields.map(([field]) => docs.map((doc) => resolve(doc, field)))
+  const columns = fields.map(([field]) => docs.map((doc) => sortKey(doc, field)))
   const comparers = columns.map((column): ((a: unknown, b: unknown) => number) => {
     const kind = sharedKind(column)
     if (kind === 'date') for (let i = 0; i < column.length; i++) column[i] = (column[i] as Date).getTime()
