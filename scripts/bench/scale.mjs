@@ -17,13 +17,20 @@
  * Targets: RSS ≤ 1 GiB after start, start-up ≤ 15 s, lifecycles/s within 20% of the empty store's,
  * `GET /process/:id` of an ended instance p99 < 20 ms, every query route p95 < 250 ms.
  *
+ * With BENCH_BASELINE_REF (a commit whose store layout this tree's store is, e.g. the tree before a
+ * change), the reads and queries of that tree (support/baseline.mjs) and this one are measured again
+ * on the seeded store, BENCH_ROUNDS rounds of a service of each, the order alternating, and their
+ * medians printed side by side: the figures in milliseconds move with the VM's speed, a ratio in
+ * one run much less. The targets are still this tree's first figures.
+ *
  * Environment: BENCH_ENDED (default 1000000), BENCH_RUNNING (10000), BENCH_DURATION_S (10, each
  * lifecycle run, after BENCH_WARMUP_S, 15), BENCH_ROUNDS (3, of each store), BENCH_CLIENTS (32),
- * BENCH_REPEAT (20, each query and 100× that many reads).
+ * BENCH_REPEAT (20, each query and 100× that many reads), BENCH_BASELINE_REF.
  * Everything runs on 127.0.0.1 in a temporary data dir, removed at the end.
  */
 import { cpSync } from 'node:fs'
 import { join } from 'node:path'
+import { builtTree } from './support/baseline.mjs'
 import { DIST, importBuilt } from './support/dist.mjs'
 import { chooseTarget, clientFor, measure, report, seedApp, TENANT } from './support/lifecycle-load.mjs'
 import { reportTargets, runBench } from './support/outcome.mjs'
@@ -38,6 +45,7 @@ const DURATION_MS = Number(process.env.BENCH_DURATION_S ?? 10) * 1000
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 32)
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 20)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+const BASELINE_REF = process.env.BENCH_BASELINE_REF
 const TARGET = { rssBytes: 1024 ** 3, startupMs: 15_000, lifecyclesWithin: 0.2, readP99Ms: 20, queryP95Ms: 250 }
 const DAY_MS = 86_400_000
 const MIB = 1024 ** 2
@@ -180,6 +188,8 @@ async function queries(origin, user, sample) {
   ]
   /** @type {Array<[string, boolean]>} */
   const targets = []
+  /** @type {Record<string, number>} each route's p95 */
+  const p95s = {}
   for (const route of routes) {
     /** @type {number[]} */
     const timings = []
@@ -194,9 +204,47 @@ async function queries(origin, user, sample) {
     const figures = `median ${percentile(timings, 50).toFixed(1)} ms, p95 ${p95.toFixed(1)} ms`
     process.stdout.write(`  ${route.name}: ${status === 200 ? figures : `answered ${status}`}\n`)
     targets.push([`${route.name} p95 < ${TARGET.queryP95Ms} ms`, status === 200 && p95 < TARGET.queryP95Ms])
+    p95s[route.name] = status === 200 ? p95 : Number.NaN
   }
   await client.pool.close()
-  return targets
+  return { targets, p95s }
+}
+
+/**
+ * The reads and queries of the baseline's tree and this one on the seeded store, ROUNDS services of
+ * each, the order alternating; prints each tree's medians. @param {string} dataDir
+ * @param {string} user @param {Sampled[]} sample
+ */
+async function againstBaseline(dataDir, user, sample) {
+  const baseline = builtTree(/** @type {string} */ (BASELINE_REF))
+  const trees = [
+    { label: `baseline ${baseline.commit.slice(0, 7)}`, dist: baseline.dist },
+    { label: 'this tree', dist: DIST },
+  ]
+  /** @type {Map<string, Record<string, number[]>>} */
+  const figures = new Map(trees.map((tree) => [tree.label, {}]))
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const tree of round % 2 === 0 ? trees : [...trees].reverse()) {
+      process.stdout.write(`  ${tree.label}, round ${round + 1} of ${ROUNDS}:\n`)
+      const service = await startAllInOne({ dataDir, env: {}, dist: tree.dist })
+      try {
+        const read = await readEnded(service.gateway, user, sample)
+        const { p95s } = await queries(service.gateway, user, sample)
+        const mine = /** @type {Record<string, number[]>} */ (figures.get(tree.label))
+        const add = (/** @type {string} */ name, /** @type {number} */ value) => (mine[name] ??= []).push(value)
+        add('GET /process/:id p99', read.p99)
+        for (const [route, p95] of Object.entries(p95s)) add(`${route} p95`, p95)
+      } finally {
+        await service.stop()
+      }
+    }
+  }
+  for (const [label, byFigure] of figures)
+    process.stdout.write(
+      `  ${label}, medians of ${ROUNDS}: ${Object.entries(byFigure)
+        .map(([name, values]) => `${name} ${median(values).toFixed(1)} ms`)
+        .join(', ')}\n`,
+    )
 }
 
 await runBench(() =>
@@ -234,10 +282,11 @@ await runBench(() =>
           `(${(perHundredThousand / MIB).toFixed(0)} MiB more per 100,000 ended instances)\n`,
       )
       read = await readEnded(seeded.service.gateway, admin.userId, sample)
-      queryTargets = await queries(seeded.service.gateway, admin.userId, sample)
+      queryTargets = (await queries(seeded.service.gateway, admin.userId, sample)).targets
     } finally {
       await seeded.service.stop()
     }
+    if (BASELINE_REF) await againstBaseline(dataDir, admin.userId, sample)
     const runs = await interleavedLifecycles({ empty: emptyDir, seeded: dataDir }, pairs)
     /** @param {Array<Awaited<ReturnType<typeof lifecycles>>>} storeRuns */
     const medians = (storeRuns) => ({
