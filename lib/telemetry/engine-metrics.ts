@@ -51,7 +51,7 @@ export class EngineMetrics extends ServiceMetrics {
     'Open user tasks, by process and step (a count kept up to date, resynchronised from the store now and then).',
     ['process_id', 'step_id'],
   )
-  private readonly functionDuration = this.histogram(
+  private readonly functionDuration = this.preparedHistogram(
     'workflow_flow_function_duration_seconds',
     'Flow-function runs, by function id and outcome (ok, business, technical, timeout).',
     DURATION_BUCKETS,
@@ -83,7 +83,7 @@ export class EngineMetrics extends ServiceMetrics {
     'Messages sent to /message/correlate and buffered messages delivered, by outcome (delivered, buffered, noThread, ambiguous).',
     ['outcome'],
   )
-  private readonly storeDuration = this.histogram(
+  private readonly storeDuration = this.preparedHistogram(
     'workflow_store_operation_duration_seconds',
     'Store calls, by collection and operation.',
     STORE_BUCKETS,
@@ -200,7 +200,7 @@ export class EngineMetrics extends ServiceMetrics {
   }
 
   functionRan(functionId: string, outcome: FunctionOutcome, seconds: number): void {
-    this.functionDuration.observe({ function_id: functionId, outcome }, seconds)
+    this.functionDuration.cellOf(functionId, outcome).observe(seconds)
   }
 
   instancesPurged(reason: 'request' | 'retention', count: number): void {
@@ -217,7 +217,7 @@ export class EngineMetrics extends ServiceMetrics {
   }
 
   storeOperation(collection: string, operation: string, seconds: number): void {
-    this.storeDuration.observe({ collection, operation }, seconds)
+    this.storeDuration.cellOf(collection, operation).observe(seconds)
   }
 
   journalCommitted(seconds: number, writes: number): void {
