@@ -253,6 +253,33 @@ t.test('multi-document writes are all or nothing', async (t) => {
   )
 })
 
+t.test('a version token stays until the document is written, and is the old one again when a failed write is undone', async (t) => {
+  const store = EmbeddedStore.open({ dataDir: tempDataDir(t) })
+  t.teardown(() => store.close())
+  const counters = store.collection<{ _id: string; value: number }>('counters')
+  await counters.createIndex({ value: 1 }, { unique: true })
+  t.equal(store.versionToken('counters', 'c'), undefined, 'no document, no token')
+  await counters.insertOne({ _id: 'c', value: 1 })
+  const first = store.versionToken('counters', 'c')
+  t.not(first, undefined)
+  await counters.findOne({ _id: 'c' })
+  await counters.find({}).toArray()
+  t.equal(store.versionToken('counters', 'c'), first, 'reads leave it alone')
+  await counters.updateOne({ _id: 'c' }, { $inc: { value: 1 } })
+  const second = store.versionToken('counters', 'c')
+  t.not(second, first, 'a write gives a new one')
+  await counters.insertOne({ _id: 'd', value: 5 })
+  await t.rejects(
+    store.applyAtomically([
+      { collection: 'counters', kind: 'updateOne', filter: { _id: 'c' }, update: { $inc: { value: 1 } } },
+      { collection: 'counters', kind: 'updateOne', filter: { _id: 'd' }, update: { $set: { value: 3 } } },
+    ]),
+    { code: 11000 },
+  )
+  t.equal(store.versionToken('counters', 'c'), second, 'a batch undone leaves the version it found')
+  t.equal(store.versionToken('elsewhere', 'c'), undefined, 'a collection never used has none')
+})
+
 t.test('values JSON cannot hold are refused, not mangled', async (t) => {
   const dataDir = tempDataDir(t)
   const store = EmbeddedStore.open({ dataDir })

@@ -72,6 +72,7 @@ class MeasuredFileStore implements FileStore {
 class MeasuredStore implements Store {
   readonly kind: Store['kind']
   readonly files: FileStore
+  readonly versionToken?: Store['versionToken']
   private readonly probe: Probe
   private readonly collections = new Map<string, Collection<object>>()
 
@@ -80,6 +81,7 @@ class MeasuredStore implements Store {
     instruments: StoreInstruments,
   ) {
     this.kind = inner.kind
+    if (inner.versionToken) this.versionToken = inner.versionToken.bind(inner)
     this.probe = new Probe(instruments)
     this.files = new MeasuredFileStore(inner.files, this.probe)
   }

@@ -154,6 +154,14 @@ export interface Store {
    * writes it grouped), for the engine's metrics.
    */
   observeJournal?(listener: (seconds: number, writes: number) => void): void
+  /**
+   * The embedded store only, which sees every write of its data dir (it is the one process that
+   * opens it): a token of the version of the document that memory holds, the same value (`===`) for
+   * as long as nobody writes the document, undefined when memory does not hold it. A caller that
+   * read the document when it had this token knows, without reading it again, that it is unchanged.
+   * Opaque: it is only compared. Stores written by other processes too have no such method.
+   */
+  versionToken?(collection: string, id: string): unknown
 }
 
 /** The error both stores raise on a unique index violation (same shape as the driver's MongoServerError). */

@@ -79,6 +79,8 @@ export class InvalidationPoller {
   /** The poll running now, and the one queued behind it (shared by every caller that waits for it). */
   private running: Promise<number> | undefined
   private queued: Promise<number> | undefined
+  /** The counter's version (Store.versionToken) when a read of it found every sequence settled. */
+  private settledVersion: unknown
 
   constructor(
     private readonly store: Store,
@@ -101,11 +103,20 @@ export class InvalidationPoller {
   /**
    * Applies every record whose write was answered before this call: one read of the counter, and a
    * poll only when the counter has moved past what this instance has settled (a deploy happened).
+   * On a store that tells the counter's version (the embedded store, `versionToken`), not even the
+   * read while the counter is the version a read found settled: an answered write moved it.
    */
   async catchUp(now: number = Date.now()): Promise<void> {
+    const version = this.store.versionToken?.(Collections.counters, Collections.cacheInvalidations)
+    if (version !== undefined && version === this.settledVersion) return
     const count = await invalidationCount(this.store)
-    if (count <= this.settledThrough) return
+    if (count <= this.settledThrough) {
+      // Taken before the read: a write since then is a new version, and the next call reads.
+      this.settledVersion = version
+      return
+    }
     await this.nextPoll(now, count)
+    if (count <= this.settledThrough) this.settledVersion = version
   }
 
   /** A poll that starts after this call: the queued one when there is one, else a new one. */

@@ -103,6 +103,57 @@ t.test('catchUp applies at once what was recorded before it, and polls only when
   t.equal(polls(), before + 1, 'applied records are not read again')
 })
 
+/** The store, counting the reads of the invalidation counter; `hideVersions` leaves out Store.versionToken, as MongoDB's store does. */
+function countingCounterReads(store: Store, hideVersions = false): { store: Store; reads: () => number } {
+  let reads = 0
+  const counted = new Proxy(store, {
+    get(target, property, receiver) {
+      if (property === 'versionToken' && hideVersions) return undefined
+      if (property !== 'collection') return Reflect.get(target, property, receiver) as unknown
+      return (name: string) => {
+        const collection = target.collection(name)
+        if (name !== Collections.counters) return collection
+        return new Proxy(collection, {
+          get(inner, key, innerReceiver) {
+            if (key === 'findOne') reads++
+            return Reflect.get(inner, key, innerReceiver) as unknown
+          },
+        })
+      }
+    },
+  })
+  return { store: counted, reads: () => reads }
+}
+
+t.test('on the embedded store, catchUp reads the counter again only once it was written since a read found it settled', async (t) => {
+  const { store, reads } = countingCounterReads(await openTestStore(t))
+  const registry = filledRegistry()
+  const poller = new InvalidationPoller(store, 'wfm', registry)
+  await recordInvalidation(store, { target: 'fm', cacheType: 'app' })
+  await poller.skipExisting()
+  await poller.catchUp()
+  const settled = reads()
+  await Promise.all(Array.from({ length: 5 }, () => poller.catchUp()))
+  t.equal(reads(), settled, 'the counter unchanged since a settled read: not read again')
+  await recordInvalidation(store, { target: 'wfm', cacheType: 'app', id: 'a' })
+  await poller.catchUp()
+  t.equal(registry.cache('app').get('a'), undefined, 'a record written since is applied by the next call')
+  t.ok(reads() > settled, 'which read the counter')
+  const afterApplying = reads()
+  await poller.catchUp()
+  t.equal(reads(), afterApplying, 'applied, it is settled: not read again')
+})
+
+t.test('on a store that does not tell versions (MongoDB), catchUp reads the counter every time', async (t) => {
+  const { store, reads } = countingCounterReads(await openTestStore(t), true)
+  const poller = new InvalidationPoller(store, 'wfm', filledRegistry())
+  await recordInvalidation(store, { target: 'fm', cacheType: 'app' })
+  await poller.skipExisting()
+  const before = reads()
+  for (let call = 0; call < 3; call++) await poller.catchUp()
+  t.equal(reads(), before + 3)
+})
+
 t.test('concurrent catchUps share one poll', async (t) => {
   const { store, polls } = countingPolls(await openTestStore(t))
   const poller = new InvalidationPoller(store, 'fm', filledRegistry())

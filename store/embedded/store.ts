@@ -16,6 +16,7 @@ import { lockDataDir, type DataDirLock } from './data-dir-lock.js'
 import { cloneDocument } from './document-codec.js'
 import { DocumentTable } from './document-table.js'
 import { ErrorCodes, StoreServerError } from './errors.js'
+import { keyOf } from './index-keys.js'
 import { DirFileStore } from './file-store.js'
 import type { JournalOp } from './journal.js'
 import { type JournalCommitListener, JournalWriter } from './journal-writer.js'
@@ -105,6 +106,11 @@ export class EmbeddedStore implements Store {
 
   observeJournal(listener: JournalCommitListener): void {
     this.journal.onCommit(listener)
+  }
+
+  /** The object memory holds for the document: a write swaps in a new one, never changes it (document-table.ts). */
+  versionToken(collection: string, id: string): unknown {
+    return this.tables.get(collection)?.docs.get(keyOf(id))
   }
 
   collection<T extends object = Document>(name: string): Collection<T> {
