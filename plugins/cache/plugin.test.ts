@@ -66,25 +66,41 @@ t.test('concurrent records get distinct, increasing sequence numbers', async (t)
   )
 })
 
-/** The store, counting the reads of the invalidation records (the polls). */
-function countingPolls(store: Store): { store: Store; polls: () => number } {
-  let polls = 0
+/**
+ * The store, counting the calls of `method` on one collection; `hideVersions` leaves out
+ * Store.versionToken, as MongoDB's store does.
+ */
+function countingCalls(store: Store, collectionName: string, method: string, hideVersions = false): { store: Store; calls: () => number } {
+  let calls = 0
   const counted = new Proxy(store, {
     get(target, property, receiver) {
+      if (property === 'versionToken' && hideVersions) return undefined
       if (property !== 'collection') return Reflect.get(target, property, receiver) as unknown
       return (name: string) => {
         const collection = target.collection(name)
-        if (name !== Collections.cacheInvalidations) return collection
+        if (name !== collectionName) return collection
         return new Proxy(collection, {
           get(inner, key, innerReceiver) {
-            if (key === 'find') polls++
+            if (key === method) calls++
             return Reflect.get(inner, key, innerReceiver) as unknown
           },
         })
       }
     },
   })
-  return { store: counted, polls: () => polls }
+  return { store: counted, calls: () => calls }
+}
+
+/** The store, counting the reads of the invalidation records (the polls). */
+function countingPolls(store: Store): { store: Store; polls: () => number } {
+  const { store: counted, calls } = countingCalls(store, Collections.cacheInvalidations, 'find')
+  return { store: counted, polls: calls }
+}
+
+/** The store, counting the reads of the invalidation counter. */
+function countingCounterReads(store: Store, hideVersions = false): { store: Store; reads: () => number } {
+  const { store: counted, calls } = countingCalls(store, Collections.counters, 'findOne', hideVersions)
+  return { store: counted, reads: calls }
 }
 
 t.test('catchUp applies at once what was recorded before it, and polls only when the counter moved', async (t) => {
@@ -102,28 +118,6 @@ t.test('catchUp applies at once what was recorded before it, and polls only when
   await poller.catchUp()
   t.equal(polls(), before + 1, 'applied records are not read again')
 })
-
-/** The store, counting the reads of the invalidation counter; `hideVersions` leaves out Store.versionToken, as MongoDB's store does. */
-function countingCounterReads(store: Store, hideVersions = false): { store: Store; reads: () => number } {
-  let reads = 0
-  const counted = new Proxy(store, {
-    get(target, property, receiver) {
-      if (property === 'versionToken' && hideVersions) return undefined
-      if (property !== 'collection') return Reflect.get(target, property, receiver) as unknown
-      return (name: string) => {
-        const collection = target.collection(name)
-        if (name !== Collections.counters) return collection
-        return new Proxy(collection, {
-          get(inner, key, innerReceiver) {
-            if (key === 'findOne') reads++
-            return Reflect.get(inner, key, innerReceiver) as unknown
-          },
-        })
-      }
-    },
-  })
-  return { store: counted, reads: () => reads }
-}
 
 t.test('on the embedded store, catchUp reads the counter again only once it was written since a read found it settled', async (t) => {
   const { store, reads } = countingCounterReads(await openTestStore(t))
