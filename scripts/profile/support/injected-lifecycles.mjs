@@ -15,8 +15,8 @@ const TENANT = { appId: 'hr', organizationId: 'acme' }
 /** @typedef {{ start: number, submit: number, approve: number }} StepTimes */
 
 /**
- * An engine ready for lifecycles; `run` drives `count` of them, `concurrency` at a time, and calls
- * `onEach` after each with whether it was one of the first `warmUp` and the time of each step.
+ * An engine ready for lifecycles, on a fresh store in a temporary dir named after `prefix`; `run`
+ * drives them, `close` stops the engine and removes the dir.
  * @param {{ prefix: string }} options
  */
 export async function lifecycleEngine({ prefix }) {
