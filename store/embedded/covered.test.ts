@@ -12,7 +12,7 @@ import t from 'tap'
 import type { Document, Filter, FindOptions } from '../port.js'
 import type { ColdTier } from './cold-tier.js'
 import { PAGE } from './cold-file.js'
-import { pathsRead } from './covered.js'
+import { coveredDocument, coverOf, pathsRead } from './covered.js'
 import { keyOf, valueOfKey } from './index-keys.js'
 import { fieldEnd, orderedKey, valueOfFieldAt, valueOfOrderedKey } from './ordered-keys.js'
 import { DATABASE_FILE, EmbeddedStore } from './store.js'
@@ -176,4 +176,21 @@ t.test('a field is read in place from anywhere in an entry; a cut or foreign enc
   t.equal(valueOfOrderedKey(number.slice(0, 5) + number.slice(-2)), undefined, 'a number with digits missing')
   t.equal(valueOfOrderedKey(number.slice(0, -1)), undefined, 'an encoding without its end')
   t.equal(valueOfOrderedKey('x\u0000\u0000'), undefined, 'an unknown tag')
+})
+
+t.test('a cover decodes each entry on its own, whether a field repeats the entry before or changes to as long a value', async (t) => {
+  const cover = coverOf(['kind', 'label', 'when'], new Set(['_id', 'kind', 'label', 'when']), () => false)
+  if (!cover) throw new Error('the three fields cover the read')
+  const when = new Date(Date.UTC(2025, 0, 1))
+  const entry = (kind: string, label: string) => orderedKey(kind) + orderedKey(label) + orderedKey(when)
+  const read = (kind: string, label: string, id: string) => coveredDocument(cover, entry(kind, label), keyOf(id))
+  const first = read('a', 'L1', 'i1')
+  t.same(first, { _id: 'i1', kind: 'a', label: 'L1', when })
+  t.same(read('a', 'L1', 'i2'), { _id: 'i2', kind: 'a', label: 'L1', when })
+  t.same(read('b', 'L2', 'i3'), { _id: 'i3', kind: 'b', label: 'L2', when })
+  t.same(read('b', 'L22', 'i4'), { _id: 'i4', kind: 'b', label: 'L22', when })
+  t.same(read('a', 'L1', 'i5'), { _id: 'i5', kind: 'a', label: 'L1', when })
+  // Dates are objects a caller may change: every document gets its own.
+  const again = read('a', 'L1', 'i6')
+  t.not(again?.when, first?.when)
 })

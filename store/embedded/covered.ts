@@ -50,12 +50,25 @@ export function pathsRead(filter: Filter, sort: SortSpec | undefined, projection
   return paths
 }
 
-/** How to rebuild the fields a read needs from an index's entries: which of its fields, at which positions. */
+/** Where a field's encoding was last read in an entry, and the string it decoded to. */
+interface RecentString {
+  entry: string
+  start: number
+  end: number
+  value: string
+}
+
+/**
+ * How to rebuild the fields a read needs from an index's entries: which of its fields, at which
+ * positions. A cover is made for one read, which keeps in it the last string each field decoded to.
+ */
 export interface Cover {
   /** The index fields in index order, each split at its dots, with whether the read needs it. */
   readonly fields: ReadonlyArray<{ segments: readonly string[]; needed: boolean }>
   /** The position of the last needed field: entries are decoded up to it. */
   readonly last: number
+  /** By field position: the string it decoded to last, reused while entries repeat its encoding. */
+  readonly recent: Array<RecentString | undefined>
 }
 
 /**
@@ -73,7 +86,37 @@ export function coverOf(
   if (indexFields.some((path) => path.split('.').includes('__proto__'))) return undefined
   if (indexFields.some((_, field) => holdsArrays(field))) return undefined
   const fields = indexFields.map((path) => ({ segments: path.split('.'), needed: path !== '_id' && paths.has(path) }))
-  return { fields, last: fields.findLastIndex((field) => field.needed) }
+  return { fields, last: fields.findLastIndex((field) => field.needed), recent: [] }
+}
+
+/** Is the text from `start` to `end` of `entry` the text `recent` was decoded from? Compared in place. */
+function repeats(recent: RecentString, entry: string, start: number, end: number): boolean {
+  if (end - start !== recent.end - recent.start) return false
+  for (let i = 0; i < end - start; i++) if (entry.charCodeAt(start + i) !== recent.entry.charCodeAt(recent.start + i)) return false
+  return true
+}
+
+/**
+ * The value of the field from `start` to `end` of the entry. Entries in index order repeat their
+ * leading fields (the tenant, the process, a status), and a large answer holds one string for each
+ * of them rather than one per document: fewer objects that live until the answer is sent, which
+ * the young generation's collector copies (docs/performance.md#large-answers). Strings only: a Date
+ * is an object the caller may change.
+ */
+function fieldValue(cover: Cover, field: number, entry: string, start: number, end: number): unknown {
+  const recent = cover.recent[field]
+  if (recent !== undefined && repeats(recent, entry, start, end)) return recent.value
+  const value = valueOfFieldAt(entry, start, end)
+  if (typeof value !== 'string') return value
+  if (recent === undefined) {
+    cover.recent[field] = { entry, start, end, value }
+    return value
+  }
+  recent.entry = entry
+  recent.start = start
+  recent.end = end
+  recent.value = value
+  return value
 }
 
 /** Sets the value at a path, making the objects on the way; false when a value is already there. */
@@ -104,7 +147,7 @@ export function coveredDocument(cover: Cover, entry: string, idKey: string): Doc
     const end = fieldEnd(entry, start)
     const { segments, needed } = cover.fields[field] as Cover['fields'][number]
     if (needed) {
-      const value = valueOfFieldAt(entry, start, end)
+      const value = fieldValue(cover, field, entry, start, end)
       if (value === undefined || !setAtPath(doc, segments, value)) return undefined
     }
     start = end
