@@ -1,8 +1,10 @@
 /**
- * The all-in-one as `npm start` runs it: the engine and the store on the main thread, the gateway
- * on a worker thread. Everything a client reaches goes through the gateway, so these checks cross
- * the thread boundary: the store (users, models), the proxy to the engine, the log stream of both
- * services, stdout, and a graceful shutdown with a request in flight.
+ * The all-in-one as `npm start` runs it, in both of its shapes: the gateway on the engine's thread,
+ * reaching it in-process (the default), and the gateway on a worker thread of its own
+ * (ALL_IN_ONE_GATEWAY=thread), which crosses the thread boundary to the store and over HTTP to the
+ * engine. Everything a client reaches goes through the gateway: the store (users, models), the proxy
+ * to the engine, the log stream of both services, stdout, and a graceful shutdown with a request in
+ * flight (a streamed upload, which goes over HTTP in either shape).
  */
 import { PassThrough } from 'node:stream'
 import t from 'tap'
@@ -16,95 +18,98 @@ import { waitUntil } from './testing/wait.js'
 const SECRET = 'studio-secret-0123456789abcdef0123456789'
 const CLIENT_ID = 'aio-client'
 
-t.test(
-  'the all-in-one serves a leave request, both log streams and stdout across its threads, and shuts down gracefully',
-  { timeout: 90_000 },
-  async (t) => {
-    // The test itself shuts it down with SIGTERM; the kill at teardown only ends it at once should the test stop before that.
-    const { service, gatewayUrl, engineUrl } = await startAllInOne(t, { DEPLOYMENT_ENV: 'test', STUDIO_TOKEN_SECRET: SECRET }, 'SIGKILL')
-    t.equal((await fetch(`${engineUrl}/liveness`)).status, 200, 'the engine answers')
-    t.equal((await fetch(`${gatewayUrl}/healthcheck`)).status, 200, 'the gateway answers')
+for (const gateway of ['main', 'thread'] as const) {
+  t.test(
+    `the all-in-one with its gateway on the ${gateway} thread serves a leave request, both log streams and stdout, and stops gracefully`,
+    { timeout: 90_000 },
+    async (t) => {
+      // The test itself shuts it down with SIGTERM; the kill at teardown only ends it at once should the test stop before that.
+      const env = { DEPLOYMENT_ENV: 'test', STUDIO_TOKEN_SECRET: SECRET, ALL_IN_ONE_GATEWAY: gateway }
+      const { service, gatewayUrl, engineUrl } = await startAllInOne(t, env, 'SIGKILL')
+      t.equal((await fetch(`${engineUrl}/liveness`)).status, 200, 'the engine answers')
+      t.equal((await fetch(`${gatewayUrl}/healthcheck`)).status, 200, 'the gateway answers')
 
-    const streamHeaders = {
-      lplogclientid: CLIENT_ID,
-      studiotoken: signStudioToken({ sub: CLIENT_ID, exp: Math.floor(Date.now() / 1000) + 600 }, SECRET),
-    }
-    const gatewayLines = await openEventStream(`${gatewayUrl}/cloud/serviceLog/fm`, streamHeaders)
-    const engineLines = await openEventStream(`${gatewayUrl}/cloud/serviceLog/wfm`, streamHeaders)
-    t.teardown(() => {
-      gatewayLines.close()
-      engineLines.close()
-    })
-    t.same([gatewayLines.response.status, engineLines.response.status], [200, 200], 'both log streams open on the gateway')
+      const streamHeaders = {
+        lplogclientid: CLIENT_ID,
+        studiotoken: signStudioToken({ sub: CLIENT_ID, exp: Math.floor(Date.now() / 1000) + 600 }, SECRET),
+      }
+      const gatewayLines = await openEventStream(`${gatewayUrl}/cloud/serviceLog/fm`, streamHeaders)
+      const engineLines = await openEventStream(`${gatewayUrl}/cloud/serviceLog/wfm`, streamHeaders)
+      t.teardown(() => {
+        gatewayLines.close()
+        engineLines.close()
+      })
+      t.same([gatewayLines.response.status, engineLines.response.status], [200, 200], 'both log streams open on the gateway')
 
-    const outcome = await runLeaveRequest({ baseUrl: gatewayUrl })
-    t.same(
-      outcome.finalStatus,
-      { tasks: [], processStatus: 'completed' },
-      'a leave request ran through the gateway: users and models in the store, the process in the engine',
-    )
+      const outcome = await runLeaveRequest({ baseUrl: gatewayUrl })
+      t.same(
+        outcome.finalStatus,
+        { tasks: [], processStatus: 'completed' },
+        'a leave request ran through the gateway: users and models in the store, the process in the engine',
+      )
 
-    const traced = await fetch(`${gatewayUrl}/process/${outcome.processInstanceId}`, {
-      headers: { user: outcome.employee.userId, lplogclientid: CLIENT_ID, 'x-request-id': 'aio-traced' },
-    })
-    t.equal(traced.status, 200)
-    const carries = (reqId: string) => (event: string) => event.includes(`"reqId":"${reqId}"`) && event.includes('request completed')
-    await gatewayLines.waitFor((s) => s.events().some(carries('aio-traced')), 10_000)
-    await engineLines.waitFor((s) => s.events().some(carries('aio-traced')), 10_000)
-    t.ok(
-      gatewayLines.events().every((event) => event.includes('"service":"workflow-gateway"')),
-      "the fm stream has the gateway's lines only",
-    )
-    t.ok(
-      engineLines.events().every((event) => event.includes('"service":"workflow-engine"')),
-      "the wfm stream has the engine's lines only",
-    )
+      const traced = await fetch(`${gatewayUrl}/process/${outcome.processInstanceId}`, {
+        headers: { user: outcome.employee.userId, lplogclientid: CLIENT_ID, 'x-request-id': 'aio-traced' },
+      })
+      t.equal(traced.status, 200)
+      const carries = (reqId: string) => (event: string) => event.includes(`"reqId":"${reqId}"`) && event.includes('request completed')
+      await gatewayLines.waitFor((s) => s.events().some(carries('aio-traced')), 10_000)
+      await engineLines.waitFor((s) => s.events().some(carries('aio-traced')), 10_000)
+      t.ok(
+        gatewayLines.events().every((event) => event.includes('"service":"workflow-gateway"')),
+        "the fm stream has the gateway's lines only",
+      )
+      t.ok(
+        engineLines.events().every((event) => event.includes('"service":"workflow-engine"')),
+        "the wfm stream has the engine's lines only",
+      )
 
-    // Stdout is written in the services' own time (pino's buffered destination): read until both lines are there.
-    const tracedBy = (serviceName: string) => (entries: Array<{ service?: string; reqId?: string }>) =>
-      entries.some((entry) => entry.service === serviceName && entry.reqId === 'aio-traced')
-    const stdout = await waitUntil(
-      () => service.stdoutLines.map((line) => JSON.parse(line) as { service?: string; reqId?: string }),
-      (entries) => tracedBy('workflow-gateway')(entries) && tracedBy('workflow-engine')(entries),
-      10_000,
-    )
-    t.ok(tracedBy('workflow-gateway')(stdout), "the gateway thread's lines reach stdout")
-    t.ok(tracedBy('workflow-engine')(stdout), "and so do the engine's, every line whole JSON")
+      // Stdout is written in the services' own time (pino's buffered destination): read until both lines are there.
+      const tracedBy = (serviceName: string) => (entries: Array<{ service?: string; reqId?: string }>) =>
+        entries.some((entry) => entry.service === serviceName && entry.reqId === 'aio-traced')
+      const stdout = await waitUntil(
+        () => service.stdoutLines.map((line) => JSON.parse(line) as { service?: string; reqId?: string }),
+        (entries) => tracedBy('workflow-gateway')(entries) && tracedBy('workflow-engine')(entries),
+        10_000,
+      )
+      t.ok(tracedBy('workflow-gateway')(stdout), "the gateway's lines reach stdout")
+      t.ok(tracedBy('workflow-engine')(stdout), "and so do the engine's, every line whole JSON")
 
-    // An upload whose body is still arriving when SIGTERM comes: it finishes before the process ends.
-    const employee = new WorkflowClient({ baseUrl: gatewayUrl, organizationId: 'acme', appId: 'hr', userId: outcome.employee.userId })
-    const started = await employee.post('/context', { body: { processId: 'leave-request', input: { days: 1 } } })
-    const instance = started.context.processInstance
-    const body = new PassThrough()
-    body.write('the first half, ')
-    const upload = employee.uploadFile(
-      {
-        processId: 'leave-request',
-        processInstanceId: instance.processInstanceId,
-        businessKey: instance.businessKey,
-        taskDefinitionKey: 'request',
-        taskId: started.formContext.task!.taskId,
-        label: 'Note',
-        fileName: 'note.txt',
-      },
-      body,
-      { contentType: 'text/plain', headers: { lplogclientid: CLIENT_ID } },
-    )
-    // In flight: the engine has the request (its first bytes), the client still sends.
-    await engineLines.waitFor(
-      (s) => s.events().some((event) => event.includes('"url":"/file/upload"') && event.includes('incoming request')),
-      10_000,
-    )
-    service.child.kill('SIGTERM')
-    await waitUntil(
-      () => service.stdoutLines.some((line) => line.includes('SIGTERM received, shutting down')),
-      (shuttingDown) => shuttingDown,
-      10_000,
-    )
-    body.end('then the second half')
-    t.match(await upload, { storageHandle: String, fileName: 'note.txt' }, 'the request in flight finished')
-    const { code } = await service.exited
-    t.equal(code, 0, 'SIGTERM exits 0')
-    t.ok(service.stdoutLines.some((line) => line.includes('SIGTERM received, shutting down')))
-  },
-)
+      // An upload whose body is still arriving when SIGTERM comes: it finishes before the process ends.
+      const employee = new WorkflowClient({ baseUrl: gatewayUrl, organizationId: 'acme', appId: 'hr', userId: outcome.employee.userId })
+      const started = await employee.post('/context', { body: { processId: 'leave-request', input: { days: 1 } } })
+      const instance = started.context.processInstance
+      const body = new PassThrough()
+      body.write('the first half, ')
+      const upload = employee.uploadFile(
+        {
+          processId: 'leave-request',
+          processInstanceId: instance.processInstanceId,
+          businessKey: instance.businessKey,
+          taskDefinitionKey: 'request',
+          taskId: started.formContext.task!.taskId,
+          label: 'Note',
+          fileName: 'note.txt',
+        },
+        body,
+        { contentType: 'text/plain', headers: { lplogclientid: CLIENT_ID } },
+      )
+      // In flight: the engine has the request (its first bytes), the client still sends.
+      await engineLines.waitFor(
+        (s) => s.events().some((event) => event.includes('"url":"/file/upload"') && event.includes('incoming request')),
+        10_000,
+      )
+      service.child.kill('SIGTERM')
+      await waitUntil(
+        () => service.stdoutLines.some((line) => line.includes('SIGTERM received, shutting down')),
+        (shuttingDown) => shuttingDown,
+        10_000,
+      )
+      body.end('then the second half')
+      t.match(await upload, { storageHandle: String, fileName: 'note.txt' }, 'the request in flight finished')
+      const { code } = await service.exited
+      t.equal(code, 0, 'SIGTERM exits 0')
+      t.ok(service.stdoutLines.some((line) => line.includes('SIGTERM received, shutting down')))
+    },
+  )
+}

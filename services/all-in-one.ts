@@ -1,15 +1,24 @@
 /**
- * `npm start` / `make run`: engine + gateway + one embedded (or MongoDB) store in one process. The
- * engine and the store run on the main thread; the gateway on a worker thread, so that the two
- * share the machine's cores (docs/production.md, "The all-in-one"). The gateway reaches the store through a remote
- * store, the engine over HTTP as in a split deployment, and the engine's log lines through its
- * /internal/serviceLog feed.
+ * `npm start` / `make run`: engine + gateway + one embedded (or MongoDB) store in one process
+ * (docs/production.md, "The all-in-one"). The engine and the store run on the main thread, and by
+ * default so does the gateway, which reaches this engine in-process, without HTTP
+ * (services/gateway/proxy/in-process-engine.ts): on two cores that costs less than a second thread
+ * and a loopback hop (docs/performance.md#the-gateway-on-the-engines-thread). With
+ * ALL_IN_ONE_GATEWAY=thread the gateway runs on a worker thread, reaching the store through a remote
+ * store and the engine over HTTP as in a split deployment. Either way it reads the engine's log
+ * lines from its /internal/serviceLog feed.
  */
+import type { FastifyInstance } from 'fastify'
 import type { Config } from '../lib/config/config.js'
 import { LogRing } from '../plugins/logging/ring.js'
 import { type Closable, closeOnSignals } from '../lib/server/start.js'
-import { type GatewayThread, startGatewayThread } from './gateway-thread/thread.js'
+import { startGatewayThread } from './gateway-thread/thread.js'
 import { LOG_SERVICE, openProcessBase, serve, serviceLogger, shutdownLog } from './main.js'
+
+/** Whether ENGINE_URL names an engine for the gateway other than this process's. */
+function engineElsewhere(): boolean {
+  return Boolean(process.env.ENGINE_URL)
+}
 
 /**
  * The gateway proxies to this process's engine where it really listens (ENGINE_PORT=0 takes any
@@ -19,7 +28,7 @@ import { LOG_SERVICE, openProcessBase, serve, serviceLogger, shutdownLog } from 
 function gatewayConfig(config: Config, engineLocalUrl: string): Config {
   return {
     ...config,
-    engineUrl: process.env.ENGINE_URL ? config.engineUrl : engineLocalUrl,
+    engineUrl: engineElsewhere() ? config.engineUrl : engineLocalUrl,
     logSourceUrls: { ...config.logSourceUrls, wfm: config.logSourceUrls.wfm ?? `${engineLocalUrl}/internal/serviceLog` },
   }
 }
@@ -38,19 +47,37 @@ const engine = await serve('engine', {
 })
 closables.unshift(...engine.closables)
 
-let gateway: GatewayThread
+/** The gateway on a worker thread of its own (ALL_IN_ONE_GATEWAY=thread), on the store through a remote store. */
+async function gatewayThread(engineLocalUrl: string): Promise<Closable[]> {
+  const gateway = await startGatewayThread({ config: gatewayConfig(config, engineLocalUrl), store, stdout })
+  // A process whose gateway is gone would still look alive to a supervisor; it ends instead, so the supervisor restarts it.
+  gateway.onUnexpectedExit((reason) => {
+    logger.fatal({ err: reason }, 'the gateway thread stopped')
+    void shutdown('the gateway thread stopped', 1)
+  })
+  return [gateway]
+}
+
+/** The gateway on this thread (the default): this engine reached in-process, unless ENGINE_URL names another. */
+async function gatewayOnThisThread(engineApp: FastifyInstance, engineLocalUrl: string): Promise<Closable[]> {
+  const ring = new LogRing()
+  const gateway = await serve('gateway', {
+    config: gatewayConfig(config, engineLocalUrl),
+    store,
+    logger: serviceLogger('gateway', config.logLevel, ring, stdout),
+    logRings: { [LOG_SERVICE.gateway]: ring },
+    ...(engineElsewhere() ? {} : { inProcessEngine: engineApp }),
+  })
+  return gateway.closables
+}
+
 try {
-  gateway = await startGatewayThread({ config: gatewayConfig(config, engine.localUrl), store, stdout })
+  const gateway =
+    config.allInOneGateway === 'thread' ? await gatewayThread(engine.localUrl) : await gatewayOnThisThread(engine.app, engine.localUrl)
+  closables.unshift(...gateway)
 } catch (error) {
   process.stderr.write(`Cannot start the gateway: ${(error as Error).message}\n`)
   await engine.app.close()
   await store.close()
   process.exit(1)
 }
-
-closables.unshift(gateway)
-// A process whose gateway is gone would still look alive to a supervisor; it ends instead, so the supervisor restarts it.
-gateway.onUnexpectedExit((reason) => {
-  logger.fatal({ err: reason }, 'the gateway thread stopped')
-  void shutdown('the gateway thread stopped', 1)
-})

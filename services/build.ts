@@ -13,6 +13,7 @@ import { BODY_LIMIT_BYTES, serverOptions } from '../plugins/service-base/server-
 import { discardUnreadBodies } from '../lib/server/unread-body.js'
 import type { Store } from '../store/port.js'
 import { consoleAddress } from './gateway/console/address.js'
+import type { InjectableEngine } from './gateway/proxy/in-process-engine.js'
 
 export type ServiceKind = 'engine' | 'gateway'
 
@@ -26,6 +27,8 @@ export interface BuildOptions {
   onRoute?: (route: RouteOptions) => void
   /** The engine's clock (tests move it); the system clock when not given. */
   clock?: Clock
+  /** A gateway's engine of the same thread, reached without HTTP (the all-in-one); none, the gateway proxies to ENGINE_URL. */
+  inProcessEngine?: InjectableEngine
 }
 
 export async function buildService(kind: ServiceKind, options: BuildOptions): Promise<FastifyInstance> {
@@ -44,7 +47,7 @@ export async function buildService(kind: ServiceKind, options: BuildOptions): Pr
     await app.register(fp(engineApp, { name: 'engine-app' }), { ...appOptions, clock: options.clock })
   } else {
     const { default: gatewayApp } = await import('./gateway/app.js')
-    await app.register(fp(gatewayApp, { name: 'gateway-app' }), appOptions)
+    await app.register(fp(gatewayApp, { name: 'gateway-app' }), { ...appOptions, inProcessEngine: options.inProcessEngine })
   }
   await app.ready()
   return app

@@ -38,20 +38,26 @@ t.test('a bad configuration value stops start-up with exit code 1 and names the 
   t.match(stderr, 'Invalid configuration: GATEWAY_PORT must be a port number')
 })
 
-t.test('a gateway thread that cannot listen stops the all-in-one with exit code 1, the data dir released', async (t) => {
-  const taken = createServer()
-  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => void taken.close())
-  const port = (taken.address() as { port: number }).port
-  const dataDir = tempDir(t)
-  const { code, stderr } = await spawnService('all-in-one', { DATA_DIR: dataDir, GATEWAY_PORT: String(port) }).exited
-  t.equal(code, 1)
-  t.match(stderr, /Cannot start the gateway: .*EADDRINUSE/)
-  const again = spawnService('engine/server', { DATA_DIR: dataDir }, 1)
-  await again.ready
-  again.child.kill('SIGTERM')
-  t.equal((await again.exited).code, 0, 'the store was closed')
-})
+for (const gateway of ['main', 'thread'] as const) {
+  t.test(
+    `a gateway on the ${gateway} thread that cannot listen stops the all-in-one with exit code 1, the data dir released`,
+    async (t) => {
+      const taken = createServer()
+      await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve))
+      t.teardown(() => void taken.close())
+      const port = (taken.address() as { port: number }).port
+      const dataDir = tempDir(t)
+      const env = { DATA_DIR: dataDir, GATEWAY_PORT: String(port), ALL_IN_ONE_GATEWAY: gateway }
+      const { code, stderr } = await spawnService('all-in-one', env).exited
+      t.equal(code, 1)
+      t.match(stderr, /Cannot start the gateway: .*EADDRINUSE/)
+      const again = spawnService('engine/server', { DATA_DIR: dataDir }, 1)
+      await again.ready
+      again.child.kill('SIGTERM')
+      t.equal((await again.exited).code, 0, 'the store was closed')
+    },
+  )
+}
 
 t.test('each service runs alone', async (t) => {
   for (const entry of ['engine/server', 'gateway/server'] as const) {

@@ -9,6 +9,7 @@ t.test('defaults follow the README configuration table when nothing is set', asy
     host: '127.0.0.1',
     engineUrl: 'http://127.0.0.1:3001',
     engineSocket: undefined,
+    allInOneGateway: 'main',
     dataDir: '/srv/app/.data',
     mongodbUri: undefined,
     allowGatewayEmbeddedStore: false,
@@ -66,6 +67,13 @@ t.test('ENGINE_SOCKET is a socket path, resolved like DATA_DIR and short enough 
     message: `Invalid configuration: ENGINE_SOCKET must be a socket path of at most 107 bytes once resolved, got "${tooLong}"`,
   })
   t.equal(parseConfig({ ENGINE_SOCKET: tooLong.slice(0, -1) }).engineSocket, tooLong.slice(0, -1), '107 bytes fit')
+})
+
+t.test('ALL_IN_ONE_GATEWAY=thread puts the gateway of the all-in-one on a thread of its own; nothing else does', async (t) => {
+  t.equal(parseConfig({ ALL_IN_ONE_GATEWAY: 'thread' }).allInOneGateway, 'thread')
+  t.throws(() => parseConfig({ ALL_IN_ONE_GATEWAY: 'worker' }), {
+    message: 'Invalid configuration: ALL_IN_ONE_GATEWAY must be one of main, thread, got "worker"',
+  })
 })
 
 t.test('MONGODB_URI selects MongoDB and is kept as given', async (t) => {

@@ -17,6 +17,12 @@ export interface Config {
    * (ENGINE_URL still names it), when both run on one host: cheaper per request than TCP loopback.
    */
   engineSocket: string | undefined
+  /**
+   * Where the all-in-one runs its gateway: `main`, on the engine's thread, which it reaches without
+   * HTTP; `thread`, on a worker thread of its own, which reaches the engine over HTTP as a split
+   * gateway does (docs/production.md#the-all-in-one).
+   */
+  allInOneGateway: AllInOneGateway
   dataDir: string
   mongodbUri: string | undefined
   /**
@@ -113,6 +119,9 @@ export interface TelemetryConfig {
   /** OTEL_SERVICE_NAME overrides workflow-gateway / workflow-engine. */
   serviceName: string | undefined
 }
+
+export const ALL_IN_ONE_GATEWAYS = ['main', 'thread'] as const
+export type AllInOneGateway = (typeof ALL_IN_ONE_GATEWAYS)[number]
 
 export const AUTH_MODES = ['header', 'jwt'] as const
 export type AuthMode = (typeof AUTH_MODES)[number]
@@ -335,6 +344,7 @@ export function parseConfig(env: Env, cwd: string = process.cwd()): Config {
     host,
     engineUrl: url(env, 'ENGINE_URL', `http://127.0.0.1:${enginePort}`, ['http:', 'https:']),
     engineSocket: optionalSocketPath(env, 'ENGINE_SOCKET', cwd),
+    allInOneGateway: oneOf(env, 'ALL_IN_ONE_GATEWAY', ALL_IN_ONE_GATEWAYS, 'main'),
     dataDir: resolve(cwd, env.DATA_DIR || './.data'),
     mongodbUri: mongodbUri === undefined ? undefined : env.MONGODB_URI,
     allowGatewayEmbeddedStore: oneOf(env, 'ALLOW_GATEWAY_EMBEDDED_STORE', ['true', 'false'], 'false') === 'true',

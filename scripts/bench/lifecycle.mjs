@@ -26,6 +26,9 @@
  * BENCH_TELEMETRY (`metrics`, the default as deployed; `off`: METRICS_ENABLED=false; `tracing`:
  * metrics and OTLP traces, exported to a local receiver that discards them) — the cost of
  * observability is the difference between these (target: metrics cost at most 5%).
+ * BENCH_VIA=engine sends the load straight to the engine's port instead of the gateway's (raw
+ * answers, no envelope): what the gateway costs is the difference (the verdict then says it was not
+ * measured through the gateway).
  * Everything runs on 127.0.0.1 in a temporary data dir, removed at the end.
  */
 import { createServer } from 'node:http'

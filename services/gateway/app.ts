@@ -31,6 +31,7 @@ import notificationRepository from './notify/repository.js'
 import notifyRoutes from './notify/routes.js'
 import notificationUpserts from './notify/service.js'
 import type { ProxyRouteTable } from './proxy/route-table.js'
+import type { InjectableEngine } from './proxy/in-process-engine.js'
 import proxy from './proxy/routes.js'
 import settingsRoutes from './settings/routes.js'
 import settingsService from './settings/service.js'
@@ -50,6 +51,8 @@ export interface GatewayAppOptions {
   store: Store
   /** The log rings of the services running in this process (the log stream serves them). */
   logRings: LogRings
+  /** The engine of this thread, which the proxy reaches without HTTP (the all-in-one); absent, it proxies to ENGINE_URL. */
+  inProcessEngine?: InjectableEngine | undefined
 }
 
 export default async function gatewayApp(app: FastifyInstance, options: GatewayAppOptions): Promise<void> {
@@ -121,6 +124,11 @@ export default async function gatewayApp(app: FastifyInstance, options: GatewayA
     listed(subscriptionRoutes),
     listed(logRoutes, { config: options.config, rings: options.logRings }),
     listed(consoleRoutes, { authMode: options.config.auth.mode }),
-    listed(proxy, { config: options.config, endpointCache: app.caches.cache<ProxyRouteTable>('endpoint'), metrics }),
+    listed(proxy, {
+      config: options.config,
+      endpointCache: app.caches.cache<ProxyRouteTable>('endpoint'),
+      metrics,
+      inProcessEngine: options.inProcessEngine,
+    }),
   ])
 }

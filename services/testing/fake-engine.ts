@@ -5,7 +5,7 @@
  * the gateway really sent.
  */
 import type { IncomingHttpHeaders } from 'node:http'
-import { createServer } from 'node:net'
+import { createServer, Socket } from 'node:net'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Teardown } from './harness.js'
 
@@ -15,6 +15,8 @@ export interface ReceivedRequest {
   headers: IncomingHttpHeaders
   /** The client port of the gateway's connection: equal ports mean a reused (kept-alive) connection. */
   remotePort: number | undefined
+  /** Whether it came over a connection (TCP or a Unix socket); not when it was injected (an in-process engine). */
+  overSocket: boolean
 }
 
 export interface FakeEngine {
@@ -30,7 +32,13 @@ export async function startFakeEngine(t: Teardown, define: (app: FastifyInstance
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', (_request, payload, done) => done(null, payload))
   app.addHook('onRequest', async (request) => {
-    received.push({ method: request.method, url: request.url, headers: request.headers, remotePort: request.socket.remotePort })
+    received.push({
+      method: request.method,
+      url: request.url,
+      headers: request.headers,
+      remotePort: request.socket.remotePort,
+      overSocket: request.socket instanceof Socket,
+    })
   })
   define(app)
   const url = await app.listen({ port: 0, host: '127.0.0.1' })

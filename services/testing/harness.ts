@@ -13,6 +13,7 @@ import type { LogRings } from '../../plugins/logging/ring.js'
 import { openStore } from '../../store/open.js'
 import type { Store } from '../../store/port.js'
 import { buildService, type ServiceKind } from '../build.js'
+import type { InjectableEngine } from '../gateway/proxy/in-process-engine.js'
 
 /** The subset of a tap Test the harness needs, so it works with any test object. */
 export interface Teardown {
@@ -59,6 +60,8 @@ export interface StartOptions {
   logRings?: LogRings
   /** The engine's clock (testing/clock.ts); the system clock when not given. */
   clock?: Clock
+  /** A gateway's engine reached without HTTP, as the all-in-one's is. */
+  inProcessEngine?: InjectableEngine
 }
 
 /** Builds the service as production does and listens on an ephemeral port; closed on teardown. */
@@ -70,6 +73,7 @@ export async function startService(t: Teardown, kind: ServiceKind, options: Star
     logger: options.logger ?? silentLogger,
     ...(options.logRings ? { logRings: options.logRings } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.inProcessEngine ? { inProcessEngine: options.inProcessEngine } : {}),
   })
   const url = await app.listen({ port: 0, host: '127.0.0.1' })
   t.teardown(() => app.close())

@@ -60,9 +60,13 @@ export function clientFor(origin, connections = 1) {
   }
 }
 
-/** Where lifecycles are sent: the gateway when it proxies `/context`, else the engine (said so). */
+/**
+ * Where lifecycles are sent: the gateway when it proxies `/context`, else the engine (said so); the
+ * engine when BENCH_VIA=engine asks for it (lifecycle.mjs).
+ */
 /** @param {{ gateway: string, engine: string }} service @param {Pair} pair */
 export async function chooseTarget(service, pair) {
+  if (process.env.BENCH_VIA === 'engine') return { origin: service.engine, via: 'engine' }
   const probe = clientFor(service.gateway)
   const answer = await probe.post('/context', pair.employee, { ...TENANT, processId: 'leave-request', input: { days: 3 } })
   await probe.pool.close()

@@ -5,7 +5,8 @@
  * (raw answers — file download bytes — streamed untouched). Request bodies are never parsed: one of
  * a declared length up to 64 KiB (a small upload too) is read whole and sent with its headers in one
  * write; larger and chunked ones are streamed through, metered against the route's limit (1 MiB;
- * uploads MAX_UPLOAD_BYTES), the gateway answering 413 itself beyond it.
+ * uploads MAX_UPLOAD_BYTES), the gateway answering 413 itself beyond it. An engine of the same thread
+ * (the all-in-one's) is reached in-process instead (in-process-engine.ts), what streams still over HTTP.
  */
 import type { IncomingHttpHeaders } from 'node:http'
 import httpProxy from '@fastify/http-proxy'
@@ -26,6 +27,7 @@ import { meteredBody, overflowed } from './body-meter.js'
 import { clientAnswerHeaders, engineRequestHeaders } from './headers.js'
 import { buildRouteTable, type ForwardingOf, type ProxyRouteTable, routeKey } from './route-table.js'
 import { LongPolls } from './long-polls.js'
+import { type InjectableEngine, InProcessEngine, STREAMED_HEADER } from './in-process-engine.js'
 
 /** The key of the route table in the `endpoint` cache. */
 export const ROUTE_TABLE_KEY = 'proxy-routes'
@@ -45,6 +47,8 @@ export interface ProxyPluginOptions {
   endpointCache: NamedCache<ProxyRouteTable>
   /** Upstream durations and failures are recorded here; null, nothing is measured. */
   metrics?: GatewayMetrics | null
+  /** The engine of this thread, reached without HTTP (the all-in-one); absent, every request goes to ENGINE_URL. */
+  inProcessEngine?: InjectableEngine | undefined
 }
 
 declare module 'fastify' {
@@ -81,7 +85,9 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
   })
   fastify.addHook('onClose', async () => pool.close())
   const longPolls = new LongPolls()
-  const engineDispatcher = pool.compose(longPolls.interceptor())
+  const overHttp = pool.compose(longPolls.interceptor())
+  const inProcess = options.inProcessEngine
+  const engineDispatcher = inProcess ? new InProcessEngine(inProcess, overHttp) : overHttp
 
   function failure(request: { body: unknown }, error: unknown): ServiceError {
     // The client's body went over the route's limit while it was streamed: the engine never saw all of it.
@@ -123,22 +129,33 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
     }
   }
 
+  type RewriteRequestHeaders = NonNullable<FastifyReplyFromHooks['rewriteRequestHeaders']>
+  const engineHeaders: RewriteRequestHeaders = (request, headers) => {
+    const correlation = { requestId: request.id, traceparent: formatTraceparent(request.traceContext) }
+    return longPolls.headersOf(request, engineRequestHeaders(headers, correlation))
+  }
+  // With an in-process engine, what must stream is marked to go over HTTP: a raw answer (file bytes)
+  // and a long poll (its wait ends when the client leaves).
+  const markedToStream =
+    (raw: boolean): RewriteRequestHeaders =>
+    (request, headers) => {
+      const forwarded = engineHeaders(request, headers)
+      return raw || longPolls.isLongPoll(request) ? { ...forwarded, [STREAMED_HEADER]: '1' } : forwarded
+    }
+
   // The options every route shares; http-proxy's own rewriteHeaders (it rewrites a `location` and
   // cleans header values) is left out: the engine sends no `location`, and clientAnswerHeaders cleans.
   const forwarding: FastifyReplyFromHooks = {
     // One retry, for an idempotent request (GET without a body) whose kept-alive socket the engine
     // closed just as it was reused; reply-from then skips its retry-on-503 loop too.
     retriesCount: 1,
-    rewriteRequestHeaders: (request, headers) =>
-      longPolls.headersOf(
-        request,
-        engineRequestHeaders(headers, { requestId: request.id, traceparent: formatTraceparent(request.traceContext) }),
-      ),
+    rewriteRequestHeaders: engineHeaders,
     rewriteHeaders: (headers) => clientAnswerHeaders(headers),
     onError: (reply, { error }) => reply.send(failure(reply.request, error)),
   }
   const replyOptions: ForwardingOf = ({ timeoutMs, raw }) => ({
     ...forwarding,
+    ...(inProcess ? { rewriteRequestHeaders: markedToStream(raw) } : {}),
     timeout: timeoutMs,
     // An unexpected failure while answering goes to the error handler (500 fm5000), never unhandled.
     onResponse: (request, reply, response) => {
