@@ -6,7 +6,9 @@
  * a declared length up to 64 KiB (a small upload too) is read whole and sent with its headers in one
  * write; larger and chunked ones are streamed through, metered against the route's limit (1 MiB;
  * uploads MAX_UPLOAD_BYTES), the gateway answering 413 itself beyond it. An engine of the same thread
- * (the all-in-one's) is reached in-process instead (in-process-engine.ts), what streams still over HTTP.
+ * (the all-in-one's) gets what the gateway has read whole in-process instead (in-process-engine.ts):
+ * the same headers, answers, timeouts and failures, without reply-from, undici or a socket; what
+ * streams (raw answers, long polls, bodies still arriving) still goes over HTTP.
  */
 import type { IncomingHttpHeaders } from 'node:http'
 import httpProxy from '@fastify/http-proxy'
@@ -25,9 +27,9 @@ import type { ErrorFactory, ServiceError } from '../../../plugins/errors/service
 import { envelopeBytesOfEngineAnswer, InvalidEngineAnswer, streamsUntouched } from './answer.js'
 import { meteredBody, overflowed } from './body-meter.js'
 import { clientAnswerHeaders, engineRequestHeaders } from './headers.js'
-import { buildRouteTable, type ForwardingOf, type ProxyRouteTable, routeKey } from './route-table.js'
+import { buildRouteTable, type ForwardingOf, type ProxyRouteTable, type ProxyTarget, routeKey } from './route-table.js'
 import { LongPolls } from './long-polls.js'
-import { type InjectableEngine, InProcessEngine, STREAMED_HEADER } from './in-process-engine.js'
+import { type InjectableEngine, injectForwarded } from './in-process-engine.js'
 
 /** The key of the route table in the `endpoint` cache. */
 export const ROUTE_TABLE_KEY = 'proxy-routes'
@@ -85,9 +87,8 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
   })
   fastify.addHook('onClose', async () => pool.close())
   const longPolls = new LongPolls()
-  const overHttp = pool.compose(longPolls.interceptor())
+  const engineDispatcher = pool.compose(longPolls.interceptor())
   const inProcess = options.inProcessEngine
-  const engineDispatcher = inProcess ? new InProcessEngine(inProcess, overHttp) : overHttp
 
   function failure(request: { body: unknown }, error: unknown): ServiceError {
     // The client's body went over the route's limit while it was streamed: the engine never saw all of it.
@@ -117,8 +118,17 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
       reply.send(failure(reply.request, error))
       return
     }
+    sendEnveloped(reply, response.statusCode, contentType, body)
+  }
+
+  /** An engine answer read whole, in the envelope (a success that is not JSON as it came). */
+  function sendEnveloped(reply: AnyReply, statusCode: number, contentType: string | string[] | undefined, body: Uint8Array): void {
+    if (streamsUntouched(statusCode, contentType, false)) {
+      reply.send(body)
+      return
+    }
     try {
-      const envelope = envelopeBytesOfEngineAnswer(response.statusCode, contentType, body, config.development)
+      const envelope = envelopeBytesOfEngineAnswer(statusCode, contentType, body, config.development)
       // Replaces the engine's length (copied with its headers) rather than removing it: a delete
       // would cost more, and Fastify would then measure the payload all the same.
       reply.header('content-length', envelope.length)
@@ -134,14 +144,6 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
     const correlation = { requestId: request.id, traceparent: formatTraceparent(request.traceContext) }
     return longPolls.headersOf(request, engineRequestHeaders(headers, correlation))
   }
-  // With an in-process engine, what must stream is marked to go over HTTP: a raw answer (file bytes)
-  // and a long poll (its wait ends when the client leaves).
-  const markedToStream =
-    (raw: boolean): RewriteRequestHeaders =>
-    (request, headers) => {
-      const forwarded = engineHeaders(request, headers)
-      return raw || longPolls.isLongPoll(request) ? { ...forwarded, [STREAMED_HEADER]: '1' } : forwarded
-    }
 
   // The options every route shares; http-proxy's own rewriteHeaders (it rewrites a `location` and
   // cleans header values) is left out: the engine sends no `location`, and clientAnswerHeaders cleans.
@@ -155,7 +157,6 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
   }
   const replyOptions: ForwardingOf = ({ timeoutMs, raw }) => ({
     ...forwarding,
-    ...(inProcess ? { rewriteRequestHeaders: markedToStream(raw) } : {}),
     timeout: timeoutMs,
     // An unexpected failure while answering goes to the error handler (500 fm5000), never unhandled.
     onResponse: (request, reply, response) => {
@@ -165,6 +166,45 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
   })
   const tableOptions = { timeoutScale: config.proxyTimeoutScale, enginePathPrefix: engine.pathname.replace(/\/+$/, ''), replyOptions }
   const routeTable = (): ProxyRouteTable => endpointCache.getOrCreate(ROUTE_TABLE_KEY, () => buildRouteTable(proxyRoutes, tableOptions))
+
+  /**
+   * A request read whole, handed to the in-process engine: its headers as reply-from would send them
+   * (the client's, `host` the engine's, the body's length and type), the answer's as it would copy
+   * them back.
+   */
+  async function forwardInProcess(
+    engineApp: InjectableEngine,
+    request: FastifyRequest,
+    reply: AnyReply,
+    target: ProxyTarget,
+    path: string,
+  ): Promise<void> {
+    const body = Buffer.isBuffer(request.body) ? request.body : undefined
+    const headers: IncomingHttpHeaders = { ...request.headers }
+    if (body) {
+      headers['content-length'] = String(body.length)
+      headers['content-type'] = request.headers['content-type'] ?? 'application/octet-stream'
+    }
+    const queryAt = request.url.indexOf('?')
+    const url = queryAt === -1 ? path : path + request.url.slice(queryAt)
+    let answered
+    try {
+      answered = await injectForwarded(engineApp, {
+        method: request.method,
+        url,
+        // `host` is set by undici over HTTP, from the engine's origin.
+        headers: { ...engineHeaders(request, headers), host: engine.host },
+        body,
+        timeoutMs: target.timeoutMs,
+      })
+    } catch (error) {
+      reply.send(failure(request, error))
+      return
+    }
+    if (metrics) metrics.upstreamAnswered(request.routeOptions.url ?? '', (performance.now() - request.forwardedAt) / 1000)
+    reply.headers(clientAnswerHeaders(answered.headers)).code(answered.statusCode)
+    sendEnveloped(reply, answered.statusCode, answered.headers['content-type'], answered.body)
+  }
 
   /**
    * http-proxy's handler: the route's engine path and options come from the route table. It returns
@@ -178,6 +218,12 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
     if (metrics) request.forwardedAt = performance.now()
     if (longPolls.isLongPoll(request)) longPolls.watch(request, reply)
     const path = target.enginePath(request.params as Record<string, string | undefined>)
+    // In-process unless it must stream: a raw answer (file bytes), a long poll (its wait ends when
+    // the client leaves) or a body still arriving.
+    if (inProcess && !target.raw && !longPolls.isLongPoll(request) && (request.body === undefined || Buffer.isBuffer(request.body))) {
+      forwardInProcess(inProcess, request, reply as AnyReply, target, path).catch((error: unknown) => reply.send(error))
+      return
+    }
     // A body read whole goes as it came: reply-from would JSON-encode a parsed body of a JSON type.
     if (Buffer.isBuffer(request.body)) {
       reply.from(path, {
