@@ -29,7 +29,7 @@ export interface InjectedRequest {
 
 export interface InjectedAnswer {
   statusCode: number
-  headers: Record<string, string | string[] | undefined>
+  headers: Record<string, string | string[]>
   body: Buffer
 }
 
@@ -42,24 +42,21 @@ export class InProcessTimeout extends Error {
   readonly code = 'UND_ERR_HEADERS_TIMEOUT'
 }
 
-/** The headers without the undefined ones (a cleared header), numbers as text, as `inject` takes them. */
-function definedHeaders(headers: InjectedRequest['headers']): Record<string, string | string[]> {
-  const kept: Record<string, string | string[]> = {}
+/**
+ * The headers as text, as `inject` takes a request's and the proxy an answer's: without the undefined
+ * ones (a cleared header), numbers as strings.
+ */
+function textHeaders(headers: Record<string, string | string[] | number | undefined>): Record<string, string | string[]> {
+  const text: Record<string, string | string[]> = {}
   for (const [name, value] of Object.entries(headers)) {
-    if (value !== undefined) kept[name] = typeof value === 'number' ? String(value) : value
+    if (value !== undefined) text[name] = typeof value === 'number' ? String(value) : value
   }
-  return kept
-}
-
-function textHeaders(headers: Record<string, string | string[] | number | undefined>): InjectedAnswer['headers'] {
-  const text: InjectedAnswer['headers'] = {}
-  for (const [name, value] of Object.entries(headers)) text[name] = typeof value === 'number' ? String(value) : value
   return text
 }
 
 /** The engine's answer to `request`; rejects with {@link InProcessTimeout} past its timeout, or with what `inject` rejects with. */
 export function injectForwarded(engine: InjectableEngine, request: InjectedRequest): Promise<InjectedAnswer> {
-  const injected = { method: request.method, url: request.url, headers: definedHeaders(request.headers) }
+  const injected = { method: request.method, url: request.url, headers: textHeaders(request.headers) }
   const answered = engine
     .inject(request.body === undefined ? injected : { ...injected, payload: request.body })
     .then((response) => ({ statusCode: response.statusCode, headers: textHeaders(response.headers), body: response.rawPayload }))

@@ -31,6 +31,11 @@ import { buildRouteTable, type ForwardingOf, type ProxyRouteTable, type ProxyTar
 import { LongPolls } from './long-polls.js'
 import { type InjectableEngine, injectForwarded } from './in-process-engine.js'
 
+/** The type the engine is told a body read whole has: the client's, or bytes of no declared type. */
+function bodyContentType(request: FastifyRequest): string {
+  return request.headers['content-type'] ?? 'application/octet-stream'
+}
+
 /** The key of the route table in the `endpoint` cache. */
 export const ROUTE_TABLE_KEY = 'proxy-routes'
 
@@ -121,12 +126,8 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
     sendEnveloped(reply, response.statusCode, contentType, body)
   }
 
-  /** An engine answer read whole, in the envelope (a success that is not JSON as it came). */
+  /** An engine answer read whole, in the envelope. */
   function sendEnveloped(reply: AnyReply, statusCode: number, contentType: string | string[] | undefined, body: Uint8Array): void {
-    if (streamsUntouched(statusCode, contentType, false)) {
-      reply.send(body)
-      return
-    }
     try {
       const envelope = envelopeBytesOfEngineAnswer(statusCode, contentType, body, config.development)
       // Replaces the engine's length (copied with its headers) rather than removing it: a delete
@@ -183,8 +184,11 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
     const headers: IncomingHttpHeaders = { ...request.headers }
     if (body) {
       headers['content-length'] = String(body.length)
-      headers['content-type'] = request.headers['content-type'] ?? 'application/octet-stream'
+      headers['content-type'] = bodyContentType(request)
     }
+    const forwarded = engineHeaders(request, headers)
+    // `host` is set by undici over HTTP, from the engine's origin.
+    forwarded.host = engine.host
     const queryAt = request.url.indexOf('?')
     const url = queryAt === -1 ? path : path + request.url.slice(queryAt)
     let answered
@@ -192,8 +196,7 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
       answered = await injectForwarded(engineApp, {
         method: request.method,
         url,
-        // `host` is set by undici over HTTP, from the engine's origin.
-        headers: { ...engineHeaders(request, headers), host: engine.host },
+        headers: forwarded,
         body,
         timeoutMs: target.timeoutMs,
       })
@@ -203,7 +206,9 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
     }
     if (metrics) metrics.upstreamAnswered(request.routeOptions.url ?? '', (performance.now() - request.forwardedAt) / 1000)
     reply.headers(clientAnswerHeaders(answered.headers)).code(answered.statusCode)
-    sendEnveloped(reply, answered.statusCode, answered.headers['content-type'], answered.body)
+    const contentType = answered.headers['content-type']
+    if (streamsUntouched(answered.statusCode, contentType, target.raw)) reply.send(answered.body)
+    else sendEnveloped(reply, answered.statusCode, contentType, answered.body)
   }
 
   /**
@@ -229,7 +234,7 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
       reply.from(path, {
         ...target.replyOptions,
         body: request.body,
-        contentType: request.headers['content-type'] ?? 'application/octet-stream',
+        contentType: bodyContentType(request),
       })
     } else reply.from(path, target.replyOptions)
   }
