@@ -3,7 +3,9 @@
  * catch-ups, a caught-up index holds exactly the entries of an index kept up to date at every write
  * (multikey entries and array fields included), and the embedded store's queries on a non-unique
  * index see every write before them while its unique indexes still refuse a duplicate at once, and
- * a write SQLite refuses leaves no trace in an index that caught up with it meanwhile.
+ * a write SQLite refuses leaves no trace in an index that caught up with it meanwhile. A read that
+ * `_id` or a whole unique key pins is planned on the unique indexes alone, and leaves the deferred
+ * ones behind without their answers ever going stale.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import Database from 'better-sqlite3'
@@ -12,6 +14,7 @@ import { join } from 'node:path'
 import t from 'tap'
 import type { Collection, Document } from '../port.js'
 import { DeferredUpkeep } from './deferred-upkeep.js'
+import { pinnedByUnique } from './query-plan.js'
 import { DATABASE_FILE, EmbeddedStore } from './store.js'
 import { type IndexEntry, SecondaryIndex } from './secondary-index.js'
 
@@ -143,4 +146,92 @@ t.test('a write SQLite refuses is undone in an index that a read brought up to d
   )
   t.same(await items.find({ status: 'moved' }).toArray(), [], 'the refused write left the index')
   t.same((await items.find({ status: 'open' }).toArray()).map((doc) => doc._id).sort(), ['a', 'b'], 'a is open again')
+})
+
+t.test('a read pinned by _id or a whole unique index is planned on the unique indexes alone', async (t) => {
+  const byKey = new SecondaryIndex('c', { name: 'key', keys: { key: 1 }, unique: true })
+  const byPair = new SecondaryIndex('c', { name: 'pair', keys: { a: 1, b: 1 }, unique: true })
+  const partial = { key: { $exists: true } }
+  const byOptionalKey = new SecondaryIndex('c', { name: 'optional', keys: { key: 1 }, unique: true, partialFilterExpression: partial })
+  t.ok(pinnedByUnique({ _id: { $in: ['x', 'y'] }, status: 'open' }, []), 'ids named')
+  t.ok(pinnedByUnique({ key: { $in: ['k1', 'k2'] }, status: { $in: ['open'] } }, [byKey]), 'a whole unique key')
+  t.ok(pinnedByUnique({ $and: [{ a: 1 }, { b: 2 }] }, [byPair]), 'a whole compound unique key, within $and')
+  t.notOk(pinnedByUnique({ a: 1 }, [byPair]), 'a prefix of a compound unique key may match many')
+  t.notOk(pinnedByUnique({ key: { $gt: 'k' } }, [byKey]), 'a range is no pin')
+  t.ok(pinnedByUnique({ key: { $in: ['k1'] } }, [byOptionalKey]), 'a partial unique index that holds every value pinned')
+  t.notOk(pinnedByUnique({ key: null }, [byOptionalKey]), 'a partial unique index leaves out the documents without the key')
+  t.notOk(pinnedByUnique({ status: 'open' }, [byKey]), 'no unique field pinned')
+})
+
+t.test('a read pinned by a unique key finds what the deferred indexes are behind on, and they catch up for the next read', async (t) => {
+  const { items } = openItems(t)
+  await items.createIndex({ status: 1 })
+  await items.createIndex({ key: 1 }, { unique: true })
+  await items.insertOne({ _id: 'a', key: 'ka', status: 'waiting' })
+  t.same(await items.countDocuments({ status: 'waiting' }), 1, 'a read on the status index files a as waiting')
+  await items.updateOne({ _id: 'a' }, { $set: { status: 'done' } })
+  // The status index still holds a as waiting and no document as done: planned on it, this read would find nothing.
+  t.same(await items.findOne({ key: 'ka', status: 'done' }), { _id: 'a', key: 'ka', status: 'done' }, 'found by its key')
+  t.same(await items.countDocuments({ status: 'done' }), 1, 'the status index caught up')
+  t.same(await items.countDocuments({ status: 'waiting' }), 0, 'and holds a no more as waiting')
+})
+
+t.test('reads pinned by a unique key and reads on the deferred indexes, interleaved with writes, answer what a scan does', async (t) => {
+  const { items } = openItems(t)
+  await items.createIndex({ status: 1, at: 1 })
+  await items.createIndex({ key: 1 }, { unique: true, partialFilterExpression: { key: { $exists: true } } })
+  let seed = 7
+  const random = (): number => (seed = (seed * 48271) % 2147483647) / 2147483647
+  const pick = <T>(values: readonly T[]): T => values[Math.floor(random() * values.length)] as T
+  const model = new Map<string, Document>()
+  const expected = (test: (doc: Document) => boolean): string[] =>
+    [...model.values()]
+      .filter(test)
+      .map((doc) => String(doc._id))
+      .sort()
+  const ids = async (filter: Document): Promise<string[]> => (await items.find(filter).toArray()).map((doc) => String(doc._id)).sort()
+  const STATUSES = ['waiting', 'running', 'done'] as const
+  for (let step = 0; step < 600; step++) {
+    const n = Math.floor(random() * 40)
+    const id = `j${n}`
+    const key = `k${n}`
+    const roll = random()
+    if (roll < 0.35 && !model.has(id)) {
+      const doc = { _id: id, key, status: pick(STATUSES), at: Math.floor(random() * 10) }
+      await items.insertOne({ ...doc })
+      model.set(id, doc)
+    } else if (roll < 0.55) {
+      const status = pick(STATUSES)
+      await items.updateMany({ key: { $in: [key] } }, { $set: { status } })
+      const doc = model.get(id)
+      if (doc) model.set(id, { ...doc, status })
+    } else if (roll < 0.75) {
+      const statuses = [pick(STATUSES), pick(STATUSES)]
+      const doc = model.get(id)
+      const removed = await items.deleteMany({ key: { $in: [key, `k${n + 1}`] }, status: { $in: statuses } })
+      const gone = [id, `j${n + 1}`].filter((candidate) => statuses.includes(model.get(candidate)?.status as (typeof STATUSES)[number]))
+      t.equal(removed.deletedCount, gone.length, `step ${step}: the removal by key`)
+      for (const candidate of gone) model.delete(candidate)
+      if (doc && !gone.includes(id)) t.ok(await items.findOne({ key }), `step ${step}: what the removal left is still found by key`)
+    } else if (roll < 0.9) {
+      const status = pick(STATUSES)
+      const from = Math.floor(random() * 10)
+      const found = await ids({ status, at: { $gte: from } })
+      if (JSON.stringify(found) !== JSON.stringify(expected((doc) => doc.status === status && (doc.at as number) >= from)))
+        t.fail(`step ${step}: the deferred index answered ${JSON.stringify(found)}`)
+    } else {
+      const keys = [key, `k${(n + 7) % 40}`]
+      t.same(
+        await ids({ key: { $in: keys } }),
+        expected((doc) => keys.includes(String(doc.key))),
+        `step ${step}: the read by key`,
+      )
+    }
+  }
+  for (const status of STATUSES)
+    t.same(
+      await ids({ status }),
+      expected((doc) => doc.status === status),
+      `at the end: ${status}`,
+    )
 })

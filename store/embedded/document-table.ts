@@ -24,7 +24,7 @@ import { isScalar, keyOf, valuesAtPath } from './index-keys.js'
 import type { ColdArray, ColdKey, JournalOp } from './journal.js'
 import type { JournalWriter } from './journal-writer.js'
 import { AFTER_PREFIX, fieldAt, ORDERED_KINDS, orderedKey } from './ordered-keys.js'
-import { candidates, type ColdPlan, coldPlan } from './query-plan.js'
+import { candidates, type ColdPlan, coldPlan, pinnedByUnique } from './query-plan.js'
 import { type IndexEntry, type IndexSpec, sameDefinition, sameKeys, SecondaryIndex } from './secondary-index.js'
 
 /** A cold index entry as a range read gives it: with its document's JSON, or without (a covered read). */
@@ -115,9 +115,7 @@ export class DocumentTable {
 
   /** The hot candidates, and how to find the cold ones (none when only hot documents can match). */
   private plans(filter: Filter): { hot: Iterable<Document>; plan?: ColdPlan } {
-    // A read of one `_id` finds its document without an index.
-    if (!isScalar(filter._id)) this.catchUp()
-    const hot = candidates(filter, { docs: this.docs, indexes: this.indexByName.values() })
+    const hot = candidates(filter, { docs: this.docs, indexes: this.upToDateIndexesFor(filter) })
     if (!this.cold || (this.cold.rule && matchesOnlyHot(this.cold.rule, filter))) return { hot }
     const indexes =
       this.building.size === 0 ? this.indexByName.values() : [...this.indexByName.values()].filter((index) => !this.building.has(index))
@@ -281,6 +279,21 @@ export class DocumentTable {
         if (doc) yield doc
       }
     }
+  }
+
+  /**
+   * The indexes a read may plan on, each up to date with every write. A read of one `_id` finds its
+   * document without an index; one that `_id` or a whole unique index pins (kept up to date by every
+   * write) plans on the unique ones alone, so that the others need not catch up for it: a job's removal
+   * by its schedule key (services/engine/jobs/escalations/jobs.ts) then leaves the job's insert and
+   * delete to cancel out in the deferred indexes. Any other read brings those up to date first.
+   */
+  private upToDateIndexesFor(filter: Filter): Iterable<SecondaryIndex> {
+    if (isScalar(filter._id) || this.upkeep.size === 0) return this.indexByName.values()
+    const unique = [...this.indexByName.values()].filter((index) => index.spec.unique)
+    if (pinnedByUnique(filter, unique)) return unique
+    this.catchUp()
+    return this.indexByName.values()
   }
 
   /** Brings the non-unique indexes up to date with every write since the last read that planned on them (or with the `count` oldest). */

@@ -81,6 +81,19 @@ function conditionsOf(filter: Filter): Conditions | undefined {
 }
 
 /**
+ * Does the filter pin `_id`, or every field of one of these unique indexes, to plain values (so each
+ * value it allows reaches at most one document through them)? Such a read is planned on those
+ * indexes alone: the others would narrow it no further.
+ */
+export function pinnedByUnique(filter: Filter, uniqueIndexes: readonly SecondaryIndex[]): boolean {
+  const conditions = conditionsOf(filter)
+  if (!conditions) return false
+  const { pinned } = conditions
+  if (pinned.has('_id')) return true
+  return uniqueIndexes.some((index) => index.usableFor(pinned) && index.fields.every((field) => pinned.has(field)))
+}
+
+/**
  * The candidates: by `_id` when it is pinned, else from the index whose pinned prefix (and range on
  * the next field) yields the fewest ids, else every document.
  */
