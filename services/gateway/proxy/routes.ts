@@ -140,6 +140,11 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
     }
   }
 
+  /** The engine answered the request, over HTTP or in-process: counted by route, with the time since it was forwarded. */
+  function countAnswered(request: Pick<FastifyRequest, 'routeOptions' | 'forwardedAt'>): void {
+    if (metrics) metrics.upstreamAnswered(request.routeOptions.url ?? '', (performance.now() - request.forwardedAt) / 1000)
+  }
+
   type RewriteRequestHeaders = NonNullable<FastifyReplyFromHooks['rewriteRequestHeaders']>
   const engineHeaders: RewriteRequestHeaders = (request, headers) => {
     const correlation = { requestId: request.id, traceparent: formatTraceparent(request.traceContext) }
@@ -161,7 +166,7 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
     timeout: timeoutMs,
     // An unexpected failure while answering goes to the error handler (500 fm5000), never unhandled.
     onResponse: (request, reply, response) => {
-      if (metrics) metrics.upstreamAnswered(request.routeOptions.url ?? '', (performance.now() - request.forwardedAt) / 1000)
+      countAnswered(request)
       void answer(reply as AnyReply, response as unknown as EngineResponse, raw).catch((error: unknown) => reply.send(error))
     },
   })
@@ -204,7 +209,7 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
       reply.send(failure(request, error))
       return
     }
-    if (metrics) metrics.upstreamAnswered(request.routeOptions.url ?? '', (performance.now() - request.forwardedAt) / 1000)
+    countAnswered(request)
     reply.headers(clientAnswerHeaders(answered.headers)).code(answered.statusCode)
     const contentType = answered.headers['content-type']
     if (streamsUntouched(answered.statusCode, contentType, target.raw)) reply.send(answered.body)
