@@ -7,6 +7,7 @@ import type { ActivityType, NotificationEventType, WebhookDeliveryStatus } from 
 import type { DataInstance, InformItem, ProcessInstance, ProcessState, ProcessStatus, Task } from '../model/instance.js'
 import type { WorkflowModel } from '../model/types.js'
 import type { ColdRule } from './embedded/cold-tier.js'
+import { isDataCollection } from './tenant.js'
 
 export const Collections = {
   users: 'users',
@@ -58,6 +59,21 @@ export const COLD_TIER: Readonly<Record<string, ColdRule>> = {
   [Collections.notifications]: { path: 'processInstance.processStatus', values: ENDED_STATUSES },
   // ActivityRepository (services/engine/instances/activities.ts) gives every record a new ObjectId.
   [Collections.activities]: { always: true, freshIds: true },
+}
+
+/**
+ * A tenant's data collection grows with what its processes record (a leave booking per approved
+ * request) and is read by its flow functions through the indexes its model declares, so every
+ * document of it is cold once durable: memory holds none of it but the writes in flight. Its
+ * writers may choose their own ids, so inserts are looked up among the cold ones (through the filter
+ * of cold ids, cold-ids.ts).
+ */
+const DATA_COLLECTION_RULE: ColdRule = { always: true }
+
+/** The cold rule of a physical collection (COLD_TIER, or a tenant's data collection's), undefined for one kept wholly in memory. */
+export function coldRuleOf(collection: string): ColdRule | undefined {
+  if (Object.hasOwn(COLD_TIER, collection)) return COLD_TIER[collection]
+  return isDataCollection(collection) ? DATA_COLLECTION_RULE : undefined
 }
 
 /**

@@ -39,9 +39,17 @@ function nameSafe(id: string): string {
   return /^[A-Za-z0-9_-]{1,64}$/.test(id) ? id : createHash('sha256').update(id).digest('hex').slice(0, 16)
 }
 
+/** What every physical name of a data collection starts with (dataCollectionName). */
+const DATA_COLLECTION_PREFIX = 'data.'
+
 /** The physical collection of a tenant's data collection model: `data.<organizationId>.<appId>.<modelID>`. */
 export function dataCollectionName(tenant: Tenant, modelID: string): string {
-  return `data.${nameSafe(tenant.organizationId)}.${nameSafe(tenant.appId)}.${modelID}`
+  return `${DATA_COLLECTION_PREFIX}${nameSafe(tenant.organizationId)}.${nameSafe(tenant.appId)}.${modelID}`
+}
+
+/** Is this physical collection a tenant's data collection (dataCollectionName)? */
+export function isDataCollection(collectionName: string): boolean {
+  return collectionName.startsWith(DATA_COLLECTION_PREFIX)
 }
 
 /** Does a stored document (which may lack an organizationId, when written before tenants were pairs) belong to the tenant? */

@@ -75,8 +75,8 @@ function telemetryEnv(receiverUrl) {
 }
 
 /**
- * Stores `count` more instances like the ones the first run finished (context, notification and
- * activity), under new ids and business keys, spread over the last 30 days; answers how many are stored in all.
+ * Stores `count` more instances like the ones the first run finished (context, notification,
+ * activities and leave booking), under new ids and business keys, spread over the last 30 days; answers how many are stored in all.
  * @param {string} dataDir
  * @param {number} count
  */

@@ -2,7 +2,7 @@
 // @ts-check
 /**
  * The service with a long history: the embedded store is seeded directly with BENCH_ENDED ended
- * (completed) leave requests, each with its activities and notification record, their last changes
+ * (completed) leave requests, each with its activities, notification record and leave booking, their last changes
  * spread over a year, and BENCH_RUNNING running ones; then the built all-in-one starts on it. The
  * seeding writes through the store's own code (support/store.mjs), so the ended copies land in the
  * cold tier exactly as the service's own writes do (docs/performance.md#memory-the-embedded-stores-cold-tier).
@@ -113,7 +113,7 @@ async function interleavedLifecycles(dirs, pairs) {
 }
 
 /**
- * Stores the copies: ENDED of a completed lifecycle (with its activities), RUNNING of a started one,
+ * Stores the copies: ENDED of a completed lifecycle (with its activities and booking), RUNNING of a started one,
  * last changes spread over the year before `now`; answers the ids kept to read back.
  * @param {string} dataDir @param {number} now
  */
@@ -121,12 +121,13 @@ async function seedHistory(dataDir, now) {
   /** @type {Sampled[]} */
   const sample = []
   const started = performance.now()
+  let dataDocuments = 0
   await withStore(dataDir, async (store) => {
     for (const [processStatus, count, withActivities] of /** @type {const} */ ([
       ['completed', ENDED, true],
       ['running', RUNNING, false],
     ])) {
-      await storeInstanceCopies(store, {
+      dataDocuments += await storeInstanceCopies(store, {
         processStatus,
         count,
         withActivities,
@@ -140,7 +141,8 @@ async function seedHistory(dataDir, now) {
     }
   })
   process.stdout.write(
-    `  stored ${ENDED} ended and ${RUNNING} running instances in ${((performance.now() - started) / 1000).toFixed(0)} s\n`,
+    `  stored ${ENDED} ended and ${RUNNING} running instances (and ${dataDocuments} documents of their data collections) ` +
+      `in ${((performance.now() - started) / 1000).toFixed(0)} s\n`,
   )
   return sample
 }

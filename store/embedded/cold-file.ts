@@ -64,8 +64,15 @@ export class ColdFile {
   private readonly keyPages: EntryPages<KeyRow>
   private readonly keyHolders: Database.Statement<[string, string, Buffer], { id: string }>
   private readonly coldIds: Database.Statement<[string], string>
+  private readonly indexKeys: Database.Statement<[string, string], Buffer>
+  private readonly indexKeyCount: Database.Statement<[string, string], number>
   /** The collections whose cold ids are filtered in memory (`trackIds`): a read by id goes to SQLite only when the filter says maybe. */
   private readonly idFilters = new Map<string, ColdIdFilter>()
+  /**
+   * The same filter of the keys of a unique index's cold entries (`trackKeys`), by `keyFilterName`:
+   * a read or a uniqueness check of one whole key goes to SQLite only when the filter says maybe.
+   */
+  private readonly keyFilters = new Map<string, ColdIdFilter>()
 
   constructor(file: string) {
     this.db = openDatabase(file)
@@ -102,6 +109,10 @@ export class ColdFile {
         JOIN documents d ON d.collection = k.collection AND d.id = k.id AND d.cold = 1
         WHERE k.collection = ? AND k.idx = ? AND k.key = ? LIMIT 16`)
       this.coldIds = this.db.prepare<[string], string>('SELECT id FROM documents WHERE collection = ? AND cold = 1').pluck()
+      this.indexKeys = this.db.prepare<[string, string], Buffer>('SELECT key FROM cold_keys WHERE collection = ? AND idx = ?').pluck()
+      this.indexKeyCount = this.db
+        .prepare<[string, string], number>('SELECT count(*) FROM cold_keys WHERE collection = ? AND idx = ?')
+        .pluck()
     } catch (err) {
       this.db.close()
       throw err
@@ -139,7 +150,7 @@ export class ColdFile {
       (rows: Array<{ collection: string; id: string; keys: readonly ColdKey[]; arrays: readonly ColdArray[] }>) => {
         for (const { collection, id, keys, arrays } of rows) {
           markCold.run(collection, id)
-          this.noteCold(collection, id)
+          this.noteCold(collection, id, keys)
           removeKeys.run(collection, id)
           for (const [indexName, key] of keys) putKey.run(collection, indexName, keyBlob(key), id)
           for (const [indexName, field] of arrays) putArray.run(collection, indexName, field)
@@ -174,9 +185,41 @@ export class ColdFile {
     this.idFilters.set(collection, filter)
   }
 
-  /** A document of the collection is being made cold: its id may be read from SQLite from now on. */
-  noteCold(collection: string, id: string): void {
+  /** A document of the collection is being made cold with these index entries: its id and keys may be read from SQLite from now on. */
+  noteCold(collection: string, id: string, keys: readonly ColdKey[]): void {
     this.idFilters.get(collection)?.add(id)
+    if (this.keyFilters.size === 0) return
+    for (const [indexName, key] of keys) this.keyFilters.get(keyFilterName(collection, indexName))?.add(key)
+  }
+
+  /**
+   * From now on, reads of one whole key of this unique index skip SQLite for the keys no cold entry
+   * has: the index's cold keys are read once into a filter, and every document made cold later adds
+   * its own (`noteCold`). `gathered`: the cold entries' keys of an index created just now, which
+   * SQLite does not hold yet (DocumentTable.ensureIndex).
+   */
+  trackKeys(collection: string, indexName: string, gathered?: readonly string[]): void {
+    const name = keyFilterName(collection, indexName)
+    if (gathered) {
+      const filter = new ColdIdFilter(gathered.length)
+      for (const key of gathered) filter.add(key)
+      this.keyFilters.set(name, filter)
+      return
+    }
+    this.reads++
+    const filter = new ColdIdFilter(this.indexKeyCount.get(collection, indexName) ?? 0)
+    for (const key of this.indexKeys.iterate(collection, indexName)) filter.add(keyOfBlob(key))
+    this.keyFilters.set(name, filter)
+  }
+
+  /** The index is dropped: its keys are no longer filtered (a later index of that name is tracked afresh). */
+  untrackKeys(collection: string, indexName: string): void {
+    this.keyFilters.delete(keyFilterName(collection, indexName))
+  }
+
+  /** False when no cold entry of the index has this key; true when one may (or the index's keys are not tracked). */
+  mayHoldKey(collection: string, indexName: string, key: string): boolean {
+    return this.keyFilters.get(keyFilterName(collection, indexName))?.mayHold(key) ?? true
   }
 
   /** The cold document with this id, if any (its JSON). */
@@ -286,6 +329,7 @@ export class ColdFile {
 
   /** The ids of the cold documents holding this exact key in the index (a unique index's whole key). */
   holdersOf(collection: string, indexName: string, key: string): string[] {
+    if (!this.mayHoldKey(collection, indexName, key)) return []
     this.reads++
     return this.keyHolders.all(collection, indexName, keyBlob(key)).map((row) => row.id)
   }
@@ -293,4 +337,9 @@ export class ColdFile {
   close(): void {
     this.db.close()
   }
+}
+
+/** The name a unique index's filter of cold keys is kept under. */
+function keyFilterName(collection: string, indexName: string): string {
+  return `${collection}\0${indexName}`
 }

@@ -35,6 +35,11 @@ export class ColdEntryBatch {
     entry?.arrays.forEach((array, field) => array && this.arrays.add(field))
   }
 
+  /** The keys gathered since the last drain. */
+  gatheredKeys(): string[] {
+    return this.keys.map(([, key]) => key)
+  }
+
   /** The fields found holding an array so far, as `cold_arrays` rows. */
   arrayFields(): ColdArray[] {
     return [...this.arrays].map((field) => [this.indexName, field] as const)

@@ -101,6 +101,7 @@ export class DocumentTable {
 
   restoreIndex(spec: IndexSpec): void {
     this.indexByName.set(spec.name, new SecondaryIndex(this.name, spec))
+    if (spec.unique && this.cold) this.cold.file.trackKeys(this.name, spec.name)
   }
 
   restoreColdArray(indexName: string, field: number): void {
@@ -266,9 +267,15 @@ export class DocumentTable {
     }
     const cover = paths && this.coverOf(plan.index, paths)
     // A document has one entry in an index none of whose fields holds an array: one range meets it once.
-    const once = plan.ranges.length === 1 && plan.index.fields.every((_, field) => !this.holdsColdArray(plan.index, field))
+    const singleEntries = plan.index.fields.every((_, field) => !this.holdsColdArray(plan.index, field))
+    const once = plan.ranges.length === 1 && singleEntries
     const seen = new Set<string>()
+    // Each range is then one whole key of the unique index, which its filter of cold keys may rule out.
+    const wholeUniqueKeys =
+      singleEntries && plan.index.spec.unique && plan.bounds?.fields === plan.index.fields.length && !plan.bounds.range
     for (const range of plan.ranges) {
+      // The range starts at the key; SQLite is asked only when a cold entry may have it.
+      if (wholeUniqueKeys && !file.mayHoldKey(this.name, plan.index.spec.name, range.from)) continue
       for (const row of this.coldEntries(plan.index, range, cover)) {
         if (this.shadowed(row.id)) continue
         if (!once) {
@@ -397,6 +404,8 @@ export class DocumentTable {
     const beforeInMemory = changes.map((change) => this.docs.has(change.id))
     // The entries of the documents going cold (undefined for the others), for the indexes of now: used again below and at eviction.
     const coldEntries: Array<Map<SecondaryIndex, IndexEntry> | undefined> = []
+    // Told to the cold tier's filters once the checks below passed: told before, the documents' own ids and keys would look taken.
+    const goingCold: Array<{ id: string; keys: readonly ColdKey[] }> = []
     changes.forEach((change, i) => {
       // SQLite holds cold index entries only for a document stored cold: one read from the cold tier,
       // or one on its way there; a write of any other document has none to remove.
@@ -415,8 +424,9 @@ export class DocumentTable {
       coldEntries.push(entries)
       if (!entries) ops.push({ collection: this.name, id: change.id, text, ...drops })
       else {
-        ops.push({ collection: this.name, id: change.id, text, cold: true, ...this.coldEntriesOf(after, entries), ...drops })
-        ;(this.cold as ColdSide).file.noteCold(this.name, change.id)
+        const { keys, arrays } = this.coldEntriesOf(after, entries)
+        ops.push({ collection: this.name, id: change.id, text, cold: true, keys, arrays, ...drops })
+        goingCold.push({ id: change.id, keys })
       }
     })
 
@@ -463,6 +473,7 @@ export class DocumentTable {
       for (const step of undo.reverse()) step()
       throw err
     }
+    for (const { id, keys } of goingCold) (this.cold as ColdSide).file.noteCold(this.name, id, keys)
 
     changes.forEach((change, i) => {
       const after = stored[i]
@@ -544,7 +555,10 @@ export class DocumentTable {
     }
     const file = this.cold?.file
     const rows = file && { pages: () => file.scanPages(this.name), shadowed: (id: string) => this.shadowed(id) }
-    if (rows && spec.unique) gatherUniqueColdEntries(index, rows, coldEntries)
+    if (rows && spec.unique) {
+      gatherUniqueColdEntries(index, rows, coldEntries)
+      file.trackKeys(this.name, spec.name, coldEntries.gatheredKeys())
+    }
     this.indexByName.set(spec.name, index)
     const wanted = (): boolean => this.indexByName.get(spec.name) === index
     const revert = (): void => {
@@ -572,6 +586,8 @@ export class DocumentTable {
     const index = this.indexByName.get(name)
     if (!index) return false
     this.indexByName.delete(name)
+    // Restored on a failed drop, the index's cold keys are read from SQLite again: untracked, every key is a maybe.
+    this.cold?.file.untrackKeys(this.name, name)
     const op: JournalOp = { collection: this.name, indexName: name, indexSpec: null }
     await this.journal.append([op], () => this.indexByName.set(name, index))
     return true

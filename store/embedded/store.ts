@@ -2,12 +2,12 @@
  * The embedded store: documents in memory with MongoDB semantics (mingo), every acknowledged write
  * durable in SQLite (written on the journal's own thread) before its call resolves, files under
  * `<dataDir>/files`, and the data dir locked to this process. Documents the cold tier's rules name
- * (cold-tier.ts; the service's are COLD_TIER in store/collections.ts) live in SQLite only once durable.
+ * (cold-tier.ts; the service's are `coldRuleOf` in store/collections.ts) live in SQLite only once durable.
  */
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { type AtomicWrite, type AtomicWriteResult, type Collection, type Document, type Store, UnmatchedWriteError } from '../port.js'
-import { COLD_TIER } from '../collections.js'
+import { coldRuleOf } from '../collections.js'
 import type { StoreLogger } from '../logger.js'
 import { ColdFile } from './cold-file.js'
 import type { ColdTier } from './cold-tier.js'
@@ -28,12 +28,9 @@ const TTL_SWEEP_INTERVAL_MS = 30_000
 export interface EmbeddedStoreOptions {
   dataDir: string
   logger?: StoreLogger
-  /** Which documents live in SQLite only (cold-tier.ts); the service's rules when absent. */
+  /** Which documents live in SQLite only (cold-tier.ts); the service's rules (store/collections.ts `coldRuleOf`) when absent. */
   coldTier?: ColdTier
 }
-
-/** The service's cold rules (store/collections.ts). */
-const serviceColdTier: ColdTier = (collection) => (Object.hasOwn(COLD_TIER, collection) ? COLD_TIER[collection] : undefined)
 
 function assertCollectionName(name: string): void {
   if (name.length === 0 || name.includes('$') || name.includes('\0') || name.startsWith('system.')) {
@@ -75,7 +72,7 @@ export class EmbeddedStore implements Store {
   }
 
   /** Opens (creating if needed) the store in `dataDir`; fails when another store has it open. */
-  static open({ dataDir, logger, coldTier = serviceColdTier }: EmbeddedStoreOptions): EmbeddedStore {
+  static open({ dataDir, logger, coldTier = coldRuleOf }: EmbeddedStoreOptions): EmbeddedStore {
     const started = Date.now()
     mkdirSync(dataDir, { recursive: true })
     const lock = lockDataDir(dataDir)

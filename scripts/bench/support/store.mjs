@@ -9,6 +9,7 @@ import { importBuilt } from './dist.mjs'
 const { openStore } = await importBuilt('store/open.js')
 const { deployExample } = await importBuilt('services/testing/models.js')
 const { Collections } = await importBuilt('store/collections.js')
+const { isDataCollection } = await importBuilt('store/tenant.js')
 
 /** How many copies go to the store in one write. */
 const COPIES_PER_WRITE = 2000
@@ -48,10 +49,26 @@ export async function deployExamples(store, names, tenant) {
 }
 
 /**
+ * The documents of the data collections that hold the instance's business key (what its flow functions
+ * recorded, such as a leave booking), by collection.
+ * @param {any} store @param {string} businessKey @returns {Promise<Array<{ collection: string, docs: any[] }>>}
+ */
+async function recordsOf(store, businessKey) {
+  const records = []
+  for (const collection of await store.listCollections()) {
+    if (!isDataCollection(collection)) continue
+    const docs = await store.collection(collection).find({ businessKey }).toArray()
+    if (docs.length > 0) records.push({ collection, docs })
+  }
+  return records
+}
+
+/**
  * Stores `count` copies of the first stored instance in `processStatus` (its context, its notification and,
- * with `withActivities`, its activities) under new ids, so that a bench runs against a store of that size.
- * `copy` answers a copy's process instance from the template's, and when it gives `lastUpdate`, the copy's
- * context and activities date from then.
+ * with `withActivities`, its activities and the data collection documents holding its business key) under
+ * new ids, so that a bench runs against a store of that size. `copy` answers a copy's process instance
+ * from the template's (the data documents take its business key), and when it gives `lastUpdate`, the
+ * copy's context and activities date from then. Answers how many data documents were copied.
  * @param {any} store
  * @param {{
  *   processStatus: string,
@@ -59,6 +76,7 @@ export async function deployExamples(store, names, tenant) {
  *   withActivities?: boolean,
  *   copy: (template: any, index: number, processInstanceId: string) => { processInstance: any, lastUpdate?: Date },
  * }} how
+ * @returns {Promise<number>}
  */
 export async function storeInstanceCopies(store, { processStatus, count, withActivities = false, copy }) {
   const contexts = store.collection(Collections.contexts)
@@ -69,9 +87,13 @@ export async function storeInstanceCopies(store, { processStatus, count, withAct
   const activities = withActivities
     ? await store.collection(Collections.activities).find({ processInstanceId: template._id }).toArray()
     : []
+  const records = withActivities ? await recordsOf(store, template.businessKey) : []
+  let dataDocuments = 0
   for (let offset = 0; offset < count; offset += COPIES_PER_WRITE) {
     /** @type {{ contexts: object[], notifications: object[], activities: object[] }} */
     const batch = { contexts: [], notifications: [], activities: [] }
+    /** @type {Map<string, object[]>} */
+    const recordCopies = new Map(records.map(({ collection }) => [collection, []]))
     for (let i = offset; i < Math.min(count, offset + COPIES_PER_WRITE); i++) {
       const processInstanceId = randomUUID()
       const { processInstance, lastUpdate } = copy(template.processInstance, i, processInstanceId)
@@ -85,9 +107,16 @@ export async function storeInstanceCopies(store, { processStatus, count, withAct
           processInstanceId,
           timeStamp: lastUpdate?.toISOString() ?? activity.timeStamp,
         })
+      for (const { collection, docs } of records)
+        for (const doc of docs) recordCopies.get(collection)?.push({ ...doc, _id: randomUUID(), businessKey: processInstance.businessKey })
     }
     await contexts.insertMany(batch.contexts)
     if (batch.notifications.length > 0) await store.collection(Collections.notifications).insertMany(batch.notifications)
     if (batch.activities.length > 0) await store.collection(Collections.activities).insertMany(batch.activities)
+    for (const [collection, copies] of recordCopies) {
+      if (copies.length > 0) await store.collection(collection).insertMany(copies)
+      dataDocuments += copies.length
+    }
   }
+  return dataDocuments
 }

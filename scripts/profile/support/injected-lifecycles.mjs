@@ -64,6 +64,8 @@ export async function lifecycleEngine({ prefix }) {
   }
 
   return {
+    /** The engine's store, for a script that looks at what it holds. */
+    store,
     /**
      * @param {number} count @param {number} concurrency
      * @param {(index: number, times: StepTimes) => void} [onEach] told of each lifecycle as it ends, with its place in the order begun
