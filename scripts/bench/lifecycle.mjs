@@ -86,7 +86,7 @@ async function seedInstances(dataDir, count) {
     await storeInstanceCopies(store, {
       processStatus: 'completed',
       count,
-      withActivities: true,
+      withHistory: true,
       copy: (/** @type {any} */ template, /** @type {number} */ i, /** @type {string} */ processInstanceId) => {
         const lastUpdate = new Date(now - Math.floor(Math.random() * 30 * 24 * 3600 * 1000))
         return {

@@ -123,14 +123,14 @@ async function seedHistory(dataDir, now) {
   const started = performance.now()
   let dataDocuments = 0
   await withStore(dataDir, async (store) => {
-    for (const [processStatus, count, withActivities] of /** @type {const} */ ([
+    for (const [processStatus, count, withHistory] of /** @type {const} */ ([
       ['completed', ENDED, true],
       ['running', RUNNING, false],
     ])) {
       dataDocuments += await storeInstanceCopies(store, {
         processStatus,
         count,
-        withActivities,
+        withHistory,
         copy: (/** @type {any} */ template, /** @type {number} */ i, /** @type {string} */ processInstanceId) => {
           const lastUpdate = new Date(now - (i % 365) * DAY_MS - i)
           const businessKey = `LR-${processStatus}-${i}`

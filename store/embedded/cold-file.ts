@@ -199,17 +199,15 @@ export class ColdFile {
    * SQLite does not hold yet (DocumentTable.ensureIndex).
    */
   trackKeys(collection: string, indexName: string, gathered?: readonly string[]): void {
-    const name = keyFilterName(collection, indexName)
-    if (gathered) {
-      const filter = new ColdIdFilter(gathered.length)
-      for (const key of gathered) filter.add(key)
-      this.keyFilters.set(name, filter)
-      return
-    }
-    this.reads++
-    const filter = new ColdIdFilter(this.indexKeyCount.get(collection, indexName) ?? 0)
-    for (const key of this.indexKeys.iterate(collection, indexName)) filter.add(keyOfBlob(key))
-    this.keyFilters.set(name, filter)
+    if (!gathered) this.reads++
+    const filter = new ColdIdFilter(gathered?.length ?? this.indexKeyCount.get(collection, indexName) ?? 0)
+    for (const key of gathered ?? this.storedKeys(collection, indexName)) filter.add(key)
+    this.keyFilters.set(keyFilterName(collection, indexName), filter)
+  }
+
+  /** The index's cold keys as SQLite holds them, read one by one. */
+  private *storedKeys(collection: string, indexName: string): Generator<string> {
+    for (const key of this.indexKeys.iterate(collection, indexName)) yield keyOfBlob(key)
   }
 
   /** The index is dropped: its keys are no longer filtered (a later index of that name is tracked afresh). */

@@ -586,7 +586,7 @@ export class DocumentTable {
     const index = this.indexByName.get(name)
     if (!index) return false
     this.indexByName.delete(name)
-    // Restored on a failed drop, the index's cold keys are read from SQLite again: untracked, every key is a maybe.
+    // Untracked, every key of the index is a maybe: also right for the index a failed drop restores.
     this.cold?.file.untrackKeys(this.name, name)
     const op: JournalOp = { collection: this.name, indexName: name, indexSpec: null }
     await this.journal.append([op], () => this.indexByName.set(name, index))

@@ -65,7 +65,7 @@ async function recordsOf(store, businessKey) {
 
 /**
  * Stores `count` copies of the first stored instance in `processStatus` (its context, its notification and,
- * with `withActivities`, its activities and the data collection documents holding its business key) under
+ * with `withHistory`, its activities and the data collection documents holding its business key) under
  * new ids, so that a bench runs against a store of that size. `copy` answers a copy's process instance
  * from the template's (the data documents take its business key), and when it gives `lastUpdate`, the
  * copy's context and activities date from then. Answers how many data documents were copied.
@@ -73,21 +73,19 @@ async function recordsOf(store, businessKey) {
  * @param {{
  *   processStatus: string,
  *   count: number,
- *   withActivities?: boolean,
+ *   withHistory?: boolean,
  *   copy: (template: any, index: number, processInstanceId: string) => { processInstance: any, lastUpdate?: Date },
  * }} how
  * @returns {Promise<number>}
  */
-export async function storeInstanceCopies(store, { processStatus, count, withActivities = false, copy }) {
+export async function storeInstanceCopies(store, { processStatus, count, withHistory = false, copy }) {
   const contexts = store.collection(Collections.contexts)
   const [template] = await contexts.find({ processStatus }, { limit: 1 }).toArray()
   if (!template) throw new Error(`no ${processStatus} instance to copy`)
   const notification = await store.collection(Collections.notifications).findOne({ _id: template._id })
   /** @type {any[]} */
-  const activities = withActivities
-    ? await store.collection(Collections.activities).find({ processInstanceId: template._id }).toArray()
-    : []
-  const records = withActivities ? await recordsOf(store, template.businessKey) : []
+  const activities = withHistory ? await store.collection(Collections.activities).find({ processInstanceId: template._id }).toArray() : []
+  const records = withHistory ? await recordsOf(store, template.businessKey) : []
   let dataDocuments = 0
   for (let offset = 0; offset < count; offset += COPIES_PER_WRITE) {
     /** @type {{ contexts: object[], notifications: object[], activities: object[] }} */
