@@ -12,7 +12,8 @@
  *   not a store that could answer a query);
  * - `merged ×N`: N consecutive batches as one (what larger group commits would save).
  *
- * It also times the hand-off itself, the writer's `postMessage` of each batch on the engine's thread
+ * It also times the hand-off itself, the writer's `postMessage` of each batch's bytes on the engine's thread
+ * (after the writer encoded them, store/embedded/journal-batch.ts, which is not in the figure)
  * (wall time: it includes waking the journal thread, and any time the engine's thread then waits for
  * a core).
  *
@@ -39,6 +40,7 @@ const SLICE = 50
 
 const { JournalFile, openDatabase, prepareLayout } = await importBuilt('store/embedded/journal.js')
 const { DATABASE_FILE } = await importBuilt('store/embedded/store.js')
+const { decodeBatch } = await importBuilt('store/embedded/journal-batch.js')
 
 /** @typedef {Array<Record<string, unknown>>} Batch */
 
@@ -58,7 +60,8 @@ async function capturedBatches() {
   /** @param {any} message the writer's request (journal-writer.ts JournalRequest) @param {any} [transfer] */
   Worker.prototype.postMessage = function capture(message, transfer) {
     if (!capturing || message?.kind !== 'batch') return post.call(this, message, transfer)
-    batches.push(message.ops)
+    // Read before the post: it transfers the batch's bytes away.
+    batches.push(decodeBatch(message.bytes))
     const started = performance.now()
     post.call(this, message, transfer)
     handOffMs.push(performance.now() - started)

@@ -5,6 +5,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads'
 import { JournalFile } from './journal.js'
+import { decodeBatch } from './journal-batch.js'
 import type { JournalReply, JournalRequest } from './journal-writer.js'
 
 const port = parentPort
@@ -32,7 +33,7 @@ port.on('message', (request: JournalRequest) => {
   let reply: JournalReply
   try {
     if (!file) throw openError ?? new Error('the journal is not open')
-    file.apply(request.ops)
+    file.apply(decodeBatch(request.bytes))
     reply = { seq: request.seq }
   } catch (error) {
     reply = { seq: request.seq, error: failure(error) }

@@ -6,8 +6,8 @@
  * Group commit: a batch leaves once the task its first write was made in has run (with its promise
  * continuations), one batch is in flight at a time, and whatever arrives meanwhile goes out as the
  * next batch, in one transaction. Batches commit in the order the writes were applied, so a write is never durable
- * before one it could have seen. Few, large messages: each one costs both threads far more than the
- * bytes it carries.
+ * before one it could have seen. Few, large messages, each one buffer (journal-batch.ts): a message
+ * costs both threads far more than the bytes it carries.
  *
  * SQLite's checkpoints, which copy the write-ahead log into the database file, run on a thread of
  * their own (checkpointer.ts), so that no commit waits for one.
@@ -18,8 +18,10 @@
 import { Worker } from 'node:worker_threads'
 import { Checkpointer } from './checkpointer.js'
 import type { JournalOp } from './journal.js'
+import { encodeBatch } from './journal-batch.js'
 
-export type JournalRequest = { kind: 'batch'; seq: number; ops: readonly JournalOp[] } | { kind: 'close' }
+/** A batch travels as its bytes (journal-batch.ts), transferred to the thread. */
+export type JournalRequest = { kind: 'batch'; seq: number; bytes: Uint8Array } | { kind: 'close' }
 export interface JournalReply {
   seq: number
   error?: { message: string; code?: string }
@@ -117,7 +119,8 @@ export class JournalWriter {
     const ops = batch.length === 1 ? (batch[0] as PendingWrite).ops : batch.flatMap((write) => write.ops)
     this.worker.ref()
     if (this.commitListener) this.sentAt = performance.now()
-    this.worker.postMessage({ kind: 'batch', seq: ++this.seq, ops } satisfies JournalRequest)
+    const bytes = encodeBatch(ops)
+    this.worker.postMessage({ kind: 'batch', seq: ++this.seq, bytes } satisfies JournalRequest, [bytes.buffer])
   }
 
   private settle(reply: JournalReply): void {
