@@ -7,7 +7,7 @@
  * answers (the journal thread never waits for them: WAL readers and the writer do not block).
  */
 import type Database from 'better-sqlite3'
-import { ColdIdFilter } from './cold-ids.js'
+import { ColdFilters } from './cold-filters.js'
 import { decodeDocument } from './document-codec.js'
 import { entriesOfGroupedRow, type GroupedRow, groupedPageSql, type KeyEntry } from './grouped-key-pages.js'
 import { type ColdArray, type ColdKey, keyBlob, keyOfBlob, openDatabase, prepareLayout } from './journal.js'
@@ -63,16 +63,15 @@ export class ColdFile {
   private readonly groupedKeyPages: EntryPages<GroupedRow>
   private readonly keyPages: EntryPages<KeyRow>
   private readonly keyHolders: Database.Statement<[string, string, Buffer], { id: string }>
-  private readonly coldIds: Database.Statement<[string], string>
-  private readonly indexKeys: Database.Statement<[string, string], Buffer>
+  private readonly coldIdPage: Database.Statement<[string, string, number], string>
+  private readonly indexKeyPage: Database.Statement<[string, string, Buffer, number], Buffer>
   private readonly indexKeyCount: Database.Statement<[string, string], number>
-  /** The collections whose cold ids are filtered in memory (`trackIds`): a read by id goes to SQLite only when the filter says maybe. */
-  private readonly idFilters = new Map<string, ColdIdFilter>()
   /**
-   * The same filter of the keys of a unique index's cold entries (`trackKeys`), by `keyFilterName`:
-   * a read or a uniqueness check of one whole key goes to SQLite only when the filter says maybe.
+   * The collections whose cold ids are filtered in memory (`trackIds`, by `idFilterName`): a read by
+   * id goes to SQLite only when the filter says maybe. The same for the keys of a unique index's cold
+   * entries (`trackKeys`, by `keyFilterName`): a read or a uniqueness check of one whole key.
    */
-  private readonly keyFilters = new Map<string, ColdIdFilter>()
+  private readonly filters = new ColdFilters()
 
   constructor(file: string) {
     this.db = openDatabase(file)
@@ -108,8 +107,17 @@ export class ColdFile {
       this.keyHolders = this.db.prepare(`SELECT k.id AS id FROM cold_keys k
         JOIN documents d ON d.collection = k.collection AND d.id = k.id AND d.cold = 1
         WHERE k.collection = ? AND k.idx = ? AND k.key = ? LIMIT 16`)
-      this.coldIds = this.db.prepare<[string], string>('SELECT id FROM documents WHERE collection = ? AND cold = 1').pluck()
-      this.indexKeys = this.db.prepare<[string, string], Buffer>('SELECT key FROM cold_keys WHERE collection = ? AND idx = ?').pluck()
+      this.coldIdPage = this.db
+        .prepare<[string, string, number], string>(
+          'SELECT id FROM documents WHERE collection = ? AND cold = 1 AND id > ? ORDER BY id LIMIT ?',
+        )
+        .pluck()
+      // A key repeated for several ids is read once: `key >` skips its other rows.
+      this.indexKeyPage = this.db
+        .prepare<[string, string, Buffer, number], Buffer>(
+          'SELECT key FROM cold_keys WHERE collection = ? AND idx = ? AND key > ? ORDER BY key LIMIT ?',
+        )
+        .pluck()
       this.indexKeyCount = this.db
         .prepare<[string, string], number>('SELECT count(*) FROM cold_keys WHERE collection = ? AND idx = ?')
         .pluck()
@@ -174,50 +182,54 @@ export class ColdFile {
 
   /**
    * From now on, reads of the collection's documents by id skip SQLite for the ids no cold document
-   * can have: its cold ids are read once (the `documents_cold` index alone) into a filter, and every
-   * document made cold later is added (`noteCold`). For collections whose inserts bring ids that may
-   * be cold; not for those of fresh ids only (their inserts are never looked up).
+   * can have, once the filter of its cold ids is full: they are read in the background (the
+   * `documents_cold` index alone, cold-filters.ts), and every document made cold from now on is added
+   * (`noteCold`). For collections whose inserts bring ids that may be cold; not for those of fresh
+   * ids only (their inserts are never looked up).
    */
   trackIds(collection: string): void {
-    if (this.idFilters.has(collection)) return
-    const filter = new ColdIdFilter(this.countCold(collection))
-    for (const id of this.coldIds.iterate(collection)) filter.add(id)
-    this.idFilters.set(collection, filter)
+    const name = idFilterName(collection)
+    if (this.filters.has(name)) return
+    this.filters.trackStored<string>(name, this.countCold(collection), (after, limit) =>
+      this.coldIdPage.all(collection, after ?? '', limit).map((id) => ({ value: id, cursor: id })),
+    )
   }
 
   /** A document of the collection is being made cold with these index entries: its id and keys may be read from SQLite from now on. */
   noteCold(collection: string, id: string, keys: readonly ColdKey[]): void {
-    this.idFilters.get(collection)?.add(id)
-    if (this.keyFilters.size === 0) return
-    for (const [indexName, key] of keys) this.keyFilters.get(keyFilterName(collection, indexName))?.add(key)
+    if (this.filters.size === 0) return
+    this.filters.add(idFilterName(collection), id)
+    for (const [indexName, key] of keys) this.filters.add(keyFilterName(collection, indexName), key)
   }
 
   /**
    * From now on, reads of one whole key of this unique index skip SQLite for the keys no cold entry
-   * has: the index's cold keys are read once into a filter, and every document made cold later adds
-   * its own (`noteCold`). `gathered`: the cold entries' keys of an index created just now, which
-   * SQLite does not hold yet (DocumentTable.ensureIndex).
+   * has: the index's cold keys are read into a filter in the background, and every document made
+   * cold from now on adds its own (`noteCold`). `gathered`: the cold entries' keys of an index
+   * created just now, which SQLite does not hold yet (DocumentTable.ensureIndex): its filter is full at once.
    */
   trackKeys(collection: string, indexName: string, gathered?: readonly string[]): void {
-    if (!gathered) this.reads++
-    const filter = new ColdIdFilter(gathered?.length ?? this.indexKeyCount.get(collection, indexName) ?? 0)
-    for (const key of gathered ?? this.storedKeys(collection, indexName)) filter.add(key)
-    this.keyFilters.set(keyFilterName(collection, indexName), filter)
-  }
-
-  /** The index's cold keys as SQLite holds them, read one by one. */
-  private *storedKeys(collection: string, indexName: string): Generator<string> {
-    for (const key of this.indexKeys.iterate(collection, indexName)) yield keyOfBlob(key)
+    const name = keyFilterName(collection, indexName)
+    if (gathered) return this.filters.trackGiven(name, gathered)
+    this.reads++
+    this.filters.trackStored<Buffer>(name, this.indexKeyCount.get(collection, indexName) ?? 0, (after, limit) =>
+      this.indexKeyPage.all(collection, indexName, after ?? Buffer.alloc(0), limit).map((key) => ({ value: keyOfBlob(key), cursor: key })),
+    )
   }
 
   /** The index is dropped: its keys are no longer filtered (a later index of that name is tracked afresh). */
   untrackKeys(collection: string, indexName: string): void {
-    this.keyFilters.delete(keyFilterName(collection, indexName))
+    this.filters.untrack(keyFilterName(collection, indexName))
   }
 
-  /** False when no cold entry of the index has this key; true when one may (or the index's keys are not tracked). */
+  /** False when no cold entry of the index has this key; true when one may (or the index's keys are not filtered yet). */
   mayHoldKey(collection: string, indexName: string, key: string): boolean {
-    return this.keyFilters.get(keyFilterName(collection, indexName))?.mayHold(key) ?? true
+    return this.filters.mayHold(keyFilterName(collection, indexName), key)
+  }
+
+  /** Resolves once the filters tracked so far hold everything SQLite held (`trackIds`, `trackKeys`). */
+  filtersFilled(): Promise<void> {
+    return this.filters.filled()
   }
 
   /** The cold document with this id, if any (its JSON). */
@@ -237,7 +249,7 @@ export class ColdFile {
   }
 
   private mayBeCold(collection: string, id: string): boolean {
-    return this.idFilters.get(collection)?.mayHold(id) ?? true
+    return this.filters.mayHold(idFilterName(collection), id)
   }
 
   hasCold(collection: string): boolean {
@@ -333,11 +345,17 @@ export class ColdFile {
   }
 
   close(): void {
+    this.filters.close()
     this.db.close()
   }
 }
 
+/** The name a collection's filter of cold ids is kept under. */
+function idFilterName(collection: string): string {
+  return `ids\0${collection}`
+}
+
 /** The name a unique index's filter of cold keys is kept under. */
 function keyFilterName(collection: string, indexName: string): string {
-  return `${collection}\0${indexName}`
+  return `keys\0${collection}\0${indexName}`
 }

@@ -38,6 +38,8 @@ const booking = (n: number) => ({ _id: `b${n}`, businessKey: `LR-${n}`, days: n 
  * inserts it. Neither may read SQLite for a key no cold booking holds; a held one is found and refused.
  */
 async function checkKeys(t: Tap, store: EmbeddedStore, held: number[], fresh: number): Promise<void> {
+  // The filters fill after the open (cold-filters.ts); until then these reads would go to SQLite.
+  await store.coldFiltersFilled()
   const bookings = store.collection(BOOKINGS)
   const reads = store.coldTierReads
   t.equal(await bookings.findOne({ businessKey: `LR-${fresh}` }), null, 'a fresh key is not found')

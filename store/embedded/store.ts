@@ -101,6 +101,14 @@ export class EmbeddedStore implements Store {
     return this.coldFile.reads
   }
 
+  /**
+   * Resolves once the cold tier's filters of ids and keys hold what SQLite held at open: they fill in
+   * the background (cold-filters.ts), and until then the reads they would spare go to SQLite.
+   */
+  coldFiltersFilled(): Promise<void> {
+    return this.coldFile.filtersFilled()
+  }
+
   observeJournal(listener: JournalCommitListener): void {
     this.journal.onCommit(listener)
   }
