@@ -26,6 +26,11 @@ function pagesOf(values: string[]): { page: ValuePage<string>; pagesRead: () => 
 }
 
 const STORED = ['b1', 'b2', 'b3', 'b4']
+
+/** Resolves once `done` holds, looking after every turn of the event loop. */
+async function until(done: () => boolean): Promise<void> {
+  while (!done()) await new Promise((resolve) => setImmediate(resolve))
+}
 const NEVER_STORED = Array.from({ length: 50 }, (_, i) => `fresh-${i}`)
 
 t.test('a filter says maybe to everything until it is full, then rules out what SQLite does not hold', async (t) => {
@@ -38,7 +43,7 @@ t.test('a filter says maybe to everything until it is full, then rules out what 
     'while filling, every question goes to SQLite',
   )
   await filters.filled()
-  t.equal(pagesRead(), STORED.length + 1, 'a page per turn, the last one short')
+  t.equal(pagesRead(), STORED.length + 1, 'a page at a time, the last one short')
   t.ok(
     STORED.every((value) => filters.mayHold('ids', value)),
     'every stored value may be held',
@@ -48,9 +53,9 @@ t.test('a filter says maybe to everything until it is full, then rules out what 
 
 t.test('a value made cold while its filter fills is in it once full, though the pages had passed its place', async (t) => {
   const filters = new ColdFilters(1)
-  filters.trackStored('ids', STORED.length, pagesOf(STORED).page)
-  await new Promise((resolve) => setImmediate(resolve))
-  await new Promise((resolve) => setImmediate(resolve))
+  const { page, pagesRead } = pagesOf(STORED)
+  filters.trackStored('ids', STORED.length, page)
+  await until(() => pagesRead() >= 2)
   // 'a0' sorts before the pages' cursor: only the write's own `add` can put it in the filter.
   filters.add('ids', 'a0')
   await filters.filled()
@@ -64,7 +69,7 @@ t.test('a filter dropped while it fills stops reading; one whose page fails stay
   filters.trackStored('failing', 0, () => {
     throw new Error('the file is gone')
   })
-  await new Promise((resolve) => setImmediate(resolve))
+  await until(() => dropped.pagesRead() >= 1)
   filters.untrack('dropped')
   await filters.filled()
   t.equal(dropped.pagesRead(), 1, 'no page after the drop')

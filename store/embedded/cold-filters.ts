@@ -1,8 +1,10 @@
 /**
  * The in-memory filters of what the cold tier holds (cold-ids.ts): a collection's cold ids, a unique
  * index's cold keys. A filter SQLite already holds values for is filled in the background after the
- * open, a page of rows per turn of the event loop, so that a store with millions of cold documents
- * serves at once instead of reading them all first (docs/performance.md#cold-filters-filled-after-the-open).
+ * open, a page of rows at a time with a pause as long as the page took after each, so that a store
+ * with millions of cold documents serves at once instead of reading them all first, and the fill
+ * takes at most about half of the thread from the requests it serves meanwhile
+ * (docs/performance.md#cold-filters-filled-after-the-open).
  * Until a filter is full it answers "maybe" for everything, which sends the question to SQLite, as
  * if there were no filter: slower, never wrong.
  *
@@ -12,8 +14,8 @@
  */
 import { ColdIdFilter } from './cold-ids.js'
 
-/** Rows a turn reads into a filter being filled: about 10 ms of the store's thread on the slowest VM measured. */
-export const FILL_PAGE_ROWS = 4096
+/** Rows a page reads into a filter being filled: about 2 ms of the store's thread on the slowest VM measured. */
+export const FILL_PAGE_ROWS = 1024
 
 /** Reads the values that follow `after` (all of them from the start when undefined), at most `limit`, in order. */
 export type ValuePage<Cursor> = (after: Cursor | undefined, limit: number) => Array<{ value: string; cursor: Cursor }>
@@ -102,11 +104,14 @@ export class ColdFilters {
 
   private async fillInTurns(): Promise<void> {
     try {
+      let pauseMs = 0
       while (!this.closed && this.fills.length > 0) {
-        await new Promise<void>((resolve) => setImmediate(resolve))
+        await new Promise<void>((resolve) => setTimeout(resolve, pauseMs))
         if (this.closed) return
         const fill = this.fills[0] as () => boolean
+        const started = performance.now()
         if (this.filledWithoutFailure(fill)) this.fills.shift()
+        pauseMs = performance.now() - started
       }
     } finally {
       this.filling = undefined
