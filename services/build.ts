@@ -13,7 +13,7 @@ import { BODY_LIMIT_BYTES, serverOptions } from '../plugins/service-base/server-
 import { discardUnreadBodies } from '../lib/server/unread-body.js'
 import type { Store } from '../store/port.js'
 import { consoleAddress } from './gateway/console/address.js'
-import type { InjectableEngine } from './gateway/proxy/in-process-engine.js'
+import type { InProcessEngine } from './gateway/proxy/in-process-engine.js'
 
 export type ServiceKind = 'engine' | 'gateway'
 
@@ -28,7 +28,7 @@ export interface BuildOptions {
   /** The engine's clock (tests move it); the system clock when not given. */
   clock?: Clock
   /** A gateway's engine of the same thread, reached without HTTP (the all-in-one); none, the gateway proxies to ENGINE_URL. */
-  inProcessEngine?: InjectableEngine
+  inProcessEngine?: InProcessEngine
 }
 
 export async function buildService(kind: ServiceKind, options: BuildOptions): Promise<FastifyInstance> {

@@ -2,7 +2,7 @@
 // @ts-check
 /**
  * The engine's cost per workflow request, without HTTP: leave-request lifecycles (start via
- * `POST /context`, submit, approve) through `inject` on an engine over a temporary embedded store,
+ * `POST /context`, submit, approve) routed in-process into an engine over a temporary embedded store,
  * `concurrency` of them at a time. Prints, after a warm-up quarter, the mean latency of each request
  * and the main thread's busy time per lifecycle (its event-loop utilisation): the figure that bounds
  * throughput, since the store's SQLite writes run on their own thread. Run it under
@@ -10,7 +10,7 @@
  *
  * Usage: npx tsc -p . && node scripts/profile/engine-requests.mjs [lifecycles=1000] [concurrency=16]
  */
-import { lifecycleEngine } from './support/injected-lifecycles.mjs'
+import { lifecycleEngine } from './support/in-process-lifecycles.mjs'
 
 const LIFECYCLES = Number(process.argv[2] ?? 1000)
 const CONCURRENCY = Number(process.argv[3] ?? 16)

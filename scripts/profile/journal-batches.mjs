@@ -2,7 +2,7 @@
 // @ts-check
 /**
  * What the embedded store's journal thread pays per commit, measured apart from everything else:
- * leave-request lifecycles run through `inject` on an engine (support/injected-lifecycles.mjs), the
+ * leave-request lifecycles run routed in-process into an engine (support/in-process-lifecycles.mjs), the
  * batches its journal writer hands to the journal thread are kept, and then applied again into fresh
  * SQLite files with the store's own `JournalFile` (store/embedded/journal.ts), which is what the
  * thread runs. Each variant is applied `rounds` times, a fresh file each, the variants alternating:
@@ -30,7 +30,7 @@ import { join } from 'node:path'
 import { Worker } from 'node:worker_threads'
 import { importBuilt } from '../bench/support/dist.mjs'
 import { median, percentile } from '../bench/support/stats.mjs'
-import { lifecycleEngine } from './support/injected-lifecycles.mjs'
+import { lifecycleEngine } from './support/in-process-lifecycles.mjs'
 
 const LIFECYCLES = Number(process.argv[2] ?? 2000)
 const CONCURRENCY = Number(process.argv[3] ?? 16)

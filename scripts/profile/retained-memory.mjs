@@ -1,15 +1,15 @@
 #!/usr/bin/env node
 // @ts-check
 /**
- * What a lifecycle leaves behind in memory: leave-request lifecycles through `inject` on an engine
- * over a temporary embedded store (support/injected-lifecycles.mjs), the heap measured after a full
+ * What a lifecycle leaves behind in memory: leave-request lifecycles routed in-process into an engine
+ * over a temporary embedded store (support/in-process-lifecycles.mjs), the heap measured after a full
  * garbage collection once a warm-up is done and again after `lifecycles` more. Every lifecycle ends
  * its instance, so what stays is history the store should have let go of (docs/performance.md#what-a-lifecycle-leaves-in-memory):
  * prints the heap retained per lifecycle and the documents each collection still holds in memory.
  *
  * Usage: npx tsc -p . && node --expose-gc scripts/profile/retained-memory.mjs [lifecycles=20000] [concurrency=16]
  */
-import { lifecycleEngine } from './support/injected-lifecycles.mjs'
+import { lifecycleEngine } from './support/in-process-lifecycles.mjs'
 
 const LIFECYCLES = Number(process.argv[2] ?? 20_000)
 const CONCURRENCY = Number(process.argv[3] ?? 16)

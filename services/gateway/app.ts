@@ -31,7 +31,7 @@ import notificationRepository from './notify/repository.js'
 import notifyRoutes from './notify/routes.js'
 import notificationUpserts from './notify/service.js'
 import type { ProxyRouteTable } from './proxy/route-table.js'
-import type { InjectableEngine } from './proxy/in-process-engine.js'
+import type { InProcessEngine } from './proxy/in-process-engine.js'
 import proxy from './proxy/routes.js'
 import settingsRoutes from './settings/routes.js'
 import settingsService from './settings/service.js'
@@ -52,7 +52,7 @@ export interface GatewayAppOptions {
   /** The log rings of the services running in this process (the log stream serves them). */
   logRings: LogRings
   /** The engine of this thread, which the proxy reaches without HTTP (the all-in-one); absent, it proxies to ENGINE_URL. */
-  inProcessEngine?: InjectableEngine | undefined
+  inProcessEngine?: InProcessEngine | undefined
 }
 
 export default async function gatewayApp(app: FastifyInstance, options: GatewayAppOptions): Promise<void> {

@@ -13,7 +13,7 @@ import type { LogRings } from '../../plugins/logging/ring.js'
 import { openStore } from '../../store/open.js'
 import type { Store } from '../../store/port.js'
 import { buildService, type ServiceKind } from '../build.js'
-import type { InjectableEngine } from '../gateway/proxy/in-process-engine.js'
+import type { InProcessEngine } from '../gateway/proxy/in-process-engine.js'
 
 /** The subset of a tap Test the harness needs, so it works with any test object. */
 export interface Teardown {
@@ -61,7 +61,7 @@ export interface StartOptions {
   /** The engine's clock (testing/clock.ts); the system clock when not given. */
   clock?: Clock
   /** A gateway's engine reached without HTTP, as the all-in-one's is. */
-  inProcessEngine?: InjectableEngine
+  inProcessEngine?: InProcessEngine
 }
 
 /** Builds the service as production does and listens on an ephemeral port; closed on teardown. */

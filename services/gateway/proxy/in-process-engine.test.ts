@@ -1,6 +1,6 @@
 /**
  * The proxy with an engine of its own thread (the all-in-one's): requests the gateway can hand over
- * whole are injected into the engine's Fastify instance, what must stream still goes over HTTP, and
+ * whole are routed into the engine's Fastify instance without a socket, what must stream still goes over HTTP, and
  * the client sees the same answers, headers and failures either way.
  */
 import t from 'tap'
@@ -104,7 +104,11 @@ t.test('an in-process engine slower than the route timeout answers 504 fm5040', 
 })
 
 t.test('an in-process engine that cannot take the request answers 502 fm5020', async (t) => {
-  const engine = { inject: () => Promise.reject(new Error('the engine is closed')) }
+  const engine = {
+    routing: () => {
+      throw new Error('the engine is closed')
+    },
+  }
   const gateway = await startService(t, 'gateway', { config: { engineUrl: 'http://127.0.0.1:1' }, inProcessEngine: engine })
   const failed = await fetch(`${gateway.url}/note/add`, { ...JSON_POST, body: '{}' })
   t.equal(failed.status, 502)

@@ -29,7 +29,7 @@ import { meteredBody, overflowed } from './body-meter.js'
 import { clientAnswerHeaders, engineRequestHeaders } from './headers.js'
 import { buildRouteTable, type ForwardingOf, type ProxyRouteTable, type ProxyTarget, routeKey } from './route-table.js'
 import { LongPolls } from './long-polls.js'
-import { type InjectableEngine, injectForwarded } from './in-process-engine.js'
+import { forwardInProcess, type InProcessEngine } from './in-process-engine.js'
 
 /** The type the engine is told a body read whole has: the client's, or bytes of no declared type. */
 function bodyContentType(request: FastifyRequest): string {
@@ -55,7 +55,7 @@ export interface ProxyPluginOptions {
   /** Upstream durations and failures are recorded here; null, nothing is measured. */
   metrics?: GatewayMetrics | null
   /** The engine of this thread, reached without HTTP (the all-in-one); absent, every request goes to ENGINE_URL. */
-  inProcessEngine?: InjectableEngine | undefined
+  inProcessEngine?: InProcessEngine | undefined
 }
 
 declare module 'fastify' {
@@ -178,8 +178,8 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
    * (the client's, `host` the engine's, the body's length and type), the answer's as it would copy
    * them back.
    */
-  async function forwardInProcess(
-    engineApp: InjectableEngine,
+  async function answerInProcess(
+    engineApp: InProcessEngine,
     request: FastifyRequest,
     reply: AnyReply,
     target: ProxyTarget,
@@ -198,7 +198,7 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
     const url = queryAt === -1 ? path : path + request.url.slice(queryAt)
     let answered
     try {
-      answered = await injectForwarded(engineApp, {
+      answered = await forwardInProcess(engineApp, {
         method: request.method,
         url,
         headers: forwarded,
@@ -231,7 +231,7 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
     // In-process unless it must stream: a raw answer (file bytes), a long poll (its wait ends when
     // the client leaves) or a body still arriving.
     if (inProcess && !target.raw && !longPolls.isLongPoll(request) && (request.body === undefined || Buffer.isBuffer(request.body))) {
-      forwardInProcess(inProcess, request, reply as AnyReply, target, path).catch((error: unknown) => reply.send(error))
+      answerInProcess(inProcess, request, reply as AnyReply, target, path).catch((error: unknown) => reply.send(error))
       return
     }
     // A body read whole goes as it came: reply-from would JSON-encode a parsed body of a JSON type.
