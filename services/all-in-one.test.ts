@@ -3,8 +3,9 @@
  * reaching it in-process (the default), and the gateway on a worker thread of its own
  * (ALL_IN_ONE_GATEWAY=thread), which crosses the thread boundary to the store and over HTTP to the
  * engine. Everything a client reaches goes through the gateway: the store (users, models), the proxy
- * to the engine, the log stream of both services, stdout, and a graceful shutdown with a request in
- * flight (a streamed upload, which goes over HTTP in either shape).
+ * to the engine, the log stream of both services, stdout, a small upload read whole (in-process on
+ * the main thread) and downloaded back, and a graceful shutdown with a request in flight (a streamed
+ * upload, which goes over HTTP in either shape).
  */
 import { PassThrough } from 'node:stream'
 import t from 'tap'
@@ -75,10 +76,48 @@ for (const gateway of ['main', 'thread'] as const) {
       t.ok(tracedBy('workflow-gateway')(stdout), "the gateway's lines reach stdout")
       t.ok(tracedBy('workflow-engine')(stdout), "and so do the engine's, every line whole JSON")
 
-      // An upload whose body is still arriving when SIGTERM comes: it finishes before the process ends.
       const employee = new WorkflowClient({ baseUrl: gatewayUrl, organizationId: 'acme', appId: 'hr', userId: outcome.employee.userId })
       const started = await employee.post('/context', { body: { processId: 'leave-request', input: { days: 1 } } })
       const instance = started.context.processInstance
+
+      // A small upload of a declared length is read whole by the gateway (in-process on the main
+      // thread): the engine's multipart parser reads it, and the download (over HTTP) gives it back.
+      const contents = Buffer.from('%PDF-1.4 a note, read whole')
+      const form = new FormData()
+      form.append(
+        'fields',
+        JSON.stringify({
+          organizationId: 'acme',
+          appId: 'hr',
+          processId: 'leave-request',
+          processInstanceId: instance.processInstanceId,
+          businessKey: instance.businessKey,
+          taskDefinitionKey: 'request',
+          taskId: started.formContext.task!.taskId,
+          label: 'Note',
+          fileName: 'whole.pdf',
+        }),
+      )
+      form.append('fileBody', new Blob([contents], { type: 'application/pdf' }), 'whole.pdf')
+      const encoded = new Request(gatewayUrl, { method: 'POST', body: form })
+      const whole = await fetch(`${gatewayUrl}/file/upload`, {
+        method: 'POST',
+        headers: { user: outcome.employee.userId, 'content-type': encoded.headers.get('content-type')! },
+        body: Buffer.from(await encoded.arrayBuffer()),
+      })
+      const stored = (await whole.json()) as { data: { storageHandle: string; fileName: string } }
+      t.equal(whole.status, 200, 'the whole upload is stored')
+      t.equal(stored.data.fileName, 'whole.pdf')
+      const downloaded = await employee.downloadFile({
+        processId: 'leave-request',
+        processInstanceId: instance.processInstanceId,
+        storageHandle: stored.data.storageHandle,
+      })
+      const chunks: Buffer[] = []
+      for await (const chunk of downloaded.stream) chunks.push(chunk as Buffer)
+      t.ok(Buffer.concat(chunks).equals(contents), 'and comes back byte for byte')
+
+      // An upload whose body is still arriving when SIGTERM comes: it finishes before the process ends.
       const body = new PassThrough()
       body.write('the first half, ')
       const upload = employee.uploadFile(
