@@ -79,25 +79,21 @@ for (const gateway of ['main', 'thread'] as const) {
       const employee = new WorkflowClient({ baseUrl: gatewayUrl, organizationId: 'acme', appId: 'hr', userId: outcome.employee.userId })
       const started = await employee.post('/context', { body: { processId: 'leave-request', input: { days: 1 } } })
       const instance = started.context.processInstance
+      const fileOfTheTask = (fileName: string) => ({
+        processId: 'leave-request',
+        processInstanceId: instance.processInstanceId,
+        businessKey: instance.businessKey,
+        taskDefinitionKey: 'request',
+        taskId: started.formContext.task!.taskId,
+        label: 'Note',
+        fileName,
+      })
 
       // A small upload of a declared length is read whole by the gateway (in-process on the main
       // thread): the engine's multipart parser reads it, and the download (over HTTP) gives it back.
       const contents = Buffer.from('%PDF-1.4 a note, read whole')
       const form = new FormData()
-      form.append(
-        'fields',
-        JSON.stringify({
-          organizationId: 'acme',
-          appId: 'hr',
-          processId: 'leave-request',
-          processInstanceId: instance.processInstanceId,
-          businessKey: instance.businessKey,
-          taskDefinitionKey: 'request',
-          taskId: started.formContext.task!.taskId,
-          label: 'Note',
-          fileName: 'whole.pdf',
-        }),
-      )
+      form.append('fields', JSON.stringify({ organizationId: 'acme', appId: 'hr', ...fileOfTheTask('whole.pdf') }))
       form.append('fileBody', new Blob([contents], { type: 'application/pdf' }), 'whole.pdf')
       const encoded = new Request(gatewayUrl, { method: 'POST', body: form })
       const whole = await fetch(`${gatewayUrl}/file/upload`, {
@@ -120,19 +116,10 @@ for (const gateway of ['main', 'thread'] as const) {
       // An upload whose body is still arriving when SIGTERM comes: it finishes before the process ends.
       const body = new PassThrough()
       body.write('the first half, ')
-      const upload = employee.uploadFile(
-        {
-          processId: 'leave-request',
-          processInstanceId: instance.processInstanceId,
-          businessKey: instance.businessKey,
-          taskDefinitionKey: 'request',
-          taskId: started.formContext.task!.taskId,
-          label: 'Note',
-          fileName: 'note.txt',
-        },
-        body,
-        { contentType: 'text/plain', headers: { lplogclientid: CLIENT_ID } },
-      )
+      const upload = employee.uploadFile(fileOfTheTask('note.txt'), body, {
+        contentType: 'text/plain',
+        headers: { lplogclientid: CLIENT_ID },
+      })
       // In flight: the engine has the request (its first bytes), the client still sends.
       await engineLines.waitFor(
         (s) => s.events().some((event) => event.includes('"url":"/file/upload"') && event.includes('incoming request')),

@@ -10,7 +10,11 @@
  * - gateway: through the gateway;
  * - passthrough: through a bare Fastify + @fastify/http-proxy with the library's defaults
  *   (support/passthrough-proxy.mjs), the floor the library chain alone sets;
- * - nginx: through nginx (support/nginx.mjs), when `nginx` is on PATH; skipped, and said so, when not.
+ * - nginx: through nginx (support/nginx.mjs), when `nginx` is on PATH; skipped, and said so, when not;
+ * - all-in-one: through the gateway of an all-in-one of its own (its own data dir, user and instance),
+ *   which hands the request to its engine in-process (services/gateway/proxy/in-process-engine.ts):
+ *   the CPU per request of its one process, gateway and engine together, against the gateway's plus
+ *   the engine's above (information).
  *
  * Target: the gateway's CPU time per proxied request at most 1.15× the passthrough's
  * (medians over the rounds), and no failed request. On a host whose cores are all busy, throughput
@@ -41,7 +45,7 @@ import { importBuilt, requireBuild, ROOT } from './support/dist.mjs'
 import { freePort } from './support/free-port.mjs'
 import { nginxOnPath, startNginx } from './support/nginx.mjs'
 import { reportTargets, runBench } from './support/outcome.mjs'
-import { startProcess } from './support/process.mjs'
+import { startAllInOne, startProcess } from './support/process.mjs'
 import { median } from './support/stats.mjs'
 import { deployExamples, withStore, withTempDir } from './support/store.mjs'
 
@@ -56,7 +60,9 @@ const TARGET = { cpuPerRequestRatio: 1.15 }
 const TENANT = { appId: 'hr', organizationId: 'acme' }
 
 /**
- * @typedef {{ name: string, origin: string, proxyPid?: number }} Side a way to the engine; proxyPid is the proxy's process
+ * @typedef {{ path: string, userId: string, enginePid: number }} Request what is read, as whom, and the process that answers it
+ * @typedef {{ name: string, origin: string, proxyPid?: number, request?: Request }} Side a way to an engine; proxyPid is the
+ * proxy's process; `request` when the side reads an engine of its own (the all-in-one)
  * @typedef {{ requestsPerSecond: number, p50Ms: number, p99Ms: number, errors: number, failures: string, proxyUs: number, engineUs:
  * number }} Measured
  */
@@ -110,10 +116,11 @@ async function startInstance(engine, userId) {
 
 /**
  * Loads one side for `seconds`; CPU time per request of its proxy (0 for the engine alone) and of the engine.
- * @param {Side} side @param {{ path: string, userId: string, enginePid: number }} request @param {number} seconds
+ * @param {Side} side @param {Request} shared the request of the sides in front of the shared engine @param {number} seconds
  * @returns {Promise<Measured>}
  */
-async function load(side, request, seconds) {
+async function load(side, shared, seconds) {
+  const request = side.request ?? shared
   const pids = { proxy: side.proxyPid, engine: request.enginePid }
   const before = { proxy: pids.proxy === undefined ? 0 : cpuMsOf(pids.proxy), engine: cpuMsOf(pids.engine) }
   const result = await autocannon({
@@ -206,87 +213,109 @@ async function startProxies(engine, where, running) {
   return [...sides, { name: 'nginx', origin: nginx.origin, proxyPid: nginx.pid }]
 }
 
+/**
+ * An all-in-one on a data dir of its own, seeded as the engine's, with one leave request started
+ * through its engine: the side that reads it through its gateway.
+ * @param {string} dataDir @param {Array<{ stop: () => Promise<void> }>} running
+ * @returns {Promise<Side>}
+ */
+async function startReadAllInOne(dataDir, running) {
+  const userId = await seedEngineStore(dataDir)
+  const allInOne = await startAllInOne({ dataDir })
+  running.push(allInOne)
+  const processInstanceId = await startInstance(allInOne.engine, userId)
+  const path = `/process/${processInstanceId}?organizationId=${TENANT.organizationId}&appId=${TENANT.appId}`
+  return { name: 'all-in-one', origin: allInOne.gateway, request: { path, userId, enginePid: allInOne.pid } }
+}
+
 await runBench(() =>
   withTempDir('bench-proxy-engine-', (engineDir) =>
-    withTempDir('bench-proxy-gateway-', async (gatewayDir) => {
-      requireBuild('services/gateway/server.js')
-      /** @type {Array<{ stop: () => Promise<void> }>} */
-      const running = []
-      try {
-        const userId = await seedEngineStore(engineDir)
-        const enginePort = await freePort()
-        const engineSocket = SOCKET ? join(engineDir, 'engine.sock') : undefined
-        const engine = await startNodeService(entryOf('start:engine'), enginePort, {
-          DATA_DIR: engineDir,
-          ENGINE_PORT: String(enginePort),
-          ...(engineSocket ? { ENGINE_SOCKET: engineSocket } : {}),
-        })
-        running.push(engine)
-        const proxies = await startProxies({ origin: engine.origin, port: enginePort }, { gatewayDir, engineSocket }, running)
-        /** @type {Side[]} */
-        const sides = [{ name: 'engine', origin: engine.origin }, ...proxies]
-        const processInstanceId = await startInstance(engine.origin, userId)
-        const request = {
-          path: `/process/${processInstanceId}?organizationId=${TENANT.organizationId}&appId=${TENANT.appId}`,
-          userId,
-          enginePid: engine.pid,
-        }
-        process.stdout.write(
-          `GET /process/:id, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION_S} s per side ` +
-            `(${sides.map((side) => side.name).join(', ')}), ` +
-            `proxies -> engine over ${SOCKET ? 'a Unix socket' : 'TCP'}; load average ${loadAverage()}\n`,
-        )
-
-        for (const side of sides) await load(side, request, WARMUP_S)
-        /** @type {Map<string, Measured[]>} */
-        const results = new Map(sides.map((side) => [side.name, []]))
-        for (let round = 0; round < ROUNDS; round++) {
-          const order = [...sides.slice(round % sides.length), ...sides.slice(0, round % sides.length)]
-          process.stdout.write(`round ${round + 1}:\n`)
-          for (const side of order) {
-            const figures = await load(side, request, DURATION_S)
-            results.get(side.name)?.push(figures)
-            process.stdout.write(`  ${describe(side, figures)}\n`)
+    withTempDir('bench-proxy-gateway-', (gatewayDir) =>
+      withTempDir('bench-proxy-all-in-one-', async (allInOneDir) => {
+        requireBuild('services/gateway/server.js')
+        /** @type {Array<{ stop: () => Promise<void> }>} */
+        const running = []
+        try {
+          const userId = await seedEngineStore(engineDir)
+          const enginePort = await freePort()
+          const engineSocket = SOCKET ? join(engineDir, 'engine.sock') : undefined
+          const engine = await startNodeService(entryOf('start:engine'), enginePort, {
+            DATA_DIR: engineDir,
+            ENGINE_PORT: String(enginePort),
+            ...(engineSocket ? { ENGINE_SOCKET: engineSocket } : {}),
+          })
+          running.push(engine)
+          const proxies = await startProxies({ origin: engine.origin, port: enginePort }, { gatewayDir, engineSocket }, running)
+          const allInOne = await startReadAllInOne(allInOneDir, running)
+          /** @type {Side[]} */
+          const sides = [{ name: 'engine', origin: engine.origin }, ...proxies, allInOne]
+          const processInstanceId = await startInstance(engine.origin, userId)
+          const request = {
+            path: `/process/${processInstanceId}?organizationId=${TENANT.organizationId}&appId=${TENANT.appId}`,
+            userId,
+            enginePid: engine.pid,
           }
-        }
-
-        /** @param {string} name @param {(figures: Measured) => number} pick */
-        const medianOf = (name, pick) => median((results.get(name) ?? []).map(pick))
-        const engineRps = medianOf('engine', (figures) => figures.requestsPerSecond)
-        const engineP99 = medianOf('engine', (figures) => figures.p99Ms)
-        process.stdout.write(`medians over ${ROUNDS} rounds; load average ${loadAverage()}:\n`)
-        process.stdout.write(
-          `  engine      ${engineRps.toFixed(0)} req/s, p99 ${engineP99} ms; CPU per request ` +
-            `${micros(medianOf('engine', (figures) => figures.engineUs))}\n`,
-        )
-        for (const side of proxies) {
-          const rps = medianOf(side.name, (figures) => figures.requestsPerSecond)
-          const p99 = medianOf(side.name, (figures) => figures.p99Ms)
           process.stdout.write(
-            `  ${side.name.padEnd(11)} ${rps.toFixed(0)} req/s (${(rps / engineRps).toFixed(3)} of the engine's), added p99 ` +
-              `${(p99 - engineP99).toFixed(2)} ms; ` +
-              `CPU per request ${micros(medianOf(side.name, (figures) => figures.proxyUs))} ${side.name} + ` +
-              `${micros(medianOf(side.name, (figures) => figures.engineUs))} engine\n`,
+            `GET /process/:id, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION_S} s per side ` +
+              `(${sides.map((side) => side.name).join(', ')}), ` +
+              `proxies -> engine over ${SOCKET ? 'a Unix socket' : 'TCP'}; load average ${loadAverage()}\n`,
           )
+
+          for (const side of sides) await load(side, request, WARMUP_S)
+          /** @type {Map<string, Measured[]>} */
+          const results = new Map(sides.map((side) => [side.name, []]))
+          for (let round = 0; round < ROUNDS; round++) {
+            const order = [...sides.slice(round % sides.length), ...sides.slice(0, round % sides.length)]
+            process.stdout.write(`round ${round + 1}:\n`)
+            for (const side of order) {
+              const figures = await load(side, request, DURATION_S)
+              results.get(side.name)?.push(figures)
+              process.stdout.write(`  ${describe(side, figures)}\n`)
+            }
+          }
+
+          /** @param {string} name @param {(figures: Measured) => number} pick */
+          const medianOf = (name, pick) => median((results.get(name) ?? []).map(pick))
+          const engineRps = medianOf('engine', (figures) => figures.requestsPerSecond)
+          const engineP99 = medianOf('engine', (figures) => figures.p99Ms)
+          process.stdout.write(`medians over ${ROUNDS} rounds; load average ${loadAverage()}:\n`)
+          process.stdout.write(
+            `  engine      ${engineRps.toFixed(0)} req/s, p99 ${engineP99} ms; CPU per request ` +
+              `${micros(medianOf('engine', (figures) => figures.engineUs))}\n`,
+          )
+          process.stdout.write(
+            `  all-in-one  ${medianOf('all-in-one', (figures) => figures.requestsPerSecond).toFixed(0)} req/s; CPU per request ` +
+              `${micros(medianOf('all-in-one', (figures) => figures.engineUs))} (gateway and engine in one process, in-process hop)\n`,
+          )
+          for (const side of proxies) {
+            const rps = medianOf(side.name, (figures) => figures.requestsPerSecond)
+            const p99 = medianOf(side.name, (figures) => figures.p99Ms)
+            process.stdout.write(
+              `  ${side.name.padEnd(11)} ${rps.toFixed(0)} req/s (${(rps / engineRps).toFixed(3)} of the engine's), added p99 ` +
+                `${(p99 - engineP99).toFixed(2)} ms; ` +
+                `CPU per request ${micros(medianOf(side.name, (figures) => figures.proxyUs))} ${side.name} + ` +
+                `${micros(medianOf(side.name, (figures) => figures.engineUs))} engine\n`,
+            )
+          }
+          const gatewayUs = medianOf('gateway', (figures) => figures.proxyUs)
+          const passthroughUs = medianOf('passthrough', (figures) => figures.proxyUs)
+          const ratio = gatewayUs / passthroughUs
+          const failed = [...results.values()].flat().reduce((sum, figures) => sum + figures.errors, 0)
+          process.stdout.write(
+            `  (throughput, latency and nginx's figures are information; the target is the gateway's CPU against the passthrough's)\n`,
+          )
+          return reportTargets([
+            [
+              `gateway CPU per request ${micros(gatewayUs)} = ${ratio.toFixed(2)}× the passthrough's ${micros(passthroughUs)} (at most ` +
+                `${TARGET.cpuPerRequestRatio}×)`,
+              ratio <= TARGET.cpuPerRequestRatio,
+            ],
+            [`no failed requests (${failed})`, failed === 0],
+          ])
+        } finally {
+          for (const service of running.reverse()) await service.stop()
         }
-        const gatewayUs = medianOf('gateway', (figures) => figures.proxyUs)
-        const passthroughUs = medianOf('passthrough', (figures) => figures.proxyUs)
-        const ratio = gatewayUs / passthroughUs
-        const failed = [...results.values()].flat().reduce((sum, figures) => sum + figures.errors, 0)
-        process.stdout.write(
-          `  (throughput, latency and nginx's figures are information; the target is the gateway's CPU against the passthrough's)\n`,
-        )
-        return reportTargets([
-          [
-            `gateway CPU per request ${micros(gatewayUs)} = ${ratio.toFixed(2)}× the passthrough's ${micros(passthroughUs)} (at most ` +
-              `${TARGET.cpuPerRequestRatio}×)`,
-            ratio <= TARGET.cpuPerRequestRatio,
-          ],
-          [`no failed requests (${failed})`, failed === 0],
-        ])
-      } finally {
-        for (const service of running.reverse()) await service.stop()
-      }
-    }),
+      }),
+    ),
   ),
 )
