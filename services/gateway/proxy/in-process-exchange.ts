@@ -13,18 +13,24 @@ import { Readable } from 'node:stream'
 export type HeaderValue = string | string[]
 export type TextHeaders = Record<string, HeaderValue>
 
-/** What the engine's request hooks and logs read of a connection: the peer is this process. */
-const IN_PROCESS_SOCKET = Object.freeze({
-  remoteAddress: '127.0.0.1',
-  remotePort: 0,
-  localAddress: '127.0.0.1',
-  localPort: 0,
-  encrypted: false,
-  destroyed: false,
-  // Fastify listens for a socket timeout only when a route has an onTimeout hook; none ever fires here.
-  on: () => IN_PROCESS_SOCKET,
-  removeListener: () => IN_PROCESS_SOCKET,
-})
+/**
+ * What the engine's request hooks and logs read of a connection: the peer is this process. One per
+ * request: Fastify keeps a route's onTimeout state on its request's socket (`_meta`).
+ */
+function inProcessSocket() {
+  const socket = {
+    remoteAddress: '127.0.0.1',
+    remotePort: 0,
+    localAddress: '127.0.0.1',
+    localPort: 0,
+    encrypted: false,
+    destroyed: false,
+    // No socket timeout ever fires here: a listener for one is never called.
+    on: () => socket,
+    removeListener: () => socket,
+  }
+  return socket
+}
 
 /**
  * The forwarded request: its body, if any, is read as one chunk. It has arrived whole, so it is
@@ -34,7 +40,7 @@ export class InProcessRequest extends Readable {
   readonly httpVersion = '1.1'
   readonly httpVersionMajor = 1
   readonly httpVersionMinor = 1
-  readonly socket = IN_PROCESS_SOCKET
+  readonly socket = inProcessSocket()
   readonly complete = true
   readonly aborted = false
 
