@@ -36,7 +36,7 @@
  * BENCH_PROXY_CONNECTIONS (10), BENCH_PROXY_SOCKET (unset). Everything runs on 127.0.0.1; the data
  * dirs are removed at the end.
  */
-import { readFileSync } from 'node:fs'
+import { mkdirSync, readFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
@@ -112,6 +112,11 @@ async function startInstance(engine, userId) {
   const id = session.context?.processInstance?.processInstanceId
   if (!response.ok || !id) throw new Error(`the engine did not start a leave request: ${response.status} ${JSON.stringify(session)}`)
   return id
+}
+
+/** The read the benchmark sends, of the instance `processInstanceId`. @param {string} processInstanceId */
+function readPath(processInstanceId) {
+  return `/process/${processInstanceId}?organizationId=${TENANT.organizationId}&appId=${TENANT.appId}`
 }
 
 /**
@@ -220,102 +225,100 @@ async function startProxies(engine, where, running) {
  * @returns {Promise<Side>}
  */
 async function startReadAllInOne(dataDir, running) {
+  mkdirSync(dataDir)
   const userId = await seedEngineStore(dataDir)
   const allInOne = await startAllInOne({ dataDir })
   running.push(allInOne)
   const processInstanceId = await startInstance(allInOne.engine, userId)
-  const path = `/process/${processInstanceId}?organizationId=${TENANT.organizationId}&appId=${TENANT.appId}`
-  return { name: 'all-in-one', origin: allInOne.gateway, request: { path, userId, enginePid: allInOne.pid } }
+  return { name: 'all-in-one', origin: allInOne.gateway, request: { path: readPath(processInstanceId), userId, enginePid: allInOne.pid } }
 }
 
 await runBench(() =>
   withTempDir('bench-proxy-engine-', (engineDir) =>
-    withTempDir('bench-proxy-gateway-', (gatewayDir) =>
-      withTempDir('bench-proxy-all-in-one-', async (allInOneDir) => {
-        requireBuild('services/gateway/server.js')
-        /** @type {Array<{ stop: () => Promise<void> }>} */
-        const running = []
-        try {
-          const userId = await seedEngineStore(engineDir)
-          const enginePort = await freePort()
-          const engineSocket = SOCKET ? join(engineDir, 'engine.sock') : undefined
-          const engine = await startNodeService(entryOf('start:engine'), enginePort, {
-            DATA_DIR: engineDir,
-            ENGINE_PORT: String(enginePort),
-            ...(engineSocket ? { ENGINE_SOCKET: engineSocket } : {}),
-          })
-          running.push(engine)
-          const proxies = await startProxies({ origin: engine.origin, port: enginePort }, { gatewayDir, engineSocket }, running)
-          const allInOne = await startReadAllInOne(allInOneDir, running)
-          /** @type {Side[]} */
-          const sides = [{ name: 'engine', origin: engine.origin }, ...proxies, allInOne]
-          const processInstanceId = await startInstance(engine.origin, userId)
-          const request = {
-            path: `/process/${processInstanceId}?organizationId=${TENANT.organizationId}&appId=${TENANT.appId}`,
-            userId,
-            enginePid: engine.pid,
-          }
-          process.stdout.write(
-            `GET /process/:id, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION_S} s per side ` +
-              `(${sides.map((side) => side.name).join(', ')}), ` +
-              `proxies -> engine over ${SOCKET ? 'a Unix socket' : 'TCP'}; load average ${loadAverage()}\n`,
-          )
-
-          for (const side of sides) await load(side, request, WARMUP_S)
-          /** @type {Map<string, Measured[]>} */
-          const results = new Map(sides.map((side) => [side.name, []]))
-          for (let round = 0; round < ROUNDS; round++) {
-            const order = [...sides.slice(round % sides.length), ...sides.slice(0, round % sides.length)]
-            process.stdout.write(`round ${round + 1}:\n`)
-            for (const side of order) {
-              const figures = await load(side, request, DURATION_S)
-              results.get(side.name)?.push(figures)
-              process.stdout.write(`  ${describe(side, figures)}\n`)
-            }
-          }
-
-          /** @param {string} name @param {(figures: Measured) => number} pick */
-          const medianOf = (name, pick) => median((results.get(name) ?? []).map(pick))
-          const engineRps = medianOf('engine', (figures) => figures.requestsPerSecond)
-          const engineP99 = medianOf('engine', (figures) => figures.p99Ms)
-          process.stdout.write(`medians over ${ROUNDS} rounds; load average ${loadAverage()}:\n`)
-          process.stdout.write(
-            `  engine      ${engineRps.toFixed(0)} req/s, p99 ${engineP99} ms; CPU per request ` +
-              `${micros(medianOf('engine', (figures) => figures.engineUs))}\n`,
-          )
-          process.stdout.write(
-            `  all-in-one  ${medianOf('all-in-one', (figures) => figures.requestsPerSecond).toFixed(0)} req/s; CPU per request ` +
-              `${micros(medianOf('all-in-one', (figures) => figures.engineUs))} (gateway and engine in one process, in-process hop)\n`,
-          )
-          for (const side of proxies) {
-            const rps = medianOf(side.name, (figures) => figures.requestsPerSecond)
-            const p99 = medianOf(side.name, (figures) => figures.p99Ms)
-            process.stdout.write(
-              `  ${side.name.padEnd(11)} ${rps.toFixed(0)} req/s (${(rps / engineRps).toFixed(3)} of the engine's), added p99 ` +
-                `${(p99 - engineP99).toFixed(2)} ms; ` +
-                `CPU per request ${micros(medianOf(side.name, (figures) => figures.proxyUs))} ${side.name} + ` +
-                `${micros(medianOf(side.name, (figures) => figures.engineUs))} engine\n`,
-            )
-          }
-          const gatewayUs = medianOf('gateway', (figures) => figures.proxyUs)
-          const passthroughUs = medianOf('passthrough', (figures) => figures.proxyUs)
-          const ratio = gatewayUs / passthroughUs
-          const failed = [...results.values()].flat().reduce((sum, figures) => sum + figures.errors, 0)
-          process.stdout.write(
-            `  (throughput, latency and nginx's figures are information; the target is the gateway's CPU against the passthrough's)\n`,
-          )
-          return reportTargets([
-            [
-              `gateway CPU per request ${micros(gatewayUs)} = ${ratio.toFixed(2)}× the passthrough's ${micros(passthroughUs)} (at most ` +
-                `${TARGET.cpuPerRequestRatio}×)`,
-              ratio <= TARGET.cpuPerRequestRatio,
-            ],
-            [`no failed requests (${failed})`, failed === 0],
-          ])
-        } finally {
-          for (const service of running.reverse()) await service.stop()
+    withTempDir('bench-proxy-gateway-', async (gatewayDir) => {
+      requireBuild('services/gateway/server.js')
+      /** @type {Array<{ stop: () => Promise<void> }>} */
+      const running = []
+      try {
+        const userId = await seedEngineStore(engineDir)
+        const enginePort = await freePort()
+        const engineSocket = SOCKET ? join(engineDir, 'engine.sock') : undefined
+        const engine = await startNodeService(entryOf('start:engine'), enginePort, {
+          DATA_DIR: engineDir,
+          ENGINE_PORT: String(enginePort),
+          ...(engineSocket ? { ENGINE_SOCKET: engineSocket } : {}),
+        })
+        running.push(engine)
+        const proxies = await startProxies({ origin: engine.origin, port: enginePort }, { gatewayDir, engineSocket }, running)
+        const allInOne = await startReadAllInOne(join(gatewayDir, 'all-in-one'), running)
+        /** @type {Side[]} */
+        const sides = [{ name: 'engine', origin: engine.origin }, ...proxies, allInOne]
+        const processInstanceId = await startInstance(engine.origin, userId)
+        const request = {
+          path: readPath(processInstanceId),
+          userId,
+          enginePid: engine.pid,
         }
-      }),
-    ),
+        process.stdout.write(
+          `GET /process/:id, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION_S} s per side ` +
+            `(${sides.map((side) => side.name).join(', ')}), ` +
+            `proxies -> engine over ${SOCKET ? 'a Unix socket' : 'TCP'}; load average ${loadAverage()}\n`,
+        )
+
+        for (const side of sides) await load(side, request, WARMUP_S)
+        /** @type {Map<string, Measured[]>} */
+        const results = new Map(sides.map((side) => [side.name, []]))
+        for (let round = 0; round < ROUNDS; round++) {
+          const order = [...sides.slice(round % sides.length), ...sides.slice(0, round % sides.length)]
+          process.stdout.write(`round ${round + 1}:\n`)
+          for (const side of order) {
+            const figures = await load(side, request, DURATION_S)
+            results.get(side.name)?.push(figures)
+            process.stdout.write(`  ${describe(side, figures)}\n`)
+          }
+        }
+
+        /** @param {string} name @param {(figures: Measured) => number} pick */
+        const medianOf = (name, pick) => median((results.get(name) ?? []).map(pick))
+        const engineRps = medianOf('engine', (figures) => figures.requestsPerSecond)
+        const engineP99 = medianOf('engine', (figures) => figures.p99Ms)
+        process.stdout.write(`medians over ${ROUNDS} rounds; load average ${loadAverage()}:\n`)
+        process.stdout.write(
+          `  engine      ${engineRps.toFixed(0)} req/s, p99 ${engineP99} ms; CPU per request ` +
+            `${micros(medianOf('engine', (figures) => figures.engineUs))}\n`,
+        )
+        process.stdout.write(
+          `  all-in-one  ${medianOf('all-in-one', (figures) => figures.requestsPerSecond).toFixed(0)} req/s; CPU per request ` +
+            `${micros(medianOf('all-in-one', (figures) => figures.engineUs))} (gateway and engine in one process, in-process hop)\n`,
+        )
+        for (const side of proxies) {
+          const rps = medianOf(side.name, (figures) => figures.requestsPerSecond)
+          const p99 = medianOf(side.name, (figures) => figures.p99Ms)
+          process.stdout.write(
+            `  ${side.name.padEnd(11)} ${rps.toFixed(0)} req/s (${(rps / engineRps).toFixed(3)} of the engine's), added p99 ` +
+              `${(p99 - engineP99).toFixed(2)} ms; ` +
+              `CPU per request ${micros(medianOf(side.name, (figures) => figures.proxyUs))} ${side.name} + ` +
+              `${micros(medianOf(side.name, (figures) => figures.engineUs))} engine\n`,
+          )
+        }
+        const gatewayUs = medianOf('gateway', (figures) => figures.proxyUs)
+        const passthroughUs = medianOf('passthrough', (figures) => figures.proxyUs)
+        const ratio = gatewayUs / passthroughUs
+        const failed = [...results.values()].flat().reduce((sum, figures) => sum + figures.errors, 0)
+        process.stdout.write(
+          `  (throughput, latency and nginx's figures are information; the target is the gateway's CPU against the passthrough's)\n`,
+        )
+        return reportTargets([
+          [
+            `gateway CPU per request ${micros(gatewayUs)} = ${ratio.toFixed(2)}× the passthrough's ${micros(passthroughUs)} (at most ` +
+              `${TARGET.cpuPerRequestRatio}×)`,
+            ratio <= TARGET.cpuPerRequestRatio,
+          ],
+          [`no failed requests (${failed})`, failed === 0],
+        ])
+      } finally {
+        for (const service of running.reverse()) await service.stop()
+      }
+    }),
   ),
 )

@@ -77,7 +77,6 @@ function hasNoBody(method: string, statusCode: number): boolean {
  */
 export class InProcessResponse extends EventEmitter {
   statusCode = 200
-  statusMessage = ''
   headersSent = false
   writableEnded = false
   writableFinished = false
