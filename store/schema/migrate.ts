@@ -20,7 +20,7 @@ import { redundantIndexSteps } from './redundant-indexes.js'
 import { TENANT_PAIR_STEPS } from './tenant-pair.js'
 
 /** The schema version this release reads and writes. */
-export const STORE_SCHEMA_VERSION = 5
+export const STORE_SCHEMA_VERSION = 6
 
 /** One re-runnable step of a migration. */
 export interface MigrationStep {
@@ -34,6 +34,7 @@ const MIGRATIONS: ReadonlyArray<readonly MigrationStep[]> = [
   QUERY_FIELD_STEPS,
   redundantIndexSteps(4),
   redundantIndexSteps(5),
+  redundantIndexSteps(6),
 ]
 
 /** How long a migrating service holds the store before another may take over; renewed after every step. */

@@ -10,6 +10,10 @@
  * - Version 4 → 5: `contexts` on `processId, appId, lastUpdate` served the updated-between query,
  *   which `engine_updated_between` (the same fields first, then the tenant's organization and every
  *   field of the answer) now serves, from its entries alone.
+ * - Version 5 → 6: `contexts` on `businessKey, processId, appId` served the business-key lookups
+ *   without the organization; they now pin the tenant, which `engine_instances_by_key`
+ *   (`organizationId, appId, businessKey`, services/engine/queries/repository.ts) serves. `contexts`
+ *   on `appId, lastUpdate` served no query any more.
  */
 import { Collections } from '../collections.js'
 import type { Store } from '../port.js'
@@ -18,6 +22,8 @@ import type { MigrationStep } from './migrate.js'
 export const REDUNDANT_INDEXES: ReadonlyArray<{ collection: string; name: string; droppedBy: number }> = [
   { collection: Collections.contexts, name: 'processId_1_processStatus_1_appId_1', droppedBy: 4 },
   { collection: Collections.contexts, name: 'processId_1_appId_1_lastUpdate_-1', droppedBy: 5 },
+  { collection: Collections.contexts, name: 'businessKey_1_processId_1_appId_1', droppedBy: 6 },
+  { collection: Collections.contexts, name: 'appId_1_lastUpdate_-1', droppedBy: 6 },
 ]
 
 /** The step of the migration to `version` that drops the indexes it found redundant. */

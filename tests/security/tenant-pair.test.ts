@@ -3,11 +3,12 @@
  * `hr`, and each tenant admin deploys the same model ids (constants, a function library, a data
  * collection, a form, a process, settings) with different contents. Through the gateway (jwt mode,
  * so the tenant admins are limited to their tenants) each tenant sees only its own, the other's
- * deploys neither replace nor evict anything of acme's, in the gateway's cache or the engine's, and
- * full names are unique per tenant.
+ * deploys neither replace nor evict anything of acme's, in the gateway's cache or the engine's, a
+ * business key names an instance of the caller's organization only, and full names are unique per
+ * tenant.
  */
 import t, { type Test } from 'tap'
-import type { StoredUser } from '../../store/collections.js'
+import { Collections, type StoredContext, type StoredUser } from '../../store/collections.js'
 import type { Store } from '../../store/port.js'
 import { type Tenant, tenantKey } from '../../store/tenant.js'
 import { recordInvalidation } from '../../plugins/cache/invalidations.js'
@@ -291,3 +292,38 @@ t.test('full-name uniqueness is per tenant: the same name in another organizatio
   t.equal(acmeAnswer.status, 400, 'inside acme the name is taken')
   t.match(acmeAnswer.body, { error: { code: 'fm3004' } })
 })
+
+t.test(
+  "a business key names the caller's organization's instance: the other organization's newer one with the same key does not hide it",
+  async (t) => {
+    const stack = await startPairStack(t)
+    const { acme, other } = stack
+    await deployAll(t, stack, 'acme')
+    await deployAll(t, stack, 'other')
+    const start = async (tenant: Tenant, users: TenantUsers) => {
+      const started = await stack.send(users.employee, 'POST', '/context', { ...tenant, processId: 'leave-request', input: { days: 2 } })
+      t.equal(started.status, 200, `a leave request starts in ${tenantKey(tenant)}: ${started.text}`)
+      return (started.body.data as { context: { processInstance: { processInstanceId: string; businessKey: string } } }).context
+        .processInstance
+    }
+    const ours = await start(ACME, acme)
+    const theirs = await start(OTHER, other)
+    // The other organization's instance takes acme's business key and was updated last: the one a lookup without the organization finds.
+    const contexts = stack.store.collection<StoredContext>(Collections.contexts)
+    const later = new Date(Date.now() + 3_600_000)
+    await contexts.updateOne(
+      { _id: theirs.processInstanceId },
+      { $set: { businessKey: ours.businessKey, 'processInstance.businessKey': ours.businessKey, lastUpdate: later } },
+    )
+    const theirsBefore = await contexts.findOne({ _id: theirs.processInstanceId })
+    const byKey = { ...ACME, processId: 'leave-request', businessKey: ours.businessKey }
+
+    const resent = await stack.send(acme.admin, 'POST', '/notify/send', { ...byKey, eventType: 'Finished' })
+    t.equal(resent.status, 200, `acme's notification is resent by business key: ${resent.text}`)
+    const moved = await stack.send(acme.admin, 'POST', '/external/process/changeStep', { ...byKey, stepId: 'approve' })
+    t.equal(moved.status, 200, `acme's instance is moved by business key: ${moved.text}`)
+    const oursAfter = await contexts.findOne({ _id: ours.processInstanceId })
+    t.match(oursAfter?.processInstance.tasks.at(-1), { stepId: 'approve', status: 'open' }, "acme's instance is the one moved")
+    t.same(await contexts.findOne({ _id: theirs.processInstanceId }), theirsBefore, "the other organization's instance is untouched")
+  },
+)

@@ -9,8 +9,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 const MS_PER_TICK = 10
 
 /**
- * The fields of /proc/<pid>/stat after the parenthesised command name (state first), or undefined
- * when the process is gone or this is not Linux.
+ * The fields of /proc/<pid>/stat (or of a thread's, `<pid>/task/<tid>`) after the parenthesised
+ * command name (state first), or undefined when the process is gone or this is not Linux.
  * @param {string | number} pid
  */
 function statFields(pid) {
@@ -33,6 +33,23 @@ export function cpuMsOf(pid) {
   const fields = statFields(pid)
   // utime is field 14, stime 15 of the whole line: 11 and 12 after the command name.
   return fields && (Number(fields[11]) + Number(fields[12])) * MS_PER_TICK
+}
+
+/**
+ * CPU time (ms) of each live thread of process `pid` so far, user and system apart, by thread id,
+ * from /proc/<pid>/task (Linux); an empty map elsewhere or when `pid` is gone.
+ * @param {number} pid @returns {Map<number, { userMs: number, systemMs: number }>}
+ */
+export function threadCpuMs(pid) {
+  /** @type {Map<number, { userMs: number, systemMs: number }>} */
+  const threads = new Map()
+  const tasks = `/proc/${pid}/task`
+  if (!existsSync(tasks)) return threads
+  for (const tid of readdirSync(tasks)) {
+    const fields = statFields(`${pid}/task/${tid}`)
+    if (fields) threads.set(Number(tid), { userMs: Number(fields[11]) * MS_PER_TICK, systemMs: Number(fields[12]) * MS_PER_TICK })
+  }
+  return threads
 }
 
 /** `pid` and every live process it started, directly or not. @param {number} pid @returns {number[]} */

@@ -22,9 +22,29 @@ t.test('an inserted instance is stored at version 1 with top-level copies of its
     lastUpdate: new Date('2025-06-30T09:00:00.000Z'),
     dataInstance: { days: 3 },
   })
-  t.same(await contexts.findByBusinessKey('hr', 'leave-request', 'LR-1').then((found) => found?._id), 'pi-1')
-  t.equal(await contexts.findByBusinessKey('sales', 'leave-request', 'LR-1'), null, 'within one app only')
+  const acme = { organizationId: 'acme', appId: 'hr' }
+  t.same(await contexts.findByBusinessKey(acme, 'leave-request', 'LR-1').then((found) => found?._id), 'pi-1')
+  t.equal(await contexts.findByBusinessKey({ ...acme, appId: 'sales' }, 'leave-request', 'LR-1'), null, 'within one app only')
+  t.equal(
+    await contexts.findByBusinessKey({ ...acme, organizationId: 'other' }, 'leave-request', 'LR-1'),
+    null,
+    'within one organization only',
+  )
 })
+
+t.test(
+  "a business key names the tenant's own instance: another organization's newer one under the same app id does not hide it",
+  async (t) => {
+    const contexts = contextRepository(await openTestStore(t))
+    await contexts.ensureIndexes()
+    await contexts.insert(sampleState({ lastUpdate: '2025-06-30T09:00:00.000Z' }))
+    await contexts.insert(sampleState({ processInstanceId: 'pi-other', organizationId: 'other', lastUpdate: '2025-07-01T09:00:00.000Z' }))
+    const found = await contexts.findByBusinessKey({ organizationId: 'acme', appId: 'hr' }, 'leave-request', 'LR-1')
+    t.equal(found?._id, 'pi-1')
+    const theirs = await contexts.findByBusinessKey({ organizationId: 'other', appId: 'hr' }, 'leave-request', 'LR-1')
+    t.equal(theirs?._id, 'pi-other')
+  },
+)
 
 t.test('a write from a stale version is refused and changes nothing', async (t) => {
   const contexts = contextRepository(await openTestStore(t))

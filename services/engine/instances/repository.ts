@@ -8,6 +8,7 @@ import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
 import { type AtomicWrite, type Collection, type Filter, isUnmatchedWriteError, type Store } from '../../../store/port.js'
 import { Collections, type StoredContext } from '../../../store/collections.js'
 import { queryFields } from '../../../store/context-fields.js'
+import { type Tenant, tenantFilter } from '../../../store/tenant.js'
 import type { ProcessState } from '../../../runtime/types.js'
 
 declare module 'fastify' {
@@ -41,12 +42,10 @@ export class ContextRepository {
   }
 
   /**
-   * Lookups by id use `_id`; the others serve `/notify/send` and changeStep (businessKey), always
-   * within one app; the reporting queries read their own indexes (queries/repository.ts).
+   * Lookups by id use `_id`, and by business key (`/notify/send`, changeStep) the tenant's
+   * `engine_instances_by_key`; the reporting queries read their own indexes (queries/repository.ts).
    */
   async ensureIndexes(): Promise<void> {
-    await this.collection.createIndex({ businessKey: 1, processId: 1, appId: 1 })
-    await this.collection.createIndex({ appId: 1, lastUpdate: -1 })
     // Ended instances past the retention period, across tenants, oldest first (lifecycle/history-retention.ts).
     await this.collection.createIndex({ processStatus: 1, lastUpdate: 1 }, { name: 'engine_ended_by_age' })
     // The overdue-tasks query: the instances of an app with an open task due by now.
@@ -68,8 +67,13 @@ export class ContextRepository {
     return this.collection.find(paged, { sort: { _id: 1 }, limit }).toArray()
   }
 
-  async findByBusinessKey(appId: string, processId: string, businessKey: string): Promise<StoredContext | null> {
-    return this.collection.findOne({ businessKey, processId, appId }, { sort: { lastUpdate: -1 } })
+  /**
+   * The tenant's latest-updated instance of the process with this business key. The organization is
+   * pinned with the app: another organization's instance under the same app id and key is not this
+   * tenant's, and must not hide it.
+   */
+  async findByBusinessKey(tenant: Tenant, processId: string, businessKey: string): Promise<StoredContext | null> {
+    return this.collection.findOne({ ...tenantFilter(tenant), businessKey, processId }, { sort: { lastUpdate: -1 } })
   }
 
   /** The instances of a process in one tenant that run on model `version` and have not ended, oldest first. */

@@ -84,7 +84,7 @@ export class StepChanges {
     }
     const reference = `${body.processId} ${body.businessKey}`
     if (body.appId !== undefined && body.appId !== actor.appId) throw this.moveTargetNotFound(reference)
-    const stored = await this.deps.contexts.findByBusinessKey(actor.appId, body.processId, body.businessKey)
+    const stored = await this.deps.contexts.findByBusinessKey(actor, body.processId, body.businessKey)
     if (!stored || !sameTenant(actor, stored)) throw this.moveTargetNotFound(reference)
     return stored._id
   }

@@ -12,6 +12,7 @@ import type { ErrorFactory } from '../../../../plugins/errors/service-error.js'
 import type { AtomicWrite } from '../../../../store/port.js'
 import type { Actor } from '../../../../plugins/identity/actor.js'
 import type { StoredContext, StoredNotification } from '../../../../store/collections.js'
+import type { Tenant } from '../../../../store/tenant.js'
 import { type Authorization, type Principal, sameTenant, visibleInstancesFilter } from '../../instances/authorization.js'
 import { runtimeUserOf, type RunEnvironments } from '../../flow-host/environment.js'
 import type { ProcessModels } from '../../models/service.js'
@@ -144,7 +145,7 @@ export default fp(notificationsPlugin, { name: 'notifications-service', dependen
 /** What resending needs of the stored instances (the instances' repository gives it). */
 export interface InstanceLookup {
   find(processInstanceId: string): Promise<StoredContext | null>
-  findByBusinessKey(appId: string, processId: string, businessKey: string): Promise<StoredContext | null>
+  findByBusinessKey(tenant: Tenant, processId: string, businessKey: string): Promise<StoredContext | null>
 }
 
 export interface ResendDependencies {
@@ -177,7 +178,11 @@ export async function resendNotification(
 ): Promise<void> {
   const stored = request.processInstanceId
     ? await deps.contexts.find(request.processInstanceId)
-    : await deps.contexts.findByBusinessKey(request.appId, request.processId, request.businessKey)
+    : await deps.contexts.findByBusinessKey(
+        { organizationId: actor.organizationId, appId: request.appId },
+        request.processId,
+        request.businessKey,
+      )
   const reference = request.processInstanceId ?? `${request.processId} ${request.businessKey}`
   if (!stored || stored.appId !== request.appId || !sameTenant(actor, stored)) {
     throw deps.fail('C-3003', {
