@@ -13,7 +13,7 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import httpProxy from '@fastify/http-proxy'
 import type { FastifyReplyFromHooks } from '@fastify/reply-from'
-import type { FastifyInstance, FastifyReply, FastifyRequest, RawServerBase } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RawServerBase } from 'fastify'
 import fp from 'fastify-plugin'
 import type { GatewayErrorCode } from '../../../openapi/generated/errors.js'
 import { type Dispatcher, Pool } from 'undici'
@@ -216,24 +216,52 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
     else sendEnveloped(reply, answered.statusCode, contentType, answered.body)
   }
 
+  /** The route table's row of the request: its route's engine path and forwarding options. */
+  function targetOf(request: FastifyRequest): ProxyTarget {
+    const method = request.method === 'HEAD' ? 'GET' : request.method
+    const target = routeTable().get(routeKey(method, request.routeOptions.url ?? ''))
+    if (!target) throw new Error(`${method} ${request.routeOptions.url} is registered as a proxy route but not in the route table`)
+    return target
+  }
+
+  /** The engine path of the request: its route's, with the request's parameters filled in. */
+  function enginePathOf(request: FastifyRequest, target: ProxyTarget): string {
+    return target.enginePath(request.params as Record<string, string | undefined>)
+  }
+
   /**
-   * http-proxy's handler: the route's engine path and options come from the route table. It returns
+   * The all-in-one's preHandler of every proxy route: what the engine of this thread can take is
+   * answered here, and http-proxy's handler never runs for it. That handler derives a destination
+   * from the client's URL and checks it (three URL parses per request) before it calls `forward`,
+   * whose engine path, like this one's, comes from the route table with the parameters encoded.
+   * Everything goes in-process unless it must stream: a raw answer (file bytes), a long poll (its
+   * wait ends when the client leaves) or a body still arriving. A callback hook that answers and
+   * never calls `done` ends the route there, as Fastify documents for answering from a hook; an
+   * async one would have to return the reply, a thenable, which costs a promise and a stream-end
+   * listener per request.
+   */
+  function answeredInProcess(engineApp: InProcessEngine) {
+    return (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void => {
+      const target = targetOf(request)
+      const readWhole = request.body === undefined || Buffer.isBuffer(request.body)
+      if (target.raw || longPolls.isLongPoll(request) || !readWhole) return done()
+      if (metrics) request.forwardedAt = performance.now()
+      answerInProcess(engineApp, request, reply as AnyReply, target, enginePathOf(request, target)).catch((error: unknown) =>
+        reply.send(error),
+      )
+    }
+  }
+
+  /**
+   * http-proxy's handler: forwards over HTTP with the route's engine path and options. It returns
    * nothing: the reply is sent from onResponse or onError, and a returned reply (a thenable) would
    * have Fastify wait on it through a promise and a stream-end listener on every request.
    */
   function forward(request: FastifyRequest, reply: FastifyReply): void {
-    const method = request.method === 'HEAD' ? 'GET' : request.method
-    const target = routeTable().get(routeKey(method, request.routeOptions.url ?? ''))
-    if (!target) throw new Error(`${method} ${request.routeOptions.url} is registered as a proxy route but not in the route table`)
+    const target = targetOf(request)
     if (metrics) request.forwardedAt = performance.now()
     if (longPolls.isLongPoll(request)) longPolls.watch(request, reply)
-    const path = target.enginePath(request.params as Record<string, string | undefined>)
-    // In-process unless it must stream: a raw answer (file bytes), a long poll (its wait ends when
-    // the client leaves) or a body still arriving.
-    if (inProcess && !target.raw && !longPolls.isLongPoll(request) && (request.body === undefined || Buffer.isBuffer(request.body))) {
-      answerInProcess(inProcess, request, reply as AnyReply, target, path).catch((error: unknown) => reply.send(error))
-      return
-    }
+    const path = enginePathOf(request, target)
     // A body read whole goes as it came: reply-from would JSON-encode a parsed body of a JSON type.
     if (Buffer.isBuffer(request.body)) {
       reply.from(path, {
@@ -283,6 +311,7 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
           const queryAt = url.indexOf('?')
           return queryAt === -1 ? url : url.slice(0, queryAt)
         },
+        ...(inProcess ? { preHandler: answeredInProcess(inProcess) } : {}),
         handler: forward,
       })
     }
