@@ -76,9 +76,10 @@ await withTempDir('profile-threads-', async (dataDir) => {
       `  ${'all threads'.padEnd(14)} ${perLifecycle(total.user)} µs user ${perLifecycle(total.system)} µs system per lifecycle\n`,
     )
     const commits = commitsAfter.commits - commitsBefore.commits
-    const writesEach = ((commitsAfter.writes - commitsBefore.writes) / commits).toFixed(1)
-    if (commits > 0)
+    if (commits > 0) {
+      const writesEach = ((commitsAfter.writes - commitsBefore.writes) / commits).toFixed(1)
       process.stdout.write(`  journal: ${(commits / lifecycles).toFixed(2)} commits per lifecycle, ${writesEach} writes each\n`)
+    }
   } finally {
     await service.stop()
   }

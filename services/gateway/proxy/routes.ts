@@ -240,7 +240,7 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
    * async one would have to return the reply, a thenable, which costs a promise and a stream-end
    * listener per request.
    */
-  function answeredInProcess(engineApp: InProcessEngine) {
+  function inProcessPreHandler(engineApp: InProcessEngine) {
     return (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void => {
       const target = targetOf(request)
       const readWhole = request.body === undefined || Buffer.isBuffer(request.body)
@@ -311,7 +311,7 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
           const queryAt = url.indexOf('?')
           return queryAt === -1 ? url : url.slice(0, queryAt)
         },
-        ...(inProcess ? { preHandler: answeredInProcess(inProcess) } : {}),
+        ...(inProcess ? { preHandler: inProcessPreHandler(inProcess) } : {}),
         handler: forward,
       })
     }
