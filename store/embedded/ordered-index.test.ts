@@ -60,6 +60,7 @@ t.test('a plan on an equality prefix and a range reads only the matches', async 
     { p: 'leave', a: 'hr', u: { $gt: from } },
     { p: 'leave', a: 'hr', u: { $lt: from } },
     { p: { $in: ['leave', 'travel'] }, a: 'hr', u: { $gte: from, $lt: to } },
+    { p: 'leave', a: { $in: ['hr', 'sales'] }, u: { $gte: from, $lte: to } },
     { p: 'leave', a: 'hr' },
     { p: 'leave', u: { $gte: from } },
     { a: 'hr', p: 'travel', u: { $gte: 'x' } },

@@ -299,8 +299,15 @@ export class SecondaryIndex {
     for (const field of this.fields) {
       const values = pinned.get(field)
       if (!values || prefixes.length * values.length > maxPrefixes) break
-      const keys = [...new Set(values.map(orderedKey))]
-      prefixes = prefixes.flatMap((prefix) => keys.map((key) => prefix + key))
+      // Nearly every plan pins each field to one value: the prefixes are extended in place, without
+      // the set and the arrays of the general case (this runs for every index on every read planned).
+      if (values.length === 1) {
+        const key = orderedKey(values[0])
+        for (let i = 0; i < prefixes.length; i++) prefixes[i] += key
+      } else {
+        const keys = [...new Set(values.map(orderedKey))]
+        prefixes = prefixes.flatMap((prefix) => keys.map((key) => prefix + key))
+      }
       fields++
     }
     const rangeField = this.fields[fields]
