@@ -1,14 +1,16 @@
 /**
  * Test support: deploys the example models of examples/ straight into a store, as live
  * versions, the way the gateway's insertModel leaves them (a StoredModel per live version, plus the
- * constants and the data-collection registry entry those model types declare). Tests of the engine
- * use it instead of going through the gateway.
+ * constants and the data-collection registry entry those model types declare, and the invalidation
+ * of the tenant's cached models that running engines apply). Tests of the engine use it instead of
+ * going through the gateway.
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { examplesDir } from '../../lib/server/paths.js'
 import type { Store } from '../../store/port.js'
-import { constantDocumentId, dataCollectionName, tenantFilter } from '../../store/tenant.js'
+import { constantDocumentId, dataCollectionName, tenantFilter, tenantKey } from '../../store/tenant.js'
+import { recordInvalidation } from '../../plugins/cache/invalidations.js'
 import type { ProcessModelBody, WorkflowModel } from '../../runtime/types.js'
 import { Collections, type StoredConstant, type StoredDataCollection, type StoredModel } from '../../store/collections.js'
 
@@ -79,7 +81,13 @@ export async function deployExample(store: Store, fileName: string, options: Dep
     const indexes = (body.indexes ?? []) as Array<{ keys: Record<string, 1 | -1>; unique?: boolean }>
     for (const index of indexes) await store.collection(entry.collectionName).createIndex(index.keys, { unique: index.unique === true })
   }
+  await recordDeploy(store, tenant)
   return model
+}
+
+/** What the gateway records after a deploy: running engines drop what they kept of the tenant's models. */
+export async function recordDeploy(store: Store, tenant: { organizationId: string; appId: string }): Promise<void> {
+  await recordInvalidation(store, { target: 'all', cacheType: 'app', id: tenantKey(tenant) })
 }
 
 /** The insertModel request of an example, for tests that go through the gateway. */

@@ -20,24 +20,27 @@ async function missesOverRounds(stack: DeployStack): Promise<string[]> {
   return misses
 }
 
-t.test('in the all-in-one, a function, process version and constants deployed are used by the next request, 50 times', async (t) => {
-  const { gatewayUrl } = await startAllInOne(t, { CACHE_POLL_MS: String(NO_POLL) })
-  const created = await fetch(`${gatewayUrl}/user/createUser`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      ...HR,
-      fullName: 'Eve Employee',
-      unit: { id: 'hr', name: 'Human resources' },
-      roles: ['user'],
-      swimlanes: ['employee'],
-    }),
-  })
-  const userId = ((await created.json()) as { data: { userId: string } }).data.userId
-  const stack: DeployStack = { deployUrl: gatewayUrl, gatewayUrls: [gatewayUrl], userId }
-  await deployQuickStart(stack)
-  t.same(await missesOverRounds(stack), [], 'no request missed the deploy before it')
-})
+t.test(
+  'in the all-in-one, a function, process version, constants and data collection deployed are used by the next request, 50 times',
+  async (t) => {
+    const { gatewayUrl } = await startAllInOne(t, { CACHE_POLL_MS: String(NO_POLL) })
+    const created = await fetch(`${gatewayUrl}/user/createUser`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        ...HR,
+        fullName: 'Eve Employee',
+        unit: { id: 'hr', name: 'Human resources' },
+        roles: ['user'],
+        swimlanes: ['employee'],
+      }),
+    })
+    const userId = ((await created.json()) as { data: { userId: string } }).data.userId
+    const stack: DeployStack = { deployUrl: gatewayUrl, gatewayUrls: [gatewayUrl], userId }
+    await deployQuickStart(stack)
+    t.same(await missesOverRounds(stack), [], 'no request missed the deploy before it')
+  },
+)
 
 t.test('a deploy through one gateway is used by the next request of another gateway and its own engine, 50 times', async (t) => {
   const store = await openTestStore(t)

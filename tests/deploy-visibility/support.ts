@@ -34,12 +34,30 @@ async function deploy(stack: DeployStack, example: string, edit: (body: Record<s
   if (answer.status !== 200) throw new Error(`insertModel ${example} answered ${answer.status}: ${JSON.stringify(answer.body)}`)
 }
 
-/** The app's function library with a `deployProbe` function that answers the round it was deployed in. */
+/** The name the round gives the leave bookings collection (the quick start's name before round 0). */
+function bookingsName(round: number): string {
+  return round < 0 ? 'Leave bookings' : `Leave bookings ${round}`
+}
+
+/**
+ * The app's function library with a `deployProbe` function that answers the round it was deployed
+ * in, and data probes that find in the bookings collection under the round's name and the name of
+ * the round before.
+ */
 function probeLibrary(round: number): (body: Record<string, unknown>) => void {
+  const findIn = (name: string) => ({ steps: [{ data: 'find', collection: name, filter: '{}', as: 'output.found' }] })
   return (body) => {
     const functions = body.functions as Record<string, unknown>
     functions.deployProbe = { steps: [{ set: { 'output.round': String(round) } }] }
+    functions.bookingsProbe = findIn(bookingsName(round))
+    functions.previousBookingsProbe = findIn(bookingsName(round - 1))
   }
+}
+
+/** Whether a function's run answered 200, and its error code when not. */
+async function runs(gatewayUrl: string, userId: string, functionId: string): Promise<string> {
+  const executed = await send(gatewayUrl, 'POST', `/external/function/${functionId}/execute`, userId, { ...HR, inputParams: {} })
+  return executed.status === 200 ? 'ran' : `${executed.status} ${executed.body.error?.code ?? ''}`
 }
 
 /** What one gateway answered, compared with what the round deployed: a miss names what it saw. */
@@ -64,6 +82,11 @@ async function missesOf(stack: DeployStack, gatewayUrl: string, round: number, w
     const businessKey = (started.body.data as { context?: { processInstance?: { businessKey?: string } } } | undefined)?.context
       ?.processInstance?.businessKey
     expect('the business key prefix', businessKey?.split('-')[0] ?? started.body.error, `LR${round}`)
+  } else if (what === 'data') {
+    // The bookings collection was renamed: the engine finds it under its new name only.
+    expect('a find under the new name', await runs(gatewayUrl, stack.userId, 'bookingsProbe'), 'ran')
+    const previous = await runs(gatewayUrl, stack.userId, 'previousBookingsProbe')
+    expect('a find under the name before', previous.startsWith('4') || previous.startsWith('5') ? 'refused' : previous, 'refused')
   } else {
     const constant = await send(gatewayUrl, 'POST', '/getConstantValue', stack.userId, {
       ...HR,
@@ -76,8 +99,8 @@ async function missesOf(stack: DeployStack, gatewayUrl: string, round: number, w
 }
 
 /**
- * One round: a new function library, a new process version and new constants, each deployed and
- * used at once through every gateway. Answers the misses.
+ * One round: a new function library, a new process version, new constants and the bookings
+ * collection renamed, each deployed and used at once through every gateway. Answers the misses.
  */
 export async function deployAndUseAtOnce(stack: DeployStack, round: number): Promise<string[]> {
   const misses: string[] = []
@@ -94,6 +117,15 @@ export async function deployAndUseAtOnce(stack: DeployStack, round: number): Pro
     body.round = String(round)
   })
   await useEverywhere('constants')
+  // Each engine keeps the collection under the name it has until now, then the deploy renames it.
+  for (const gatewayUrl of stack.gatewayUrls) {
+    const previous = await runs(gatewayUrl, stack.userId, 'previousBookingsProbe')
+    if (previous !== 'ran') misses.push(`round ${round}, data via ${gatewayUrl}: a find under the current name was ${previous}`)
+  }
+  await deploy(stack, 'leave-bookings', (body) => {
+    body.name = bookingsName(round)
+  })
+  await useEverywhere('data')
   return misses
 }
 

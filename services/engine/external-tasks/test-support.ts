@@ -14,6 +14,7 @@ import { openTestStore, type RunningService, startService } from '../../testing/
 import { type TestClock, testClock } from '../../testing/clock.js'
 import { storedInstance } from '../../testing/instance-store.js'
 import { createTestUser } from '../../testing/users.js'
+import { recordDeploy } from '../../testing/models.js'
 import type { ExternalTaskStep, ProcessModelBody } from '../../../runtime/types.js'
 
 export const TENANT = { appId: 'hr', organizationId: 'acme' } as const
@@ -60,6 +61,7 @@ export async function deployProcess(
     live: true,
     processId: body.processId ?? 'payroll',
   })
+  await recordDeploy(store, tenant)
 }
 
 export interface WorkerStack {

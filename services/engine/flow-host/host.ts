@@ -6,13 +6,7 @@
 import { type Dispatcher, request } from 'undici'
 import type { Store } from '../../../store/port.js'
 import { constantDocumentId, tenantFilter } from '../../../store/tenant.js'
-import {
-  Collections,
-  type StoredConstant,
-  type StoredDataCollection,
-  type StoredModel,
-  type StoredUser,
-} from '../../../store/collections.js'
+import { Collections, type StoredConstant, type StoredUser } from '../../../store/collections.js'
 import {
   type DataOperation,
   type FlowFunctionDefinition,
@@ -34,7 +28,8 @@ import {
   searchBudgetProblem,
 } from './data-filter.js'
 import type { OutboundPolicy } from './outbound-policy.js'
-import type { UniqueKey, UnitOfWork } from './unit-of-work.js'
+import type { UnitOfWork } from './unit-of-work.js'
+import type { DeployedDataCollection } from '../models/service.js'
 
 /** At most this many documents come back from one `find` of a data node. */
 export const MAX_FOUND_DOCUMENTS = 1000
@@ -49,6 +44,8 @@ export interface FlowHostScope {
   organizationId: string
   /** The app's `functions` models, by function id. */
   appFunctions: ReadonlyMap<string, FlowFunctionDefinition>
+  /** The app's data collection of that name, or null (ProcessModels.dataCollection keeps them per tenant). */
+  dataCollection: (name: string) => Promise<DeployedDataCollection | null>
   /** Decoded `additionalheaders` of the request, sent along to allowed hosts (OutboundPolicy). */
   additionalHeaders: Record<string, string>
   /** The request's pending data writes. */
@@ -97,8 +94,6 @@ function headerRecord(headers: Record<string, string | string[] | undefined>): R
 
 export class StoreFlowHost implements FlowHost {
   private readonly constants = new Map<string, string | undefined>()
-  /** The unique indexes of the data collections used in this request, by model id. */
-  private readonly uniqueKeys = new Map<string, Promise<UniqueKey[]>>()
 
   /** Outbound calls this request has sent so far (an attempt moved to the pool replays its answers, not counted twice). */
   private httpCalls = 0
@@ -180,27 +175,18 @@ export class StoreFlowHost implements FlowHost {
    * commit (or never), reads see the run's own earlier writes.
    */
   async data(operation: DataOperation): Promise<unknown> {
-    const entry = await this.scope.store
-      .collection<StoredDataCollection>(Collections.dataCollections)
-      .findOne({ ...tenantFilter(this.scope), name: operation.collection })
-    if (!entry) throw technical(`Data collection not found: ${operation.collection}`)
-    const collection = entry.collectionName
+    const deployed = await this.scope.dataCollection(operation.collection)
+    if (!deployed) throw technical(`Data collection not found: ${operation.collection}`)
+    const { collectionName: collection, uniqueKeys } = deployed
     const work = this.scope.unitOfWork
     const filter = () => this.filterOf(operation)
     const scan = () => ({ maxExamined: examinedBudget(operation.filter ?? {}, this.limits.data) })
     try {
       switch (operation.operation) {
         case 'insert':
-          return { insertedId: await work.insert(collection, this.fieldsOf(operation.doc, 'doc'), await this.uniqueKeysOf(entry)) }
+          return { insertedId: await work.insert(collection, this.fieldsOf(operation.doc, 'doc'), uniqueKeys) }
         case 'update':
-          return await work.update(
-            collection,
-            filter(),
-            this.fieldsOf(operation.set, 'set'),
-            operation.upsert === true,
-            await this.uniqueKeysOf(entry),
-            scan(),
-          )
+          return await work.update(collection, filter(), this.fieldsOf(operation.set, 'set'), operation.upsert === true, uniqueKeys, scan())
         case 'find':
           return await work.find(collection, filter(), MAX_FOUND_DOCUMENTS, scan())
         case 'delete':
@@ -230,29 +216,6 @@ export class StoreFlowHost implements FlowHost {
       swimlanes: user.swimlanes ?? [],
       ...(user.unit ? { unit: user.unit } : {}),
     }
-  }
-
-  /** The unique indexes of a data collection: those of every version of its model (indexes are only ever added). */
-  private uniqueKeysOf(entry: StoredDataCollection): Promise<UniqueKey[]> {
-    let keys = this.uniqueKeys.get(entry.modelID)
-    if (!keys) {
-      keys = this.readUniqueKeys(entry)
-      this.uniqueKeys.set(entry.modelID, keys)
-    }
-    return keys
-  }
-
-  private async readUniqueKeys(entry: StoredDataCollection): Promise<UniqueKey[]> {
-    const versions = await this.scope.store
-      .collection<StoredModel>(Collections.models)
-      .find({ ...tenantFilter(this.scope), modelID: entry.modelID })
-      .toArray()
-    const keys = new Map<string, UniqueKey>()
-    for (const model of versions) {
-      const indexes = (model.modelBody as { indexes?: Array<{ keys: Record<string, unknown>; unique?: boolean }> }).indexes ?? []
-      for (const index of indexes) if (index.unique === true) keys.set(JSON.stringify(Object.keys(index.keys)), Object.keys(index.keys))
-    }
-    return [...keys.values()]
   }
 
   private filterOf(operation: DataOperation): Record<string, unknown> {

@@ -12,6 +12,7 @@
  * documents it matched during the run), so a concurrent request's committed change to other
  * fields is never overwritten with the copy this run read.
  */
+import type { UniqueKey } from '../models/repository.js'
 import { compileQuery, updatedCopy } from '../../../store/embedded/mingo.js'
 import { upsertSeed } from '../../../store/embedded/upsert-seed.js'
 import { newObjectIdHex } from '../../../store/object-id.js'
@@ -35,9 +36,6 @@ interface ShadowUndo {
   /** The entry before the write; undefined when there was none. */
   previous: { id: unknown; doc: Shadow } | undefined
 }
-
-/** The fields of one unique index of a data collection. */
-export type UniqueKey = readonly string[]
 
 function valueAt(doc: Document, path: string): unknown {
   let value: unknown = doc

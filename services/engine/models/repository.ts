@@ -1,13 +1,13 @@
 /**
  * Reads the `models` collection (written by the gateway's insertModel): the live versions of
- * process models and the tenant's function libraries, always inside one tenant (organization and
- * app). A new instance uses the latest live version of its process; a running one keeps the
- * version it started with.
+ * process models, the tenant's function libraries and the data collections its `dataCollection`
+ * models registered, always inside one tenant (organization and app). A new instance uses the
+ * latest live version of its process; a running one keeps the version it started with.
  */
 import { CollectionRepository } from '../../../plugins/store/collection-repository.js'
 import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
-import type { Store } from '../../../store/port.js'
-import { Collections, type StoredModel } from '../../../store/collections.js'
+import type { Collection, Store } from '../../../store/port.js'
+import { Collections, type StoredDataCollection, type StoredModel } from '../../../store/collections.js'
 import { type Tenant, tenantFilter } from '../../../store/tenant.js'
 
 declare module 'fastify' {
@@ -16,11 +16,21 @@ declare module 'fastify' {
   }
 }
 
+/** The fields of a unique index of a data collection, in its order. */
+export type UniqueKey = readonly string[]
+
 export class ModelRepository extends CollectionRepository<StoredModel> {
   /** Named so it never clashes with the indexes the gateway's model domain creates on the same collection. */
   protected readonly indexes = [
     { keys: { processId: 1, organizationId: 1, appId: 1, version: -1 }, name: 'engine_tenant_process_versions' },
   ] as const
+
+  constructor(
+    models: Collection<StoredModel>,
+    private readonly dataCollections: Collection<StoredDataCollection>,
+  ) {
+    super(models)
+  }
 
   /**
    * The number of the latest live version, read without the model itself: every new instance asks,
@@ -63,10 +73,34 @@ export class ModelRepository extends CollectionRepository<StoredModel> {
     for (const model of versions) if (!latest.has(model.modelID)) latest.set(model.modelID, model)
     return [...latest.values()]
   }
+
+  /**
+   * The tenant's data collection of that name, as its `dataCollection` model registered it (the
+   * gateway's unique `organizationId, appId, name` index on the registry), or null.
+   */
+  async dataCollection(tenant: Tenant, name: string): Promise<StoredDataCollection | null> {
+    return this.dataCollections.findOne({ ...tenantFilter(tenant), name })
+  }
+
+  /** The unique indexes of every version of a `dataCollection` model (a version only ever adds indexes). */
+  async uniqueIndexKeys(tenant: Tenant, modelID: string): Promise<UniqueKey[]> {
+    const versions = await this.collection
+      .find({ ...tenantFilter(tenant), modelID }, { projection: { _id: 0, 'modelBody.indexes': 1 } })
+      .toArray()
+    const keys = new Map<string, UniqueKey>()
+    for (const model of versions) {
+      const indexes = (model.modelBody as { indexes?: Array<{ keys: Record<string, unknown>; unique?: boolean }> }).indexes ?? []
+      for (const index of indexes) if (index.unique === true) keys.set(JSON.stringify(Object.keys(index.keys)), Object.keys(index.keys))
+    }
+    return [...keys.values()]
+  }
 }
 
 export function modelRepository(store: Store): ModelRepository {
-  return new ModelRepository(store.collection<StoredModel>(Collections.models))
+  return new ModelRepository(
+    store.collection<StoredModel>(Collections.models),
+    store.collection<StoredDataCollection>(Collections.dataCollections),
+  )
 }
 
 export default repositoryPlugin('models', ({ store }) => modelRepository(store), { name: 'models-repository' })

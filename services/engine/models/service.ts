@@ -1,10 +1,12 @@
 /**
  * The process models the engine runs, compiled once per model version and kept in the `app` cache
- * under the tenant's key (store/tenant.ts: evicting it drops every compiled model and the function
- * libraries of that organization's app, and of no other organization's app of the same id). Which version
- * an instance runs is always read from the store — the latest live one for a new instance, its own
- * for a running one — so a cache entry can only be dropped, never be stale: a version's model never
- * changes.
+ * under the tenant's key (store/tenant.ts: evicting it drops everything kept of that organization's
+ * app, and of no other organization's app of the same id). A version's model never changes, so a
+ * compiled one can only be dropped, never be stale. What a deploy does change (which version is the
+ * latest live one, the function libraries, the data collections) is kept with them too: every
+ * deploy records an invalidation of the tenant (services/gateway/models/service.ts), and each of
+ * those reads first applies the invalidations recorded so far (`caches.upToDate()`), so a request
+ * sent after a deploy was answered uses what it deployed.
  */
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
@@ -15,7 +17,7 @@ import type { StoredModel } from '../../../store/collections.js'
 import { type Tenant, tenantFilter, tenantKey } from '../../../store/tenant.js'
 import { compileProcess } from '../../../runtime/compile.js'
 import type { CompiledProcess, FlowFunctionDefinition, ProcessInstance, ProcessModelBody, WorkflowModel } from '../../../runtime/types.js'
-import type { ModelRepository } from './repository.js'
+import type { ModelRepository, UniqueKey } from './repository.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -26,13 +28,22 @@ declare module 'fastify' {
 /** A tenant's app-wide functions by id. */
 export type AppFunctions = ReadonlyMap<string, FlowFunctionDefinition>
 
+/** A data collection a flow's data nodes use: where its documents are, and the unique indexes its model declares. */
+export interface DeployedDataCollection {
+  collectionName: string
+  uniqueKeys: readonly UniqueKey[]
+}
+
 /**
- * What the engine keeps of one tenant: its compiled process models by `<processId>@<version>`, and its
- * app-wide functions once read (a promise, so concurrent first requests share one read).
+ * What the engine keeps of one tenant: its compiled process models by `<processId>@<version>`, and,
+ * once read, the latest live version of each process started, its app-wide functions, and its data
+ * collections by name. Reads are kept as promises, so concurrent first requests share one read.
  */
 export interface CompiledApp {
   processes: Map<string, CompiledProcess>
+  latestVersions: Map<string, Promise<number | null>>
   functions?: Promise<AppFunctions>
+  dataCollections: Map<string, Promise<DeployedDataCollection | null>>
 }
 
 export class ProcessModels {
@@ -42,9 +53,12 @@ export class ProcessModels {
     private readonly fail: ErrorFactory<EngineErrorCode>,
   ) {}
 
-  /** The latest live version of the process, for a new instance (404 wm3002 when there is none). */
+  /** The latest live version of the process, for a new instance (404 wm3002 when there is none); kept until a deploy. */
   async latest(tenant: Tenant, processId: string): Promise<CompiledProcess> {
-    const version = await this.repository.latestLiveProcessVersion(tenant, processId)
+    await this.caches.upToDate()
+    const version = await keptWhenFound(this.app(tenant).latestVersions, processId, () =>
+      this.repository.latestLiveProcessVersion(tenant, processId),
+    )
     if (version === null)
       throw this.fail('wm3002', { args: [`${processId} in app ${tenant.appId}`], parameters: { processId, appId: tenant.appId } })
     return this.ofInstance({ ...tenantFilter(tenant), processId, modelVersion: version })
@@ -88,11 +102,8 @@ export class ProcessModels {
 
   /**
    * The app-wide functions (`functions` models), for the functions a process does not define itself.
-   * Every flow run needs them, so they are read once per tenant and kept with its compiled models: a
-   * models insert records an invalidation of the tenant, which drops them too. This is the one cached
-   * read a deploy makes stale (a compiled process version never changes), so it first applies the
-   * invalidations recorded so far: a run after an answered deploy uses what it deployed. A failed
-   * read is not kept.
+   * Every flow run needs them, so they are read once per tenant and kept with its compiled models
+   * (a deploy drops them, see the top of this file). A failed read is not kept.
    */
   async appFunctions(tenant: Tenant): Promise<AppFunctions> {
     await this.caches.upToDate()
@@ -107,6 +118,12 @@ export class ProcessModels {
     return app.functions
   }
 
+  /** The tenant's data collection of that name, or null when its app has none (not kept: a name may come from a request). */
+  async dataCollection(tenant: Tenant, name: string): Promise<DeployedDataCollection | null> {
+    await this.caches.upToDate()
+    return keptWhenFound(this.app(tenant).dataCollections, name, () => readDataCollection(this.repository, tenant, name))
+  }
+
   private async readAppFunctions(tenant: Tenant): Promise<AppFunctions> {
     const functions = new Map<string, FlowFunctionDefinition>()
     for (const library of await this.repository.liveFunctionLibraries(tenant)) {
@@ -118,7 +135,11 @@ export class ProcessModels {
   }
 
   private app(tenant: Tenant): CompiledApp {
-    return this.caches.cache<CompiledApp>('app').getOrCreate(tenantKey(tenant), () => ({ processes: new Map() }))
+    return this.caches.cache<CompiledApp>('app').getOrCreate(tenantKey(tenant), () => ({
+      processes: new Map(),
+      latestVersions: new Map(),
+      dataCollections: new Map(),
+    }))
   }
 
   private compiled(model: StoredModel): CompiledProcess {
@@ -131,6 +152,39 @@ export class ProcessModels {
     app.set(key, compiled)
     return compiled
   }
+}
+
+/** The tenant's data collection of that name as stored now, or null. */
+export async function readDataCollection(
+  repository: ModelRepository,
+  tenant: Tenant,
+  name: string,
+): Promise<DeployedDataCollection | null> {
+  const entry = await repository.dataCollection(tenant, name)
+  if (!entry) return null
+  return { collectionName: entry.collectionName, uniqueKeys: await repository.uniqueIndexKeys(tenant, entry.modelID) }
+}
+
+/**
+ * The read kept under `key`, or a new one kept while it runs: one that finds nothing or fails is
+ * dropped, so only what exists stays (a tenant's models bound how much), and a failure is retried.
+ */
+function keptWhenFound<Value>(
+  kept: Map<string, Promise<Value | null>>,
+  key: string,
+  read: () => Promise<Value | null>,
+): Promise<Value | null> {
+  const cached = kept.get(key)
+  if (cached) return cached
+  const reading = read()
+  kept.set(key, reading)
+  const drop = (): void => {
+    if (kept.get(key) === reading) kept.delete(key)
+  }
+  reading.then((value) => {
+    if (value === null) drop()
+  }, drop)
+  return reading
 }
 
 function versionKey(processId: string, version: number): string {

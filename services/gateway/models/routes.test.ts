@@ -1,6 +1,8 @@
 import { gunzipSync } from 'node:zlib'
 import t from 'tap'
 import type { Store } from '../../../store/port.js'
+import { Collections, type StoredCacheInvalidation } from '../../../store/collections.js'
+import { tenantKey } from '../../../store/tenant.js'
 import { ContractChecker } from '../../testing/contract.js'
 import { type Envelope, startGateway } from '../../testing/gateway.js'
 import { insertModelRequest } from '../../testing/models.js'
@@ -226,6 +228,30 @@ t.test('a dataCollection model registers its collection and builds its indexes',
   t.equal(taken.status, 400, 'another model cannot take the name')
   t.match(taken.body.error?.message, /modelBody\.name/)
 })
+
+t.test(
+  'a live insert that fails after its version was stored is undone, and records an invalidation of the tenant all the same',
+  async (t) => {
+    const { gateway, client } = await startGateway(t)
+    const store = gateway.app.store
+    const invalidations = () => store.collection<StoredCacheInvalidation>(Collections.cacheInvalidations).find({}).toArray()
+    const repository = gateway.app.modelRepository
+    const register = repository.putDataCollection
+    repository.putDataCollection = () => Promise.reject(new Error('the registry cannot be written'))
+    t.teardown(() => {
+      repository.putDataCollection = register
+    })
+    const before = (await invalidations()).length
+    const failed = await client.call<Envelope<null>>('insertModel', 'POST', '/model/insertModel', {
+      body: insertModelRequest('leave-bookings', HR),
+    })
+    t.equal(failed.status, 500)
+    t.same(await modelVersions(store, 'leave-bookings'), [], 'the stored version was removed again')
+    // An engine may have read the version while it existed: the record makes every engine drop what it kept.
+    const recorded = (await invalidations()).slice(before)
+    t.match(recorded, [{ target: 'all', cacheType: 'app', id: tenantKey(HR) }])
+  },
+)
 
 t.test('getModel answers the raw body with its documented caching headers and 304 on a matching if-none-match', async (t) => {
   const { gateway, client } = await startGateway(t)

@@ -137,13 +137,18 @@ export class ModelService {
       ...(model.type === 'process' ? { processId: (model.modelBody as unknown as ProcessModelBody).processId ?? model.modelID } : {}),
     }
     const undo = new UndoLog()
+    // Every instance drops the tenant's cached models through the record (this one at once, below).
+    const invalidate = () => recordInvalidation(this.store, { target: 'all', cacheType: 'app', id: tenantKey(tenant) }, now)
     try {
       if (live) await this.insertLive(stored, now, undo)
       else await this.replaceDraft(stored, undo)
-      // Every instance drops the tenant's cached models through the record (this one at once, below).
-      await recordInvalidation(this.store, { target: 'all', cacheType: 'app', id: tenantKey(tenant) }, now)
+      await invalidate()
     } catch (error) {
       await undo.run(this.log)
+      // An engine may have read (and kept) what was undone, such as the new latest version.
+      await invalidate().catch((recording: unknown) =>
+        this.log.error({ err: recording }, 'the invalidation after an undone model insert was not recorded'),
+      )
       throw error
     } finally {
       this.caches.evict('app', tenantKey(tenant))
