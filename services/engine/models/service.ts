@@ -118,7 +118,7 @@ export class ProcessModels {
     return app.functions
   }
 
-  /** The tenant's data collection of that name, or null when its app has none (not kept: a name may come from a request). */
+  /** The tenant's data collection of that name (kept until a deploy), or null when its app has none. */
   async dataCollection(tenant: Tenant, name: string): Promise<DeployedDataCollection | null> {
     await this.caches.upToDate()
     return keptWhenFound(this.app(tenant).dataCollections, name, () => readDataCollection(this.repository, tenant, name))
