@@ -56,7 +56,6 @@ import engineLogRoutes from './operations/log-routes.js'
 import scheduler from './jobs/scheduler/plugin.js'
 import scheduledRuns from './lifecycle/scheduled-runs.js'
 import schedules from './jobs/scheduler/repository.js'
-import constants from './data/constants.js'
 import constantRoutes from './data/constant-routes.js'
 import dataCollections from './data/repository.js'
 import dataRoutes from './data/routes.js'
@@ -168,7 +167,6 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
     listed(idempotentStarts, { ttlHours: config.idempotencyTtlHours }),
     // Queries, constants, data collections; batch jobs, schedules and the workers that run them.
     listed(processQueries),
-    listed(constants),
     listed(dataCollections),
     listed(batchJobs),
     listed(schedules),

@@ -85,6 +85,20 @@ export async function deployExample(store: Store, fileName: string, options: Dep
   return model
 }
 
+/**
+ * Gives a stored constant of the tenant a new value, as a new version of its `constants` model
+ * would: running engines drop the constants they kept (the tests' switch of the payroll outage).
+ */
+export async function setConstant(
+  store: Store,
+  tenant: { organizationId: string; appId: string },
+  name: string,
+  value: string,
+): Promise<void> {
+  await store.collection<StoredConstant>(Collections.constants).updateOne({ _id: constantDocumentId(tenant, name) }, { $set: { value } })
+  await recordDeploy(store, tenant)
+}
+
 /** What the gateway records after a deploy: running engines drop what they kept of the tenant's models. */
 export async function recordDeploy(store: Store, tenant: { organizationId: string; appId: string }): Promise<void> {
   await recordInvalidation(store, { target: 'all', cacheType: 'app', id: tenantKey(tenant) })

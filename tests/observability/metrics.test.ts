@@ -1,8 +1,8 @@
 import t from 'tap'
 import { Collections } from '../../store/collections.js'
-import { constantDocumentId } from '../../store/tenant.js'
 import { startService, testConfig } from '../../services/testing/harness.js'
 import { completeTask, HR, openForm, startHrEngine, startLeaveRequest } from '../../services/testing/workflow.js'
+import { setConstant } from '../../services/testing/models.js'
 import { labelNames, parseExposition, sampleValue, scrape } from './exposition.js'
 
 const LEAVE = { process_id: 'leave-request' }
@@ -81,9 +81,7 @@ t.test('after a whole leave request the engine metrics moved by exactly the expe
 t.test('a function that fails with a business error shows as outcome="business" and fails its instance', async (t) => {
   const engine = await startHrEngine(t)
   const { employee, manager } = engine.users
-  await engine.store
-    .collection(Collections.constants)
-    .updateOne({ _id: constantDocumentId(HR, 'payrollOnline') }, { $set: { value: 'no' } })
+  await setConstant(engine.store, HR, 'payrollOnline', 'no')
   const started = await startLeaveRequest(engine, employee, { days: 2 })
   const submitted = await completeTask(engine, employee, started.body, { dataInstance: { days: 2 } })
   const approved = await completeTask(engine, manager, (await openForm(engine, manager, submitted.body)).body)

@@ -9,11 +9,12 @@ import type { Session } from '../../openapi/generated/schemas.js'
 import type { Config } from '../../lib/config/config.js'
 import type { Clock } from '../../plugins/clock/plugin.js'
 import type { Store } from '../../store/port.js'
-import { Collections, type StoredConstant, type StoredUser } from '../../store/collections.js'
+import type { StoredUser } from '../../store/collections.js'
 import { type GatewayAnswer, sendToGateway } from '../../services/testing/gateway.js'
 import { startHrStack } from '../../services/testing/hr-stack.js'
 import { storedInstance } from '../../services/testing/instance-store.js'
 import { HR, type HrUsers, taskIds } from '../../services/testing/workflow.js'
+import { setConstant } from '../../services/testing/models.js'
 
 export type Answer<Data = unknown> = GatewayAnswer<Data>
 
@@ -67,9 +68,7 @@ export async function startControlStack(t: Test, config: Partial<Config> = {}, o
   }
 
   async function payrollOnline(online: boolean): Promise<void> {
-    await store
-      .collection<StoredConstant>(Collections.constants)
-      .updateOne({ _id: 'acme/hr:payrollOnline' }, { $set: { value: online ? 'yes' : 'no' } })
+    await setConstant(store, HR, 'payrollOnline', online ? 'yes' : 'no')
   }
 
   async function complete(user: StoredUser, session: Session, taskId: string): Promise<void> {

@@ -12,6 +12,7 @@ import type { Envelope } from '../../services/testing/gateway.js'
 import { startHrStack } from '../../services/testing/hr-stack.js'
 import { createTestUser } from '../../services/testing/users.js'
 import { type Answer, completeTask, HR, type HrUsers, type WorkflowClient } from '../../services/testing/workflow.js'
+import { setConstant } from '../../services/testing/models.js'
 
 export { HR }
 
@@ -101,7 +102,7 @@ export async function startQueryStack(t: Test): Promise<QueryStack> {
       return answer.body.data
     },
     async payrollOnline(online) {
-      await store.collection(Collections.constants).updateOne({ _id: 'acme/hr:payrollOnline' }, { $set: { value: online ? 'yes' : 'no' } })
+      await setConstant(store, HR, 'payrollOnline', online ? 'yes' : 'no')
     },
     myTasks: query<MyTaskPage>('queryMyTasks', '/query/myTasks'),
     instances: query<InstanceSummaryPage>('queryInstances', '/query/instances'),

@@ -7,7 +7,7 @@ import { HR, startHrEngine } from '../../testing/workflow.js'
 import { OutboundPolicy } from '../flow-host/outbound-policy.js'
 import { StoreFlowHost } from '../flow-host/host.js'
 import { modelRepository } from '../models/repository.js'
-import { readDataCollection } from '../models/service.js'
+import { storedLookups } from '../models/service.js'
 import { UnitOfWork } from '../flow-host/unit-of-work.js'
 
 async function seededEngine(t: ContractTest) {
@@ -121,7 +121,7 @@ t.test('the data node of a flow function obeys the same pattern bound', async (t
     unitOfWork: new UnitOfWork(engine.store),
     ...HR,
     appFunctions: new Map(),
-    dataCollection: (name) => readDataCollection(modelRepository(engine.store), HR, name),
+    deployed: storedLookups(modelRepository(engine.store), HR),
     additionalHeaders: {},
   })
   await t.rejects(

@@ -93,7 +93,7 @@ export class RunEnvironments {
       appId: request.appId,
       organizationId: request.organizationId,
       appFunctions: await this.processModels.appFunctions(request),
-      dataCollection: (name) => this.processModels.dataCollection(request, name),
+      deployed: this.processModels.lookupsFor(request),
       additionalHeaders: decodeAdditionalHeaders(request.additionalHeaders),
       traceOutbound: this.outboundTracer(),
       limits: this.hostLimits,

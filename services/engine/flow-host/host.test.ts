@@ -10,7 +10,7 @@ import { decodeAdditionalHeaders } from './additional-headers.js'
 import { disallowedOperator } from './data-filter.js'
 import { StoreFlowHost } from './host.js'
 import { modelRepository } from '../models/repository.js'
-import { readDataCollection } from '../models/service.js'
+import { storedLookups } from '../models/service.js'
 import { OutboundPolicy } from './outbound-policy.js'
 import { UnitOfWork } from './unit-of-work.js'
 
@@ -33,7 +33,7 @@ function hostOver(t: Tap, store: Store, appId: string, additionalHeaders: Record
     appId,
     organizationId: 'acme',
     appFunctions: new Map(),
-    dataCollection: (name) => readDataCollection(modelRepository(store), { organizationId: 'acme', appId }, name),
+    deployed: storedLookups(modelRepository(store), { organizationId: 'acme', appId }),
     additionalHeaders,
   })
 }

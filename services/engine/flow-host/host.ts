@@ -5,8 +5,8 @@
  */
 import { type Dispatcher, request } from 'undici'
 import type { Store } from '../../../store/port.js'
-import { constantDocumentId, tenantFilter } from '../../../store/tenant.js'
-import { Collections, type StoredConstant, type StoredUser } from '../../../store/collections.js'
+import { tenantFilter } from '../../../store/tenant.js'
+import { Collections, type StoredUser } from '../../../store/collections.js'
 import {
   type DataOperation,
   type FlowFunctionDefinition,
@@ -29,7 +29,7 @@ import {
 } from './data-filter.js'
 import type { OutboundPolicy } from './outbound-policy.js'
 import type { UnitOfWork } from './unit-of-work.js'
-import type { DeployedDataCollection } from '../models/service.js'
+import type { DeployedLookups } from '../models/service.js'
 
 /** At most this many documents come back from one `find` of a data node. */
 export const MAX_FOUND_DOCUMENTS = 1000
@@ -44,8 +44,8 @@ export interface FlowHostScope {
   organizationId: string
   /** The app's `functions` models, by function id. */
   appFunctions: ReadonlyMap<string, FlowFunctionDefinition>
-  /** The app's data collection of that name, or null (ProcessModels.dataCollection keeps them per tenant). */
-  dataCollection: (name: string) => Promise<DeployedDataCollection | null>
+  /** The app's data collections and constants (ProcessModels keeps them per tenant). */
+  deployed: DeployedLookups
   /** Decoded `additionalheaders` of the request, sent along to allowed hosts (OutboundPolicy). */
   additionalHeaders: Record<string, string>
   /** The request's pending data writes. */
@@ -103,12 +103,10 @@ export class StoreFlowHost implements FlowHost {
     this.limits = scope.limits ?? DEFAULT_HOST_LIMITS
   }
 
+  /** A constant keeps its value for the whole request, whatever is deployed meanwhile. */
   async constant(name: string): Promise<string | undefined> {
     if (this.constants.has(name)) return this.constants.get(name)
-    const found = await this.scope.store
-      .collection<StoredConstant>(Collections.constants)
-      .findOne({ _id: constantDocumentId(this.scope, name), ...tenantFilter(this.scope) })
-    const value = found?.value
+    const value = (await this.scope.deployed.constant(name)) ?? undefined
     this.constants.set(name, value)
     return value
   }
@@ -175,7 +173,7 @@ export class StoreFlowHost implements FlowHost {
    * commit (or never), reads see the run's own earlier writes.
    */
   async data(operation: DataOperation): Promise<unknown> {
-    const deployed = await this.scope.dataCollection(operation.collection)
+    const deployed = await this.scope.deployed.dataCollection(operation.collection)
     if (!deployed) throw technical(`Data collection not found: ${operation.collection}`)
     const { collectionName: collection, uniqueKeys } = deployed
     const work = this.scope.unitOfWork

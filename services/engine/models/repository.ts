@@ -1,14 +1,14 @@
 /**
- * Reads the `models` collection (written by the gateway's insertModel): the live versions of
- * process models, the tenant's function libraries and the data collections its `dataCollection`
- * models registered, always inside one tenant (organization and app). A new instance uses the
+ * Reads what the gateway's insertModel writes: the live versions of process models, the tenant's
+ * function libraries, the data collections its `dataCollection` models registered and the
+ * constants its `constants` models hold, always inside one tenant (organization and app). A new instance uses the
  * latest live version of its process; a running one keeps the version it started with.
  */
 import { CollectionRepository } from '../../../plugins/store/collection-repository.js'
 import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
 import type { Collection, Store } from '../../../store/port.js'
-import { Collections, type StoredDataCollection, type StoredModel } from '../../../store/collections.js'
-import { type Tenant, tenantFilter } from '../../../store/tenant.js'
+import { Collections, type StoredConstant, type StoredDataCollection, type StoredModel } from '../../../store/collections.js'
+import { constantDocumentId, type Tenant, tenantFilter } from '../../../store/tenant.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -28,6 +28,7 @@ export class ModelRepository extends CollectionRepository<StoredModel> {
   constructor(
     models: Collection<StoredModel>,
     private readonly dataCollections: Collection<StoredDataCollection>,
+    private readonly constants: Collection<StoredConstant>,
   ) {
     super(models)
   }
@@ -82,6 +83,12 @@ export class ModelRepository extends CollectionRepository<StoredModel> {
     return this.dataCollections.findOne({ ...tenantFilter(tenant), name })
   }
 
+  /** The value of the tenant's constant of that name (stored as `<tenantKey>:<name>`, store/tenant.ts), or null. */
+  async constantValue(tenant: Tenant, name: string): Promise<string | null> {
+    const found = await this.constants.findOne({ _id: constantDocumentId(tenant, name), ...tenantFilter(tenant) })
+    return found ? found.value : null
+  }
+
   /** The unique indexes of every version of a `dataCollection` model (a version only ever adds indexes). */
   async uniqueIndexKeys(tenant: Tenant, modelID: string): Promise<UniqueKey[]> {
     const versions = await this.collection
@@ -100,6 +107,7 @@ export function modelRepository(store: Store): ModelRepository {
   return new ModelRepository(
     store.collection<StoredModel>(Collections.models),
     store.collection<StoredDataCollection>(Collections.dataCollections),
+    store.collection<StoredConstant>(Collections.constants),
   )
 }
 

@@ -3,10 +3,10 @@
  * under the tenant's key (store/tenant.ts: evicting it drops everything kept of that organization's
  * app, and of no other organization's app of the same id). A version's model never changes, so a
  * compiled one can only be dropped, never be stale. What a deploy does change (which version is the
- * latest live one, the function libraries, the data collections) is kept with them too: every
- * deploy records an invalidation of the tenant (services/gateway/models/service.ts), and each of
- * those reads first applies the invalidations recorded so far (`caches.upToDate()`), so a request
- * sent after a deploy was answered uses what it deployed.
+ * latest live one, the function libraries, the data collections, the constants) is kept with them
+ * too: every deploy records an invalidation of the tenant (services/gateway/models/service.ts), and
+ * each of those reads first applies the invalidations recorded so far (`caches.upToDate()`), so a
+ * request sent after a deploy was answered uses what it deployed.
  */
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
@@ -34,16 +34,23 @@ export interface DeployedDataCollection {
   uniqueKeys: readonly UniqueKey[]
 }
 
+/** What a request's flows look up of their tenant's deployed models: a data collection or a constant by name, null when there is none. */
+export interface DeployedLookups {
+  dataCollection(name: string): Promise<DeployedDataCollection | null>
+  constant(name: string): Promise<string | null>
+}
+
 /**
  * What the engine keeps of one tenant: its compiled process models by `<processId>@<version>`, and,
  * once read, the latest live version of each process started, its app-wide functions, and its data
- * collections by name. Reads are kept as promises, so concurrent first requests share one read.
+ * collections and constants by name. Reads are kept as promises, so concurrent first requests share one read.
  */
 export interface CompiledApp {
   processes: Map<string, CompiledProcess>
   latestVersions: Map<string, Promise<number | null>>
   functions?: Promise<AppFunctions>
   dataCollections: Map<string, Promise<DeployedDataCollection | null>>
+  constants: Map<string, Promise<string | null>>
 }
 
 export class ProcessModels {
@@ -124,6 +131,17 @@ export class ProcessModels {
     return keptWhenFound(this.app(tenant).dataCollections, name, () => readDataCollection(this.repository, tenant, name))
   }
 
+  /** The value of the tenant's constant of that name (kept until a deploy), or null when its app has none. */
+  async constant(tenant: Tenant, name: string): Promise<string | null> {
+    await this.caches.upToDate()
+    return keptWhenFound(this.app(tenant).constants, name, () => this.repository.constantValue(tenant, name))
+  }
+
+  /** The tenant's lookups for a request's flows, kept as above. */
+  lookupsFor(tenant: Tenant): DeployedLookups {
+    return { dataCollection: (name) => this.dataCollection(tenant, name), constant: (name) => this.constant(tenant, name) }
+  }
+
   private async readAppFunctions(tenant: Tenant): Promise<AppFunctions> {
     const functions = new Map<string, FlowFunctionDefinition>()
     for (const library of await this.repository.liveFunctionLibraries(tenant)) {
@@ -139,6 +157,7 @@ export class ProcessModels {
       processes: new Map(),
       latestVersions: new Map(),
       dataCollections: new Map(),
+      constants: new Map(),
     }))
   }
 
@@ -154,12 +173,16 @@ export class ProcessModels {
   }
 }
 
+/** The tenant's lookups read from the store each time (tests of the flow host without an engine). */
+export function storedLookups(repository: ModelRepository, tenant: Tenant): DeployedLookups {
+  return {
+    dataCollection: (name) => readDataCollection(repository, tenant, name),
+    constant: (name) => repository.constantValue(tenant, name),
+  }
+}
+
 /** The tenant's data collection of that name as stored now, or null. */
-export async function readDataCollection(
-  repository: ModelRepository,
-  tenant: Tenant,
-  name: string,
-): Promise<DeployedDataCollection | null> {
+async function readDataCollection(repository: ModelRepository, tenant: Tenant, name: string): Promise<DeployedDataCollection | null> {
   const entry = await repository.dataCollection(tenant, name)
   if (!entry) return null
   return { collectionName: entry.collectionName, uniqueKeys: await repository.uniqueIndexKeys(tenant, entry.modelID) }

@@ -2,7 +2,7 @@ import t from 'tap'
 import type { CustomError, NotificationRecord, Session } from '../../../openapi/generated/schemas.js'
 import { Collections, type StoredContext, type StoredNotification } from '../../../store/collections.js'
 import type { AtomicWrite, AtomicWriteResult, Document, Store } from '../../../store/port.js'
-import { deployExample, dataCollectionName } from '../../testing/models.js'
+import { deployExample, dataCollectionName, setConstant } from '../../testing/models.js'
 import { completeTask, formTask, HR, openForm, startHrEngine, startLeaveRequest, type HrEngine, taskIds } from '../../testing/workflow.js'
 
 async function storedContext(engine: HrEngine, processInstanceId: string): Promise<StoredContext> {
@@ -241,8 +241,7 @@ t.test('a booking that loses the race for its unique key: 409 wm3043, nothing st
 t.test('a failing onError-fail step fails its thread and the process; /action/retry re-runs it and continues', async (t) => {
   const engine = await startHrEngine(t)
   const { manager } = engine.users
-  const constants = engine.store.collection(Collections.constants)
-  await constants.updateOne({ _id: 'acme/hr:payrollOnline' }, { $set: { value: 'no' } })
+  await setConstant(engine.store, HR, 'payrollOnline', 'no')
   const { submitted } = await submittedLeave(engine)
   const approved = await completeTask(engine, manager, (await openForm(engine, manager, submitted)).body)
   t.equal(approved.status, 200, "the failure is the process's, not the request's")
@@ -255,7 +254,7 @@ t.test('a failing onError-fail step fails its thread and the process; /action/re
   const retryBody = { ...HR, processInstanceId: instance.processInstanceId, threadId: failedThread?.threadId }
   const stillOffline = await engine.call<Session>('retryAction', 'POST', '/action/retry', { user: manager.userId, body: retryBody })
   t.equal(stillOffline.body.context.processInstance.processStatus, 'failed', 'a retry that fails again leaves it failed')
-  await constants.updateOne({ _id: 'acme/hr:payrollOnline' }, { $set: { value: 'yes' } })
+  await setConstant(engine.store, HR, 'payrollOnline', 'yes')
   const retried = await engine.call<Session>('retryAction', 'POST', '/action/retry', { user: manager.userId, body: retryBody })
   t.equal(retried.status, 200)
   t.equal(retried.body.context.processInstance.processStatus, 'completed')
