@@ -5,6 +5,7 @@
  */
 import type { Store } from '../../store/port.js'
 import { Collections, type StoredCacheInvalidation, type StoredCounter } from '../../store/collections.js'
+import { type Tenant, tenantKey } from '../../store/tenant.js'
 import type { CacheRegistry } from './registry.js'
 
 export type CacheTarget = StoredCacheInvalidation['target']
@@ -54,6 +55,14 @@ export async function recordInvalidation(
   }
   await invalidations(store).insertOne({ ...record })
   return record
+}
+
+/**
+ * What a deploy records once it stored a model of the tenant: every gateway and engine drops what
+ * it kept of that tenant's models (its `app` cache entry), and no other tenant's.
+ */
+export function recordTenantDeploy(store: Store, tenant: Tenant, now: Date = new Date()): Promise<StoredCacheInvalidation> {
+  return recordInvalidation(store, { target: 'all', cacheType: 'app', id: tenantKey(tenant) }, now)
 }
 
 /** The `cacheInvalidations` counter: the sequence number of the newest invalidation handed out. */

@@ -9,8 +9,8 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { examplesDir } from '../../lib/server/paths.js'
 import type { Store } from '../../store/port.js'
-import { constantDocumentId, dataCollectionName, tenantFilter, tenantKey } from '../../store/tenant.js'
-import { recordInvalidation } from '../../plugins/cache/invalidations.js'
+import { constantDocumentId, dataCollectionName, tenantFilter } from '../../store/tenant.js'
+import { recordTenantDeploy } from '../../plugins/cache/invalidations.js'
 import type { ProcessModelBody, WorkflowModel } from '../../runtime/types.js'
 import { Collections, type StoredConstant, type StoredDataCollection, type StoredModel } from '../../store/collections.js'
 
@@ -81,7 +81,7 @@ export async function deployExample(store: Store, fileName: string, options: Dep
     const indexes = (body.indexes ?? []) as Array<{ keys: Record<string, 1 | -1>; unique?: boolean }>
     for (const index of indexes) await store.collection(entry.collectionName).createIndex(index.keys, { unique: index.unique === true })
   }
-  await recordDeploy(store, tenant)
+  await recordTenantDeploy(store, tenant)
   return model
 }
 
@@ -96,12 +96,7 @@ export async function setConstant(
   value: string,
 ): Promise<void> {
   await store.collection<StoredConstant>(Collections.constants).updateOne({ _id: constantDocumentId(tenant, name) }, { $set: { value } })
-  await recordDeploy(store, tenant)
-}
-
-/** What the gateway records after a deploy: running engines drop what they kept of the tenant's models. */
-export async function recordDeploy(store: Store, tenant: { organizationId: string; appId: string }): Promise<void> {
-  await recordInvalidation(store, { target: 'all', cacheType: 'app', id: tenantKey(tenant) })
+  await recordTenantDeploy(store, tenant)
 }
 
 /** The insertModel request of an example, for tests that go through the gateway. */

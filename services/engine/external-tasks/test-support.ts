@@ -14,7 +14,7 @@ import { openTestStore, type RunningService, startService } from '../../testing/
 import { type TestClock, testClock } from '../../testing/clock.js'
 import { storedInstance } from '../../testing/instance-store.js'
 import { createTestUser } from '../../testing/users.js'
-import { recordDeploy } from '../../testing/models.js'
+import { recordTenantDeploy } from '../../../plugins/cache/invalidations.js'
 import type { ExternalTaskStep, ProcessModelBody } from '../../../runtime/types.js'
 
 export const TENANT = { appId: 'hr', organizationId: 'acme' } as const
@@ -61,7 +61,7 @@ export async function deployProcess(
     live: true,
     processId: body.processId ?? 'payroll',
   })
-  await recordDeploy(store, tenant)
+  await recordTenantDeploy(store, tenant)
 }
 
 export interface WorkerStack {

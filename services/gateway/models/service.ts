@@ -18,7 +18,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { InsertModelRequest } from '../../../openapi/generated/schemas.js'
-import { recordInvalidation } from '../../../plugins/cache/invalidations.js'
+import { recordTenantDeploy } from '../../../plugins/cache/invalidations.js'
 import type { CacheRegistry, NamedCache } from '../../../plugins/cache/registry.js'
 import type { GatewayErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
@@ -138,7 +138,7 @@ export class ModelService {
     }
     const undo = new UndoLog()
     // Every instance drops the tenant's cached models through the record (this one at once, below).
-    const invalidate = () => recordInvalidation(this.store, { target: 'all', cacheType: 'app', id: tenantKey(tenant) }, now)
+    const invalidate = () => recordTenantDeploy(this.store, tenant, now)
     try {
       if (live) await this.insertLive(stored, now, undo)
       else await this.replaceDraft(stored, undo)
