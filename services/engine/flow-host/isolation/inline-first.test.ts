@@ -92,7 +92,8 @@ t.test('a function calling a costly function moves to the pool when it reaches t
       ],
     },
     {},
-    {},
+    // A budget no machine can exhaust here: the call, not the machine's speed, is what moves it.
+    { inlineBudgetMs: 60_000 },
     { recursive: { steps: [{ set: { 'output.n': '( $f := function($n) { $n = 0 ? 0 : $f($n - 1) }; $f(3) )' } }] } },
   )
   t.same(result.output, { called: { n: 0 } })
@@ -128,6 +129,8 @@ t.test('a function producing a very large value moves to the pool before any bui
   const { result, isolation, moved } = await runWithPool(
     { steps: [{ set: { 'output.length': '$length($join(input.words, " "))' } }] },
     { words },
+    // A budget no machine can exhaust here: on a busy machine the default 20 ms could run out first, and the reason would be time.
+    { inlineBudgetMs: 60_000 },
   )
   t.same(result.output, { length: 20_000 * 5 - 1 })
   t.equal(isolation.runs.length, 1)
