@@ -192,6 +192,12 @@ export interface ProcessModelBody {
   fileDeleteFunction?: string
 }
 
+/** The body of a `dataCollection` model: the collection's name in its app, and the indexes built on its documents. */
+export interface DataCollectionModelBody {
+  name: string
+  indexes?: Array<{ keys: Record<string, 1 | -1>; unique?: boolean }>
+}
+
 /** A stored model as the gateway's insertModel keeps it (IModelForWorkflow). */
 export interface WorkflowModel<Body = unknown> {
   modelID: string

@@ -11,7 +11,7 @@ import { examplesDir } from '../../lib/server/paths.js'
 import type { Store } from '../../store/port.js'
 import { constantDocumentId, dataCollectionName, tenantFilter } from '../../store/tenant.js'
 import { recordTenantDeploy } from '../../plugins/cache/invalidations.js'
-import type { ProcessModelBody, WorkflowModel } from '../../runtime/types.js'
+import type { DataCollectionModelBody, ProcessModelBody, WorkflowModel } from '../../runtime/types.js'
 import { Collections, type StoredConstant, type StoredDataCollection, type StoredModel } from '../../store/collections.js'
 
 export const EXAMPLES_DIR = examplesDir
@@ -78,7 +78,7 @@ export async function deployExample(store: Store, fileName: string, options: Dep
       collectionName: dataCollectionName(tenant, example.modelID),
     }
     await store.collection<StoredDataCollection>(Collections.dataCollections).replaceOne({ ...tenant, name }, entry, { upsert: true })
-    const indexes = (body.indexes ?? []) as Array<{ keys: Record<string, 1 | -1>; unique?: boolean }>
+    const indexes = (body as unknown as DataCollectionModelBody).indexes ?? []
     for (const index of indexes) await store.collection(entry.collectionName).createIndex(index.keys, { unique: index.unique === true })
   }
   await recordTenantDeploy(store, tenant)

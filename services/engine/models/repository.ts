@@ -9,6 +9,7 @@ import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
 import type { Collection, Store } from '../../../store/port.js'
 import { Collections, type StoredConstant, type StoredDataCollection, type StoredModel } from '../../../store/collections.js'
 import { constantDocumentId, type Tenant, tenantFilter } from '../../../store/tenant.js'
+import type { DataCollectionModelBody } from '../../../runtime/types.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -96,7 +97,7 @@ export class ModelRepository extends CollectionRepository<StoredModel> {
       .toArray()
     const keys = new Map<string, UniqueKey>()
     for (const model of versions) {
-      const indexes = (model.modelBody as { indexes?: Array<{ keys: Record<string, unknown>; unique?: boolean }> }).indexes ?? []
+      const indexes = (model.modelBody as unknown as DataCollectionModelBody).indexes ?? []
       for (const index of indexes) if (index.unique === true) keys.set(JSON.stringify(Object.keys(index.keys)), Object.keys(index.keys))
     }
     return [...keys.values()]

@@ -24,7 +24,7 @@ import type { GatewayErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import { isDuplicateKeyError, type Store } from '../../../store/port.js'
 import { validateModel } from '../../../model/validation.js'
-import type { JsonObject, ProcessModelBody } from '../../../model/types.js'
+import type { DataCollectionModelBody, JsonObject, ProcessModelBody } from '../../../model/types.js'
 import type { StoredDataCollection, StoredModel } from '../../../store/collections.js'
 import { constantDocumentId, dataCollectionName, type Tenant, tenantFilter, tenantKey } from '../../../store/tenant.js'
 import type { ModelRepository } from './repository.js'
@@ -214,7 +214,7 @@ export class ModelService {
 
   /** Before anything is stored: the name is the app's only one of it, and the indexes can be built. */
   private async prepareDataCollection(model: StoredModel): Promise<void> {
-    const body = model.modelBody as { name: string; indexes?: Array<{ keys: Record<string, 1 | -1>; unique?: boolean }> }
+    const body = model.modelBody as unknown as DataCollectionModelBody
     const [owner] = await this.repository.dataCollectionsOf(model, { name: body.name })
     if (owner && owner.modelID !== model.modelID)
       throw this.invalid('modelBody.name', `is already the name of the data collection of model ${owner.modelID}`)
@@ -229,7 +229,7 @@ export class ModelService {
   }
 
   private async registerDataCollection(model: StoredModel, undo: UndoLog): Promise<void> {
-    const { name } = model.modelBody as { name: string }
+    const { name } = model.modelBody as unknown as DataCollectionModelBody
     const before = await this.repository.dataCollectionsOf(model, { modelID: model.modelID })
     undo.add(async () => {
       await this.repository.removeDataCollection(model, name)
