@@ -37,14 +37,13 @@
  * dirs are removed at the end.
  */
 import { mkdirSync, readFileSync } from 'node:fs'
-import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
 import { cpuMsOf } from './support/proc.mjs'
 import { importBuilt, requireBuild, ROOT } from './support/dist.mjs'
 import { freePort } from './support/free-port.mjs'
 import { nginxOnPath, startNginx } from './support/nginx.mjs'
-import { reportTargets, runBench } from './support/outcome.mjs'
+import { loadAverage, reportTargets, runBench } from './support/outcome.mjs'
 import { startAllInOne, startProcess } from './support/process.mjs'
 import { median } from './support/stats.mjs'
 import { deployExamples, withStore, withTempDir } from './support/store.mjs'
@@ -154,12 +153,6 @@ async function load(side, shared, seconds) {
 /** @param {number} value */
 function micros(value) {
   return Number.isNaN(value) ? '?' : `${value.toFixed(0)} µs`
-}
-
-function loadAverage() {
-  return loadavg()
-    .map((value) => value.toFixed(2))
-    .join(' ')
 }
 
 /** @param {Side} side @param {Measured} figures */
