@@ -43,7 +43,16 @@ export const Collections = {
 } as const
 
 /** The process statuses after which an instance does not change unless someone reopens it. */
-const ENDED_STATUSES: readonly ProcessStatus[] = ['completed', 'cancelled']
+export const ENDED_STATUSES: readonly ProcessStatus[] = ['completed', 'cancelled']
+
+/**
+ * The instances' indexes that only reads of unfinished instances use: their open tasks, the tasks'
+ * due dates, the running instances of a process. An instance that ends has its tasks cancelled, so
+ * the ended ones need no entries in them (cold-tier.ts `hotOnlyIndexes`). Every read on them pins
+ * `processStatus` to unfinished values: `overdue` and `running` in services/engine/queries/repository.ts,
+ * `myTasks` in services/engine/queries/paged.ts, services/engine/operations/open-tasks.ts.
+ */
+const UNFINISHED_INSTANCES_INDEXES = ['engine_overdue_tasks', 'engine_task_inbox', 'engine_running_instances']
 
 /**
  * What the embedded store keeps in SQLite only (docs/performance.md#memory-the-embedded-stores-cold-tier): the
@@ -55,7 +64,7 @@ const ENDED_STATUSES: readonly ProcessStatus[] = ['completed', 'cancelled']
  * scripts/bench/scale.mjs (docs/performance.md#memory-the-embedded-stores-cold-tier).
  */
 export const COLD_TIER: Readonly<Record<string, ColdRule>> = {
-  [Collections.contexts]: { path: 'processStatus', values: ENDED_STATUSES },
+  [Collections.contexts]: { path: 'processStatus', values: ENDED_STATUSES, hotOnlyIndexes: UNFINISHED_INSTANCES_INDEXES },
   [Collections.notifications]: { path: 'processInstance.processStatus', values: ENDED_STATUSES },
   // ActivityRepository (services/engine/instances/activities.ts) gives every record a new ObjectId.
   [Collections.activities]: { always: true, freshIds: true },

@@ -9,7 +9,11 @@
  *
  * - `{ path, values }`: cold when the plain (array-free) value at `path` is one of `values`. For
  *   documents that end (process instances): their last state is read rarely, and never changes again
- *   unless someone reopens the instance, which makes it hot again.
+ *   unless someone reopens the instance, which makes it hot again. `hotOnlyIndexes` names the indexes
+ *   that only reads pinning `path` to other values need (an instance's open tasks and their due dates:
+ *   an ended instance has none): a document going cold gets no entries in them in SQLite, and a read
+ *   of the cold documents never plans on them. A unique or TTL index keeps its cold entries whatever
+ *   the rule names, since its checks and expiries read them.
  * - `{ always: true }`: every document is cold once durable, memory holds only the writes in flight.
  *   For append-only logs (activities) that are read by an indexed key and never updated. With
  *   `freshIds: true` its writers promise every insert an `_id` never used before (an ObjectId the
@@ -17,8 +21,11 @@
  *   thread while the journal writes, was the dearest part of appending a record.
  */
 import type { Document, Filter } from '../port.js'
+import type { IndexSpec } from './secondary-index.js'
 
-export type ColdRule = { readonly always: true; readonly freshIds?: true } | { readonly path: string; readonly values: readonly string[] }
+export type ColdRule =
+  | { readonly always: true; readonly freshIds?: true }
+  | { readonly path: string; readonly values: readonly string[]; readonly hotOnlyIndexes?: readonly string[] }
 
 /** The cold rule of a collection, by its name; undefined keeps the collection wholly in memory. */
 export type ColdTier = (collection: string) => ColdRule | undefined
@@ -31,6 +38,12 @@ function plainValueAt(doc: Document, path: string): unknown {
     value = (value as Document)[segment]
   }
   return value
+}
+
+/** Whether the cold documents of a collection under `rule` have entries in the index (see `hotOnlyIndexes`). */
+export function indexesColdDocuments(rule: ColdRule | undefined, spec: Pick<IndexSpec, 'name' | 'unique' | 'expireAfterSeconds'>): boolean {
+  if (rule === undefined || 'always' in rule || spec.unique || spec.expireAfterSeconds !== undefined) return true
+  return !(rule.hotOnlyIndexes ?? []).includes(spec.name)
 }
 
 export function isCold(rule: ColdRule, doc: Document): boolean {

@@ -14,7 +14,7 @@
 import { DuplicateKeyError, type Document, type Filter, type SortSpec } from '../port.js'
 import type { StoreLogger } from '../logger.js'
 import type { ColdFile, HotRowVerdict, KeyRange } from './cold-file.js'
-import { type ColdRule, isCold, matchesOnlyHot } from './cold-tier.js'
+import { type ColdRule, indexesColdDocuments, isCold, matchesOnlyHot } from './cold-tier.js'
 import { ColdEntryBatch, gatherUniqueColdEntries, saveColdEntries } from './cold-index-build.js'
 import { type Cover, coveredDocument, coverOf } from './covered.js'
 import { DeferredUpkeep, MAX_AWAITING_UPKEEP } from './deferred-upkeep.js'
@@ -118,8 +118,7 @@ export class DocumentTable {
   private plans(filter: Filter): { hot: Iterable<Document>; plan?: ColdPlan } {
     const hot = candidates(filter, { docs: this.docs, indexes: this.upToDateIndexesFor(filter) })
     if (!this.cold || (this.cold.rule && matchesOnlyHot(this.cold.rule, filter))) return { hot }
-    const indexes =
-      this.building.size === 0 ? this.indexByName.values() : [...this.indexByName.values()].filter((index) => !this.building.has(index))
+    const indexes = [...this.indexByName.values()].filter((index) => this.indexesColdDocuments(index) && !this.building.has(index))
     return { hot, plan: coldPlan(filter, indexes, (index, field) => this.holdsColdArray(index, field)) }
   }
 
@@ -337,7 +336,7 @@ export class DocumentTable {
     const keys: ColdKey[] = []
     const arrays: ColdArray[] = []
     for (const [index, entry] of entries) {
-      if (entry === null) continue
+      if (entry === null || !this.indexesColdDocuments(index)) continue
       for (const key of entry.ordered) keys.push([index.spec.name, key])
       entry.arrays.forEach((array, field) => {
         if (array) arrays.push([index.spec.name, field])
@@ -546,14 +545,15 @@ export class DocumentTable {
     }
     const index = new SecondaryIndex(this.name, spec)
     const coldEntries = new ColdEntryBatch(this.name, spec.name)
+    const indexesCold = this.indexesColdDocuments(index)
     for (const [id, doc] of this.docs) {
       const entry = index.entryOf(doc)
       index.assertUnique(id, entry, doc)
       index.insert(id, entry)
       // A document on its way to the cold tier leaves memory once its write is durable: SQLite needs its entry too.
-      if (this.cold?.rule && isCold(this.cold.rule, doc)) coldEntries.add(id, entry)
+      if (indexesCold && this.cold?.rule && isCold(this.cold.rule, doc)) coldEntries.add(id, entry)
     }
-    const file = this.cold?.file
+    const file = indexesCold ? this.cold?.file : undefined
     const rows = file && { pages: () => file.scanPages(this.name), shadowed: (id: string) => this.shadowed(id) }
     if (rows && spec.unique) {
       gatherUniqueColdEntries(index, rows, coldEntries)
@@ -579,6 +579,11 @@ export class DocumentTable {
     for (const [, field] of coldEntries.arrayFields()) this.coldArrays.add(coldArrayKey(spec.name, field))
     await this.journal.append([coldEntries.drain(encodeDocument({ ...spec }))], revert)
     return spec.name
+  }
+
+  /** Whether SQLite holds this index's entries of the cold documents (cold-tier.ts `hotOnlyIndexes`). */
+  private indexesColdDocuments(index: SecondaryIndex): boolean {
+    return indexesColdDocuments(this.cold?.rule, index.spec)
   }
 
   /** Drops the index of that name; resolves false when there is none, once the drop is durable. */

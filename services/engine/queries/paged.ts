@@ -18,7 +18,7 @@ import type {
 import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { Actor } from '../../../plugins/identity/actor.js'
-import type { StoredContext } from '../../../store/collections.js'
+import { ENDED_STATUSES, type StoredContext } from '../../../store/collections.js'
 import { failedAtOf, inboxKeyOf, swimlaneInboxKey, userInboxKey } from '../../../store/context-fields.js'
 import type { Filter } from '../../../store/port.js'
 import type { Authorization } from '../instances/authorization.js'
@@ -87,9 +87,12 @@ export class PagedQueryService {
     if (!this.inScope(actor, body)) return EMPTY
     const inboxes = this.inboxesOf(actor, body)
     if (inboxes.length === 0) return EMPTY
+    // Only unfinished instances have open tasks: saying so keeps the read off the embedded store's
+    // cold tier, which holds no entries of the inbox's index (store/collections.ts).
     const filter: Filter = {
       ...this.tenantOf(actor),
       inbox: inboxes.length === 1 ? inboxes[0] : { $in: inboxes },
+      processStatus: { $nin: ENDED_STATUSES },
       ...(body.processId === undefined ? {} : { processId: body.processId }),
     }
     const limit = body.limit ?? DEFAULT_PAGE_SIZE

@@ -5,7 +5,7 @@
  */
 import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
 import type { Collection, Filter, Projection, Store } from '../../../store/port.js'
-import { Collections, type StoredContext } from '../../../store/collections.js'
+import { Collections, ENDED_STATUSES, type StoredContext } from '../../../store/collections.js'
 import { fromPosition, type PagePosition } from './paging.js'
 
 declare module 'fastify' {
@@ -140,10 +140,18 @@ export class ProcessQueryRepository {
 
   /**
    * Instances of the app (of the process, when given) with an open task due by `now`, among those
-   * `visible` selects: read from ContextRepository's `appId, nextDueAt` index.
+   * `visible` selects: read from ContextRepository's `appId, nextDueAt` index. Only unfinished
+   * instances have open tasks: saying so keeps the read off the embedded store's cold tier, which
+   * holds no entries of that index (store/collections.ts).
    */
   async overdue(appId: string, processId: string | undefined, now: Date, visible: Filter): Promise<OverdueSummary[]> {
-    const filter = { appId, nextDueAt: { $lte: now }, ...(processId === undefined ? {} : { processId }), ...visible }
+    const filter = {
+      appId,
+      nextDueAt: { $lte: now },
+      processStatus: { $nin: ENDED_STATUSES },
+      ...(processId === undefined ? {} : { processId }),
+      ...visible,
+    }
     const projection = { _id: 1, processId: 1, businessKey: 1, 'processInstance.tasks': 1 } as const
     return (await this.collection.find(filter, { sort: { nextDueAt: 1 }, projection }).toArray()) as OverdueSummary[]
   }
