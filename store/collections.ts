@@ -47,12 +47,13 @@ export const ENDED_STATUSES: readonly ProcessStatus[] = ['completed', 'cancelled
 
 /**
  * The instances' indexes that only reads of unfinished instances use: their open tasks, the tasks'
- * due dates, the running instances of a process. An instance that ends has its tasks cancelled, so
- * the ended ones need no entries in them (cold-tier.ts `hotOnlyIndexes`). Every read on them pins
+ * due dates, their incidents, the running instances of a process. An instance that ends has its
+ * tasks cancelled and every thread marked done (runtime/interpreter.ts `endProcess`), so the ended
+ * ones need no entries in them (cold-tier.ts `hotOnlyIndexes`). Every read on them pins
  * `processStatus` to unfinished values: `overdue` and `running` in services/engine/queries/repository.ts,
- * `myTasks` in services/engine/queries/paged.ts, services/engine/operations/open-tasks.ts.
+ * `myTasks` and `incidents` in services/engine/queries/paged.ts, services/engine/operations/open-tasks.ts.
  */
-const UNFINISHED_INSTANCES_INDEXES = ['engine_overdue_tasks', 'engine_task_inbox', 'engine_running_instances']
+const UNFINISHED_INSTANCES_INDEXES = ['engine_overdue_tasks', 'engine_task_inbox', 'engine_incidents', 'engine_running_instances']
 
 /**
  * What the embedded store keeps in SQLite only (docs/performance.md#memory-the-embedded-stores-cold-tier): the

@@ -181,6 +181,9 @@ export class PagedQueryService {
       ...this.tenantOf(actor),
       // Dates only: instances without an incident hold null there, which no date range matches.
       newestIncidentAt: { $gte: new Date(0) },
+      // An ending marks every thread done (runtime/interpreter.ts `endProcess`): only unfinished
+      // instances have incidents, and the embedded store's cold tier holds no entries of this index.
+      processStatus: { $nin: ENDED_STATUSES },
       ...(body.processId === undefined ? {} : { processId: body.processId }),
     }
     const limit = body.limit ?? DEFAULT_PAGE_SIZE
