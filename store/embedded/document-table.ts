@@ -118,8 +118,14 @@ export class DocumentTable {
   private plans(filter: Filter): { hot: Iterable<Document>; plan?: ColdPlan } {
     const hot = candidates(filter, { docs: this.docs, indexes: this.upToDateIndexesFor(filter) })
     if (!this.cold || (this.cold.rule && matchesOnlyHot(this.cold.rule, filter))) return { hot }
-    const indexes = [...this.indexByName.values()].filter((index) => this.indexesColdDocuments(index) && !this.building.has(index))
-    return { hot, plan: coldPlan(filter, indexes, (index, field) => this.holdsColdArray(index, field)) }
+    const plan = coldPlan(
+      filter,
+      this.indexByName.values(),
+      (index, field) => this.holdsColdArray(index, field),
+      // An index whose cold entries are still being saved, or that holds none, cannot find cold documents.
+      (index) => this.indexesColdDocuments(index) && !this.building.has(index),
+    )
+    return { hot, plan }
   }
 
   /**

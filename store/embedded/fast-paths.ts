@@ -74,13 +74,15 @@ const RANGE_OPERATORS: Record<string, (order: number) => boolean> = {
   $lte: (order) => order <= 0,
 }
 
-/** One operator of a field condition (`$eq`, `$in`, a range) on plain values, else undefined. */
+/** One operator of a field condition (`$eq`, `$in`, `$nin`, a range) on plain values, else undefined. */
 function operatorMatcher(path: string, operator: string, operand: unknown): Matcher | undefined {
   if (operator === '$eq') return isComparable(operand) ? valuesMatching(path, (value) => sameScalar(value, operand)) : undefined
-  if (operator === '$in') {
+  if (operator === '$in' || operator === '$nin') {
     if (!Array.isArray(operand) || !operand.every(isComparable)) return undefined
     const list = operand as ScalarValue[]
-    return valuesMatching(path, (value) => list.some((expected) => sameScalar(value, expected)))
+    const holdsOne = valuesMatching(path, (value) => list.some((expected) => sameScalar(value, expected)))
+    // `$nin` is `$in` negated, as in MongoDB: a document without the field matches it too.
+    return operator === '$in' ? holdsOne : (doc) => !holdsOne(doc)
   }
   const holds = RANGE_OPERATORS[operator]
   if (!holds || !isComparable(operand)) return undefined
@@ -119,7 +121,7 @@ function conditionMatcher(path: string, condition: unknown): Matcher | undefined
 }
 
 /**
- * A matcher for filters built only of `{path: plain value}`, `$eq`, `$in` of plain values, the
+ * A matcher for filters built only of `{path: plain value}`, `$eq`, `$in` and `$nin` of plain values, the
  * ranges `$gt/$gte/$lt/$lte` on a plain value, and `$and`/`$or` of such filters; else undefined.
  * These are the shapes of the hot lookups (lock holders and claims, model versions, swimlane
  * members), which would otherwise compile a mingo query per call.

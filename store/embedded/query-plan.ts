@@ -134,9 +134,9 @@ export function candidates(filter: Filter, source: PlanSource): Iterable<Documen
 
 /**
  * How to find a filter's candidates among documents that are not in memory (the cold tier): by
- * their `_id` keys, by key ranges of one index (the narrowest the filter bounds, as
- * `index.boundsFor` gives them with `holdsArrays` saying which of its fields hold an array there),
- * or by reading them all.
+ * their `_id` keys, by key ranges of one index among those `holdsCold` accepts (the narrowest the
+ * filter bounds, as `index.boundsFor` gives them with `holdsArrays` saying which of its fields hold
+ * an array there), or by reading them all.
  */
 export type ColdPlan =
   { ids: string[] } | { index: SecondaryIndex; ranges: Array<{ from: string; to: string }>; bounds?: IndexBounds } | { scan: true }
@@ -145,6 +145,7 @@ export function coldPlan(
   filter: Filter,
   indexes: Iterable<SecondaryIndex>,
   holdsArrays: (index: SecondaryIndex, field: number) => boolean,
+  holdsCold: (index: SecondaryIndex) => boolean,
 ): ColdPlan {
   const id = filter._id
   if (isScalar(id)) return { ids: [keyOf(id)] }
@@ -154,6 +155,7 @@ export function coldPlan(
   if (idValues) return { ids: [...new Set(idValues.map(keyOf))] }
   let best: { index: SecondaryIndex; bounds: IndexBounds } | undefined
   for (const index of indexes) {
+    if (!holdsCold(index)) continue
     const bounds = index.usableFor(conditions.pinned)
       ? index.boundsFor(conditions.pinned, conditions.ranges, undefined, (field) => holdsArrays(index, field))
       : undefined
