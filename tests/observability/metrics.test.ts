@@ -112,13 +112,26 @@ t.test('flow-function runs that go to the worker pool are counted by why', async
   t.equal(sampleValue(after, 'workflow_flow_function_runs_moved_to_pool_total', { reason: 'inlineOff' }), runs, 'each run, counted once')
 })
 
-t.test('the open-task gauge starts from the store: tasks opened before the engine started are counted', async (t) => {
-  const first = await startHrEngine(t)
-  await startLeaveRequest(first, first.users.employee)
-  await startLeaveRequest(first, first.users.colleague)
-  const second = await startService(t, 'engine', { store: first.store })
-  t.equal(sampleValue(await scrape(second.url), 'workflow_tasks_open', { ...LEAVE, step_id: 'request' }), 2)
-})
+t.test(
+  "the open-task gauge starts from the store: tasks opened before the engine started are counted, a suspended instance's too",
+  async (t) => {
+    const first = await startHrEngine(t)
+    await startLeaveRequest(first, first.users.employee)
+    const waiting = await startLeaveRequest(first, first.users.colleague)
+    const suspended = await first.call(
+      'suspendProcess',
+      'POST',
+      `/process/${waiting.body.context.processInstance.processInstanceId}/suspend`,
+      {
+        user: first.users.admin.userId,
+        body: { ...HR, reason: 'Audit' },
+      },
+    )
+    t.equal(suspended.status, 200, 'one of the two instances is suspended')
+    const second = await startService(t, 'engine', { store: first.store })
+    t.equal(sampleValue(await scrape(second.url), 'workflow_tasks_open', { ...LEAVE, step_id: 'request' }), 2)
+  },
+)
 
 t.test('the gateway measures its requests and the engine behind it, and counts an unreachable engine by code', async (t) => {
   const engine = await startHrEngine(t)

@@ -5,19 +5,18 @@
  */
 import type { OpenTaskCount } from '../../../lib/telemetry/engine-metrics.js'
 import type { Store } from '../../../store/port.js'
-import { Collections } from '../../../store/collections.js'
+import { Collections, ENDED_STATUSES } from '../../../store/collections.js'
 
 /** How often the counts are read again from the store. */
 export const OPEN_TASK_RESYNC_MS = 5 * 60_000
-
-/** Open tasks are only found in instances that did not end (the `engine_running_instances` index). */
-const UNFINISHED = ['running', 'failed']
 
 export async function countOpenTasks(store: Store): Promise<OpenTaskCount[]> {
   const groups = await store
     .collection(Collections.contexts)
     .aggregate<{ _id: { processId: unknown; stepId: unknown }; count: number }>([
-      { $match: { processStatus: { $in: UNFINISHED }, 'processInstance.tasks.status': 'open' } },
+      // Open tasks are only found in instances that did not end: running, failed and suspended ones
+      // (a suspended instance's tasks wait for it to be resumed, and the gauge counts them meanwhile).
+      { $match: { processStatus: { $nin: ENDED_STATUSES }, 'processInstance.tasks.status': 'open' } },
       { $unwind: '$processInstance.tasks' },
       { $match: { 'processInstance.tasks.status': 'open' } },
       { $group: { _id: { processId: '$processId', stepId: '$processInstance.tasks.stepId' }, count: { $sum: 1 } } },
