@@ -6,7 +6,7 @@
  */
 import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
 import { type AtomicWrite, type Collection, type Filter, isUnmatchedWriteError, type Store } from '../../../store/port.js'
-import { Collections, type StoredContext } from '../../../store/collections.js'
+import { Collections, ENDED_STATUSES, type StoredContext } from '../../../store/collections.js'
 import { queryFields } from '../../../store/context-fields.js'
 import { type Tenant, tenantFilter } from '../../../store/tenant.js'
 import type { ProcessState } from '../../../runtime/types.js'
@@ -82,7 +82,7 @@ export class ContextRepository {
       processId,
       appId: tenant.appId,
       organizationId: tenant.organizationId,
-      processStatus: { $nin: ['completed', 'cancelled'] },
+      processStatus: { $nin: ENDED_STATUSES },
       'processInstance.modelVersion': version,
     }
     return this.collection.find(filter, { sort: { _id: 1 } }).toArray()

@@ -14,12 +14,9 @@ import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
 import type { Actor } from '../../../plugins/identity/actor.js'
 import type { EngineMetrics } from '../../../lib/telemetry/engine-metrics.js'
 import { type AtomicWrite, type Filter, type Store } from '../../../store/port.js'
-import { Collections, type StoredContext } from '../../../store/collections.js'
+import { Collections, ENDED_STATUSES, type StoredContext } from '../../../store/collections.js'
 import { tenantFilter } from '../../../store/tenant.js'
 import type { Authorization } from '../instances/authorization.js'
-
-/** The statuses an instance never leaves: only these are removed. */
-export const ENDED_STATUSES = ['completed', 'cancelled'] as const
 
 /** The most instances one request removes. */
 const DEFAULT_LIMIT = 1000
@@ -117,7 +114,7 @@ export class InstancePurge {
       .findOne({ _id: processInstanceId, ...tenant }, { projection: { _id: 1, processStatus: 1, 'processInstance.files': 1 } })
     const notFound = { args: [processInstanceId], parameters: { field: 'body.processInstanceId' } }
     if (!stored) throw this.deps.fail('wm3001', notFound)
-    if (!(ENDED_STATUSES as readonly string[]).includes(stored.processStatus))
+    if (!ENDED_STATUSES.includes(stored.processStatus))
       throw this.deps.fail('wm3141', {
         args: [processInstanceId, stored.processStatus, 'purged'],
         parameters: { field: 'body.processInstanceId' },
