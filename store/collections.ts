@@ -47,13 +47,20 @@ export const ENDED_STATUSES: readonly ProcessStatus[] = ['completed', 'cancelled
 
 /**
  * The instances' indexes that only reads of unfinished instances use: their open tasks, the tasks'
- * due dates, their incidents, the running instances of a process. An instance that ends has its
+ * due dates and escalations, their incidents, the running instances of a process. An instance that ends has its
  * tasks cancelled and every thread marked done (runtime/interpreter.ts `endProcess`), so the ended
  * ones need no entries in them (cold-tier.ts `hotOnlyIndexes`). Every read on them pins
  * `processStatus` to unfinished values: `overdue` and `running` in services/engine/queries/repository.ts,
- * `myTasks` and `incidents` in services/engine/queries/paged.ts, services/engine/operations/open-tasks.ts.
+ * `myTasks` and `incidents` in services/engine/queries/paged.ts, services/engine/operations/open-tasks.ts,
+ * the escalations coming due in services/engine/instances/repository.ts `escalationsDueIn`.
  */
-const UNFINISHED_INSTANCES_INDEXES = ['engine_overdue_tasks', 'engine_task_inbox', 'engine_incidents', 'engine_running_instances']
+const UNFINISHED_INSTANCES_INDEXES = [
+  'engine_overdue_tasks',
+  'engine_task_inbox',
+  'engine_incidents',
+  'engine_running_instances',
+  'engine_escalations_due',
+]
 
 /**
  * What the embedded store keeps in SQLite only (docs/performance.md#memory-the-embedded-stores-cold-tier): the
@@ -302,7 +309,16 @@ export interface StoredContext {
   newestIncidentAt?: Date | null
   /** Who may see the instance besides admins, as `user:` and `swimlane:` keys (store/context-fields.ts `viewersOf`). */
   viewers?: string[]
+  /**
+   * When each escalation of the open tasks that has not run falls due (services/engine/jobs/escalations/jobs.ts):
+   * what the escalation promoter reads to store the jobs of those coming near. Derived with the model, so
+   * written by the change through a commit hook; absent on instances stored before it existed.
+   */
+  escalationsDueAt?: Date[]
 }
+
+/** The fields of a stored instance that commit hooks derive (services/engine/instances/commit-hooks.ts `fieldsFor`). */
+export type HookDerivedFields = Pick<StoredContext, 'escalationsDueAt'>
 
 /** A task lock (docs/reference/locks.md): held by `userId` until `expiresAt` (LOCK_TTL_SECONDS after it was taken or renewed). */
 export interface StoredTaskLock {

@@ -194,7 +194,7 @@ export default async function engineApp(app: FastifyInstance, options: EngineApp
     listed(stepChanges),
     listed(functionRuns),
     listed(scheduledRuns),
-    listed(escalations),
+    listed(escalations, { pollMs: config.batchPollMs }),
     // Threads waiting for time, messages and child instances (after process control, which cancels children).
     listed(messages),
     listed(waits),

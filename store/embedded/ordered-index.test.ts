@@ -93,6 +93,38 @@ t.test('a range on a multikey field still finds documents whose elements meet th
   t.same(found.map((doc) => doc._id).sort(), ['a', 'b'])
 })
 
+t.test(
+  'on a multikey field, an upper bound alone or an $elemMatch of two bounds reads only the documents with an element within them',
+  async (t) => {
+    const index = new SecondaryIndex('c', { name: 'due', keys: { due: 1 }, unique: false })
+    const docs = new Map<string, Document>()
+    const day = (n: number) => new Date(Date.UTC(2026, 2, n))
+    const all: Document[] = [
+      { _id: 'early', due: [day(1), day(20)] },
+      { _id: 'middle', due: [day(10)] },
+      { _id: 'late', due: [day(25), day(28)] },
+      { _id: 'none', due: [] },
+      { _id: 'single', due: day(12) },
+    ]
+    for (const doc of all) {
+      docs.set(`s:${doc._id as string}`, doc)
+      index.insert(`s:${doc._id as string}`, index.entryOf(doc))
+    }
+    // [filter, its matches, the documents read: those with a value within the bounds, a plain one too, as $elemMatch leaves to the filter]
+    const cases: Array<[Filter, string[], string[]]> = [
+      [{ due: { $lte: day(11) } }, ['early', 'middle'], ['early', 'middle']],
+      [{ due: { $elemMatch: { $gt: day(5), $lte: day(15) } } }, ['middle'], ['middle', 'single']],
+      [{ due: { $elemMatch: { $gte: day(20), $lt: day(26) } } }, ['early', 'late'], ['early', 'late']],
+    ]
+    for (const [filter, matches, read] of cases) {
+      const planned = [...candidates(filter, { docs, indexes: [index] })]
+      const matched = [...docs.values()].filter((doc) => new Query(filter, {}).test(doc)).map((doc) => doc._id)
+      t.same(matched.sort(), matches, `mingo agrees: ${JSON.stringify(filter)}`)
+      t.same(planned.map((doc) => doc._id).sort(), read, `only those read: ${JSON.stringify(filter)}`)
+    }
+  },
+)
+
 t.test('a partial index on the existence of a field plans the queries that pin that field to values, and no other', async (t) => {
   const index = new SecondaryIndex('c', {
     name: 'scheduleKey',

@@ -2,7 +2,7 @@
  * Picks the documents a filter has to be tested against. An equality or `$in` of plain values on
  * `_id`, or on a prefix of an index's fields (of a partial index only when the filter keeps to the
  * documents it holds), optionally followed by a range
- * (`$gt/$gte/$lt/$lte`) on the next field, narrows them to that part of the index; the plan with the
+ * (`$gt/$gte/$lt/$lte`, or an `$elemMatch` of them) on the next field, narrows them to that part of the index; the plan with the
  * fewest ids wins. Otherwise every document is a candidate. The filter itself is always
  * checked afterwards, so a plan only has to return a superset of the matches.
  */
@@ -25,9 +25,28 @@ function pinnedValues(condition: unknown): unknown[] | undefined {
 const LOWER = new Set(['$gt', '$gte'])
 const UPPER = new Set(['$lt', '$lte'])
 
-/** The range a field condition's `$gt/$gte/$lt/$lte` on plain values put on the field, if any. */
-function rangeOf(condition: unknown): RangeCondition | undefined {
+/** The operators of a condition object (not a value: an array, a Date), or undefined. */
+function operatorsOf(condition: unknown): Record<string, unknown> | undefined {
   if (typeof condition !== 'object' || condition === null || Array.isArray(condition) || condition instanceof Date) return undefined
+  return condition as Record<string, unknown>
+}
+
+/**
+ * The range a field condition's `$gt/$gte/$lt/$lte` on plain values put on the field, if any; or
+ * those of an `$elemMatch` of nothing else, which one array element must meet together.
+ */
+function rangeOf(condition: unknown): RangeCondition | undefined {
+  const operators = operatorsOf(condition)
+  if (!operators) return undefined
+  const elementwise = operatorsOf(operators.$elemMatch)
+  if (elementwise && Object.keys(operators).length === 1 && Object.keys(elementwise).every((name) => LOWER.has(name) || UPPER.has(name))) {
+    const range = boundsOf(elementwise)
+    return range && { ...range, sameElement: true }
+  }
+  return boundsOf(operators)
+}
+
+function boundsOf(condition: Record<string, unknown>): RangeCondition | undefined {
   let range: RangeCondition | undefined
   for (const [operator, operand] of Object.entries(condition)) {
     const lower = LOWER.has(operator)

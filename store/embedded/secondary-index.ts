@@ -313,8 +313,9 @@ export class SecondaryIndex {
     const rangeField = this.fields[fields]
     const range = rangeField === undefined ? undefined : ranges.get(rangeField)
     if (range) {
-      // With arrays in the field, each bound may be met by a different element: keep only the lower one.
-      const intersect = !holdsArrays(fields)
+      // With arrays in the field, each of two bounds may be met by a different element: keep only the
+      // lower one, unless one element must meet both (or there is only the upper one).
+      const intersect = range.sameElement === true || range.lower === undefined || !holdsArrays(fields)
       // An entry with exactly the value v starts with orderedKey(v): `+ AFTER_PREFIX` passes all of them.
       const { lower, upper } = range
       const from = lower === undefined ? range.tag : orderedKey(lower.value) + (lower.inclusive ? '' : AFTER_PREFIX)
@@ -350,6 +351,8 @@ export interface RangeCondition {
   tag: string
   lower?: { value: unknown; inclusive: boolean }
   upper?: { value: unknown; inclusive: boolean }
+  /** Both bounds hold of one array element (`$elemMatch`), so they bound the index's keys together even where arrays are. */
+  sameElement?: true
 }
 
 /** The values a field is indexed under (array elements one by one, null when missing) by their `keyOf`, and whether it held an array. */

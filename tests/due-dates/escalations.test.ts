@@ -263,3 +263,69 @@ t.test('two engines over one store run each escalation exactly once', async (t) 
     t.same(openTask(await stack.context(id), 'request')?.escalated, [0, 1])
   }
 })
+
+t.test(
+  'an escalation due beyond the horizon gets its job only once it comes within the hour, from one of two engines, and runs at its time',
+  async (t) => {
+    const stack = await startDueStack(t, { engines: 2 })
+    await stack.insertLeaveRequest((body) => {
+      body.steps.request.escalations = [{ after: 'PT3H', do: 'notify' }]
+    })
+    const ids: string[] = []
+    for (let index = 0; index < 4; index++)
+      ids.push((await stack.startLeave(stack.users.employee)).context.processInstance.processInstanceId)
+    t.same(await stack.escalationJobs(), [], 'no job is stored with the start: the escalation is three hours away')
+    const first = await stack.context(ids[0] as string)
+    t.same(
+      first.escalationsDueAt?.map((date) => date.toISOString()),
+      ['2026-03-02T11:30:00.000Z'],
+      'the instance says when its escalation falls due',
+    )
+
+    const stored = await stack.advanceUntil(
+      2 * 60 * MINUTE + MINUTE,
+      () => stack.escalationJobs(),
+      (list) => list.length === ids.length,
+    )
+    t.same(
+      stored.map((job) => [job.status, job.dueAt.toISOString(), job.createdAt.toISOString() >= '2026-03-02T10:30:00.000Z']),
+      ids.map(() => ['waiting', '2026-03-02T11:30:00.000Z', true]),
+      'each job stored once it came within the hour, due at the escalation time',
+    )
+    const escalated = await stack.advanceUntil(
+      59 * MINUTE,
+      () => stack.activities(ids[0] as string, 'escalated'),
+      (list) => list.length > 0,
+    )
+    t.match(escalated, [{ details: { position: 0, do: 'notify' } }], 'it ran at its time')
+    const done = await waitUntil(
+      () => stack.escalationJobs(),
+      (list) => list.length === ids.length && list.every((job) => job.status === 'done'),
+    )
+    t.equal(done.length, ids.length, 'one job per escalation, though both engines looked for them')
+    for (const id of ids) t.same((await stack.context(id)).escalationsDueAt, [], 'nothing left to escalate')
+  },
+)
+
+t.test('a task that ends before its escalation comes near never gets a job, and nothing escalates', async (t) => {
+  const stack = await startDueStack(t)
+  await stack.insertLeaveRequest((body) => {
+    body.steps.request.escalations = [{ after: 'PT3H', do: 'action', actionType: 'cancel' }]
+  })
+  const session = await stack.startLeave(stack.users.employee)
+  const ended = session.context.processInstance.processInstanceId
+  t.equal((await completeLeaveTask(stack, stack.users.employee, session)).status, 200)
+  t.same((await stack.context(ended)).escalationsDueAt, [], 'the ended task has nothing left to escalate')
+  // A second request, left open: once its job is stored, the promoter has looked past the first one's time.
+  const open = (await stack.startLeave(stack.users.employee)).context.processInstance.processInstanceId
+  await stack.advanceUntil(
+    3 * 60 * MINUTE,
+    () => stack.escalationJobs(open),
+    (list) => list.length === 1,
+  )
+  await stack.batchWorkerCaughtUp()
+  t.same(await stack.escalationJobs(ended), [], 'no job for the task that ended')
+  t.same(await stack.activities(ended, 'escalated'), [])
+  const stored = await stack.context(ended)
+  t.equal(stored.processStatus, 'running', 'the cancel escalation did not end the process')
+})

@@ -3,9 +3,12 @@
  * events/ (the notification record and the webhook deliveries), jobs/ (the escalation jobs of new
  * tasks) and operations/ (the workflow metrics). The commit asks every hook for its writes, stores
  * them in the same atomic batch as the instance, and tells each hook once the batch is stored, so a
- * lost compare-and-set leaves none of them and instances/ imports none of those folders.
+ * lost compare-and-set leaves none of them and instances/ imports none of those folders. A hook may
+ * also derive fields of the stored instance that need what instances/ does not know (the model's
+ * escalations): they are written with it.
  */
 import type { NotificationEventType } from '../../../openapi/generated/schemas.js'
+import type { HookDerivedFields } from '../../../store/collections.js'
 import type { AtomicWrite } from '../../../store/port.js'
 import type { CompiledProcess, ProcessState, RuntimeEffect } from '../../../runtime/types.js'
 import type { RequestEnvironment } from '../flow-host/environment.js'
@@ -33,6 +36,8 @@ export interface CommitHook {
   readonly name: string
   /** Writes stored in the change's atomic batch; a failure here fails the commit before anything is stored. */
   writesFor?(change: ChangeToStore): readonly AtomicWrite[] | Promise<readonly AtomicWrite[]>
+  /** Fields of the stored instance this hook derives from the change, written with it. */
+  fieldsFor?(change: ChangeToStore): HookDerivedFields
   /** Told once the batch is stored, with the writes this hook asked for. */
   stored?(change: ChangeToStore, writes: readonly AtomicWrite[]): void
 }
@@ -50,6 +55,13 @@ export class CommitHooks {
     const writes: Array<readonly AtomicWrite[]> = []
     for (const hook of this.hooks) writes.push((await hook.writesFor?.(change)) ?? [])
     return writes
+  }
+
+  /** The stored instance's fields every hook derives from the change. */
+  fieldsFor(change: ChangeToStore): HookDerivedFields {
+    let fields: HookDerivedFields = {}
+    for (const hook of this.hooks) if (hook.fieldsFor) fields = { ...fields, ...hook.fieldsFor(change) }
+    return fields
   }
 
   /** Tells every hook the change is stored, with the writes it asked for (`writes` as writesFor answered). */

@@ -6,7 +6,7 @@
  */
 import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
 import { type AtomicWrite, type Collection, type Filter, isUnmatchedWriteError, type Store } from '../../../store/port.js'
-import { Collections, ENDED_STATUSES, type StoredContext } from '../../../store/collections.js'
+import { Collections, ENDED_STATUSES, type HookDerivedFields, type StoredContext } from '../../../store/collections.js'
 import { queryFields } from '../../../store/context-fields.js'
 import { type Tenant, tenantFilter } from '../../../store/tenant.js'
 import type { ProcessState } from '../../../runtime/types.js'
@@ -50,6 +50,17 @@ export class ContextRepository {
     await this.collection.createIndex({ processStatus: 1, lastUpdate: 1 }, { name: 'engine_ended_by_age' })
     // The overdue-tasks query: the instances of an app with an open task due by now.
     await this.collection.createIndex({ appId: 1, nextDueAt: 1 }, { name: 'engine_overdue_tasks' })
+    // The escalations coming due, across tenants (services/engine/jobs/escalations/promoter.ts).
+    await this.collection.createIndex({ escalationsDueAt: 1 }, { name: 'engine_escalations_due' })
+  }
+
+  /**
+   * The unfinished instances with an escalation that has not run falling due after `from` (when
+   * given) and by `to`: one element of `escalationsDueAt` within both bounds.
+   */
+  escalationsDueIn(from: Date | undefined, to: Date): Promise<StoredContext[]> {
+    const dueAt = from === undefined ? { $lte: to } : { $elemMatch: { $gt: from, $lte: to } }
+    return this.collection.find({ escalationsDueAt: dueAt, processStatus: { $nin: ENDED_STATUSES } }).toArray()
   }
 
   async find(processInstanceId: string): Promise<StoredContext | null> {
@@ -90,10 +101,11 @@ export class ContextRepository {
 
   /**
    * Stores a new instance at version 1, with the request's other writes (`alongside`, the data
-   * writes of its flow functions): all of them or none (a duplicate id stores nothing).
+   * writes of its flow functions) and the fields its commit hooks derive: all of them or none (a
+   * duplicate id stores nothing).
    */
-  async insert(state: ProcessState, alongside: readonly AtomicWrite[] = []): Promise<StoredContext> {
-    const stored: StoredContext = { _id: state.processInstance.processInstanceId, version: 1, ...derivedFields(state) }
+  async insert(state: ProcessState, alongside: readonly AtomicWrite[] = [], hookFields: HookDerivedFields = {}): Promise<StoredContext> {
+    const stored: StoredContext = { _id: state.processInstance.processInstanceId, version: 1, ...derivedFields(state), ...hookFields }
     if (alongside.length === 0) await this.collection.insertOne(stored)
     else await this.store.applyAtomically([{ collection: Collections.contexts, kind: 'insertOne', doc: { ...stored } }, ...alongside])
     return stored
@@ -105,8 +117,13 @@ export class ContextRepository {
    * request is stored). The compare-and-set goes first, so even where the store cannot apply a
    * batch atomically (a standalone MongoDB server) losing it writes nothing.
    */
-  async compareAndSet(previous: StoredContext, next: ProcessState, alongside: readonly AtomicWrite[] = []): Promise<StoredContext | null> {
-    const fields = derivedFields(next)
+  async compareAndSet(
+    previous: StoredContext,
+    next: ProcessState,
+    alongside: readonly AtomicWrite[] = [],
+    hookFields: HookDerivedFields = {},
+  ): Promise<StoredContext | null> {
+    const fields = { ...derivedFields(next), ...hookFields }
     const filter = { _id: previous._id, version: previous.version }
     const update = { $set: fields, $inc: { version: 1 } }
     if (alongside.length === 0) {

@@ -12,7 +12,7 @@ import fp from 'fastify-plugin'
 import type { ActivityType, NotificationEventType } from '../../../openapi/generated/schemas.js'
 import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
-import type { StoredContext } from '../../../store/collections.js'
+import type { HookDerivedFields, StoredContext } from '../../../store/collections.js'
 import type { AtomicWrite } from '../../../store/port.js'
 import type { ActivityRepository } from './activities.js'
 import type { Authorization, Principal } from './authorization.js'
@@ -194,6 +194,7 @@ export class ProcessInstances {
       started: change.previous === undefined,
     }
     const hookWrites = await this.hooks.writesFor(toStore)
+    const hookFields = this.hooks.fieldsFor(toStore)
     const alongside = [
       ...(change.guards ?? []),
       ...change.env.unitOfWork.writes(),
@@ -201,16 +202,23 @@ export class ProcessInstances {
       ...activityWrites,
       ...hookWrites.flat(),
     ]
-    const stored = await storingDataWrites(this.fail, change.env.unitOfWork, () => this.write(change.previous, state, alongside))
+    const stored = await storingDataWrites(this.fail, change.env.unitOfWork, () =>
+      this.write(change.previous, state, hookFields, alongside),
+    )
     this.hooks.stored(toStore, hookWrites)
     await change.alongside?.(stored)
     return stored
   }
 
   /** The insert of a new instance, or the compare-and-set over `previous` (409 wm3042 when it is lost). */
-  private async write(previous: StoredContext | undefined, state: ProcessState, alongside: readonly AtomicWrite[]): Promise<StoredContext> {
-    if (!previous) return this.contexts.insert(state, alongside)
-    const written = await this.contexts.compareAndSet(previous, state, alongside)
+  private async write(
+    previous: StoredContext | undefined,
+    state: ProcessState,
+    hookFields: HookDerivedFields,
+    alongside: readonly AtomicWrite[],
+  ): Promise<StoredContext> {
+    if (!previous) return this.contexts.insert(state, alongside, hookFields)
+    const written = await this.contexts.compareAndSet(previous, state, alongside, hookFields)
     if (!written) throw this.fail('wm3042', { args: [previous._id], parameters: { processInstanceId: previous._id } })
     return written
   }

@@ -23,7 +23,9 @@ import type { ProcessModels } from '../../models/service.js'
 import { type RunEnvironments, SYSTEM_USER } from '../../flow-host/environment.js'
 import type { EscalationDefinition } from '../../../../runtime/types.js'
 import { ENGINE_DEPENDENCY_PLUGINS, engineDependencies } from '../../instances/dependencies.js'
-import { escalationJobWrites, escalationPayloadOf } from './jobs.js'
+import { escalationJobWrites, escalationPayloadOf, escalationsDueAt } from './jobs.js'
+import { EscalationPromoter } from './promoter.js'
+import { PollLoop } from '../poll-loop.js'
 
 /**
  * How long an escalation of a suspended instance waits before it looks again: resuming does not
@@ -125,19 +127,43 @@ export function escalationHandler(service: EscalationService): BatchJobHandler {
   }
 }
 
-async function escalationsPlugin(fastify: FastifyInstance): Promise<void> {
+export interface EscalationsPluginOptions {
+  /** How often the promoter looks for escalations coming due (promoter.ts). */
+  pollMs: number
+}
+
+async function escalationsPlugin(fastify: FastifyInstance, options: EscalationsPluginOptions): Promise<void> {
   const service = new EscalationService(engineDependencies(fastify))
   fastify.batchHandlers.set('escalation', escalationHandler(service))
-  // The escalations of the tasks a change creates fall due as batch jobs, stored with it or not at all;
-  // those of the tasks it ends leave with it.
+  // The jobs of the escalations coming due within the horizon are stored with the change that creates
+  // their task, or not at all; those of the tasks it ends leave with it. The instance's
+  // `escalationsDueAt` tells the promoter about the others.
   fastify.processInstances.addCommitHook({
     name: 'escalation jobs',
     writesFor: ({ previous, state, effects, compiled, now }) =>
       escalationJobWrites(previous?.processInstance, state.processInstance, effects, compiled, now),
+    fieldsFor: ({ state, compiled }) => ({ escalationsDueAt: escalationsDueAt(state.processInstance, compiled) }),
   })
+  const promoter = new EscalationPromoter({
+    contexts: fastify.contexts,
+    models: fastify.processModels,
+    batchJobs: fastify.batchJobs,
+    now: fastify.clock,
+    log: fastify.log.child({ component: 'escalations' }),
+  })
+  const loop = new PollLoop(
+    options.pollMs,
+    async () => {
+      // Jobs already due (their time passed while no engine ran): run them without waiting for the worker's next poll.
+      if ((await promoter.promote()) > 0) fastify.batchWorker.wake()
+    },
+    (error) => fastify.log.error({ err: error }, 'the escalation promoter failed; it tries again at its next poll'),
+  )
+  fastify.addHook('onReady', async () => loop.start())
+  fastify.addHook('preClose', async () => loop.stop(options.pollMs))
 }
 
 export default fp(escalationsPlugin, {
   name: 'escalations',
-  dependencies: [...ENGINE_DEPENDENCY_PLUGINS, 'batch-worker'],
+  dependencies: [...ENGINE_DEPENDENCY_PLUGINS, 'batch-jobs', 'batch-worker'],
 })
