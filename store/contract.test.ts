@@ -210,6 +210,26 @@ async function contract(t: Tap, backend: Backend): Promise<void> {
     }
   })
 
+  await t.test('an indexed field of date arrays: one bound, two bounds, and an $elemMatch of two bounds on one element', async (t) => {
+    const c = store.collection('dueDates')
+    await c.createIndex({ due: 1 })
+    const day = (n: number) => new Date(Date.UTC(2026, 2, n))
+    await c.insertMany([
+      { _id: 'early', due: [day(1), day(20)] },
+      { _id: 'middle', due: [day(10)] },
+      { _id: 'late', due: [day(25), day(28)] },
+      { _id: 'none', due: [] },
+    ])
+    const cases: Array<[string, Filter, string[]]> = [
+      ['$lte alone', { due: { $lte: day(11) } }, ['early', 'middle']],
+      ['$gt alone', { due: { $gt: day(21) } }, ['late']],
+      ['$gt and $lte, met by two elements', { due: { $gt: day(5), $lte: day(15) } }, ['early', 'middle']],
+      ['$elemMatch of $gt and $lte', { due: { $elemMatch: { $gt: day(5), $lte: day(15) } } }, ['middle']],
+      ['$elemMatch of $gte and $lt', { due: { $elemMatch: { $gte: day(20), $lt: day(26) } } }, ['early', 'late']],
+    ]
+    for (const [name, filter, expected] of cases) t.same(ids(await c.find(filter, { sort: { _id: 1 } }).toArray()), expected, name)
+  })
+
   await t.test('sort, skip, limit, projection', async (t) => {
     const c = store.collection('query')
     t.same(ids(await c.find({}, { sort: { n: -1 } }).toArray()), ['d', 'c', 'b', 'a'])
