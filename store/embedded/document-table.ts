@@ -315,10 +315,16 @@ export class DocumentTable {
     this.upkeep.catchUp(deferred, this.docs, (index, doc) => this.keptEntry(index, doc), count)
   }
 
-  /** The document's entry in each index, computed once for all who need them (memory, SQLite's cold keys, the eviction). */
+  /**
+   * The entries of a document going cold, computed once for all who need them: in each unique index
+   * (memory's, checked by the write) and each index SQLite holds cold entries of (its cold keys). A
+   * hot-only index (cold-tier.ts `hotOnlyIndexes`) needs none: its entry is only ever removed from
+   * memory at the eviction, which computes it then if that index holds it (`evict`).
+   */
   private entriesOf(doc: Document): Map<SecondaryIndex, IndexEntry> {
     const entries = new Map<SecondaryIndex, IndexEntry>()
-    for (const index of this.indexByName.values()) entries.set(index, index.entryOf(doc))
+    for (const index of this.indexByName.values())
+      if (index.spec.unique || this.indexesColdDocuments(index)) entries.set(index, index.entryOf(doc))
     return entries
   }
 

@@ -12,6 +12,7 @@ import Database from 'better-sqlite3'
 import t from 'tap'
 import type { ColdTier } from './cold-tier.js'
 import { DATABASE_FILE, EmbeddedStore } from './store.js'
+import type { SecondaryIndex } from './secondary-index.js'
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 
@@ -115,3 +116,29 @@ t.test('an index created over cold documents gets no cold entries when it is hot
   await second.collection(INSTANCES).updateOne({ _id: 'i00' }, { $set: { status: 'completed', inbox: [] } })
   t.same(coldKeyCounts(dataDir), { by_start: 7, by_code: 7, by_expiry: 7 }, 'an instance ending after the reopen gets the same entries')
 })
+
+t.test(
+  'an instance that ends leaves no entry behind in memory in the hot-only indexes, whether they had caught up with it or not',
+  async (t) => {
+    const store = EmbeddedStore.open({ dataDir: tempDataDir(t), coldTier })
+    t.teardown(() => store.close())
+    await createIndexes(store)
+    const instances = store.collection(INSTANCES)
+    await instances.insertMany([instance(0, 'running'), instance(1, 'running')])
+    // A read on the deferred indexes brings them up to date with both running instances.
+    t.same(ids(await instances.find({ app: 'hr', inbox: 'user:u1', status: 'running' }).toArray()), ['i01'])
+    // i01 ends while a read catches the indexes up with its ended version, before it leaves memory once durable.
+    const ending = instances.updateOne({ _id: 'i01' }, { $set: { status: 'completed', inbox: [] } })
+    t.same(ids(await instances.find({ app: 'hr', inbox: 'user:u0', status: 'running' }).toArray()), ['i00'])
+    await ending
+    // i00 ends with the indexes behind on it: they hold an earlier version's entries.
+    await instances.updateOne({ _id: 'i00' }, { $set: { inbox: ['user:u0', 'swimlane:hr'] } })
+    await instances.updateOne({ _id: 'i00' }, { $set: { status: 'completed', inbox: [] } })
+    t.equal(store.hotDocuments(INSTANCES), 0, 'both left memory')
+    // What each index of the collection holds in memory (the store's internals: no read shows a stale
+    // entry, since every candidate is checked against the filter, but it would stay in memory for good).
+    const table = (store as unknown as { table(name: string): { indexByName: Map<string, SecondaryIndex> } }).table(INSTANCES)
+    const held = Object.fromEntries([...table.indexByName].map(([name, index]) => [name, index.idsWithin({ prefixes: [''], fields: 0 })]))
+    t.same(held, { by_due_date: [], by_inbox: [], by_start: [], by_code: [], by_expiry: [] })
+  },
+)
