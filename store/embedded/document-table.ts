@@ -316,15 +316,15 @@ export class DocumentTable {
   }
 
   /**
-   * The entries of a document going cold, computed once for all who need them: in each unique index
-   * (memory's, checked by the write) and each index SQLite holds cold entries of (its cold keys). A
-   * hot-only index (cold-tier.ts `hotOnlyIndexes`) needs none: its entry is only ever removed from
-   * memory at the eviction, which computes it then if that index holds it (`evict`).
+   * The entries of a document going cold, computed once for all who need them, in each index SQLite
+   * holds cold entries of: its cold keys, and memory's unique indexes (every unique index is one,
+   * cold-tier.ts `indexesColdDocuments`), checked by the write. A hot-only index needs none: its
+   * entry is only ever removed from memory at the eviction, which computes it then if that index
+   * holds it (`evict`).
    */
   private entriesOf(doc: Document): Map<SecondaryIndex, IndexEntry> {
     const entries = new Map<SecondaryIndex, IndexEntry>()
-    for (const index of this.indexByName.values())
-      if (index.spec.unique || this.indexesColdDocuments(index)) entries.set(index, index.entryOf(doc))
+    for (const index of this.indexByName.values()) if (this.indexesColdDocuments(index)) entries.set(index, index.entryOf(doc))
     return entries
   }
 
@@ -343,12 +343,12 @@ export class DocumentTable {
     return entry
   }
 
-  /** The index entries a cold document is found by, and the index fields where it holds an array. */
+  /** The index entries a cold document is found by (`entries`, as entriesOf gives them), and the index fields where it holds an array. */
   private coldEntriesOf(doc: Document, entries = this.entriesOf(doc)): { keys: ColdKey[]; arrays: ColdArray[] } {
     const keys: ColdKey[] = []
     const arrays: ColdArray[] = []
     for (const [index, entry] of entries) {
-      if (entry === null || !this.indexesColdDocuments(index)) continue
+      if (entry === null) continue
       for (const key of entry.ordered) keys.push([index.spec.name, key])
       entry.arrays.forEach((array, field) => {
         if (array) arrays.push([index.spec.name, field])

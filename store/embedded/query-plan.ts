@@ -1,10 +1,10 @@
 /**
  * Picks the documents a filter has to be tested against. An equality or `$in` of plain values on
  * `_id`, or on a prefix of an index's fields (of a partial index only when the filter keeps to the
- * documents it holds), optionally followed by a range
- * (`$gt/$gte/$lt/$lte`, or an `$elemMatch` of them) on the next field, narrows them to that part of the index; the plan with the
- * fewest ids wins. Otherwise every document is a candidate. The filter itself is always
- * checked afterwards, so a plan only has to return a superset of the matches.
+ * documents it holds), optionally followed by a range (`$gt/$gte/$lt/$lte`, or an `$elemMatch` of
+ * them) on the next field, narrows them to that part of the index; the plan with the fewest ids
+ * wins. Otherwise every document is a candidate. The filter itself is always checked afterwards, so
+ * a plan only has to return a superset of the matches.
  */
 import type { Document, Filter } from '../port.js'
 import { isScalar, keyOf } from './index-keys.js'
