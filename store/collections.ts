@@ -315,10 +315,22 @@ export interface StoredContext {
    * written by the change through a commit hook; absent on instances stored before it existed.
    */
   escalationsDueAt?: Date[]
+  /**
+   * The notification record's own fields as of this version (store/notification-records.ts): the
+   * event of the change and the model's inform list evaluated on it. Absent on instances an earlier
+   * release stored and has not changed since: their record is the one stored in `notifications`.
+   */
+  notice?: StoredNotice
+}
+
+/** What a change tells of itself in the instance's notification record. */
+export interface StoredNotice {
+  eventType: NotificationEventType
+  informList: InformItem[]
 }
 
 /** The fields of a stored instance that commit hooks derive (services/engine/instances/commit-hooks.ts `fieldsFor`). */
-export type HookDerivedFields = Pick<StoredContext, 'escalationsDueAt'>
+export type HookDerivedFields = Pick<StoredContext, 'escalationsDueAt' | 'notice'>
 
 /** A task lock (docs/reference/locks.md): held by `userId` until `expiresAt` (LOCK_TTL_SECONDS after it was taken or renewed). */
 export interface StoredTaskLock {
@@ -345,8 +357,10 @@ export interface StoredActivity {
 }
 
 /**
- * The notification record of a process instance (one per instance, rewritten after every change by
- * the engine; the gateway's `POST /notify` upserts partial ones into the same collection).
+ * The notification record of a process instance (one per instance). The engine's records are views
+ * of the stored instances (store/notification-records.ts); the `notifications` collection holds the
+ * records written apart from a change (the gateway's `POST /notify`, `POST /notify/send`) and those
+ * an earlier release wrote with every change.
  */
 export interface StoredNotification {
   /** `processInstance.processInstanceId`. */
@@ -359,6 +373,12 @@ export interface StoredNotification {
   /** true while a user task is open; `task` is then the newest open task. */
   onUs: boolean
   task?: Task
+  /**
+   * The `version` of the instance the record was written over: it is the instance's record until
+   * the instance changes again. Absent on records of an earlier release and on records of ids the
+   * engine does not know.
+   */
+  basis?: number
 }
 
 /** A webhook subscription of one tenant (docs/webhooks.md); `_id` is the subscriptionId. */

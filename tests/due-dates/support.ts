@@ -12,7 +12,7 @@ import { batchWorkerCaughtUp } from '../../services/testing/batch-jobs.js'
 import { type TestClock, testClock } from '../../services/testing/clock.js'
 import type { Envelope } from '../../services/testing/gateway.js'
 import { startHrStack } from '../../services/testing/hr-stack.js'
-import { storedActivities, storedBatchJobs, storedInstance, storedNotification } from '../../services/testing/instance-store.js'
+import { storedActivities, storedBatchJobs, storedInstance, notificationRecordOf } from '../../services/testing/instance-store.js'
 import { insertModelRequest } from '../../services/testing/models.js'
 import { waitUntil } from '../../services/testing/wait.js'
 import { type Answer, type CompleteOptions, completeTask, HR, type HrUsers, type WorkflowClient } from '../../services/testing/workflow.js'
@@ -81,7 +81,7 @@ export async function startDueStack(t: Test, options: { engines?: number } = {})
     },
     context: (processInstanceId) => storedInstance(store, processInstanceId),
     activities: (processInstanceId, type) => storedActivities(store, processInstanceId, type),
-    notification: (processInstanceId) => storedNotification(store, processInstanceId),
+    notification: (processInstanceId) => notificationRecordOf(store, processInstanceId),
     escalationJobs: (processInstanceId) => storedBatchJobs(store, 'escalation', processInstanceId, 'dueAt'),
     async advanceUntil(ms, read, done) {
       clock.advance(ms)

@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { FunctionResult, Session } from '../../openapi/generated/schemas.js'
-import { lockHolder, storedActivityTypes, storedInstance, storedNotification } from '../../services/testing/instance-store.js'
+import { lockHolder, storedActivityTypes, storedInstance, notificationRecordOf } from '../../services/testing/instance-store.js'
 import { deployExample } from '../../services/testing/models.js'
 import { completeTask, formTask, HR, type HrEngine, startHrEngine, startLeaveRequest } from '../../services/testing/workflow.js'
 
@@ -28,7 +28,7 @@ t.test('headless complete: data taken, task ended, userTaskActivity run, TaskCom
   ])
   t.same(stored.dataInstance, { days: 4, lastAction: 'complete' }, 'the given data, then userTaskActivity (logActivity)')
   t.equal((await storedActivityTypes(engine.store, processInstanceId)).at(-1), 'complete')
-  t.equal((await storedNotification(engine.store, processInstanceId))?.eventType, 'TaskCompleted')
+  t.equal((await notificationRecordOf(engine.store, processInstanceId))?.eventType, 'TaskCompleted')
   t.equal(await lockHolder(engine.store, taskId), null)
 })
 
@@ -94,7 +94,7 @@ t.test("assignToUser: the tenant's user becomes assignee and contributor, assign
   t.match(stored.processInstance.tasks[0], { taskId, userId: manager.userId, userName: 'Max Manager' })
   t.ok(stored.processInstance.contributorUsers.includes(manager.userId))
   t.equal((await storedActivityTypes(engine.store, processInstanceId)).at(-1), 'assign')
-  t.equal((await storedNotification(engine.store, processInstanceId))?.eventType, 'Assigned')
+  t.equal((await notificationRecordOf(engine.store, processInstanceId))?.eventType, 'Assigned')
 
   const version = stored.version
   const assign = (body: Record<string, unknown>, path = `/external/task/${taskId}/assignToUser`) =>
@@ -158,7 +158,7 @@ t.test('assignToSwimlane clears the assignee and sets a swimlane of the model on
   const task = (await storedInstance(engine.store, processInstanceId)).processInstance.tasks[0]!
   t.equal(task.swimlane, 'hr')
   t.notOk('userId' in task || 'userName' in task, 'userId and userName cleared')
-  t.equal((await storedNotification(engine.store, processInstanceId))?.eventType, 'Assigned')
+  t.equal((await notificationRecordOf(engine.store, processInstanceId))?.eventType, 'Assigned')
   const version = (await storedInstance(engine.store, processInstanceId)).version
   t.match(
     await engine.call('assignTaskToSwimlane', 'POST', `/external/task/${taskId}/assignToSwimlane`, {

@@ -10,6 +10,7 @@ import { testClock } from '../../services/testing/clock.js'
 import { startService } from '../../services/testing/harness.js'
 import { waitUntil } from '../../services/testing/wait.js'
 import { HR } from '../../services/testing/workflow.js'
+import { notificationRecordOf } from '../../services/testing/instance-store.js'
 import { Collections, type StoredBatchJob, type StoredContext } from '../../store/collections.js'
 import type { Store } from '../../store/port.js'
 import { type ControlStack, startControlStack } from './stack.js'
@@ -17,12 +18,16 @@ import { type ControlStack, startControlStack } from './stack.js'
 const idOf = (session: Session) => session.context.processInstance.processInstanceId
 const DAY_MS = 24 * 3_600_000
 
-/** What the store keeps for an instance: its context, activities, notification and task locks. */
+/**
+ * What the store keeps for an instance: its context, activities, notification record (the context's
+ * view, or one stored apart), the records stored apart and its task locks.
+ */
 async function keptFor(store: Store, processInstanceId: string) {
   return {
     context: await store.collection(Collections.contexts).countDocuments({ _id: processInstanceId }),
     activities: await store.collection(Collections.activities).countDocuments({ processInstanceId }),
-    notification: await store.collection(Collections.notifications).countDocuments({ _id: processInstanceId }),
+    notification: (await notificationRecordOf(store, processInstanceId)) ? 1 : 0,
+    storedNotifications: await store.collection(Collections.notifications).countDocuments({ _id: processInstanceId }),
     locks: await store.collection(Collections.taskLocks).countDocuments({ processInstanceId }),
   }
 }
@@ -40,8 +45,10 @@ t.test('an admin purges one ended instance with its activities, notification, lo
   const record = { id: 'f1', storageHandle: file.storageHandle, label: 'Payslip', fileName: 'payslip.txt', fileType: 'text/plain' }
   await store.collection<StoredContext>(Collections.contexts).updateOne({ _id: ended }, { $set: { 'processInstance.files': [record] } })
   await store.collection(Collections.taskLocks).insertOne({ _id: 'stray', processInstanceId: ended, userId: 'x', expiresAt: new Date() })
+  // A record stored apart from a change (as POST /notify writes one), so that its removal shows too.
+  await store.collection(Collections.notifications).insertOne({ _id: ended, ...HR, eventType: 'Assigned', informList: [], onUs: false })
   const before = await keptFor(store, ended)
-  t.ok(before.activities > 0 && before.notification === 1 && before.locks === 1)
+  t.ok(before.activities > 0 && before.notification === 1 && before.storedNotifications === 1 && before.locks === 1)
 
   const dry = await purge(stack, { processInstanceId: ended, dryRun: true })
   t.same(dry.body.data, { purged: 1, processInstanceIds: [ended], more: false, dryRun: true })
@@ -49,7 +56,7 @@ t.test('an admin purges one ended instance with its activities, notification, lo
 
   const done = await purge(stack, { processInstanceId: ended })
   t.same(done.body.data, { purged: 1, processInstanceIds: [ended], more: false, dryRun: false })
-  t.same(await keptFor(store, ended), { context: 0, activities: 0, notification: 0, locks: 0 })
+  t.same(await keptFor(store, ended), { context: 0, activities: 0, notification: 0, storedNotifications: 0, locks: 0 })
   t.equal(await store.files.get(file.storageHandle), null, "the file's bytes are gone")
   const read = await stack.send('getProcessStatus', 'GET', `/process/${ended}`, { as: stack.users.admin })
   t.equal(read.status, 404)

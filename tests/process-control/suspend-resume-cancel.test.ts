@@ -5,7 +5,7 @@
  */
 import t from 'tap'
 import type { Session } from '../../openapi/generated/schemas.js'
-import { lockHolder, storedActivityTypes, storedInstance, storedNotification } from '../../services/testing/instance-store.js'
+import { lockHolder, storedActivityTypes, storedInstance, notificationRecordOf } from '../../services/testing/instance-store.js'
 import { HR } from '../../services/testing/workflow.js'
 import { Collections, type StoredActivity } from '../../store/collections.js'
 import { type ControlStack, startControlStack } from './stack.js'
@@ -70,14 +70,14 @@ t.test(
       { userId: users.admin.userId, userName: users.admin.fullName, details: { reason: 'Audit of leave requests' } },
       'the activity names the user and the reason',
     )
-    t.equal((await storedNotification(stack.store, id))?.eventType, 'Suspended')
+    t.equal((await notificationRecordOf(stack.store, id))?.eventType, 'Suspended')
 
     t.match(await control(stack, 'resume', id), { status: 200, body: { data: { isSuccess: true } } })
     const resumed = await storedInstance(stack.store, id)
     t.equal(resumed.processStatus, 'running', 'back to the status it had')
     t.equal(resumed.processInstance.suspendedFrom, undefined)
     t.match(await lastActivity(stack, id), { type: 'resumed', userId: users.admin.userId })
-    t.equal((await storedNotification(stack.store, id))?.eventType, 'Resumed')
+    t.equal((await notificationRecordOf(stack.store, id))?.eventType, 'Resumed')
 
     // A failed instance goes back to failed, by a system user this time.
     const failed = idOf(await stack.startFailedLeave())
@@ -312,7 +312,7 @@ t.test(
     t.ok(cancelled.processInstance.threads.every((thread) => thread.status === 'done'))
     t.equal(await lockHolder(store, taskId), null, 'its lock is released')
     t.match(await lastActivity(stack, id), { type: 'cancelled', userId: users.employee.userId, details: { reason: 'No longer needed' } })
-    t.equal((await storedNotification(store, id))?.eventType, 'Cancelled')
+    t.equal((await notificationRecordOf(store, id))?.eventType, 'Cancelled')
     t.match(await control(stack, 'cancel', id), { status: 409, body: { error: { code: 'wm3141' } } }, 'cancelling an ended instance')
     t.match(await stack.send('getProcessStatus', 'GET', `/process/${id}?appId=hr`, { as: users.employee }), {
       body: { data: { processStatus: 'cancelled', tasks: [] } },

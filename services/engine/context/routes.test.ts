@@ -1,6 +1,7 @@
 import t from 'tap'
 import type { ActivityRecord, Session } from '../../../openapi/generated/schemas.js'
-import { Collections, type StoredNotification } from '../../../store/collections.js'
+import { Collections } from '../../../store/collections.js'
+import { notificationRecordOf } from '../../testing/instance-store.js'
 import { deployExample } from '../../testing/models.js'
 import { completeTask, formTask, HR, openForm, startHrEngine, startLeaveRequest } from '../../testing/workflow.js'
 
@@ -37,7 +38,7 @@ t.test('POST /context without an instance starts one: the session, the first tas
     userId: employee.userId,
     processInstanceId,
   })
-  const notification = await engine.store.collection<StoredNotification>(Collections.notifications).findOne({ _id: processInstanceId })
+  const notification = await notificationRecordOf(engine.store, processInstanceId)
   t.match(notification, {
     eventType: 'Created',
     appId: 'hr',

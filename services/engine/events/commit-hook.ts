@@ -1,7 +1,8 @@
 /**
- * The events of a stored change: the instance's notification record and the webhook deliveries of
- * its event, written in the change's own atomic batch (a commit hook, instances/commit-hooks.ts),
- * and the delivery worker woken once deliveries were stored.
+ * The events of a stored change: what the change tells in the instance's notification record (its
+ * `notice`, stored with the instance, whose view the record is: store/notification-records.ts) and
+ * the webhook deliveries of its event, written in the change's own atomic batch (a commit hook,
+ * instances/commit-hooks.ts), and the delivery worker woken once deliveries were stored.
  */
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
@@ -13,11 +14,15 @@ import type { WebhookOutbox } from './webhooks/outbox.js'
 export function eventsCommitHook(notifications: Notifications, outbox: WebhookOutbox): CommitHook {
   return {
     name: 'events',
-    async writesFor({ state, effects, compiled, env, event, version, now }) {
+    async fieldsFor({ state, effects, compiled, env, event }) {
+      return { notice: await notifications.noticeOf(state, eventTypeAfter(event, effects), compiled, env) }
+    },
+    async writesFor({ state, effects, event, version, now, started }) {
       const eventType = eventTypeAfter(event, effects)
-      const notificationWrites = await notifications.writesFor(state, eventType, compiled, env)
       const deliveryWrites = await outbox.writesFor({ state, eventType, version, at: now })
-      return [...notificationWrites, ...deliveryWrites]
+      // A new instance has no record stored apart from a change to supersede.
+      if (started) return deliveryWrites
+      return [...notifications.supersededRecordWrites(state.processInstance.processInstanceId), ...deliveryWrites]
     },
     stored(_change, writes) {
       if (writes.some((write) => write.collection === Collections.webhookDeliveries)) outbox.stored()

@@ -1,11 +1,11 @@
 /**
  * What else a stored change of an instance writes or tells, registered by the folders that own it:
- * events/ (the notification record and the webhook deliveries), jobs/ (the escalation jobs of new
+ * events/ (the notification record's notice and the webhook deliveries), jobs/ (the escalation jobs of new
  * tasks) and operations/ (the workflow metrics). The commit asks every hook for its writes, stores
  * them in the same atomic batch as the instance, and tells each hook once the batch is stored, so a
  * lost compare-and-set leaves none of them and instances/ imports none of those folders. A hook may
  * also derive fields of the stored instance that need what instances/ does not know (the model's
- * escalations): they are written with it.
+ * escalations and inform list): they are written with it.
  */
 import type { NotificationEventType } from '../../../openapi/generated/schemas.js'
 import type { HookDerivedFields } from '../../../store/collections.js'
@@ -36,8 +36,8 @@ export interface CommitHook {
   readonly name: string
   /** Writes stored in the change's atomic batch; a failure here fails the commit before anything is stored. */
   writesFor?(change: ChangeToStore): readonly AtomicWrite[] | Promise<readonly AtomicWrite[]>
-  /** Fields of the stored instance this hook derives from the change, written with it. */
-  fieldsFor?(change: ChangeToStore): HookDerivedFields
+  /** Fields of the stored instance this hook derives from the change, written with it; a failure fails the commit. */
+  fieldsFor?(change: ChangeToStore): HookDerivedFields | Promise<HookDerivedFields>
   /** Told once the batch is stored, with the writes this hook asked for. */
   stored?(change: ChangeToStore, writes: readonly AtomicWrite[]): void
 }
@@ -58,9 +58,9 @@ export class CommitHooks {
   }
 
   /** The stored instance's fields every hook derives from the change. */
-  fieldsFor(change: ChangeToStore): HookDerivedFields {
+  async fieldsFor(change: ChangeToStore): Promise<HookDerivedFields> {
     let fields: HookDerivedFields = {}
-    for (const hook of this.hooks) if (hook.fieldsFor) fields = { ...fields, ...hook.fieldsFor(change) }
+    for (const hook of this.hooks) if (hook.fieldsFor) fields = { ...fields, ...(await hook.fieldsFor(change)) }
     return fields
   }
 

@@ -155,9 +155,9 @@ export class ProcessInstances {
    * Stores the change (409 wm3042 when the instance changed since it was read, 409 wm3140 when it is
    * suspended and the change is not one allowed then) in one atomic batch with everything that
    * describes it: the data writes of the request's flow functions, its activity records and the
-   * writes of the commit hooks (the notification record, the webhook deliveries of its event, the
-   * escalation jobs of new tasks). A crash or a lost compare-and-set leaves none of them, a stored
-   * change all of them.
+   * writes of the commit hooks (the webhook deliveries of its event, the escalation jobs of new
+   * tasks) with the fields they derive (the notification record's notice, the escalations' due
+   * dates). A crash or a lost compare-and-set leaves none of them, a stored change all of them.
    */
   async commit(change: Change): Promise<StoredContext> {
     // The one gate every change of an instance passes: a suspended instance changes only by a note
@@ -194,7 +194,7 @@ export class ProcessInstances {
       started: change.previous === undefined,
     }
     const hookWrites = await this.hooks.writesFor(toStore)
-    const hookFields = this.hooks.fieldsFor(toStore)
+    const hookFields = await this.hooks.fieldsFor(toStore)
     const alongside = [
       ...(change.guards ?? []),
       ...change.env.unitOfWork.writes(),

@@ -1,6 +1,7 @@
 import t from 'tap'
 import type { ProcessStartResult, ProcessStatusSummary } from '../../../openapi/generated/schemas.js'
-import { Collections, type StoredContext, type StoredNotification } from '../../../store/collections.js'
+import { Collections, type StoredContext } from '../../../store/collections.js'
+import { notificationRecordOf } from '../../testing/instance-store.js'
 import { openTestStore, startService } from '../../testing/harness.js'
 import { completeTask, createHrUsers, deployHrApp, HR, startHrEngine, startLeaveRequest } from '../../testing/workflow.js'
 
@@ -22,7 +23,7 @@ t.test('/process/start and /external/process/start start an instance headlessly 
     const stored = await engine.store.collection<StoredContext>(Collections.contexts).findOne({ _id: processInstanceId })
     t.match(stored, { initiator: employee.userId, processStatus: 'running', dataInstance: { item: 'Desk', amount: 300 } })
     t.equal(
-      (await engine.store.collection<StoredNotification>(Collections.notifications).findOne({ _id: processInstanceId }))?.eventType,
+      (await notificationRecordOf(engine.store, processInstanceId))?.eventType,
       'Created',
     )
     t.equal(await engine.store.collection(Collections.taskLocks).countDocuments({ processInstanceId }), 0, 'a headless start locks nothing')

@@ -1,6 +1,7 @@
 import t from 'tap'
-import type { ActivityRecord, NotificationRecord, Session } from '../../../openapi/generated/schemas.js'
+import type { ActivityRecord, Session } from '../../../openapi/generated/schemas.js'
 import { Collections, type StoredContext } from '../../../store/collections.js'
+import { notificationRecordOf } from '../../testing/instance-store.js'
 import { HR, startHrEngine, startLeaveRequest, taskIds } from '../../testing/workflow.js'
 
 async function setUp(t: Tap) {
@@ -34,7 +35,7 @@ t.test('adding notes keeps them newest first, makes the author a contributor, lo
     body: { processInstanceId: body.processInstanceId },
   })
   t.same(activity.body.filter((entry) => entry.type === 'noteAdded').length, 2, 'one noteAdded per note')
-  const notification = await engine.store.collection<NotificationRecord>(Collections.notifications).findOne({ _id: body.processInstanceId })
+  const notification = await notificationRecordOf(engine.store, body.processInstanceId)
   t.equal(notification?.eventType, 'Updated')
   const refused = await engine.call('addNote', 'POST', '/note/add', { user: manager.userId, body: { ...body, note: 'not mine to add' } })
   t.equal(refused.status, 403, 'a user not authorized on the instance may not add notes')

@@ -1,6 +1,7 @@
 import t from 'tap'
 import type { CustomError, NotificationRecord, Session } from '../../../openapi/generated/schemas.js'
 import { Collections, type StoredContext, type StoredNotification } from '../../../store/collections.js'
+import { notificationRecordOf } from '../../testing/instance-store.js'
 import type { AtomicWrite, AtomicWriteResult, Document, Store } from '../../../store/port.js'
 import { deployExample, dataCollectionName, setConstant } from '../../testing/models.js'
 import { completeTask, formTask, HR, openForm, startHrEngine, startLeaveRequest, type HrEngine, taskIds } from '../../testing/workflow.js'
@@ -12,7 +13,7 @@ async function storedContext(engine: HrEngine, processInstanceId: string): Promi
 }
 
 async function notificationOf(engine: HrEngine, processInstanceId: string): Promise<StoredNotification | null> {
-  return engine.store.collection<StoredNotification>(Collections.notifications).findOne({ _id: processInstanceId })
+  return notificationRecordOf(engine.store, processInstanceId)
 }
 
 async function activityTypes(engine: HrEngine, processInstanceId: string): Promise<string[]> {

@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { Session, TaskFunctionResult } from '../../../openapi/generated/schemas.js'
-import { lockHolder, storedActivityTypes, storedInstance, storedNotification } from '../../testing/instance-store.js'
+import { lockHolder, storedActivityTypes, storedInstance, notificationRecordOf } from '../../testing/instance-store.js'
 import { formTask, HR, type HrEngine, startHrEngine, startLeaveRequest } from '../../testing/workflow.js'
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
@@ -98,7 +98,7 @@ t.test('a commit replaces the data and sends Updated; no activity, no function, 
   const stored = await storedInstance(engine.store, ids.processInstanceId)
   t.same(stored.dataInstance, { days: 7 }, 'replaced, not merged, and no userTaskActivity ran (no lastAction)')
   t.same(await storedActivityTypes(engine.store, ids.processInstanceId), activitiesBefore, 'no activity')
-  t.equal((await storedNotification(engine.store, ids.processInstanceId))?.eventType, 'Updated')
+  t.equal((await notificationRecordOf(engine.store, ids.processInstanceId))?.eventType, 'Updated')
   t.equal(await lockHolder(engine.store, taskId), lockBefore, 'lock unchanged')
 
   t.match(

@@ -1,8 +1,19 @@
-/** The notification records (`notifications`, one per process instance, `_id` = its processInstanceId), shared with the engine. */
+/**
+ * The notification records (one per process instance, `_id` = its processInstanceId), shared with
+ * the engine: an instance's record is the view of its stored context, or the one stored in
+ * `notifications` while that is current (store/notification-records.ts).
+ */
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import type { Collection, Store } from '../../../store/port.js'
-import { Collections, type StoredNotification } from '../../../store/collections.js'
+import type { Store } from '../../../store/port.js'
+import { Collections, type StoredContext, type StoredNotification } from '../../../store/collections.js'
+import {
+  recordOfContext,
+  recordOfParts,
+  recordParts,
+  type RecordSources,
+  storedRecordIsCurrent,
+} from '../../../store/notification-records.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -11,20 +22,44 @@ declare module 'fastify' {
 }
 
 export class NotificationRepository {
-  constructor(private readonly collection: Collection<StoredNotification>) {}
+  private readonly sources: RecordSources
 
-  /** Sets the given paths of the record, creating it when there is none. */
-  async upsertFields(processInstanceId: string, fields: Record<string, unknown>): Promise<void> {
-    await this.collection.updateOne({ _id: processInstanceId }, { $set: fields }, { upsert: true })
+  constructor(private readonly store: Store) {
+    this.sources = {
+      contexts: store.collection<StoredContext>(Collections.contexts),
+      notifications: store.collection<StoredNotification>(Collections.notifications),
+    }
   }
 
+  /**
+   * Sets the given paths of the instance's record, creating it when there is none. A record that is
+   * its instance's view is first stored as it reads, over the instance's version, so the paths not
+   * given keep what they read; it stays the record until the instance changes again.
+   */
+  async upsertFields(processInstanceId: string, fields: Record<string, unknown>): Promise<void> {
+    const filter = { _id: processInstanceId }
+    const setFields = { collection: Collections.notifications, kind: 'updateOne', filter, update: { $set: fields }, upsert: true } as const
+    const { context, stored } = await recordParts(this.sources, processInstanceId)
+    const view = context && !(stored && storedRecordIsCurrent(stored, context)) ? recordOfContext(context) : undefined
+    if (!context || !view) {
+      await this.store.applyAtomically([setFields])
+      return
+    }
+    const replacement = { ...view, basis: context.version }
+    await this.store.applyAtomically([
+      { collection: Collections.notifications, kind: 'replaceOne', filter, replacement, upsert: true },
+      setFields,
+    ])
+  }
+
+  /** The instance's record, null when it has none. */
   async find(processInstanceId: string): Promise<StoredNotification | null> {
-    return this.collection.findOne({ _id: processInstanceId })
+    return recordOfParts(await recordParts(this.sources, processInstanceId))
   }
 }
 
 export function notificationRepository(store: Store): NotificationRepository {
-  return new NotificationRepository(store.collection<StoredNotification>(Collections.notifications))
+  return new NotificationRepository(store)
 }
 
 async function notificationRepositoryPlugin(fastify: FastifyInstance): Promise<void> {

@@ -5,8 +5,11 @@ import { type ErrorCatalogue, errorFactory } from '../../../../plugins/errors/se
 import { openTestStore } from '../../../testing/harness.js'
 import { sampleState, sampleTask } from '../../../testing/instances.js'
 import type { Principal } from '../../instances/authorization.js'
+import { contextRepository } from '../../instances/repository.js'
 import { notificationRepository } from './repository.js'
-import { decodeCursor, encodeCursor, eventTypeAfter, newestOpenTask, notificationRecord, Notifications } from './service.js'
+import { newestOpenTask } from '../../../../store/notification-records.js'
+import { Collections } from '../../../../store/collections.js'
+import { decodeCursor, encodeCursor, eventTypeAfter, notificationRecord, Notifications } from './service.js'
 
 const fail = errorFactory(engineErrorCatalogue as ErrorCatalogue)
 
@@ -52,29 +55,28 @@ t.test('cursors round-trip; anything else is not a cursor', async (t) => {
 })
 
 t.test("listing shows only the app's records the user may see, newest first, page by page without gaps", async (t) => {
-  const repository = notificationRepository(await openTestStore(t))
+  const store = await openTestStore(t)
+  const repository = notificationRepository(store)
   await repository.ensureIndexes()
+  const contexts = contextRepository(store)
   const notifications = new Notifications(repository, fail, pino({ level: 'silent' }))
   const minute = (n: number) => new Date(Date.UTC(2025, 5, 30, 8, n)).toISOString()
+  const notice = { eventType: 'Updated' as const, informList: [] }
   // 7 of zoe's instances, two of them updated in the same minute; one she may not see; one of another app.
+  // Every other record is its instance's view, the others are stored apart: the listing interleaves both.
   for (let n = 0; n < 7; n++) {
-    await repository.write(
-      notificationRecord(
-        sampleState({ processInstanceId: `zoe-${n}`, initiator: 'zoe', lastUpdate: minute(n === 6 ? 5 : n) }),
-        'Updated',
-        [],
-      ),
-    )
+    const state = sampleState({ processInstanceId: `zoe-${n}`, initiator: 'zoe', lastUpdate: minute(n === 6 ? 5 : n) })
+    if (n % 2 === 0) await contexts.insert(state, [], { notice })
+    else await repository.store(notificationRecord(state, 'Updated', []), 1)
   }
-  await repository.write(
-    notificationRecord(sampleState({ processInstanceId: 'bobs', initiator: 'bob', tasks: [], lastUpdate: minute(30) }), 'Updated', []),
-  )
-  await repository.write(
+  await contexts.insert(sampleState({ processInstanceId: 'bobs', initiator: 'bob', tasks: [], lastUpdate: minute(30) }), [], { notice })
+  await repository.store(
     notificationRecord(
       sampleState({ processInstanceId: 'sales', appId: 'sales', initiator: 'zoe', lastUpdate: minute(31) }),
       'Updated',
       [],
     ),
+    1,
   )
 
   const zoe: Principal = { userId: 'zoe', roles: [], swimlanes: [], appId: 'hr', organizationId: 'acme' }
@@ -95,4 +97,52 @@ t.test("listing shows only the app's records the user may see, newest first, pag
   t.equal((await notifications.list(admin, 'hr', 50, undefined)).records.length, 8, "an admin sees the app's every record")
   t.same((await notifications.list(zoe, 'sales', 50, undefined)).records, [], "another tenant's app lists nothing")
   await t.rejects(notifications.list(zoe, 'hr', 3, 'garbage'), { code: 'wm4000', statusCode: 400 })
+})
+
+t.test('a record stored apart from a change is the instance’s record until the instance changes again; then its view is', async (t) => {
+  const store = await openTestStore(t)
+  const repository = notificationRepository(store)
+  await repository.ensureIndexes()
+  const contexts = contextRepository(store)
+  const admin: Principal = { userId: 'root', roles: ['admin'], swimlanes: [], appId: 'hr', organizationId: 'acme' }
+  const notifications = new Notifications(repository, fail, pino({ level: 'silent' }))
+  const listed = async () => (await notifications.list(admin, 'hr', 50, undefined)).records
+  const first = sampleState({ processInstanceId: 'pi-1', lastUpdate: '2025-06-30T08:00:00.000Z' })
+  const stored = await contexts.insert(first, [], { notice: { eventType: 'Created', informList: [{ header: 'first' }] } })
+  t.match(await repository.find('pi-1'), {
+    eventType: 'Created',
+    informList: [{ header: 'first' }],
+    onUs: true,
+    task: { taskId: 'task-1' },
+  })
+
+  // Resent over version 1: stored apart, it is the record, listed once and without its basis.
+  await repository.store(notificationRecord(first, 'Updated', [{ header: 'resent' }]), stored.version)
+  t.match(await listed(), [{ _id: 'pi-1', eventType: 'Updated', informList: [{ header: 'resent' }] }])
+  t.equal((await listed()).length, 1, 'one record per instance')
+  t.notOk('basis' in ((await repository.find('pi-1')) ?? {}), 'clients never see the version it was written over')
+
+  // The instance changes: the view of version 2 is the record, though the stored one is still there.
+  const second = sampleState({ processInstanceId: 'pi-1', lastUpdate: '2025-06-30T09:00:00.000Z', tasks: [] })
+  await contexts.compareAndSet(stored, second, [], { notice: { eventType: 'Finished', informList: [] } })
+  t.match(await repository.find('pi-1'), { eventType: 'Finished', onUs: false })
+  t.same(
+    (await listed()).map((record) => [record._id, record.eventType]),
+    [['pi-1', 'Finished']],
+    'the stale stored record is not listed',
+  )
+
+  // An earlier release stored the record with the change and no `notice` on the instance: it is the record.
+  const legacy = sampleState({ processInstanceId: 'pi-old', lastUpdate: '2025-06-29T08:00:00.000Z' })
+  await contexts.insert(legacy)
+  await store.collection(Collections.notifications).insertOne({ ...notificationRecord(legacy, 'TaskCompleted', []) })
+  t.match(await repository.find('pi-old'), { eventType: 'TaskCompleted' })
+  // A record of an id the engine does not know (the gateway's POST /notify) is listed as stored.
+  await store
+    .collection(Collections.notifications)
+    .insertOne({ ...notificationRecord(sampleState({ processInstanceId: 'pi-ext' }), 'Created', []) })
+  t.same(
+    (await listed()).map((record) => record._id),
+    ['pi-1', 'pi-ext', 'pi-old'],
+  )
 })

@@ -11,12 +11,13 @@ import type { EngineErrorCode } from '../../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../../plugins/errors/service-error.js'
 import type { AtomicWrite } from '../../../../store/port.js'
 import type { Actor } from '../../../../plugins/identity/actor.js'
-import type { StoredContext, StoredNotification } from '../../../../store/collections.js'
+import type { StoredContext, StoredNotice, StoredNotification } from '../../../../store/collections.js'
+import { newestOpenTask } from '../../../../store/notification-records.js'
 import type { Tenant } from '../../../../store/tenant.js'
 import { type Authorization, type Principal, sameTenant, visibleInstancesFilter } from '../../instances/authorization.js'
 import { runtimeUserOf, type RunEnvironments } from '../../flow-host/environment.js'
 import type { ProcessModels } from '../../models/service.js'
-import type { CompiledProcess, InformItem, ProcessState, RunEnvironment, RuntimeEffect, Task } from '../../../../runtime/types.js'
+import type { CompiledProcess, InformItem, ProcessState, RunEnvironment, RuntimeEffect } from '../../../../runtime/types.js'
 import type { NotificationPosition, NotificationRepository } from './repository.js'
 
 declare module 'fastify' {
@@ -36,13 +37,6 @@ export function eventTypeAfter(operationEvent: NotificationEventType, effects: r
   if (effects.some((effect) => effect.kind === 'processEnded')) return 'Finished'
   if (effects.some((effect) => effect.kind === 'threadFailed')) return 'Failed'
   return operationEvent
-}
-
-/** The newest open task (the last created when several were created at once). */
-export function newestOpenTask(tasks: readonly Task[]): Task | undefined {
-  let newest: Task | undefined
-  for (const task of tasks) if (task.status === 'open' && (!newest || task.createdAt >= newest.createdAt)) newest = task
-  return newest
 }
 
 export function notificationRecord(state: ProcessState, eventType: NotificationEventType, informList: InformItem[]): StoredNotification {
@@ -84,27 +78,33 @@ export class Notifications {
   ) {}
 
   /**
-   * The writes that rewrite the instance's record for a change about to be stored, so that the
-   * record is stored with the change or not at all.
+   * What a change about to be stored tells in the instance's record, stored with the instance: the
+   * record is then the instance's view (store/notification-records.ts).
    */
-  async writesFor(
+  async noticeOf(
     state: ProcessState,
     eventType: NotificationEventType,
     compiled: CompiledProcess,
     env: RunEnvironment,
-  ): Promise<AtomicWrite[]> {
-    return this.repository.writesFor(notificationRecord(state, eventType, await this.informList(state, compiled, env)))
+  ): Promise<StoredNotice> {
+    return { eventType, informList: await this.informList(state, compiled, env) }
   }
 
-  /** Rewrites the instance's record after a change. */
+  /** The write of a change that removes a record stored apart from an earlier version (its view supersedes it). */
+  supersededRecordWrites(processInstanceId: string): AtomicWrite[] {
+    return this.repository.supersededRecordWrites(processInstanceId)
+  }
+
+  /** Stores the instance's record with `eventType` apart from a change, over the stored instance's `version`. */
   async publish(
     state: ProcessState,
+    version: number,
     eventType: NotificationEventType,
     compiled: CompiledProcess,
     env: RunEnvironment,
   ): Promise<StoredNotification> {
     const record = notificationRecord(state, eventType, await this.informList(state, compiled, env))
-    await this.repository.write(record)
+    await this.repository.store(record, version)
     return record
   }
 
@@ -200,6 +200,7 @@ export async function resendNotification(
   })
   await deps.notifications.publish(
     { processInstance: stored.processInstance, dataInstance: stored.dataInstance },
+    stored.version,
     request.eventType,
     compiled,
     env,

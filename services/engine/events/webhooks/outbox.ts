@@ -15,7 +15,7 @@ import { repositoryPlugin } from '../../../../plugins/store/repository-plugin.js
 import type { AtomicWrite, Collection, Store } from '../../../../store/port.js'
 import { Collections, type StoredWebhookDelivery, type StoredWebhookSubscription } from '../../../../store/collections.js'
 import { tenantKey } from '../../../../store/tenant.js'
-import { newestOpenTask } from '../notifications/service.js'
+import { newestOpenTask } from '../../../../store/notification-records.js'
 import type { ProcessState } from '../../../../runtime/types.js'
 
 declare module 'fastify' {
