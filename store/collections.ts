@@ -327,6 +327,11 @@ export interface StoredContext {
 export interface StoredNotice {
   eventType: NotificationEventType
   informList: InformItem[]
+  /**
+   * `processInstance.lastUpdate` again: the records' order in the index that lists the views
+   * (`engine_notification_records`), whose range then leaves out the instances without a notice.
+   */
+  lastUpdate: string
 }
 
 /** The fields of a stored instance that commit hooks derive (services/engine/instances/commit-hooks.ts `fieldsFor`). */

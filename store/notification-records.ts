@@ -10,7 +10,8 @@
  * describes, until the instance changes again; one of an id the engine does not know, always. The
  * engine and the gateway both read records through here.
  */
-import type { Task } from '../model/instance.js'
+import type { NotificationEventType } from '../openapi/generated/schemas.js'
+import type { InformItem, ProcessState, Task } from '../model/instance.js'
 import type { StoredContext, StoredNotification } from './collections.js'
 import type { Collection } from './port.js'
 
@@ -21,21 +22,25 @@ export function newestOpenTask(tasks: readonly Task[]): Task | undefined {
   return newest
 }
 
-/** The record an instance's context gives, or undefined for one stored before records were views. */
-export function recordOfContext(context: StoredContext): StoredNotification | undefined {
-  if (!context.notice) return undefined
-  const { processInstance } = context
-  const task = newestOpenTask(processInstance.tasks ?? [])
+/** The record of an instance in `state` after a change with `eventType` and the evaluated `informList`. */
+export function notificationRecord(state: ProcessState, eventType: NotificationEventType, informList: InformItem[]): StoredNotification {
+  const { processInstance } = state
+  const task = newestOpenTask(processInstance.tasks)
   return {
-    _id: context._id,
-    appId: context.appId,
-    organizationId: context.organizationId,
-    eventType: context.notice.eventType,
-    informList: context.notice.informList,
+    _id: processInstance.processInstanceId,
+    appId: processInstance.appId,
+    organizationId: processInstance.organizationId,
+    eventType,
+    informList,
     processInstance,
     onUs: task !== undefined,
     ...(task ? { task } : {}),
   }
+}
+
+/** The record an instance's context gives, or undefined for one stored before records were views. */
+export function recordOfContext(context: StoredContext): StoredNotification | undefined {
+  return context.notice && notificationRecord(context, context.notice.eventType, context.notice.informList)
 }
 
 /** Whether the stored record is the instance's record rather than its context's view. */

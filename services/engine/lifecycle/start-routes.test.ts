@@ -22,10 +22,7 @@ t.test('/process/start and /external/process/start start an instance headlessly 
     t.ok(businessKey.length > 0, 'a generated business key')
     const stored = await engine.store.collection<StoredContext>(Collections.contexts).findOne({ _id: processInstanceId })
     t.match(stored, { initiator: employee.userId, processStatus: 'running', dataInstance: { item: 'Desk', amount: 300 } })
-    t.equal(
-      (await notificationRecordOf(engine.store, processInstanceId))?.eventType,
-      'Created',
-    )
+    t.equal((await notificationRecordOf(engine.store, processInstanceId))?.eventType, 'Created')
     t.equal(await engine.store.collection(Collections.taskLocks).countDocuments({ processInstanceId }), 0, 'a headless start locks nothing')
   }
   const onBehalf = await engine.call<ProcessStartResult>('startProcess', 'POST', '/process/start', {

@@ -28,34 +28,44 @@ export interface NotificationPosition {
   processInstanceId: string
 }
 
-const NEWEST_FIRST: SortSpec = { 'processInstance.lastUpdate': -1, _id: -1 }
-
 /** Whether `a` lists before `b`: newer `lastUpdate` first, then the greater id. */
 function listsBefore(a: NotificationPosition, b: NotificationPosition): boolean {
   return a.lastUpdate !== b.lastUpdate ? a.lastUpdate > b.lastUpdate : a.processInstanceId > b.processInstanceId
 }
 
-function positionOf(doc: { _id: string; processInstance?: { lastUpdate?: string } }): NotificationPosition {
-  return { lastUpdate: doc.processInstance?.lastUpdate ?? '', processInstanceId: doc._id }
+/** How one collection holds the records' order: the field of `lastUpdate`, read from its documents by `positionOf`. */
+interface RecordOrder<T> {
+  field: string
+  positionOf(doc: T): NotificationPosition
 }
 
-function afterFilter(after: NotificationPosition): Filter {
+const STORED_ORDER: RecordOrder<StoredNotification> = {
+  field: 'processInstance.lastUpdate',
+  positionOf: (record) => ({ lastUpdate: record.processInstance?.lastUpdate ?? '', processInstanceId: record._id }),
+}
+
+const VIEW_ORDER: RecordOrder<StoredContext> = {
+  field: 'notice.lastUpdate',
+  positionOf: (context) => ({ lastUpdate: context.notice?.lastUpdate ?? '', processInstanceId: context._id }),
+}
+
+/** The documents after `after` in `order`; the bound on its field alone lets an index start there. */
+function afterFilter(field: string, after: NotificationPosition): Filter {
   return {
-    $or: [
-      { 'processInstance.lastUpdate': { $lt: after.lastUpdate } },
-      { 'processInstance.lastUpdate': after.lastUpdate, _id: { $lt: after.processInstanceId } },
-    ],
+    [field]: { $lte: after.lastUpdate },
+    $or: [{ [field]: { $lt: after.lastUpdate } }, { [field]: after.lastUpdate, _id: { $lt: after.processInstanceId } }],
   }
 }
 
 /** The documents of a collection matching `filter`, newest first, read `chunk` at a time as they are taken. */
-class NewestFirst<T extends { _id: string; processInstance?: { lastUpdate?: string } }> {
+class NewestFirst<T extends { _id: string }> {
   private buffered: T[] = []
   private exhausted = false
   private last: NotificationPosition | undefined
 
   constructor(
     private readonly collection: Collection<T>,
+    private readonly order: RecordOrder<T>,
     private readonly filter: Filter,
     private readonly chunk: number,
     after: NotificationPosition | undefined,
@@ -65,13 +75,19 @@ class NewestFirst<T extends { _id: string; processInstance?: { lastUpdate?: stri
 
   async peek(): Promise<T | undefined> {
     if (this.buffered.length === 0 && !this.exhausted) {
-      const query = this.last ? { $and: [this.filter, afterFilter(this.last)] } : this.filter
-      this.buffered = await this.collection.find(query, { sort: NEWEST_FIRST, limit: this.chunk }).toArray()
+      const query = this.last ? { $and: [this.filter, afterFilter(this.order.field, this.last)] } : this.filter
+      const sort: SortSpec = { [this.order.field]: -1, _id: -1 }
+      this.buffered = await this.collection.find(query, { sort, limit: this.chunk }).toArray()
       this.exhausted = this.buffered.length < this.chunk
       const lastRead = this.buffered[this.buffered.length - 1]
-      if (lastRead) this.last = positionOf(lastRead)
+      if (lastRead) this.last = this.order.positionOf(lastRead)
     }
     return this.buffered[0]
+  }
+
+  /** Where the document `peek` answered lists. */
+  position(doc: T): NotificationPosition {
+    return this.order.positionOf(doc)
   }
 
   take(): void {
@@ -92,10 +108,7 @@ export class NotificationRepository {
   async ensureIndexes(): Promise<void> {
     await this.sources.notifications.createIndex({ appId: 1, 'processInstance.lastUpdate': -1 })
     // The views' order, over the instances of every age (ended ones are listed too).
-    await this.sources.contexts.createIndex(
-      { appId: 1, 'processInstance.lastUpdate': -1, _id: -1 },
-      { name: 'engine_notification_records' },
-    )
+    await this.sources.contexts.createIndex({ appId: 1, [VIEW_ORDER.field]: -1, _id: -1 }, { name: 'engine_notification_records' })
   }
 
   /**
@@ -125,13 +138,15 @@ export class NotificationRepository {
    * is current.
    */
   async page(filter: Filter, limit: number, after?: NotificationPosition): Promise<StoredNotification[]> {
-    const views = new NewestFirst(this.sources.contexts, { $and: [filter, { notice: { $exists: true } }] }, limit + 1, after)
-    const stored = new NewestFirst(this.sources.notifications, filter, limit + 1, after)
+    // Instances stored before records were views have no notice: the range leaves them to the stored records.
+    const viewFilter = { $and: [filter, { [VIEW_ORDER.field]: { $gt: '' } }] }
+    const views = new NewestFirst(this.sources.contexts, VIEW_ORDER, viewFilter, limit + 1, after)
+    const stored = new NewestFirst(this.sources.notifications, STORED_ORDER, filter, limit + 1, after)
     const records: StoredNotification[] = []
     while (records.length < limit) {
       const [view, record] = await Promise.all([views.peek(), stored.peek()])
       if (!view && !record) break
-      if (view && (!record || listsBefore(positionOf(view), positionOf(record)))) {
+      if (view && (!record || listsBefore(views.position(view), stored.position(record)))) {
         views.take()
         const override = await this.sources.notifications.findOne({ _id: view._id })
         const viewRecord = recordOfContext(view)

@@ -7,11 +7,18 @@ import { sampleState, sampleTask } from '../../../testing/instances.js'
 import type { Principal } from '../../instances/authorization.js'
 import { contextRepository } from '../../instances/repository.js'
 import { notificationRepository } from './repository.js'
-import { newestOpenTask } from '../../../../store/notification-records.js'
-import { Collections } from '../../../../store/collections.js'
-import { decodeCursor, encodeCursor, eventTypeAfter, notificationRecord, Notifications } from './service.js'
+import { newestOpenTask, notificationRecord } from '../../../../store/notification-records.js'
+import { Collections, type StoredNotice } from '../../../../store/collections.js'
+import type { NotificationEventType } from '../../../../openapi/generated/schemas.js'
+import type { InformItem, ProcessState } from '../../../../runtime/types.js'
+import { decodeCursor, encodeCursor, eventTypeAfter, Notifications } from './service.js'
 
 const fail = errorFactory(engineErrorCatalogue as ErrorCatalogue)
+
+/** What a change with `eventType` stores with the instance in `state`. */
+function noticeOf(state: ProcessState, eventType: NotificationEventType, informList: InformItem[] = []): StoredNotice {
+  return { eventType, informList, lastUpdate: state.processInstance.lastUpdate }
+}
 
 t.test("the event of a change: Finished when the process ended, Failed when a thread failed, else the operation's", async (t) => {
   const task = sampleTask()
@@ -61,15 +68,15 @@ t.test("listing shows only the app's records the user may see, newest first, pag
   const contexts = contextRepository(store)
   const notifications = new Notifications(repository, fail, pino({ level: 'silent' }))
   const minute = (n: number) => new Date(Date.UTC(2025, 5, 30, 8, n)).toISOString()
-  const notice = { eventType: 'Updated' as const, informList: [] }
   // 7 of zoe's instances, two of them updated in the same minute; one she may not see; one of another app.
   // Every other record is its instance's view, the others are stored apart: the listing interleaves both.
   for (let n = 0; n < 7; n++) {
     const state = sampleState({ processInstanceId: `zoe-${n}`, initiator: 'zoe', lastUpdate: minute(n === 6 ? 5 : n) })
-    if (n % 2 === 0) await contexts.insert(state, [], { notice })
+    if (n % 2 === 0) await contexts.insert(state, [], { notice: noticeOf(state, 'Updated') })
     else await repository.store(notificationRecord(state, 'Updated', []), 1)
   }
-  await contexts.insert(sampleState({ processInstanceId: 'bobs', initiator: 'bob', tasks: [], lastUpdate: minute(30) }), [], { notice })
+  const bobs = sampleState({ processInstanceId: 'bobs', initiator: 'bob', tasks: [], lastUpdate: minute(30) })
+  await contexts.insert(bobs, [], { notice: noticeOf(bobs, 'Updated') })
   await repository.store(
     notificationRecord(
       sampleState({ processInstanceId: 'sales', appId: 'sales', initiator: 'zoe', lastUpdate: minute(31) }),
@@ -108,7 +115,7 @@ t.test('a record stored apart from a change is the instance’s record until the
   const notifications = new Notifications(repository, fail, pino({ level: 'silent' }))
   const listed = async () => (await notifications.list(admin, 'hr', 50, undefined)).records
   const first = sampleState({ processInstanceId: 'pi-1', lastUpdate: '2025-06-30T08:00:00.000Z' })
-  const stored = await contexts.insert(first, [], { notice: { eventType: 'Created', informList: [{ header: 'first' }] } })
+  const stored = await contexts.insert(first, [], { notice: noticeOf(first, 'Created', [{ header: 'first' }]) })
   t.match(await repository.find('pi-1'), {
     eventType: 'Created',
     informList: [{ header: 'first' }],
@@ -124,7 +131,7 @@ t.test('a record stored apart from a change is the instance’s record until the
 
   // The instance changes: the view of version 2 is the record, though the stored one is still there.
   const second = sampleState({ processInstanceId: 'pi-1', lastUpdate: '2025-06-30T09:00:00.000Z', tasks: [] })
-  await contexts.compareAndSet(stored, second, [], { notice: { eventType: 'Finished', informList: [] } })
+  await contexts.compareAndSet(stored, second, [], { notice: noticeOf(second, 'Finished') })
   t.match(await repository.find('pi-1'), { eventType: 'Finished', onUs: false })
   t.same(
     (await listed()).map((record) => [record._id, record.eventType]),

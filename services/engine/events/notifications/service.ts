@@ -1,7 +1,9 @@
 /**
- * Notification records (docs/reference/events.md#notification-records): one per process instance, rewritten after every change with
- * the event that caused it, the model's `inform` list evaluated on the new state, and the newest
- * open task while one is open. Listing shows a user only the records of instances they may see.
+ * Notification records (docs/reference/events.md#notification-records): one per process instance, current as of its latest
+ * change, with the event that caused it, the model's `inform` list evaluated on the new state, and
+ * the newest open task while one is open. A change stores its notice with the instance, whose view
+ * the record is (store/notification-records.ts); `POST /notify/send` stores a record apart. Listing
+ * shows a user only the records of instances they may see.
  */
 import { decodeCursor as decodePosition, encodeCursor as encodePosition } from '../../../../lib/paging/cursor.js'
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
@@ -12,7 +14,7 @@ import type { ErrorFactory } from '../../../../plugins/errors/service-error.js'
 import type { AtomicWrite } from '../../../../store/port.js'
 import type { Actor } from '../../../../plugins/identity/actor.js'
 import type { StoredContext, StoredNotice, StoredNotification } from '../../../../store/collections.js'
-import { newestOpenTask } from '../../../../store/notification-records.js'
+import { notificationRecord } from '../../../../store/notification-records.js'
 import type { Tenant } from '../../../../store/tenant.js'
 import { type Authorization, type Principal, sameTenant, visibleInstancesFilter } from '../../instances/authorization.js'
 import { runtimeUserOf, type RunEnvironments } from '../../flow-host/environment.js'
@@ -37,21 +39,6 @@ export function eventTypeAfter(operationEvent: NotificationEventType, effects: r
   if (effects.some((effect) => effect.kind === 'processEnded')) return 'Finished'
   if (effects.some((effect) => effect.kind === 'threadFailed')) return 'Failed'
   return operationEvent
-}
-
-export function notificationRecord(state: ProcessState, eventType: NotificationEventType, informList: InformItem[]): StoredNotification {
-  const { processInstance } = state
-  const task = newestOpenTask(processInstance.tasks)
-  return {
-    _id: processInstance.processInstanceId,
-    appId: processInstance.appId,
-    organizationId: processInstance.organizationId,
-    eventType,
-    informList,
-    processInstance,
-    onUs: task !== undefined,
-    ...(task ? { task } : {}),
-  }
 }
 
 export function encodeCursor(position: NotificationPosition): string {
@@ -87,7 +74,7 @@ export class Notifications {
     compiled: CompiledProcess,
     env: RunEnvironment,
   ): Promise<StoredNotice> {
-    return { eventType, informList: await this.informList(state, compiled, env) }
+    return { eventType, informList: await this.informList(state, compiled, env), lastUpdate: state.processInstance.lastUpdate }
   }
 
   /** The write of a change that removes a record stored apart from an earlier version (its view supersedes it). */
