@@ -37,8 +37,9 @@ function randomBits(): Uint8Array {
 
 /**
  * The time and counter of the last id. `uuid` keeps these only when it draws the bits itself, so
- * they are kept here as RFC 9562 §6.2 (method 1) has it: a new millisecond starts the counter at a
- * random 31-bit value, a repeated one counts up, and a counter that wraps moves the time on.
+ * they are kept here as RFC 9562 has it (section 6.2, method 1): a new millisecond starts the
+ * counter at a random 31-bit value, a repeated one counts up, and a counter that wraps moves the
+ * time on.
  */
 let lastMilliseconds = -Infinity
 let counter = 0
