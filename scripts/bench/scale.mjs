@@ -9,7 +9,8 @@
  *
  * Measured: the service's resident memory after start (every process of it) and per 100,000 ended
  * instances, the time from start to serving, `GET /process/:id` of ended instances (after a warm-up),
- * the query routes (`processIdsUpdatedBetween` over a week of the seeded history alone),
+ * the query routes (`processIdsUpdatedBetween` over a week of the seeded history alone) and the
+ * newest page of notification records (views of the instances, ended ones among them),
  * and lifecycle throughput against an empty store: a copy of the store taken before the seeding (after
  * a first lifecycle run, whose completed instances the seeding copies), the two measured in
  * BENCH_ROUNDS interleaved rounds after it (the order alternating), so that the VM's drift over the
@@ -219,6 +220,8 @@ async function queries(origin, user, sample, seededAt) {
       path: '/query/processInstanceContextAndActivity',
       body: { ...TENANT, processId: 'leave-request', processInstances },
     },
+    // The newest notification records of the app: views of the instances, ended ones among them.
+    { name: 'notifications (a page of 50)', path: `/notifications/${TENANT.appId}?organizationId=${TENANT.organizationId}&limit=50` },
   ]
   /** @type {Array<[string, boolean]>} */
   const targets = []
@@ -230,7 +233,7 @@ async function queries(origin, user, sample, seededAt) {
     let status = 200
     let answered = 0
     for (let round = 0; round < REPEAT + 2 && status === 200; round++) {
-      const answer = await client.post(route.path, user, route.body)
+      const answer = route.body ? await client.post(route.path, user, route.body) : await client.get(route.path, user)
       status = answer.status
       answered = Array.isArray(answer.body) ? answer.body.length : 0
       if (round >= 2) timings.push(answer.ms) // the first two warm the caches and the JIT

@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process'
 import { join } from 'node:path'
 import { Pool } from 'undici'
 import { ROOT } from './dist.mjs'
-import { timedPost } from './http.mjs'
+import { timedGet, timedPost } from './http.mjs'
 import { serviceCpuMs } from './proc.mjs'
 import { percentile } from './stats.mjs'
 
@@ -39,6 +39,18 @@ export function seedApp(tree, dataDir, clients) {
 }
 
 /**
+ * An answer with its payload: a gateway answer's out of the envelope, an engine answer as it came.
+ * @param {{ status: number, text: string, ms: number }} answer
+ * @returns {{ status: number, body: any, ms: number, text: string }}
+ */
+function withPayload(answer) {
+  const parsed = JSON.parse(answer.text)
+  const payload =
+    parsed && typeof parsed === 'object' && 'status' in parsed && 'data' in parsed && !('context' in parsed) ? parsed.data : parsed
+  return { ...answer, body: payload }
+}
+
+/**
  * A client of the service at `origin`; gateway answers come in the envelope, engine answers raw.
  * @param {string} origin @param {number} [connections]
  */
@@ -46,16 +58,13 @@ export function clientFor(origin, connections = 1) {
   const pool = new Pool(origin, { connections, pipelining: 1 })
   return {
     pool,
-    /**
-     * @param {string} path @param {string} user @param {object} body @returns {Promise<{ status: number, body: any, ms: number, text:
-     * string }>}
-     */
+    /** @param {string} path @param {string} user @param {object} body */
     async post(path, user, body) {
-      const answer = await timedPost(pool, path, user, body)
-      const parsed = JSON.parse(answer.text)
-      const payload =
-        parsed && typeof parsed === 'object' && 'status' in parsed && 'data' in parsed && !('context' in parsed) ? parsed.data : parsed
-      return { ...answer, body: payload }
+      return withPayload(await timedPost(pool, path, user, body))
+    },
+    /** @param {string} path @param {string} user */
+    async get(path, user) {
+      return withPayload(await timedGet(pool, path, user))
     },
   }
 }
