@@ -12,8 +12,8 @@
  */
 import type { NotificationEventType } from '../openapi/generated/schemas.js'
 import type { InformItem, ProcessState, Task } from '../model/instance.js'
-import type { StoredContext, StoredNotification } from './collections.js'
-import type { Collection } from './port.js'
+import { Collections, type StoredContext, type StoredNotification } from './collections.js'
+import type { Collection, Store } from './port.js'
 
 /** The newest open task (the last created when several were created at once). */
 export function newestOpenTask(tasks: readonly Task[]): Task | undefined {
@@ -64,8 +64,15 @@ export interface RecordSources {
   notifications: Collection<StoredNotification>
 }
 
+export function recordSourcesOf(store: Store): RecordSources {
+  return {
+    contexts: store.collection<StoredContext>(Collections.contexts),
+    notifications: store.collection<StoredNotification>(Collections.notifications),
+  }
+}
+
 /** What an instance's record is made of: its context and the stored record, either possibly absent. */
-export interface RecordParts {
+interface RecordParts {
   context: StoredContext | null
   stored: StoredNotification | null
 }
@@ -79,7 +86,7 @@ export async function recordParts(sources: RecordSources, processInstanceId: str
 }
 
 /** The record the parts make: the stored one while it is current, else the context's view; null for none. */
-export function recordOfParts({ context, stored }: RecordParts): StoredNotification | null {
+function recordOfParts({ context, stored }: RecordParts): StoredNotification | null {
   if (stored && storedRecordIsCurrent(stored, context)) return publicRecord(stored)
   return (context && recordOfContext(context)) ?? null
 }

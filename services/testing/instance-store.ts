@@ -8,7 +8,7 @@ import {
   type StoredNotification,
   type StoredTaskLock,
 } from '../../store/collections.js'
-import { currentRecord } from '../../store/notification-records.js'
+import { currentRecord, recordSourcesOf } from '../../store/notification-records.js'
 
 export async function storedInstance(store: Store, processInstanceId: string): Promise<StoredContext> {
   const stored = await store.collection<StoredContext>(Collections.contexts).findOne({ _id: processInstanceId })
@@ -45,13 +45,7 @@ export async function storedBatchJobs(
 
 /** The instance's notification record as the engine and the gateway read it (store/notification-records.ts). */
 export async function notificationRecordOf(store: Store, processInstanceId: string): Promise<StoredNotification | null> {
-  return currentRecord(
-    {
-      contexts: store.collection<StoredContext>(Collections.contexts),
-      notifications: store.collection<StoredNotification>(Collections.notifications),
-    },
-    processInstanceId,
-  )
+  return currentRecord(recordSourcesOf(store), processInstanceId)
 }
 
 export async function lockHolder(store: Store, taskId: string): Promise<string | null> {

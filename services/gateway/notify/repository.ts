@@ -6,11 +6,12 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Store } from '../../../store/port.js'
-import { Collections, type StoredContext, type StoredNotification } from '../../../store/collections.js'
+import { Collections, type StoredNotification } from '../../../store/collections.js'
 import {
+  currentRecord,
   recordOfContext,
-  recordOfParts,
   recordParts,
+  recordSourcesOf,
   type RecordSources,
   storedRecordIsCurrent,
 } from '../../../store/notification-records.js'
@@ -25,10 +26,7 @@ export class NotificationRepository {
   private readonly sources: RecordSources
 
   constructor(private readonly store: Store) {
-    this.sources = {
-      contexts: store.collection<StoredContext>(Collections.contexts),
-      notifications: store.collection<StoredNotification>(Collections.notifications),
-    }
+    this.sources = recordSourcesOf(store)
   }
 
   /**
@@ -38,23 +36,22 @@ export class NotificationRepository {
    */
   async upsertFields(processInstanceId: string, fields: Record<string, unknown>): Promise<void> {
     const filter = { _id: processInstanceId }
-    const setFields = { collection: Collections.notifications, kind: 'updateOne', filter, update: { $set: fields }, upsert: true } as const
     const { context, stored } = await recordParts(this.sources, processInstanceId)
     const view = context && !(stored && storedRecordIsCurrent(stored, context)) ? recordOfContext(context) : undefined
     if (!context || !view) {
-      await this.store.applyAtomically([setFields])
+      await this.sources.notifications.updateOne(filter, { $set: fields }, { upsert: true })
       return
     }
     const replacement = { ...view, basis: context.version }
     await this.store.applyAtomically([
       { collection: Collections.notifications, kind: 'replaceOne', filter, replacement, upsert: true },
-      setFields,
+      { collection: Collections.notifications, kind: 'updateOne', filter, update: { $set: fields }, upsert: true },
     ])
   }
 
   /** The instance's record, null when it has none. */
   async find(processInstanceId: string): Promise<StoredNotification | null> {
-    return recordOfParts(await recordParts(this.sources, processInstanceId))
+    return currentRecord(this.sources, processInstanceId)
   }
 }
 

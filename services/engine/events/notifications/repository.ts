@@ -12,6 +12,7 @@ import {
   currentRecord,
   publicRecord,
   recordOfContext,
+  recordSourcesOf,
   type RecordSources,
   storedRecordIsCurrent,
 } from '../../../../store/notification-records.js'
@@ -99,10 +100,7 @@ export class NotificationRepository {
   private readonly sources: RecordSources
 
   constructor(store: Store) {
-    this.sources = {
-      contexts: store.collection<StoredContext>(Collections.contexts),
-      notifications: store.collection<StoredNotification>(Collections.notifications),
-    }
+    this.sources = recordSourcesOf(store)
   }
 
   async ensureIndexes(): Promise<void> {
