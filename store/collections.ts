@@ -321,6 +321,13 @@ export interface StoredContext {
    * release stored and has not changed since: their record is the one stored in `notifications`.
    */
   notice?: StoredNotice
+  /**
+   * The activity records of the instance's latest changes, oldest first (store/activity-log.ts): each
+   * change appends its own in its commit, and the oldest beyond ACTIVITY_LOG_LENGTH move to
+   * `activities` in the same batch. Absent on instances an earlier release stored and has not changed
+   * since: their records are all in `activities`.
+   */
+  activityLog?: ActivityLogEntry[]
 }
 
 /** What a change tells of itself in the instance's notification record. */
@@ -336,6 +343,9 @@ export interface StoredNotice {
 
 /** The fields of a stored instance that commit hooks derive (services/engine/instances/commit-hooks.ts `fieldsFor`). */
 export type HookDerivedFields = Pick<StoredContext, 'escalationsDueAt' | 'notice'>
+
+/** The fields a change stores besides the state and what is derived from it alone: the commit hooks' and the activity log. */
+export type ChangeFields = HookDerivedFields & Pick<StoredContext, 'activityLog'>
 
 /** A task lock (docs/reference/locks.md): held by `userId` until `expiresAt` (LOCK_TTL_SECONDS after it was taken or renewed). */
 export interface StoredTaskLock {
@@ -360,6 +370,9 @@ export interface StoredActivity {
   stepId?: string
   details?: Record<string, unknown>
 }
+
+/** An activity record kept in its instance's document (`activityLog`): the instance is the document's. */
+export type ActivityLogEntry = Omit<StoredActivity, '_id' | 'processInstanceId'>
 
 /**
  * The notification record of a process instance (one per instance). The engine's records are views

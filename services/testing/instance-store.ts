@@ -2,13 +2,13 @@
 import type { Store } from '../../store/port.js'
 import {
   Collections,
-  type StoredActivity,
   type StoredBatchJob,
   type StoredContext,
   type StoredNotification,
   type StoredTaskLock,
 } from '../../store/collections.js'
 import { currentRecord, recordSourcesOf } from '../../store/notification-records.js'
+import { type ActivityRecord, instanceActivities } from '../../store/activity-log.js'
 
 export async function storedInstance(store: Store, processInstanceId: string): Promise<StoredContext> {
   const stored = await store.collection<StoredContext>(Collections.contexts).findOne({ _id: processInstanceId })
@@ -16,12 +16,12 @@ export async function storedInstance(store: Store, processInstanceId: string): P
   return stored
 }
 
-/** The instance's activity records in the order they happened, only those of `type` when given. */
-export async function storedActivities(store: Store, processInstanceId: string, type?: string): Promise<StoredActivity[]> {
-  const records = await store
-    .collection<StoredActivity>(Collections.activities)
-    .find({ processInstanceId }, { sort: { timeStamp: 1, _id: 1 } })
-    .toArray()
+/**
+ * The instance's activity records in the order they happened (its document's log and `activities`,
+ * store/activity-log.ts), only those of `type` when given.
+ */
+export async function storedActivities(store: Store, processInstanceId: string, type?: string): Promise<ActivityRecord[]> {
+  const records = (await instanceActivities(store, processInstanceId)).reverse()
   return type === undefined ? records : records.filter((record) => record.type === type)
 }
 

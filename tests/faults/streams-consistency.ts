@@ -5,8 +5,8 @@
  */
 import { isDeepStrictEqual } from 'node:util'
 import type { Store } from '../../store/port.js'
-import { Collections, type StoredActivity, type StoredContext } from '../../store/collections.js'
-import { notificationRecordOf } from '../../services/testing/instance-store.js'
+import { Collections, type StoredContext } from '../../store/collections.js'
+import { notificationRecordOf, storedActivities } from '../../services/testing/instance-store.js'
 
 /** The leave request's first task (the employee's form); completing it opens the manager's approval. */
 export const REQUEST_STEP = 'request'
@@ -21,7 +21,7 @@ export async function inconsistencies(store: Store, processInstanceId: string): 
   const problems: string[] = []
   const context = await store.collection<StoredContext>(Collections.contexts).findOne({ _id: processInstanceId })
   if (!context) return [`${processInstanceId}: no instance`]
-  const activities = await store.collection<StoredActivity>(Collections.activities).find({ processInstanceId }).toArray()
+  const activities = await storedActivities(store, processInstanceId)
   const notification = await notificationRecordOf(store, processInstanceId)
   if (!activities.some((activity) => activity.type === 'start')) problems.push(`${processInstanceId}: no start activity`)
   if (!notification) problems.push(`${processInstanceId}: no notification`)

@@ -5,11 +5,10 @@
  */
 import t, { type Test } from 'tap'
 import type { BatchJobSummary, Session } from '../../openapi/generated/schemas.js'
-import { storedInstance } from '../../services/testing/instance-store.js'
+import { storedActivities, storedInstance } from '../../services/testing/instance-store.js'
 import { createTestUser } from '../../services/testing/users.js'
 import { waitUntil } from '../../services/testing/wait.js'
 import { HR } from '../../services/testing/workflow.js'
-import { Collections, type StoredActivity } from '../../store/collections.js'
 import { type ControlStack, startControlStack } from './stack.js'
 
 type Bulk = { operation: 'suspend' | 'resume' | 'cancel' | 'retry'; filter: Record<string, unknown>; reason?: string }
@@ -46,9 +45,7 @@ t.test('bulk suspend, resume and cancel work through the matching instances and 
   t.match(suspended, { kind: 'bulkOperation', status: 'done', progress: { total: 4, done: 4, failed: [] } })
   for (const session of leaves) t.equal((await storedInstance(store, idOf(session))).processStatus, 'suspended')
   t.equal((await storedInstance(store, idOf(purchase.body.data))).processStatus, 'running', 'another process is left alone')
-  const activity = await store
-    .collection<StoredActivity>(Collections.activities)
-    .findOne({ processInstanceId: idOf(leaves[0] as Session), type: 'suspended' })
+  const [activity] = await storedActivities(store, idOf(leaves[0] as Session), 'suspended')
   t.match(activity, { userId: stack.users.admin.userId, details: { reason: 'Payroll migration' } }, 'each instance logs its own activity')
 
   // businessKeys: only the named instances.

@@ -10,7 +10,7 @@ import { testClock } from '../../services/testing/clock.js'
 import { startService } from '../../services/testing/harness.js'
 import { waitUntil } from '../../services/testing/wait.js'
 import { HR } from '../../services/testing/workflow.js'
-import { notificationRecordOf } from '../../services/testing/instance-store.js'
+import { notificationRecordOf, storedActivities } from '../../services/testing/instance-store.js'
 import { Collections, type StoredBatchJob, type StoredContext } from '../../store/collections.js'
 import type { Store } from '../../store/port.js'
 import { type ControlStack, startControlStack } from './stack.js'
@@ -25,7 +25,9 @@ const DAY_MS = 24 * 3_600_000
 async function keptFor(store: Store, processInstanceId: string) {
   return {
     context: await store.collection(Collections.contexts).countDocuments({ _id: processInstanceId }),
-    activities: await store.collection(Collections.activities).countDocuments({ processInstanceId }),
+    // The records in the instance's own log and those in `activities` (a file's upload), store/activity-log.ts.
+    activities: (await storedActivities(store, processInstanceId)).length,
+    collectedActivities: await store.collection(Collections.activities).countDocuments({ processInstanceId }),
     notification: (await notificationRecordOf(store, processInstanceId)) ? 1 : 0,
     storedNotifications: await store.collection(Collections.notifications).countDocuments({ _id: processInstanceId }),
     locks: await store.collection(Collections.taskLocks).countDocuments({ processInstanceId }),
@@ -45,10 +47,15 @@ t.test('an admin purges one ended instance with its activities, notification, lo
   const record = { id: 'f1', storageHandle: file.storageHandle, label: 'Payslip', fileName: 'payslip.txt', fileType: 'text/plain' }
   await store.collection<StoredContext>(Collections.contexts).updateOne({ _id: ended }, { $set: { 'processInstance.files': [record] } })
   await store.collection(Collections.taskLocks).insertOne({ _id: 'stray', processInstanceId: ended, userId: 'x', expiresAt: new Date() })
+  // An activity record written apart from a change (as a file's download writes one), beside those in the instance's log.
+  await store
+    .collection(Collections.activities)
+    .insertOne({ processInstanceId: ended, timeStamp: new Date().toISOString(), type: 'fileDownload', userId: 'x' })
   // A record stored apart from a change (as POST /notify writes one), so that its removal shows too.
   await store.collection(Collections.notifications).insertOne({ _id: ended, ...HR, eventType: 'Assigned', informList: [], onUs: false })
   const before = await keptFor(store, ended)
-  t.ok(before.activities > 0 && before.notification === 1 && before.storedNotifications === 1 && before.locks === 1)
+  t.ok(before.activities > 1 && before.collectedActivities === 1 && before.notification === 1 && before.storedNotifications === 1)
+  t.equal(before.locks, 1)
 
   const dry = await purge(stack, { processInstanceId: ended, dryRun: true })
   t.same(dry.body.data, { purged: 1, processInstanceIds: [ended], more: false, dryRun: true })
@@ -56,7 +63,14 @@ t.test('an admin purges one ended instance with its activities, notification, lo
 
   const done = await purge(stack, { processInstanceId: ended })
   t.same(done.body.data, { purged: 1, processInstanceIds: [ended], more: false, dryRun: false })
-  t.same(await keptFor(store, ended), { context: 0, activities: 0, notification: 0, storedNotifications: 0, locks: 0 })
+  t.same(await keptFor(store, ended), {
+    context: 0,
+    activities: 0,
+    collectedActivities: 0,
+    notification: 0,
+    storedNotifications: 0,
+    locks: 0,
+  })
   t.equal(await store.files.get(file.storageHandle), null, "the file's bytes are gone")
   const read = await stack.send('getProcessStatus', 'GET', `/process/${ended}`, { as: stack.users.admin })
   t.equal(read.status, 404)

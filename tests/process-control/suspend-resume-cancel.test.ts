@@ -5,9 +5,15 @@
  */
 import t from 'tap'
 import type { Session } from '../../openapi/generated/schemas.js'
-import { lockHolder, storedActivityTypes, storedInstance, notificationRecordOf } from '../../services/testing/instance-store.js'
+import {
+  lockHolder,
+  storedActivities,
+  storedActivityTypes,
+  storedInstance,
+  notificationRecordOf,
+} from '../../services/testing/instance-store.js'
 import { HR } from '../../services/testing/workflow.js'
-import { Collections, type StoredActivity } from '../../store/collections.js'
+import type { ActivityRecord } from '../../store/activity-log.js'
 import { type ControlStack, startControlStack } from './stack.js'
 
 function idOf(session: Session): string {
@@ -31,9 +37,8 @@ async function control(
   return stack.send(operationId, 'POST', `/process/${encodeURIComponent(id)}/${operation}`, { as, body: { ...HR, ...body } })
 }
 
-async function lastActivity(stack: ControlStack, id: string): Promise<StoredActivity | undefined> {
-  const all = await stack.store.collection<StoredActivity>(Collections.activities).find({ processInstanceId: id }).toArray()
-  return all.at(-1)
+async function lastActivity(stack: ControlStack, id: string): Promise<ActivityRecord | undefined> {
+  return (await storedActivities(stack.store, id)).at(-1)
 }
 
 t.test(

@@ -26,7 +26,7 @@ async function contextRoutes(fastify: FastifyInstance): Promise<void> {
     ...routeFrom(listContextActivity),
     handler: async (request) => {
       const stored = await fastify.processInstances.loadFor(requireActor(request), request.body.processInstanceId)
-      return fastify.activities.listFor(stored._id)
+      return fastify.activities.listFor(stored._id, stored.activityLog)
     },
   })
 }

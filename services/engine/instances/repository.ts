@@ -6,7 +6,7 @@
  */
 import { repositoryPlugin } from '../../../plugins/store/repository-plugin.js'
 import { type AtomicWrite, type Collection, type Filter, isUnmatchedWriteError, type Store } from '../../../store/port.js'
-import { Collections, ENDED_STATUSES, type HookDerivedFields, type StoredContext } from '../../../store/collections.js'
+import { type ChangeFields, Collections, ENDED_STATUSES, type StoredContext } from '../../../store/collections.js'
 import { queryFields } from '../../../store/context-fields.js'
 import { type Tenant, tenantFilter } from '../../../store/tenant.js'
 import type { ProcessState } from '../../../runtime/types.js'
@@ -101,11 +101,11 @@ export class ContextRepository {
 
   /**
    * Stores a new instance at version 1, with the request's other writes (`alongside`, the data
-   * writes of its flow functions) and the fields its commit hooks derive: all of them or none (a
-   * duplicate id stores nothing).
+   * writes of its flow functions) and the fields the change adds (its activity log, what its commit
+   * hooks derive): all of them or none (a duplicate id stores nothing).
    */
-  async insert(state: ProcessState, alongside: readonly AtomicWrite[] = [], hookFields: HookDerivedFields = {}): Promise<StoredContext> {
-    const stored: StoredContext = { _id: state.processInstance.processInstanceId, version: 1, ...derivedFields(state), ...hookFields }
+  async insert(state: ProcessState, alongside: readonly AtomicWrite[] = [], changeFields: ChangeFields = {}): Promise<StoredContext> {
+    const stored: StoredContext = { _id: state.processInstance.processInstanceId, version: 1, ...derivedFields(state), ...changeFields }
     if (alongside.length === 0) await this.collection.insertOne(stored)
     else await this.store.applyAtomically([{ collection: Collections.contexts, kind: 'insertOne', doc: { ...stored } }, ...alongside])
     return stored
@@ -121,9 +121,9 @@ export class ContextRepository {
     previous: StoredContext,
     next: ProcessState,
     alongside: readonly AtomicWrite[] = [],
-    hookFields: HookDerivedFields = {},
+    changeFields: ChangeFields = {},
   ): Promise<StoredContext | null> {
-    const fields = { ...derivedFields(next), ...hookFields }
+    const fields = { ...derivedFields(next), ...changeFields }
     const filter = { _id: previous._id, version: previous.version }
     const update = { $set: fields, $inc: { version: 1 } }
     if (alongside.length === 0) {

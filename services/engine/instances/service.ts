@@ -12,7 +12,7 @@ import fp from 'fastify-plugin'
 import type { ActivityType, NotificationEventType } from '../../../openapi/generated/schemas.js'
 import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
 import type { ErrorFactory } from '../../../plugins/errors/service-error.js'
-import type { HookDerivedFields, StoredContext } from '../../../store/collections.js'
+import type { ChangeFields, StoredContext } from '../../../store/collections.js'
 import type { AtomicWrite } from '../../../store/port.js'
 import type { ActivityRepository } from './activities.js'
 import type { Authorization, Principal } from './authorization.js'
@@ -173,9 +173,10 @@ export class ProcessInstances {
     const breach = limitBreach(this.limits, change.previous, state)
     if (breach) throw this.fail(breach.code, { args: breach.args, parameters: breach.parameters })
     const timeStamp = now.toISOString()
-    const activityWrites = this.activities.writesFor(
+    const { activityLog, writes: activityWrites } = this.activities.logged(
+      processInstanceId,
+      change.previous?.activityLog,
       change.activities.map((activity) => ({
-        processInstanceId,
         timeStamp,
         userId: change.actor?.userId ?? null,
         ...(change.actor ? { userName: change.actor.fullName } : {}),
@@ -203,7 +204,7 @@ export class ProcessInstances {
       ...hookWrites.flat(),
     ]
     const stored = await storingDataWrites(this.fail, change.env.unitOfWork, () =>
-      this.write(change.previous, state, hookFields, alongside),
+      this.write(change.previous, state, { ...hookFields, activityLog }, alongside),
     )
     this.hooks.stored(toStore, hookWrites)
     await change.alongside?.(stored)
@@ -214,11 +215,11 @@ export class ProcessInstances {
   private async write(
     previous: StoredContext | undefined,
     state: ProcessState,
-    hookFields: HookDerivedFields,
+    fields: ChangeFields,
     alongside: readonly AtomicWrite[],
   ): Promise<StoredContext> {
-    if (!previous) return this.contexts.insert(state, alongside, hookFields)
-    const written = await this.contexts.compareAndSet(previous, state, alongside, hookFields)
+    if (!previous) return this.contexts.insert(state, alongside, fields)
+    const written = await this.contexts.compareAndSet(previous, state, alongside, fields)
     if (!written) throw this.fail('wm3042', { args: [previous._id], parameters: { processInstanceId: previous._id } })
     return written
   }

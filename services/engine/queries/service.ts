@@ -128,7 +128,7 @@ export class QueryService {
           processInstanceId,
           businessKey,
           context: { dataInstance: stored.dataInstance, processInstance: contractInstance(stored.processInstance) },
-          activity: await this.deps.activities.listFor(processInstanceId),
+          activity: await this.deps.activities.listFor(processInstanceId, stored.activityLog),
         }
       }),
     )

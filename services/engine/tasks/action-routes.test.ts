@@ -1,7 +1,7 @@
 import t from 'tap'
 import type { CustomError, NotificationRecord, Session } from '../../../openapi/generated/schemas.js'
 import { Collections, type StoredContext, type StoredNotification } from '../../../store/collections.js'
-import { notificationRecordOf } from '../../testing/instance-store.js'
+import { notificationRecordOf, storedActivityTypes } from '../../testing/instance-store.js'
 import type { AtomicWrite, AtomicWriteResult, Document, Store } from '../../../store/port.js'
 import { deployExample, dataCollectionName, setConstant } from '../../testing/models.js'
 import { completeTask, formTask, HR, openForm, startHrEngine, startLeaveRequest, type HrEngine, taskIds } from '../../testing/workflow.js'
@@ -17,11 +17,7 @@ async function notificationOf(engine: HrEngine, processInstanceId: string): Prom
 }
 
 async function activityTypes(engine: HrEngine, processInstanceId: string): Promise<string[]> {
-  const records = await engine.store
-    .collection(Collections.activities)
-    .find({ processInstanceId }, { sort: { timeStamp: 1, _id: 1 } })
-    .toArray()
-  return records.map((record) => record.type as string)
+  return storedActivityTypes(engine.store, processInstanceId)
 }
 
 /** A leave request submitted by the employee, waiting for a manager. */
