@@ -38,3 +38,29 @@ t.test('an instance already over the limit may change as long as it does not gro
   t.equal(limitBreach(limits, before.state, smaller.state), null, 'shrinking past nothing is allowed')
   t.match(limitBreach(limits, before.state, larger.state), { code: 'wm3045', args: [String, String(larger.bytes)] })
 })
+
+t.test('the limit holds for states whose JSON is larger than their text: escaped control characters, Dates, numbers', async (t) => {
+  // Each control character takes six bytes as JSON (\u0001), twice what a three-byte character takes.
+  for (const [label, text] of [
+    ['control characters', '\u0001'.repeat(1_000)],
+    ['quotes and backslashes', '"\\'.repeat(500)],
+  ] as const) {
+    const { state, bytes } = stateWith(text)
+    t.match(limitBreach({ ...roomy, instanceMaxBytes: bytes - 1 }, undefined, state), { code: 'wm3045' }, `${label}: one byte past`)
+    t.equal(limitBreach({ ...roomy, instanceMaxBytes: bytes }, undefined, state), null, `${label}: at the limit`)
+  }
+  const dated = sampleState(
+    {},
+    {
+      at: Array.from({ length: 1_000 }, (_, n) => new Date(n)),
+      amounts: Array.from({ length: 50 }, (_, n) => -1.2345678901234567e-300 * (n + 1)),
+    },
+  )
+  const bytes = Buffer.byteLength(JSON.stringify({ processInstance: dated.processInstance, dataInstance: dated.dataInstance }), 'utf8')
+  t.match(
+    limitBreach({ ...roomy, instanceMaxBytes: bytes - 1 }, undefined, dated),
+    { code: 'wm3045' },
+    'Dates and long numbers: one byte past',
+  )
+  t.equal(limitBreach({ ...roomy, instanceMaxBytes: bytes }, undefined, dated), null, 'Dates and long numbers: at the limit')
+})
