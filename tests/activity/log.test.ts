@@ -7,7 +7,7 @@
 import t from 'tap'
 import type { ActivityRecord, ContextAndActivity, Session } from '../../openapi/generated/schemas.js'
 import { storedInstance } from '../../services/testing/instance-store.js'
-import { HR } from '../../services/testing/workflow.js'
+import { HR, taskIds } from '../../services/testing/workflow.js'
 import { ACTIVITY_LOG_LENGTH } from '../../store/activity-log.js'
 import { Collections, type StoredActivity, type StoredContext } from '../../store/collections.js'
 import { type ControlStack, startControlStack } from '../process-control/stack.js'
@@ -39,17 +39,9 @@ function collected(stack: ControlStack, processInstanceId: string): Promise<numb
 }
 
 async function save(stack: ControlStack, session: Session, n: number): Promise<void> {
-  const { processInstanceId, businessKey } = session.context.processInstance
   const saved = await stack.send('saveAction', 'POST', '/action/save', {
     as: stack.users.employee,
-    body: {
-      ...HR,
-      processId: 'leave-request',
-      processInstanceId,
-      businessKey,
-      taskId: session.formContext.task?.taskId,
-      dataInstance: { ...session.context.dataInstance, reason: `draft ${n}` },
-    },
+    body: { ...HR, ...taskIds(session), dataInstance: { ...session.context.dataInstance, reason: `draft ${n}` } },
   })
   if (saved.status !== 200) throw new Error(`save ${n} answered ${saved.status}: ${JSON.stringify(saved.body)}`)
 }
