@@ -53,7 +53,7 @@ t.test('the limit holds for states whose JSON is larger than their text: escaped
     {},
     {
       at: Array.from({ length: 1_000 }, (_, n) => new Date(n)),
-      amounts: Array.from({ length: 50 }, (_, n) => -1.2345678901234567e-300 * (n + 1)),
+      amounts: Array.from({ length: 50 }, (_, n) => -(n + 1) / 3e300),
     },
   )
   const bytes = Buffer.byteLength(JSON.stringify({ processInstance: dated.processInstance, dataInstance: dated.dataInstance }), 'utf8')
