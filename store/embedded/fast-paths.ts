@@ -155,17 +155,18 @@ function isPlainObject(value: unknown): value is Document {
 }
 
 /** May this path be updated here: plain segments through plain objects (or missing ones)? */
-function reachable(doc: Document, segments: string[]): boolean {
+function reachable(doc: Document, segments: readonly string[]): boolean {
   let current: unknown = doc
-  for (const segment of segments.slice(0, -1)) {
+  for (let i = 0; i < segments.length - 1; i++) {
     if (current === undefined) return true
     if (!isPlainObject(current)) return false
-    current = current[segment]
+    current = current[segments[i] as string]
   }
   return current === undefined || isPlainObject(current)
 }
 
 const SIMPLE_OPERATORS = new Set(['$set', '$unset', '$inc'])
+const DOLLAR = 0x24
 
 /**
  * Applies `$set`/`$unset`/`$inc` when every path is simple, without touching `doc`: the result copies
@@ -174,24 +175,32 @@ const SIMPLE_OPERATORS = new Set(['$set', '$unset', '$inc'])
  * write. Returns the changed paths (none: nothing changed), or undefined when mingo must do it.
  */
 export function simpleUpdate(doc: Document, update: UpdateFilter): { after: Document; changed: string[] } | undefined {
-  const steps: Array<{ op: string; path: string; segments: string[]; value: unknown }> = []
-  for (const [op, fields] of Object.entries(update)) {
+  const steps: Array<{ op: string; path: string; segments: readonly string[]; value: unknown }> = []
+  let nested = false
+  for (const op of Object.keys(update)) {
+    const fields = update[op]
     if (!SIMPLE_OPERATORS.has(op) || !isPlainObject(fields)) return undefined
-    for (const [path, value] of Object.entries(fields)) {
-      if (!isPlainPath(path)) return undefined
-      steps.push({ op, path, segments: path.split('.'), value })
+    for (const path of Object.keys(fields)) {
+      // A compare-and-set names top-level fields only: those need no split and no check of the segments' parents.
+      const topLevel = path.length > 0 && path.charCodeAt(0) !== DOLLAR && !path.includes('.')
+      if (!topLevel && !isPlainPath(path)) return undefined
+      nested ||= !topLevel
+      steps.push({ op, path, segments: topLevel ? [path] : path.split('.'), value: fields[path] })
     }
   }
-  // Overlapping paths ('a' and 'a.b', or one path twice) are a conflict MongoDB reports: leave that to mingo.
+  // Overlapping paths ('a' and 'a.b', or one path under two operators) are a conflict MongoDB
+  // reports: leave that to mingo.
   const paths = new Set(steps.map((step) => step.path))
   if (paths.size < steps.length) return undefined
-  for (const { segments } of steps) {
-    for (let length = 1; length < segments.length; length++) {
-      if (paths.has(segments.slice(0, length).join('.'))) return undefined
+  if (nested) {
+    for (const { segments } of steps) {
+      for (let length = 1; length < segments.length; length++) {
+        if (paths.has(segments.slice(0, length).join('.'))) return undefined
+      }
     }
   }
   for (const step of steps) {
-    if (!reachable(doc, step.segments)) return undefined
+    if (step.segments.length > 1 && !reachable(doc, step.segments)) return undefined
     if (step.op === '$inc') {
       const current = valuesAtPath(doc, step.path)[0]
       if (typeof step.value !== 'number' || (current !== undefined && typeof current !== 'number')) return undefined
@@ -201,9 +210,10 @@ export function simpleUpdate(doc: Document, update: UpdateFilter): { after: Docu
   const after: Document = { ...doc }
   const copies = new Set<Document>([after])
   /** The object in `after` holding the path's last segment, copied (or created) on the way down. */
-  const writableParent = (segments: string[], create: boolean): Document | undefined => {
+  const writableParent = (segments: readonly string[], create: boolean): Document | undefined => {
     let current = after
-    for (const segment of segments.slice(0, -1)) {
+    for (let i = 0; i < segments.length - 1; i++) {
+      const segment = segments[i] as string
       const next = current[segment] as Document | undefined
       if (next === undefined && !create) return undefined
       const writable = next === undefined ? {} : copies.has(next) ? next : { ...next }
