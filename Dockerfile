@@ -22,7 +22,9 @@ RUN npx tsc -p tsconfig.build.json && node scripts/build/console.mjs && npm prun
 
 FROM node:20-bookworm-slim
 WORKDIR /app
-ENV NODE_ENV=production HOST=0.0.0.0
+# NODE_OPTIONS: package.json's `config.nodeOptions`, which `npm start` and `make run` pass too (a
+# young generation of 64 MB, docs/production.md#the-young-generation).
+ENV NODE_ENV=production HOST=0.0.0.0 NODE_OPTIONS=--max-semi-space-size=64
 # What the services run and read: their package.json (version), production dependencies, the built
 # code (the console's bundle in dist/console/ among it), and the OpenAPI documents they serve.
 COPY --from=build /app/package.json ./

@@ -27,8 +27,11 @@ build: install
 sdk: build
 	npm pack ./sdk
 
+# The services' V8 flags, as `npm start` and the image run them (package.json `config.nodeOptions`, docs/production.md#the-young-generation).
+SERVICE_NODE_OPTIONS = $(shell node -p "require('./package.json').config.nodeOptions")
+
 run: build
-	node dist/services/all-in-one.js
+	node $(SERVICE_NODE_OPTIONS) dist/services/all-in-one.js
 
 test: build eslint deps imports
 	node scripts/test/run.mjs

@@ -25,7 +25,9 @@ const dockerfilePath = join(repoRoot, 'Dockerfile')
 const stages = parseDockerfile(readFileSync(dockerfilePath, 'utf8'))
 const SECRETS = { JWT_SECRET: 'image-test-jwt-secret-0123456789abcdef0123', ADMIN_TOKEN: 'image-test-admin-token-0123' }
 const BUILD_TIMEOUT_MS = 20 * 60_000
-const packageVersion = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version
+const packageJson = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string; config: { nodeOptions: string } }
+const packageVersion = packageJson.version
+const servicesNodeOptions = packageJson.config.nodeOptions
 
 t.test('an instruction, flag or form the image test does not carry out stops it with its line and reason', async (t) => {
   const refusals: Array<[string, RegExp]> = [
@@ -77,7 +79,8 @@ t.test('the image is two stages on one Node.js base image, and runs as node in p
   const steps = runtime?.steps ?? []
   t.match(
     steps.filter((step) => step.kind === 'env'),
-    [{ values: { NODE_ENV: 'production', HOST: '0.0.0.0' } }],
+    [{ values: { NODE_ENV: 'production', HOST: '0.0.0.0', NODE_OPTIONS: servicesNodeOptions } }],
+    "the services' V8 flags are package.json's, which npm start and make run pass",
   )
   t.match(steps.at(-1), { kind: 'cmd', argv: ['node', 'dist/services/all-in-one.js'] }, 'the all-in-one when started without a command')
   t.match(

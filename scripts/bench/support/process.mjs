@@ -1,6 +1,7 @@
 // @ts-check
 /** Starting the services a bench measures, each as a process of its own on 127.0.0.1. */
 import { spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { DIST, requireBuild } from './dist.mjs'
 import { freePort } from './free-port.mjs'
@@ -51,8 +52,20 @@ async function allAnswer(urls) {
 }
 
 /**
- * The built all-in-one (gateway and engine in one process) on its own ports; `dist` is another
- * tree's build (a baseline, support/baseline.mjs), this one's by default.
+ * The V8 flags a tree's services run with, as its `npm start` passes them (package.json
+ * `config.nodeOptions`); none for a tree from before it had them.
+ * @param {string} dist
+ * @returns {string[]}
+ */
+function servicesNodeOptions(dist) {
+  const packageJson = JSON.parse(readFileSync(join(dist, '..', 'package.json'), 'utf8'))
+  return (packageJson.config?.nodeOptions ?? '').split(' ').filter((/** @type {string} */ flag) => flag !== '')
+}
+
+/**
+ * The built all-in-one (gateway and engine in one process) on its own ports, started as that tree's
+ * `npm start` starts it; `dist` is another tree's build (a baseline, support/baseline.mjs), this
+ * one's by default. `nodeArgs` come after the tree's own flags, so they can override them.
  * @param {{ dataDir: string, env?: Record<string, string>, nodeArgs?: string[], dist?: string }} options
  * @returns {Promise<Running & { gateway: string, engine: string }>}
  */
@@ -62,7 +75,7 @@ export async function startAllInOne({ dataDir, env = {}, nodeArgs = [], dist = D
   const gateway = `http://127.0.0.1:${gatewayPort}`
   const engine = `http://127.0.0.1:${enginePort}`
   const running = await startProcess({
-    args: [...nodeArgs, join(dist, 'services', 'all-in-one.js')],
+    args: [...servicesNodeOptions(dist), ...nodeArgs, join(dist, 'services', 'all-in-one.js')],
     env: { DATA_DIR: dataDir, LOG_LEVEL: 'warn', GATEWAY_PORT: String(gatewayPort), ENGINE_PORT: String(enginePort), ...env },
     ready: [`${gateway}/liveness`, `${engine}/liveness`],
     timeoutMs: 120_000,
