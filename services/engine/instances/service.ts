@@ -1,11 +1,11 @@
 /**
  * Loading and changing process instances. Every change goes through `commit`: the new state is
- * written (an insert, or a compare-and-set on the version the change was computed from) in one
- * atomic batch with the request's data writes (its unit of work), its activity records and what
- * the commit hooks add (commit-hooks.ts: the notification record, webhook deliveries, escalation
- * jobs). A request
- * that fails before the write, loses the compare-and-set or dies mid-commit leaves the stored state
- * exactly as it was.
+ * written (an insert, or a compare-and-set on the version the change was computed from) with its
+ * activity log and the fields the commit hooks derive (the notification record's notice, the
+ * escalations' due dates), in one atomic batch with the request's data writes (its unit of work),
+ * the activity records moved out of the log and what the commit hooks add (commit-hooks.ts: webhook
+ * deliveries, escalation jobs). A request that fails before the write, loses the compare-and-set or
+ * dies mid-commit leaves the stored state exactly as it was.
  */
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
