@@ -34,6 +34,7 @@ import {
   type Transition,
   type WorkflowModel,
 } from './types.js'
+import { withFields } from '../lib/with-fields.js'
 
 export interface CompileOptions {
   /** Where compiled functions are kept (the engine's `service` cache); private when absent. */
@@ -267,7 +268,7 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
       const result = await interpreter.runInProcess(fn, transition, formData, formData, env, task.stepId, task)
       transition.data = result.dataInstance
       transition.infoList.push(...result.infoList)
-      return { ...transition.finish(env), output: result.output }
+      return withFields(transition.finish(env), { output: result.output })
     },
 
     runFunction,
@@ -348,12 +349,17 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
       const store = { input: {}, data: state.dataInstance, process: processView(state.processInstance), user: env.actor }
       const scope = expressionScope(env)
       return Promise.all(
-        inform.map(async ({ item, header }) => ({
-          ...(item.key === undefined ? {} : { key: item.key }),
-          ...(item.label === undefined ? {} : { label: item.label }),
-          header: textOf(await header.evaluate(store, scope)),
-          ...(item.display === undefined ? {} : { display: item.display }),
-        })),
+        inform.map(async ({ item, header }) => {
+          const text = textOf(await header.evaluate(store, scope))
+          // Field by field, in this order: a literal that opens with a spread takes V8's slow path for
+          // every field after it, on every change stored (lib/with-fields.ts).
+          const entry: Partial<InformItem> = {}
+          if (item.key !== undefined) entry.key = item.key
+          if (item.label !== undefined) entry.label = item.label
+          entry.header = text
+          if (item.display !== undefined) entry.display = item.display
+          return entry as InformItem
+        }),
       )
     },
   }

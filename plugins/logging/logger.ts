@@ -7,6 +7,7 @@ import type { IncomingMessage } from 'node:http'
 import type { FastifyBaseLogger } from 'fastify'
 import pino, { type DestinationStream, type Logger } from 'pino'
 import type { LogLevel } from '../../lib/config/config.js'
+import { DeferredChildLogger } from './deferred-child.js'
 
 const CLIENT_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -32,7 +33,10 @@ export function clientMarker(clientId: string): string {
   return `[CI: ${clientId}]`
 }
 
-/** Fastify's `childLoggerFactory`: the per-request logger, prefixed with the client marker. */
+/**
+ * Fastify's `childLoggerFactory`: the per-request logger, prefixed with the client marker, made on
+ * its first line (deferred-child.ts).
+ */
 export function requestLoggerFactory(
   logger: FastifyBaseLogger,
   bindings: pino.Bindings,
@@ -40,5 +44,5 @@ export function requestLoggerFactory(
   rawRequest: IncomingMessage,
 ): FastifyBaseLogger {
   const clientId = logClientId(rawRequest)
-  return logger.child(bindings, clientId ? { ...childOptions, msgPrefix: `${clientMarker(clientId)} ` } : childOptions)
+  return new DeferredChildLogger(logger, bindings, clientId ? { ...childOptions, msgPrefix: `${clientMarker(clientId)} ` } : childOptions)
 }

@@ -50,17 +50,26 @@ export class CommitHooks {
     this.hooks.push(hook)
   }
 
-  /** Each hook's writes for the change, in the hooks' order. */
+  /**
+   * Each hook's writes for the change, in the hooks' order. Most hooks answer at once: only an
+   * answer that is a promise is awaited, since every await costs the commit a turn of the queue.
+   */
   async writesFor(change: ChangeToStore): Promise<Array<readonly AtomicWrite[]>> {
     const writes: Array<readonly AtomicWrite[]> = []
-    for (const hook of this.hooks) writes.push((await hook.writesFor?.(change)) ?? [])
+    for (const hook of this.hooks) {
+      const answer = hook.writesFor?.(change)
+      writes.push((answer instanceof Promise ? await answer : answer) ?? [])
+    }
     return writes
   }
 
-  /** The stored instance's fields every hook derives from the change. */
+  /** The stored instance's fields every hook derives from the change (a promise awaited only when a hook answers one). */
   async fieldsFor(change: ChangeToStore): Promise<HookDerivedFields> {
-    let fields: HookDerivedFields = {}
-    for (const hook of this.hooks) if (hook.fieldsFor) fields = { ...fields, ...(await hook.fieldsFor(change)) }
+    const fields: HookDerivedFields = {}
+    for (const hook of this.hooks) {
+      const answer = hook.fieldsFor?.(change)
+      Object.assign(fields, answer instanceof Promise ? await answer : answer)
+    }
     return fields
   }
 

@@ -12,6 +12,7 @@ import type { FunctionRunResult } from '../../../runtime/types.js'
 import { type LoadedInstance, stateOf } from './loaded-instance.js'
 import { runtimeCall } from './runtime-errors.js'
 import type { Change, ProcessInstances } from './service.js'
+import { withFields } from '../../../lib/with-fields.js'
 
 /** A change of the loaded instance: what it stores beyond the instance it was computed from, its model and environment. */
 export type LoadedInstanceChange = Omit<Change, 'previous' | 'compiled' | 'env' | 'actor'>
@@ -23,7 +24,7 @@ export function commitChange(
   actor: Change['actor'],
   change: LoadedInstanceChange,
 ): Promise<StoredContext> {
-  return deps.instances.commit({ ...change, previous: stored, compiled, env, actor })
+  return deps.instances.commit(withFields(change, { previous: stored, compiled, env, actor }))
 }
 
 /** Runs a function of the instance's model (or app) on its stored state; a failure of the run is its 'function' error. */

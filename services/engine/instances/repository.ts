@@ -10,6 +10,7 @@ import { type ChangeFields, Collections, ENDED_STATUSES, type StoredContext } fr
 import { queryFields } from '../../../store/context-fields.js'
 import { type Tenant, tenantFilter } from '../../../store/tenant.js'
 import type { ProcessState } from '../../../runtime/types.js'
+import { withFields } from '../../../lib/with-fields.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -123,7 +124,7 @@ export class ContextRepository {
     alongside: readonly AtomicWrite[] = [],
     changeFields: ChangeFields = {},
   ): Promise<StoredContext | null> {
-    const fields = { ...derivedFields(next), ...changeFields }
+    const fields = withFields(derivedFields(next), changeFields)
     const filter = { _id: previous._id, version: previous.version }
     const update = { $set: fields, $inc: { version: 1 } }
     if (alongside.length === 0) {

@@ -22,6 +22,7 @@ import { storingDataWrites } from '../flow-host/data-conflicts.js'
 import type { CompiledProcess, ProcessInstance, ProcessState, RuntimeEffect } from '../../../runtime/types.js'
 import type { ContextRepository } from './repository.js'
 import { type InstanceLimits, limitBreach } from './size-limits.js'
+import { withFields } from '../../../lib/with-fields.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -204,7 +205,7 @@ export class ProcessInstances {
       ...hookWrites.flat(),
     ]
     const stored = await storingDataWrites(this.fail, change.env.unitOfWork, () =>
-      this.write(change.previous, state, { ...hookFields, activityLog }, alongside),
+      this.write(change.previous, state, withFields(hookFields, { activityLog }), alongside),
     )
     this.hooks.stored(toStore, hookWrites)
     await change.alongside?.(stored)

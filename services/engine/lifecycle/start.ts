@@ -19,6 +19,7 @@ import { runtimeCall } from '../instances/runtime-errors.js'
 import type { TaskLockRepository } from '../tasks/locks.js'
 import type { ProcessModels } from '../models/service.js'
 import type { ChildLink, CompiledProcess, JsonObject, ParentLink, ProcessStatus, RuntimeUser, Task } from '../../../runtime/types.js'
+import { withFields } from '../../../lib/with-fields.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -123,7 +124,7 @@ export class ProcessStarter {
       ),
     )
     const created = transition.effects.flatMap((effect) => (effect.kind === 'taskCreated' ? [effect.task] : []))
-    const initiatorPrincipal: Principal = { ...initiator, appId, organizationId }
+    const initiatorPrincipal: Principal = withFields(initiator, { appId, organizationId })
     const firstTask = taskForForm(transition.state.processInstance, initiatorPrincipal, created)
     const lockFirstTask = command.lockFirstTask && firstTask && initiator !== SYSTEM_USER && mayActOnTask(initiatorPrincipal, firstTask)
     const stored = await this.instances.commit({

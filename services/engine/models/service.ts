@@ -18,6 +18,7 @@ import { type Tenant, tenantFilter, tenantKey } from '../../../store/tenant.js'
 import { compileProcess } from '../../../runtime/compile.js'
 import type { CompiledProcess, FlowFunctionDefinition, ProcessInstance, ProcessModelBody, WorkflowModel } from '../../../runtime/types.js'
 import type { ModelRepository, UniqueKey } from './repository.js'
+import { withFields } from '../../../lib/with-fields.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -68,7 +69,7 @@ export class ProcessModels {
     )
     if (version === null)
       throw this.fail('wm3002', { args: [`${processId} in app ${tenant.appId}`], parameters: { processId, appId: tenant.appId } })
-    return this.ofInstance({ ...tenantFilter(tenant), processId, modelVersion: version })
+    return this.ofInstance(withFields(tenantFilter(tenant), { processId, modelVersion: version }))
   }
 
   /** The version a running instance started with. */

@@ -10,6 +10,7 @@ import type { Authorization } from '../instances/authorization.js'
 import type { ProcessModels } from '../models/service.js'
 import { runtimeCall } from '../instances/runtime-errors.js'
 import { type AdditionalHeaders, loadInstance, type InstanceDependencies, openTaskOf } from '../instances/loaded-instance.js'
+import { withFields } from '../../../lib/with-fields.js'
 
 export interface TaskServiceDependencies extends InstanceDependencies {
   authorization: Authorization
@@ -27,7 +28,11 @@ export class TaskService {
     additionalHeaders: AdditionalHeaders,
   ): Promise<TaskFunctionResult> {
     const { instances, authorization, fail } = this.deps
-    const { stored, compiled, env } = await loadInstance(this.deps, actor, { ...body, additionalHeaders, check: 'access' })
+    const { stored, compiled, env } = await loadInstance(
+      this.deps,
+      actor,
+      withFields(body, { additionalHeaders, check: 'access' as const }),
+    )
     const task = openTaskOf(fail, stored, taskId)
     authorization.assertMayActOnTask(actor, stored.processInstance, task)
     const step = compiled.step(task.stepId)
@@ -61,7 +66,11 @@ export class TaskService {
 
   async commit(actor: Actor, taskId: string, body: TaskCommitRequest, additionalHeaders: AdditionalHeaders): Promise<{ success: boolean }> {
     const { instances, authorization, fail } = this.deps
-    const { stored, compiled, env } = await loadInstance(this.deps, actor, { ...body, additionalHeaders, check: 'access' })
+    const { stored, compiled, env } = await loadInstance(
+      this.deps,
+      actor,
+      withFields(body, { additionalHeaders, check: 'access' as const }),
+    )
     const task = openTaskOf(fail, stored, taskId)
     authorization.assertMayActOnTask(actor, stored.processInstance, task)
     await instances.commit({

@@ -85,6 +85,23 @@ export function engineRequestHeaders(headers: Headers, correlation: Correlation)
   return headers
 }
 
+/**
+ * {@link engineRequestHeaders} as a new object of text values, for a request handed to the engine
+ * in-process (in-process-engine.ts): one pass over the client's headers copies what crosses, where
+ * the HTTP path's copy, cleared in place, would need a second pass to drop the cleared ones.
+ */
+export function engineRequestTextHeaders(headers: Headers, correlation: Correlation): Record<string, string | string[]> {
+  const listed = connectionListed(headers)
+  const forwarded: Record<string, string | string[]> = {}
+  for (const name in headers) {
+    const value = headers[name]
+    if (value !== undefined && !isDropped(name, NOT_FORWARDED, listed)) forwarded[name] = value
+  }
+  forwarded['x-request-id'] = correlation.requestId
+  forwarded.traceparent = correlation.traceparent
+  return forwarded
+}
+
 /** The engine's answer headers that the client gets, values cleared of characters no header may hold. */
 export function clientAnswerHeaders(fromEngine: Headers): Headers {
   const listed = connectionListed(fromEngine)

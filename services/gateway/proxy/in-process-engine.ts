@@ -19,7 +19,8 @@ export interface ForwardedRequest {
   method: string
   /** The engine path with the client's query string. */
   url: string
-  headers: Record<string, string | string[] | number | undefined>
+  /** As they arrive over HTTP: text values only, none undefined. */
+  headers: TextHeaders
   body: Buffer | undefined
   /** The route's timeout; the engine's answer after it is dropped. */
   timeoutMs: number
@@ -32,16 +33,6 @@ export interface ForwardedRequest {
 export class InProcessTimeout extends Error {
   override readonly name = 'InProcessTimeout'
   readonly code = 'UND_ERR_HEADERS_TIMEOUT'
-}
-
-/** The request's headers as text, as they arrive over HTTP: without the undefined ones (a cleared header), numbers as strings. */
-function textHeaders(headers: ForwardedRequest['headers']): TextHeaders {
-  const text: TextHeaders = {}
-  for (const name in headers) {
-    const value = headers[name]
-    if (value !== undefined) text[name] = typeof value === 'number' ? String(value) : value
-  }
-  return text
 }
 
 /** The engine's answer to `request`; rejects with {@link InProcessTimeout} past its timeout, or with what failed the routing. */
@@ -60,7 +51,7 @@ export function forwardInProcess(engine: InProcessEngine, request: ForwardedRequ
     const response = new InProcessResponse(request.method, settle)
     try {
       engine.routing(
-        new InProcessRequest(request.method, request.url, textHeaders(request.headers), request.body) as unknown as IncomingMessage,
+        new InProcessRequest(request.method, request.url, request.headers, request.body) as unknown as IncomingMessage,
         response as unknown as ServerResponse,
       )
     } catch (error) {

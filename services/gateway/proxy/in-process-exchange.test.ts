@@ -22,7 +22,7 @@ async function engineWith(t: { teardown(close: () => unknown): void }, define: (
 
 function post(url: string, body: string, headers: Record<string, string | number> = JSON_HEADERS) {
   const bytes = Buffer.from(body)
-  return { method: 'POST', url, headers: { ...headers, 'content-length': bytes.length }, body: bytes, timeoutMs: 10_000 }
+  return { method: 'POST', url, headers: { ...headers, 'content-length': String(bytes.length) }, body: bytes, timeoutMs: 10_000 }
 }
 
 t.test('a JSON body is parsed by the engine and its answer comes back with status, headers and bytes', async (t) => {
@@ -45,7 +45,7 @@ t.test('a body shorter than its declared length is refused by the engine, as ove
     app.post('/note/add', async () => ({ stored: true }))
   })
   const request = post('/note/add', '{"note":"x"}')
-  const answer = await forwardInProcess(app, { ...request, headers: { ...request.headers, 'content-length': 40 } })
+  const answer = await forwardInProcess(app, { ...request, headers: { ...request.headers, 'content-length': '40' } })
   t.equal(answer.statusCode, 400)
   t.match(JSON.parse(answer.body.toString('utf8')), { code: 'FST_ERR_CTP_INVALID_CONTENT_LENGTH' })
 })

@@ -234,45 +234,55 @@ t.test(
   },
 )
 
-t.test('correlation headers are injected, user/lplogclientid/additionalheaders forwarded, hop-by-hop headers dropped', async (t) => {
-  const engine = await startFakeEngine(t, (app) => {
-    app.get('/notifications/:appId', async (_request, reply) =>
-      reply.header('x-engine-note', 'kept').header('traceparent', '00-11111111111111111111111111111111-2222222222222222-01').send([]),
-    )
-  })
-  const gateway = await startService(t, 'gateway', { config: { engineUrl: engine.url } })
-  const callerTrace = '4bf92f3577b34da6a3ce929d0e0e4736'
-  const answer = await send(`${gateway.url}/notifications/hr`, {
-    headers: {
-      'x-request-id': 'req-77',
-      traceparent: `00-${callerTrace}-00f067aa0ba902b7-01`,
-      user: 'u-42',
-      lplogclientid: 'client-9',
-      additionalheaders: encodeURIComponent(JSON.stringify({ tenant: 'acme' })),
-      connection: 'keep-alive, x-hop-only',
-      'x-hop-only': 'secret',
-      'keep-alive': 'timeout=5',
-      'proxy-authorization': 'Basic eDp5',
-      te: 'trailers',
-      'accept-encoding': 'gzip',
+for (const inProcess of [false, true]) {
+  const way = inProcess ? 'in-process' : 'over HTTP'
+  t.test(
+    `correlation headers are injected, user/lplogclientid/additionalheaders forwarded, hop-by-hop headers dropped (${way})`,
+    async (t) => {
+      const engine = await startFakeEngine(t, (app) => {
+        app.get('/notifications/:appId', async (_request, reply) =>
+          reply.header('x-engine-note', 'kept').header('traceparent', '00-11111111111111111111111111111111-2222222222222222-01').send([]),
+        )
+      })
+      const gateway = await startService(t, 'gateway', {
+        config: { engineUrl: engine.url },
+        ...(inProcess ? { inProcessEngine: engine.app } : {}),
+      })
+      const callerTrace = '4bf92f3577b34da6a3ce929d0e0e4736'
+      const answer = await send(`${gateway.url}/notifications/hr`, {
+        headers: {
+          'x-request-id': 'req-77',
+          traceparent: `00-${callerTrace}-00f067aa0ba902b7-01`,
+          user: 'u-42',
+          lplogclientid: 'client-9',
+          additionalheaders: encodeURIComponent(JSON.stringify({ tenant: 'acme' })),
+          connection: 'keep-alive, x-hop-only',
+          'x-hop-only': 'secret',
+          'keep-alive': 'timeout=5',
+          'proxy-authorization': 'Basic eDp5',
+          te: 'trailers',
+          'accept-encoding': 'gzip',
+        },
+      })
+      t.equal(answer.status, 200)
+      t.equal(engine.received[0]!.overSocket, !inProcess)
+      const forwarded = engine.received[0]!.headers
+      t.equal(forwarded['x-request-id'], 'req-77', "the gateway's request id (the caller's, kept)")
+      const gatewaySpan = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/.exec(String(answer.headers.traceparent))
+      t.ok(gatewaySpan, 'the client sees the gateway span')
+      t.equal(gatewaySpan?.[1], callerTrace, "the gateway continues the caller's trace")
+      t.equal(forwarded.traceparent, `00-${callerTrace}-${gatewaySpan?.[2]}-01`, "the engine's parent is the gateway span")
+      t.equal(forwarded.user, 'u-42')
+      t.equal(forwarded.lplogclientid, 'client-9')
+      t.equal(forwarded.additionalheaders, encodeURIComponent(JSON.stringify({ tenant: 'acme' })))
+      for (const dropped of ['x-hop-only', 'keep-alive', 'proxy-authorization', 'te', 'accept-encoding'])
+        t.notOk(dropped in forwarded, `${dropped} stays on its hop`)
+      t.notMatch(String(forwarded.connection ?? ''), /x-hop-only/)
+      t.equal(answer.headers['x-engine-note'], 'kept', "the engine's end-to-end answer headers are kept")
+      t.equal(answer.headers['x-request-id'], 'req-77')
     },
-  })
-  t.equal(answer.status, 200)
-  const forwarded = engine.received[0]!.headers
-  t.equal(forwarded['x-request-id'], 'req-77', "the gateway's request id (the caller's, kept)")
-  const gatewaySpan = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/.exec(String(answer.headers.traceparent))
-  t.ok(gatewaySpan, 'the client sees the gateway span')
-  t.equal(gatewaySpan?.[1], callerTrace, "the gateway continues the caller's trace")
-  t.equal(forwarded.traceparent, `00-${callerTrace}-${gatewaySpan?.[2]}-01`, "the engine's parent is the gateway span")
-  t.equal(forwarded.user, 'u-42')
-  t.equal(forwarded.lplogclientid, 'client-9')
-  t.equal(forwarded.additionalheaders, encodeURIComponent(JSON.stringify({ tenant: 'acme' })))
-  for (const dropped of ['x-hop-only', 'keep-alive', 'proxy-authorization', 'te', 'accept-encoding'])
-    t.notOk(dropped in forwarded, `${dropped} stays on its hop`)
-  t.notMatch(String(forwarded.connection ?? ''), /x-hop-only/)
-  t.equal(answer.headers['x-engine-note'], 'kept', "the engine's end-to-end answer headers are kept")
-  t.equal(answer.headers['x-request-id'], 'req-77')
-})
+  )
+}
 
 t.test('connections to the engine are kept alive and reused', async (t) => {
   const engine = await startFakeEngine(t, (app) => {

@@ -26,7 +26,7 @@ import { formatTraceparent } from '../../../plugins/correlation/trace-context.js
 import type { ErrorFactory, ServiceError } from '../../../plugins/errors/service-error.js'
 import { envelopeBytesOfEngineAnswer, InvalidEngineAnswer, streamsUntouched } from './answer.js'
 import { meteredBody, overflowed } from './body-meter.js'
-import { clientAnswerHeaders, engineRequestHeaders } from './headers.js'
+import { type Correlation, clientAnswerHeaders, engineRequestHeaders, engineRequestTextHeaders } from './headers.js'
 import { buildRouteTable, type ForwardingOf, type ProxyRouteTable, type ProxyTarget, routeKey } from './route-table.js'
 import { LongPolls } from './long-polls.js'
 import { forwardInProcess, type InProcessEngine } from './in-process-engine.js'
@@ -146,10 +146,13 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
   }
 
   type RewriteRequestHeaders = NonNullable<FastifyReplyFromHooks['rewriteRequestHeaders']>
-  const engineHeaders: RewriteRequestHeaders = (request, headers) => {
-    const correlation = { requestId: request.id, traceparent: formatTraceparent(request.traceContext) }
-    return longPolls.headersOf(request, engineRequestHeaders(headers, correlation))
-  }
+  /** The correlation headers the engine gets: the gateway's request id, and its span as the parent. */
+  const correlationOf = (request: Pick<FastifyRequest, 'id' | 'traceContext'>): Correlation => ({
+    requestId: request.id,
+    traceparent: formatTraceparent(request.traceContext),
+  })
+  const engineHeaders: RewriteRequestHeaders = (request, headers) =>
+    longPolls.headersOf(request, engineRequestHeaders(headers, correlationOf(request)))
 
   // The options every route shares; http-proxy's own rewriteHeaders (it rewrites a `location` and
   // cleans header values) is left out: the engine sends no `location`, and clientAnswerHeaders cleans.
@@ -186,12 +189,12 @@ async function proxyPlugin(fastify: FastifyInstance, options: ProxyPluginOptions
     path: string,
   ): Promise<void> {
     const body = Buffer.isBuffer(request.body) ? request.body : undefined
-    const headers: IncomingHttpHeaders = { ...request.headers }
+    // A long poll never comes this way (inProcessPreHandler), so none needs its reference header.
+    const forwarded = engineRequestTextHeaders(request.headers, correlationOf(request))
     if (body) {
-      headers['content-length'] = String(body.length)
-      headers['content-type'] = bodyContentType(request)
+      forwarded['content-length'] = String(body.length)
+      forwarded['content-type'] = bodyContentType(request)
     }
-    const forwarded = engineHeaders(request, headers)
     // `host` is set by undici over HTTP, from the engine's origin.
     forwarded.host = engine.host
     const queryAt = request.url.indexOf('?')

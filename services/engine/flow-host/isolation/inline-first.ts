@@ -21,6 +21,7 @@ import type {
   Savepoints,
 } from '../../../../runtime/types.js'
 import { HttpReplay } from './http-replay.js'
+import { withFields } from '../../../../lib/with-fields.js'
 
 /** Why a run went to the worker pool: it uses a costly construct, inline runs are off, or its inline run stopped. */
 export type PoolReason = 'costly' | 'inlineOff' | InlineStopReason
@@ -48,7 +49,7 @@ export class InlineFirstRunner implements FunctionRunner {
       return inPool(request, env.host)
     }
     // Both attempts send the same idempotency keys, also for a standalone run.
-    const scoped: FunctionRunRequest = { ...request, idempotencyScope: request.idempotencyScope ?? `run:${env.newId()}` }
+    const scoped: FunctionRunRequest = withFields(request, { idempotencyScope: request.idempotencyScope ?? `run:${env.newId()}` })
     const replay = new HttpReplay(env.host)
     const mark = this.savepoints.mark()
     const startedAt = performance.now()
