@@ -217,8 +217,8 @@ export class ActionService {
       compiled,
       task: next,
       skipToForm: true,
-      ...(lockHolder !== undefined ? { lockHolder } : {}),
       action: { actionType, taskId: task.taskId, ...(body.customType ? { customType: body.customType } : {}) },
+      ...(lockHolder !== undefined ? { lockHolder } : {}),
     })
   }
 
