@@ -26,6 +26,7 @@ import {
   type Store,
 } from '../../../store/port.js'
 import type { Savepoints } from '../../../runtime/types.js'
+import { deepCopy } from '../../../lib/deep-copy.js'
 
 /** A document as this request left it: its new content, or null when the request deleted it. */
 type Shadow = Document | null
@@ -117,7 +118,7 @@ export class UnitOfWork implements Savepoints {
       throw new DuplicateKeyError(collection, '_id_', { _id: id })
     await this.assertUnique(collection, [stored], unique)
     this.shadow(collection, id, stored)
-    this.pending.push({ collection, kind: 'insertOne', doc: structuredClone(stored) })
+    this.pending.push({ collection, kind: 'insertOne', doc: deepCopy(stored) })
     return id
   }
 
@@ -147,14 +148,14 @@ export class UnitOfWork implements Savepoints {
     await this.assertUnique(collection, written, unique)
     for (const doc of written) this.shadow(collection, doc._id, doc)
     const modifiedCount = upsertedId === null ? written.length : 0
-    this.pending.push({ collection, kind: 'updateMany', filter: structuredClone(filter), update: structuredClone(update), upsert })
+    this.pending.push({ collection, kind: 'updateMany', filter: deepCopy(filter), update: deepCopy(update), upsert })
     return { matchedCount: matched.length, modifiedCount, upsertedId }
   }
 
   async delete(collection: string, filter: Filter, scan: ScanOptions = {}): Promise<number> {
     const matched = await this.visible(collection, filter, undefined, scan)
     for (const doc of matched) this.shadow(collection, doc._id, null)
-    this.pending.push({ collection, kind: 'deleteMany', filter: structuredClone(filter) })
+    this.pending.push({ collection, kind: 'deleteMany', filter: deepCopy(filter) })
     return matched.length
   }
 
@@ -174,7 +175,7 @@ export class UnitOfWork implements Savepoints {
       .find({ $and: [filter, { _id: { $nin: ownIds } }] }, options)
       .toArray()
     const query = compileQuery(filter)
-    const own = [...shadows.values()].flatMap(({ doc }) => (doc && query.test(doc) ? [structuredClone(doc)] : []))
+    const own = [...shadows.values()].flatMap(({ doc }) => (doc && query.test(doc) ? [deepCopy(doc)] : []))
     const all = [...committed, ...own]
     return limit === undefined ? all : all.slice(0, limit)
   }
