@@ -62,11 +62,14 @@ export function discardRestOfBody(raw: IncomingMessage, maxBytes: number, linger
  * connection ends.
  */
 export function discardUnreadBodies(app: FastifyInstance, options: UnreadBodyOptions): void {
-  app.addHook('onSend', async (request, reply, payload) => {
+  // Callback hooks, not async ones: they run on every answer of both services and have nothing to
+  // wait for, so no promise needs to be made and awaited for each.
+  app.addHook('onSend', (request, reply, payload, done) => {
     if (!request.raw.complete && reply.getHeader('connection') === 'close') reply.removeHeader('connection')
-    return payload
+    done(null, payload)
   })
-  app.addHook('onResponse', async (request) => {
+  app.addHook('onResponse', (request, _reply, done) => {
     if (!request.raw.complete && !request.raw.readableEnded) discardRestOfBody(request.raw, options.discardBytes(request), options.lingerMs)
+    done()
   })
 }

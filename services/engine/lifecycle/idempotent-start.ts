@@ -15,7 +15,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler, preHandlerAsyncHookHandler } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler, preHandlerHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import { newInstanceId } from '../../../lib/instance-id.js'
 import type { EngineErrorCode } from '../../../openapi/generated/errors.js'
@@ -89,7 +89,7 @@ export interface IdempotentStartOptions {
 }
 
 export interface IdempotentStartHooks {
-  preHandler: preHandlerAsyncHookHandler
+  preHandler: preHandlerHookHandler
   onSend: onSendHookHandler
 }
 
@@ -101,26 +101,39 @@ export class IdempotentStarts {
 
   /** The route hooks: claim (or replay, or wait) before the handler, keep or give up the claim with the answer. */
   hooks(startsInstance: StartsInstance = () => true): IdempotentStartHooks {
-    const preHandler: preHandlerAsyncHookHandler = async (request, reply) => {
+    // Callback hooks: nearly every start carries no key, and then neither hook has anything to
+    // wait for, so none makes a promise for it. A hook that answers (a replay) does not call `done`:
+    // the route ends there.
+    const preHandler: preHandlerHookHandler = (request, reply, done) => {
       const key = request.headers[IDEMPOTENCY_KEY_HEADER]
-      if (typeof key !== 'string' || !startsInstance(request)) return
-      // An answer replayed ends the request here: the handler does not run.
-      if (await this.claimOrReplay(request, reply, key)) return reply
+      if (typeof key !== 'string' || !startsInstance(request)) return done()
+      this.claimOrReplay(request, reply, key).then((replayed) => {
+        if (!replayed) done()
+      }, done)
     }
-    const onSend: onSendHookHandler = async (request, reply, payload) => {
+    const onSend: onSendHookHandler = (request, reply, payload, done) => {
       const claim = request.idempotentStart
-      if (!claim) return payload
-      const { repository } = this.options
-      if (reply.statusCode >= 200 && reply.statusCode < 300 && typeof payload === 'string') {
-        if (!(await repository.answer(claim.id, claim.claimId, { statusCode: reply.statusCode, body: payload }))) {
-          request.log.warn({ idempotencyKey: claim.id }, 'the claim of an idempotency key was taken over before its answer was kept')
-        }
-      } else {
-        await repository.release(claim.id, claim.claimId)
-      }
-      return payload
+      if (!claim) return done(null, payload)
+      this.settleClaim(request, reply, claim, payload).then(() => done(null, payload), done)
     }
     return { preHandler, onSend }
+  }
+
+  /** Keeps a successful answer under its claim, or gives the claim up for any other. */
+  private async settleClaim(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    claim: NonNullable<FastifyRequest['idempotentStart']>,
+    payload: unknown,
+  ): Promise<void> {
+    const { repository } = this.options
+    if (reply.statusCode >= 200 && reply.statusCode < 300 && typeof payload === 'string') {
+      if (!(await repository.answer(claim.id, claim.claimId, { statusCode: reply.statusCode, body: payload }))) {
+        request.log.warn({ idempotencyKey: claim.id }, 'the claim of an idempotency key was taken over before its answer was kept')
+      }
+    } else {
+      await repository.release(claim.id, claim.claimId)
+    }
   }
 
   /** True when the stored first answer was sent; false when this request holds the claim and runs. */
