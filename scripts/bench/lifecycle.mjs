@@ -170,10 +170,11 @@ function medians(results) {
  * @param {Result[]} before @param {Result[]} now
  */
 function pairedRatios(before, now) {
-  const rounds = now.map((result, round) => ({ result, baseline: /** @type {Result} */ (before[round]) }))
-  const cpu = rounds.map(({ result, baseline }) => (result.cpuMsPerLifecycle ?? NaN) / (baseline.cpuMsPerLifecycle ?? NaN))
-  const throughput = rounds.map(({ result, baseline }) => result.lifecyclesPerSecond / baseline.lifecyclesPerSecond)
-  const listed = (/** @type {number[]} */ ratios) => ratios.map((ratio) => ratio.toFixed(2)).join(' ')
+  /** @param {(result: Result) => number | undefined} figure */
+  const ratios = (figure) => now.map((result, round) => (figure(result) ?? NaN) / (figure(/** @type {Result} */ (before[round])) ?? NaN))
+  const cpu = ratios((result) => result.cpuMsPerLifecycle)
+  const throughput = ratios((result) => result.lifecyclesPerSecond)
+  const listed = (/** @type {number[]} */ values) => values.map((ratio) => ratio.toFixed(2)).join(' ')
   process.stdout.write(`  round by round, this tree / baseline: CPU per lifecycle ${listed(cpu)}; lifecycles/s ${listed(throughput)}\n`)
   return { cpuRatio: median(cpu), throughputRatio: median(throughput) }
 }
