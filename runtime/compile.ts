@@ -139,7 +139,7 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
     env: RunEnvironment,
     move: (transition: TransitionInProgress, thread: Thread) => boolean,
   ): Promise<Transition> {
-    const transition = new TransitionInProgress(state)
+    const transition = TransitionInProgress.of(state)
     const thread = waitingThread(transition, threadId)
     if (!move(transition, thread)) return transition.finish(env)
     const moved = {
@@ -153,6 +153,7 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
     } catch (error) {
       if (!(error instanceof RuntimeError) || error.kind === 'limit') throw error
       if (mark !== undefined) env.savepoints?.discardSince(mark)
+      // The copy taken after the move is used once: the fallback's own.
       const fallback = new TransitionInProgress(moved.state)
       fallback.effects.push(...moved.effects)
       const failing = fallback.instance.threads.find((candidate) => candidate.threadId === threadId)
@@ -170,9 +171,11 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
   async function runFunction(functionId: string, request: FunctionRequest, env: RunEnvironment): Promise<FunctionRunResult> {
     const fn = interpreter.requireFunction(functionId, env)
     if (!request.state) return executeFunction(fn, { input: request.input }, env, (id) => resolveFunction(id, env))
-    const transition = new TransitionInProgress(request.state)
-    const task = request.taskId === undefined ? undefined : findTask(transition.instance, request.taskId)
-    return interpreter.runInProcess(fn, transition, request.input, transition.data, env, task?.stepId ?? `function:${functionId}`, task)
+    // The run changes nothing of the state: it sees the instance through a frozen view, and its data
+    // and task as copies of its own (executeFunction copies the data), so the state needs no copy.
+    const { processInstance, dataInstance } = request.state
+    const task = request.taskId === undefined ? undefined : deepCopy(findTask(processInstance, request.taskId))
+    return interpreter.runInProcess(fn, processInstance, request.input, dataInstance, env, task?.stepId ?? `function:${functionId}`, task)
   }
 
   return {
@@ -208,8 +211,9 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
         threads: [{ threadId: env.newId(), stepId: body.start, status: 'active' }],
         ...(request.parent ? { parentInstance: { ...request.parent } } : {}),
       }
+      // The instance is new: the transition takes it as it is, and a copy of the caller's input.
       const transition = new TransitionInProgress(
-        { processInstance: instance, dataInstance: request.input },
+        { processInstance: instance, dataInstance: deepCopy(request.input) },
         new Map([[request.initiator.userId, request.initiator.fullName]]),
       )
       await interpreter.advance(transition, env)
@@ -217,7 +221,9 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
     },
 
     async act(state: ProcessState, request: ActRequest, env: RunEnvironment): Promise<Transition> {
-      const transition = new TransitionInProgress(state)
+      // The data the request brings replaces the stored data: only the one kept is copied.
+      const kept = request.dataInstance !== undefined ? request.dataInstance : state.dataInstance
+      const transition = TransitionInProgress.of({ processInstance: state.processInstance, dataInstance: kept })
       const task = openTask(transition.instance, request.taskId)
       const step = interpreter.userTaskStep(task.stepId)
       const action = chooseAction(step, request.actionType, request.customType)
@@ -228,10 +234,9 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
           { target: 'action' },
         )
       }
-      if (request.dataInstance !== undefined) transition.data = deepCopy(request.dataInstance)
       if (action.function !== undefined) {
         const fn = interpreter.requireFunction(action.function, env)
-        const result = await interpreter.runInProcess(fn, transition, transition.data, transition.data, env, task.stepId, task)
+        const result = await interpreter.runInProcess(fn, transition.instance, transition.data, transition.data, env, task.stepId, task)
         transition.data = result.dataInstance
         transition.infoList.push(...result.infoList)
       }
@@ -253,7 +258,7 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
     },
 
     async runActionFunction(state: ProcessState, request: ActionFunctionRequest, env: RunEnvironment) {
-      const transition = new TransitionInProgress(state)
+      const transition = TransitionInProgress.of(state)
       const task = openTask(transition.instance, request.taskId)
       const action = chooseAction(interpreter.userTaskStep(task.stepId), 'function', request.customType)
       if (!action?.function) {
@@ -265,7 +270,7 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
       }
       const fn = interpreter.requireFunction(action.function, env)
       const formData = deepCopy(request.dataInstance)
-      const result = await interpreter.runInProcess(fn, transition, formData, formData, env, task.stepId, task)
+      const result = await interpreter.runInProcess(fn, transition.instance, formData, formData, env, task.stepId, task)
       transition.data = result.dataInstance
       transition.infoList.push(...result.infoList)
       return withFields(transition.finish(env), { output: result.output })
@@ -274,20 +279,20 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
     runFunction,
 
     async escalate(state: ProcessState, taskId: string, position: number, env: RunEnvironment): Promise<Transition> {
-      const transition = new TransitionInProgress(state)
+      const transition = TransitionInProgress.of(state)
       await interpreter.escalate(transition, openTask(transition.instance, taskId), position, env)
       return transition.finish(env)
     },
 
     async completeExternalTask(state: ProcessState, externalTaskId: string, output: unknown, env: RunEnvironment): Promise<Transition> {
-      const transition = new TransitionInProgress(state)
+      const transition = TransitionInProgress.of(state)
       interpreter.completeExternalTask(transition, externalTaskId, output)
       await interpreter.advance(transition, env)
       return transition.finish(env)
     },
 
     async failExternalTask(state: ProcessState, externalTaskId: string, errorMessage: string, env: RunEnvironment): Promise<Transition> {
-      const transition = new TransitionInProgress(state)
+      const transition = TransitionInProgress.of(state)
       interpreter.failExternalTask(transition, externalTaskId, errorMessage, env.now())
       return transition.finish(env)
     },
@@ -312,7 +317,7 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
       ),
 
     async retry(state: ProcessState, threadId: string, env: RunEnvironment): Promise<Transition> {
-      const transition = new TransitionInProgress(state)
+      const transition = TransitionInProgress.of(state)
       const thread = transition.instance.threads.find((candidate) => candidate.threadId === threadId)
       if (!thread || thread.status !== 'failed') throw new RuntimeError('notFound', `no failed thread ${threadId}`, { target: 'thread' })
       thread.status = 'active'
@@ -330,7 +335,7 @@ export function compileProcess(model: WorkflowModel<ProcessModelBody>, options: 
       env: RunEnvironment,
     ): Promise<Transition> {
       if (!Object.hasOwn(body.steps, stepId)) throw new RuntimeError('notFound', `step ${stepId} not found`, { target: 'step' })
-      const transition = new TransitionInProgress(state)
+      const transition = TransitionInProgress.of(state)
       interpreter.cancelOpenTasks(transition, env)
       if (request.dataInstance !== undefined) transition.data = deepCopy(request.dataInstance)
       const status = request.status ?? 'running'

@@ -48,7 +48,7 @@ export interface ExecutableModel {
 }
 
 /**
- * A transition being made: its private copy of the state (the instance and its data) and the effects
+ * A transition being made: the state it changes (the instance and its data, its own) and the effects
  * and info messages so far; `finish` stamps the instance and gives the Transition.
  */
 export class TransitionInProgress {
@@ -57,13 +57,18 @@ export class TransitionInProgress {
   readonly effects: RuntimeEffect[] = []
   readonly infoList: string[] = []
 
+  /** A transition over `ownState` itself, which the caller hands over and does not use again: it is changed in place. */
   constructor(
-    state: ProcessState,
+    ownState: ProcessState,
     private readonly knownUserNames: ReadonlyMap<string, string> = new Map(),
   ) {
-    const copy = deepCopy(state)
-    this.instance = copy.processInstance
-    this.data = copy.dataInstance
+    this.instance = ownState.processInstance
+    this.data = ownState.dataInstance
+  }
+
+  /** A transition over a private copy of `state`: the caller's state is never changed. */
+  static of(state: ProcessState): TransitionInProgress {
+    return new TransitionInProgress(deepCopy(state))
   }
 
   nameKnownFor(userId: string): string | undefined {
@@ -138,18 +143,18 @@ export class Interpreter {
    */
   runInProcess(
     fn: CompiledFunction,
-    transition: TransitionInProgress,
+    instance: ProcessInstance,
     input: unknown,
     data: DataInstance,
     env: RunEnvironment,
     stepId: string,
     task?: Task,
   ): Promise<FunctionRunResult> {
-    const { processInstanceId, lastUpdate } = transition.instance
+    const { processInstanceId, lastUpdate } = instance
     const request = {
       input,
       data,
-      process: processView(transition.instance),
+      process: processView(instance),
       idempotencyScope: `${processInstanceId}\n${lastUpdate}\n${stepId}`,
       ...(task ? { task } : {}),
     }
@@ -360,7 +365,7 @@ export class Interpreter {
     const mark = env.savepoints?.mark()
     try {
       const fn = this.requireFunction(functionId, env)
-      const result = await this.runInProcess(fn, transition, {}, transition.data, env, thread.stepId)
+      const result = await this.runInProcess(fn, transition.instance, {}, transition.data, env, thread.stepId)
       transition.data = result.dataInstance
       transition.infoList.push(...result.infoList)
       thread.stepId = next

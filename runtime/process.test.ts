@@ -266,6 +266,23 @@ t.test('runFunction runs a task function in the process context, and a library f
   })
 })
 
+t.test('runFunction changes nothing of the state it runs on, even through the task written into its data', async (t) => {
+  const model = exampleModel('leave-request')
+  const functions = model.modelBody.functions ?? {}
+  model.modelBody.functions = {
+    ...functions,
+    rewriteTask: { steps: [{ set: { 'data.task': 'task', 'data.days': '99' } }, { set: { 'data.task.status': "'cancelled'" } }] },
+  }
+  const aliasing = compileProcess(model)
+  const { started, host } = await startLeave(5)
+  const task = onlyOpenTask(t, started.state)
+  const before = JSON.stringify(started.state)
+  const env = fakeEnvironment(employee, host)
+  const result = await aliasing.runFunction('rewriteTask', { state: started.state, input: {}, taskId: task.taskId }, env)
+  t.match(result.dataInstance, { days: 99, task: { taskId: task.taskId, status: 'cancelled' } }, 'the run wrote its own data')
+  t.equal(JSON.stringify(started.state), before, 'the instance, its task and its data are as they were')
+})
+
 t.test('changeStep cancels the open tasks and moves the process to the step', async (t) => {
   const { started, host } = await startLeave(5)
   const moved = await leave.changeStep(started.state, 'approve', { dataInstance: { days: 2 } }, fakeEnvironment(manager, host))

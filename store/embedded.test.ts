@@ -280,6 +280,25 @@ t.test('a version token stays until the document is written, and is the old one 
   t.equal(store.versionToken('elsewhere', 'c'), undefined, 'a collection never used has none')
 })
 
+t.test('a held document is the one memory holds, left as it was by a write, and none once the document is cold or gone', async (t) => {
+  const store = EmbeddedStore.open({ dataDir: tempDataDir(t) })
+  t.teardown(() => store.close())
+  const contexts = store.collection<{ _id: string; processStatus: string; steps: string[] }>('contexts')
+  t.equal(store.heldDocument('contexts', 'pi-1'), undefined, 'no document, none held')
+  await contexts.insertOne({ _id: 'pi-1', processStatus: 'running', steps: ['start'] })
+  const first = store.heldDocument('contexts', 'pi-1')
+  t.same(first, { _id: 'pi-1', processStatus: 'running', steps: ['start'] })
+  t.equal(store.heldDocument('contexts', 'pi-1'), first, 'the same object each time: no copy')
+  await contexts.updateOne({ _id: 'pi-1' }, { $push: { steps: 'approve' } })
+  t.same(first, { _id: 'pi-1', processStatus: 'running', steps: ['start'] }, 'a write swapped in a new document')
+  t.same(store.heldDocument('contexts', 'pi-1'), { _id: 'pi-1', processStatus: 'running', steps: ['start', 'approve'] })
+  await contexts.updateOne({ _id: 'pi-1' }, { $set: { processStatus: 'completed' } })
+  t.equal(store.heldDocument('contexts', 'pi-1'), undefined, 'an ended instance is in the cold tier only')
+  t.match(await contexts.findOne({ _id: 'pi-1' }), { processStatus: 'completed' }, 'where findOne reads it')
+  await store.close()
+  t.throws(() => store.heldDocument('contexts', 'pi-1'), 'a closed store holds nothing')
+})
+
 t.test('values JSON cannot hold are refused, not mangled', async (t) => {
   const dataDir = tempDataDir(t)
   const store = EmbeddedStore.open({ dataDir })

@@ -73,6 +73,7 @@ class MeasuredStore implements Store {
   readonly kind: Store['kind']
   readonly files: FileStore
   readonly versionToken?: Store['versionToken']
+  readonly heldDocument?: Store['heldDocument']
   private readonly probe: Probe
   private readonly collections = new Map<string, Collection<object>>()
 
@@ -82,6 +83,8 @@ class MeasuredStore implements Store {
   ) {
     this.kind = inner.kind
     if (inner.versionToken) this.versionToken = inner.versionToken.bind(inner)
+    // Memory's own object, handed over without a read of the store: nothing to measure.
+    if (inner.heldDocument) this.heldDocument = inner.heldDocument.bind(inner)
     this.probe = new Probe(instruments)
     this.files = new MeasuredFileStore(inner.files, this.probe)
   }

@@ -162,6 +162,14 @@ export interface Store {
    * Opaque: it is only compared. Stores written by other processes too have no such method.
    */
   versionToken?(collection: string, id: string): unknown
+  /**
+   * The embedded store only: the document memory holds under this `_id` itself, not a copy (a read
+   * by `_id` without one, for a caller that only reads what it gets). Memory never changes a document
+   * it holds (a write swaps in a new one), so it stays as it was read; the caller must not change it
+   * either. Undefined when memory does not hold it (there is none, or it is in the cold tier): read it
+   * with `findOne` then.
+   */
+  heldDocument?(collection: string, id: string): Readonly<Document> | undefined
 }
 
 /** The error both stores raise on a unique index violation (same shape as the driver's MongoServerError). */

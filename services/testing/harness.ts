@@ -11,6 +11,7 @@ import type { Clock } from '../../plugins/clock/plugin.js'
 import { type Config, parseConfig } from '../../lib/config/config.js'
 import type { LogRings } from '../../plugins/logging/ring.js'
 import { openStore } from '../../store/open.js'
+import { deepFreeze } from '../../lib/deep-freeze.js'
 import type { Store } from '../../store/port.js'
 import { buildService, type ServiceKind } from '../build.js'
 import type { InProcessEngine } from '../gateway/proxy/in-process-engine.js'
@@ -43,6 +44,17 @@ export function capturingLogger(level: pino.LevelWithSilent = 'info'): { logger:
 export async function openTestStore(t: Teardown): Promise<Store> {
   const store = await openStore({ dataDir: tempDir(t, 'workflow-store-') })
   t.teardown(() => store.close())
+  return freezingHeldDocuments(store)
+}
+
+/**
+ * The store, with the documents it hands over without a copy (`heldDocument`) frozen first: a test
+ * of any route then fails where the engine would change one, which in production would change
+ * memory's copy behind the store's back (store/port.ts).
+ */
+export function freezingHeldDocuments(store: Store): Store {
+  const held = store.heldDocument?.bind(store)
+  if (held) store.heldDocument = (collection, id) => deepFreeze(held(collection, id))
   return store
 }
 

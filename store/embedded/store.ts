@@ -118,6 +118,11 @@ export class EmbeddedStore implements Store {
     return this.tables.get(collection)?.docs.get(keyOf(id))
   }
 
+  heldDocument(collection: string, id: string): Readonly<Document> | undefined {
+    this.assertOpen()
+    return this.tables.get(collection)?.docs.get(keyOf(id))
+  }
+
   collection<T extends object = Document>(name: string): Collection<T> {
     // The store holds untyped documents; T is the caller's promise about their shape, as with the driver.
     return this.embeddedCollection(name) as unknown as Collection<T>

@@ -68,8 +68,15 @@ export class ContextRepository {
     return this.collection.find({ escalationsDueAt: dueAt, processStatus: { $nin: ENDED_STATUSES } }).toArray()
   }
 
+  /**
+   * The stored instance, for reading: the engine never changes a loaded instance (a change is a new
+   * state the runtime computes from its own copy, runtime/interpreter.ts `TransitionInProgress.of`),
+   * so the embedded store hands over the document memory holds rather than a copy of it
+   * (docs/performance.md#loaded-instances-without-a-copy). The test harness freezes what it hands over.
+   */
   async find(processInstanceId: string): Promise<StoredContext | null> {
-    return this.collection.findOne({ _id: processInstanceId })
+    const held = this.store.heldDocument?.(Collections.contexts, processInstanceId) as StoredContext | undefined
+    return held ?? this.collection.findOne({ _id: processInstanceId })
   }
 
   /** How many instances match (a bulk job's total). */
