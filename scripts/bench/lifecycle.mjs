@@ -11,17 +11,19 @@
  *
  * With BENCH_BASELINE_REF (a commit, e.g. fa55766) it compares that tree with this one in one run:
  * the baseline is checked out and built under .bench/trees/ (support/baseline.mjs), each tree seeds
- * its own store, and BENCH_ROUNDS (default 5) rounds run both trees one after the other, the order
- * alternating, so that the machine's drift hits both alike. It prints each tree's medians, their ratio,
- * and this tree's ratio to the baseline round by round; the targets are judged on the median of those
- * rounds' ratios (pairedRatios): service CPU per lifecycle at most 0.5× the baseline's,
- * lifecycles/s at least 1.8× the baseline's, p99 under 50 ms (no seeded second run).
+ * its own store and runs in an all-in-one of its own, both up for the whole comparison; after each
+ * warmed up, BENCH_ROUNDS (default 5) rounds load each tree for BENCH_DURATION_S in slices of
+ * BENCH_SLICE_S (3), the two taking turns slice by slice, so that the machine's drift hits both alike.
+ * It prints each tree's medians, their ratio, and this tree's ratio to the baseline round by round;
+ * the targets are judged on the median of those rounds' ratios (pairedRatios): service CPU per
+ * lifecycle at most 0.5× the baseline's, lifecycles/s at least 1.8× the baseline's, p99 under 50 ms
+ * (no seeded second run).
  *
  * Service CPU is every thread of the service's process and of the processes it started (sandboxes),
  * read from /proc as the measured window begins and ends (support/proc.mjs).
  *
  * Environment: BENCH_DURATION_S (default 20, per run; 15 with a baseline), BENCH_WARMUP_S (15, before each run), BENCH_CLIENTS (32),
- * BENCH_SEEDED_INSTANCES (100000; 0 skips the second run), BENCH_BASELINE_REF, BENCH_ROUNDS,
+ * BENCH_SEEDED_INSTANCES (100000; 0 skips the second run), BENCH_BASELINE_REF, BENCH_ROUNDS, BENCH_SLICE_S,
  * BENCH_CPU_PROFILE_DIR (the service writes a V8 CPU profile of each thread there), BENCH_NODE_ARGS (flags
  * for the service's node, e.g. `--max-semi-space-size=64`),
  * BENCH_TELEMETRY (`metrics`, the default as deployed; `off`: METRICS_ENABLED=false; `tracing`:
@@ -35,7 +37,7 @@
 import { createServer } from 'node:http'
 import { builtTree } from './support/baseline.mjs'
 import { DIST, importBuilt } from './support/dist.mjs'
-import { chooseTarget, measure, report, seedApp, WARMUP_MS } from './support/lifecycle-load.mjs'
+import { chooseTarget, clientFor, measure, report, seedApp, summary, WARMUP_MS } from './support/lifecycle-load.mjs'
 import { reportTargets, runBench } from './support/outcome.mjs'
 import { startAllInOne } from './support/process.mjs'
 import { median } from './support/stats.mjs'
@@ -51,6 +53,10 @@ const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 32)
 const DURATION_MS = Number(process.env.BENCH_DURATION_S ?? (BASELINE_REF ? 15 : 20)) * 1000
 const SEEDED_INSTANCES = Number(process.env.BENCH_SEEDED_INSTANCES ?? 100_000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
+/** Against a baseline, each tree's time in a round is cut into slices of this length, the trees taking turns. */
+const SLICE_MS = Number(process.env.BENCH_SLICE_S ?? 3) * 1000
+/** Each slice's own warm-up, not counted: the first lifecycles after the tree was idle through the other's slice. */
+const SLICE_WARMUP_MS = Number(process.env.BENCH_SLICE_WARMUP_S ?? 1) * 1000
 const TARGET = { lifecyclesPerSecond: 300, p99Ms: 50, seededWithin: 0.2 }
 /** Against the baseline: this tree's CPU per lifecycle at most, and its lifecycles/s at least, these times the baseline's. */
 const BASELINE_TARGET = { cpuRatio: 0.5, throughputRatio: 1.8 }
@@ -163,10 +169,10 @@ function medians(results) {
 }
 
 /**
- * This tree's ratios to the baseline, round by round (the two runs of a round follow each other), and
+ * This tree's ratios to the baseline, round by round (a round's slices of both trees take turns), and
  * their medians: the machine's speed drifts from minute to minute by more than the difference being
- * measured, and a round's two runs share it, where the median of each tree's runs can come from rounds
- * of different speeds (docs/performance.md#against-fa55766-round-by-round).
+ * measured, and a round's two results share it, where the median of each tree's results can come from
+ * rounds of different speeds (docs/performance.md#against-fa55766-round-by-round).
  * @param {Result[]} before @param {Result[]} now
  */
 function pairedRatios(before, now) {
@@ -179,7 +185,41 @@ function pairedRatios(before, now) {
   return { cpuRatio: median(cpu), throughputRatio: median(throughput) }
 }
 
-/** The baseline and this tree, each on a store of its own, in ROUNDS interleaved rounds. @param {string} ref */
+/**
+ * The slices of one tree in one round, as one result: their CPU, lifecycles and time summed, their
+ * latencies together. @param {Array<Awaited<ReturnType<typeof measure>>>} slices @param {string} via
+ */
+function combined(slices, via) {
+  const windows = slices.map((slice) => slice.window)
+  const cpu = windows.map((window) => window.cpuMs)
+  const sum = (/** @type {number[]} */ values) => values.reduce((total, value) => total + value, 0)
+  return {
+    ...summary({
+      cpuMs: cpu.some((ms) => ms === undefined) ? undefined : sum(/** @type {number[]} */ (cpu)),
+      lifecycles: sum(windows.map((window) => window.lifecycles)),
+      durationMs: sum(windows.map((window) => window.durationMs)),
+      latencies: windows.flatMap((window) => window.latencies).sort((a, b) => a - b),
+      errors: sum(slices.map((slice) => slice.errors)),
+      firstError: slices.find((slice) => slice.firstError)?.firstError,
+    }),
+    via,
+  }
+}
+
+/**
+ * A tree's all-in-one under load: where its lifecycles go, and the client that sends them.
+ * @typedef {{ service: Awaited<ReturnType<typeof startService>>, origin: string, via: string, pairs: Pair[], client: Client }} Load
+ * @typedef {ReturnType<typeof clientFor>} Client
+ */
+
+/**
+ * The baseline and this tree, each on a store and in an all-in-one of its own, both up for the whole
+ * comparison: each warmed up in turn (WARMUP_MS), then ROUNDS rounds in which each tree is loaded for
+ * DURATION_MS in slices of SLICE_MS, the two taking turns slice by slice (the first to go alternating).
+ * The VM's speed drifts from one minute to the next by more than the difference measured: slices
+ * seconds apart share it, where two whole runs a minute apart need not
+ * (docs/performance.md#the-two-trees-slice-by-slice). @param {string} ref
+ */
 async function compareWithBaseline(ref) {
   const baseline = builtTree(ref)
   /** @type {Tree[]} */
@@ -191,42 +231,81 @@ async function compareWithBaseline(ref) {
     withTempDir('bench-lifecycle-', async (currentDir) => {
       const dataDirs = [baselineDir, currentDir]
       const pairs = trees.map((tree, index) => seedApp(tree, /** @type {string} */ (dataDirs[index]), CLIENTS))
-      /** @type {Result[][]} */
-      const results = [[], []]
-      for (let round = 1; round <= ROUNDS; round++) {
-        process.stdout.write(`round ${round} of ${ROUNDS}\n`)
-        const order = round % 2 === 1 ? [0, 1] : [1, 0]
-        for (const index of order) {
-          const tree = /** @type {Tree} */ (trees[index])
-          results[index]?.push(await run(tree, /** @type {string} */ (dataDirs[index]), /** @type {Pair[]} */ (pairs[index]), tree.label))
+      const receiver = TELEMETRY === 'tracing' ? await discardingReceiver() : undefined
+      /** @type {Load[]} */
+      const loads = []
+      try {
+        for (const [index, tree] of trees.entries()) {
+          const service = await startService(tree, /** @type {string} */ (dataDirs[index]), receiver?.url)
+          const treePairs = /** @type {Pair[]} */ (pairs[index])
+          const target = await chooseTarget(service, /** @type {Pair} */ (treePairs[0]))
+          process.stdout.write(`  ${tree.label} through the ${target.via} (${target.origin})\n`)
+          loads.push({ service, ...target, pairs: treePairs, client: clientFor(target.origin, treePairs.length) })
         }
+        // A slice counts from SLICE_WARMUP_MS after the load comes back to its tree, which was idle meanwhile.
+        const slice = (/** @type {number} */ index, /** @type {number} */ durationMs, warmupMs = SLICE_WARMUP_MS) => {
+          const load = /** @type {Load} */ (loads[index])
+          return measure(load.origin, load.pairs, load.service.pid, durationMs, { warmupMs, client: load.client })
+        }
+        for (const index of [0, 1]) await slice(index, WARMUP_MS, 0)
+        const slices = Math.max(1, Math.round(DURATION_MS / SLICE_MS))
+        /** @type {Result[][]} */
+        const results = [[], []]
+        for (let round = 1; round <= ROUNDS; round++) {
+          process.stdout.write(`round ${round} of ${ROUNDS}\n`)
+          /** @type {Array<Array<Awaited<ReturnType<typeof measure>>>>} */
+          const measured = [[], []]
+          for (let turn = 0; turn < slices; turn++) {
+            for (const index of (round + turn) % 2 === 1 ? [0, 1] : [1, 0]) measured[index]?.push(await slice(index, DURATION_MS / slices))
+          }
+          for (const index of [0, 1]) {
+            const result = combined(/** @type {Array<Awaited<ReturnType<typeof measure>>>} */ (measured[index]), loads[index]?.via ?? '')
+            report(/** @type {Tree} */ (trees[index]).label, result)
+            results[index]?.push(result)
+          }
+        }
+        for (const load of loads) await reportPoolMoves(load.service.engine)
+        return verdictAgainstBaseline(trees, results)
+      } finally {
+        for (const load of loads) {
+          await load.client.pool.close()
+          await load.service.stop()
+        }
+        await receiver?.close()
       }
-      const [before, now] = results.map(medians)
-      if (!before || !now) throw new Error('no results')
-      ;[before, now].forEach((summary, index) =>
-        process.stdout.write(
-          `  ${trees[index]?.label}, medians of ${ROUNDS}: ${summary.lifecyclesPerSecond.toFixed(1)} lifecycles/s, ` +
-            `service CPU ${summary.cpuMsPerLifecycle.toFixed(2)} ms/lifecycle, p99 ${summary.p99.toFixed(1)} ms\n`,
-        ),
-      )
-      process.stdout.write(
-        `  ratio of the medians: CPU per lifecycle ${(now.cpuMsPerLifecycle / before.cpuMsPerLifecycle).toFixed(2)}×, ` +
-          `lifecycles/s ${(now.lifecyclesPerSecond / before.lifecyclesPerSecond).toFixed(2)}×\n`,
-      )
-      const { cpuRatio, throughputRatio } = pairedRatios(/** @type {Result[]} */ (results[0]), /** @type {Result[]} */ (results[1]))
-      process.stdout.write(
-        `  this tree / baseline, median of the rounds' ratios: ` +
-          `CPU per lifecycle ${cpuRatio.toFixed(2)}×, lifecycles/s ${throughputRatio.toFixed(2)}×\n`,
-      )
-      return reportTargets([
-        [`service CPU per lifecycle ≤ ${BASELINE_TARGET.cpuRatio}× the baseline's`, cpuRatio <= BASELINE_TARGET.cpuRatio],
-        [`lifecycles/s ≥ ${BASELINE_TARGET.throughputRatio}× the baseline's`, throughputRatio >= BASELINE_TARGET.throughputRatio],
-        [`p99 < ${TARGET.p99Ms} ms`, now.p99 < TARGET.p99Ms],
-        ['no failed lifecycles', before.errors === 0 && now.errors === 0],
-        ['measured through the gateway', before.throughGateway && now.throughGateway],
-      ])
     }),
   )
+}
+
+/**
+ * Each tree's medians, their ratio, this tree's ratios round by round, and the targets.
+ * @param {Tree[]} trees @param {Result[][]} results
+ */
+function verdictAgainstBaseline(trees, results) {
+  const [before, now] = results.map(medians)
+  if (!before || !now) throw new Error('no results')
+  ;[before, now].forEach((summary, index) =>
+    process.stdout.write(
+      `  ${trees[index]?.label}, medians of ${ROUNDS}: ${summary.lifecyclesPerSecond.toFixed(1)} lifecycles/s, ` +
+        `service CPU ${summary.cpuMsPerLifecycle.toFixed(2)} ms/lifecycle, p99 ${summary.p99.toFixed(1)} ms\n`,
+    ),
+  )
+  process.stdout.write(
+    `  ratio of the medians: CPU per lifecycle ${(now.cpuMsPerLifecycle / before.cpuMsPerLifecycle).toFixed(2)}×, ` +
+      `lifecycles/s ${(now.lifecyclesPerSecond / before.lifecyclesPerSecond).toFixed(2)}×\n`,
+  )
+  const { cpuRatio, throughputRatio } = pairedRatios(/** @type {Result[]} */ (results[0]), /** @type {Result[]} */ (results[1]))
+  process.stdout.write(
+    `  this tree / baseline, median of the rounds' ratios: ` +
+      `CPU per lifecycle ${cpuRatio.toFixed(2)}×, lifecycles/s ${throughputRatio.toFixed(2)}×\n`,
+  )
+  return reportTargets([
+    [`service CPU per lifecycle ≤ ${BASELINE_TARGET.cpuRatio}× the baseline's`, cpuRatio <= BASELINE_TARGET.cpuRatio],
+    [`lifecycles/s ≥ ${BASELINE_TARGET.throughputRatio}× the baseline's`, throughputRatio >= BASELINE_TARGET.throughputRatio],
+    [`p99 < ${TARGET.p99Ms} ms`, now.p99 < TARGET.p99Ms],
+    ['no failed lifecycles', before.errors === 0 && now.errors === 0],
+    ['measured through the gateway', before.throughGateway && now.throughGateway],
+  ])
 }
 
 /** This tree alone: a run on a fresh store, then one after SEEDED_INSTANCES more instances. */
@@ -267,7 +346,10 @@ async function measureThisTree() {
 }
 
 await runBench(async () => {
-  const setting = `${CLIENTS} clients, ${DURATION_MS / 1000} s per run after ${WARMUP_MS / 1000} s warm-up, telemetry ${TELEMETRY}`
+  const perRun = BASELINE_REF
+    ? `${DURATION_MS / 1000} s per tree and round in slices of ${SLICE_MS / 1000} s after ${WARMUP_MS / 1000} s warm-up`
+    : `${DURATION_MS / 1000} s per run after ${WARMUP_MS / 1000} s warm-up`
+  const setting = `${CLIENTS} clients, ${perRun}, telemetry ${TELEMETRY}`
   process.stdout.write(`lifecycle benchmark: ${setting}${BASELINE_REF ? `, against ${BASELINE_REF} in ${ROUNDS} rounds` : ''}\n`)
   return BASELINE_REF ? compareWithBaseline(BASELINE_REF) : measureThisTree()
 })

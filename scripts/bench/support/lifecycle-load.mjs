@@ -117,15 +117,18 @@ export async function lifecycle(client, pair) {
 }
 
 /**
- * One loop of lifecycles per pair for WARMUP_MS + `durationMs`; only the time after the warm-up counts.
- * The service's CPU time is read as the measured window begins and ends: CPU per lifecycle tells what
- * the service spends on one far more steadily than throughput on a shared host.
+ * One loop of lifecycles per pair for `warmupMs` (WARMUP_MS unless said) + `durationMs`; only the
+ * time after the warm-up counts. The service's CPU time is read as the measured window begins and
+ * ends: CPU per lifecycle tells what the service spends on one far more steadily than throughput on
+ * a shared host. A `client` given (clientFor) is used and left open, for a caller that measures the
+ * same service again.
  * @param {string} origin @param {Pair[]} pairs @param {number} pid @param {number} durationMs
+ * @param {{ warmupMs?: number, client?: ReturnType<typeof clientFor> }} [options]
  */
-export async function measure(origin, pairs, pid, durationMs) {
-  const client = clientFor(origin, pairs.length)
+export async function measure(origin, pairs, pid, durationMs, { warmupMs = WARMUP_MS, client: given } = {}) {
+  const client = given ?? clientFor(origin, pairs.length)
   const begin = performance.now()
-  const measuredFrom = begin + WARMUP_MS
+  const measuredFrom = begin + warmupMs
   const end = measuredFrom + durationMs
   /** @type {number[]} */
   const latencies = []
@@ -135,7 +138,9 @@ export async function measure(origin, pairs, pid, durationMs) {
   let firstError
   /** @type {number | undefined} */
   let cpuAtStart
-  const startCpuClock = setTimeout(() => (cpuAtStart = serviceCpuMs(pid)), WARMUP_MS)
+  // Without a warm-up the window opens now, before the first request.
+  if (warmupMs === 0) cpuAtStart = serviceCpuMs(pid)
+  const startCpuClock = warmupMs === 0 ? undefined : setTimeout(() => (cpuAtStart = serviceCpuMs(pid)), warmupMs)
   await Promise.all(
     pairs.map(async (pair) => {
       while (performance.now() < end) {
@@ -155,17 +160,28 @@ export async function measure(origin, pairs, pid, durationMs) {
   )
   const cpuAtEnd = serviceCpuMs(pid)
   clearTimeout(startCpuClock)
-  await client.pool.close()
+  if (!given) await client.pool.close()
   latencies.sort((a, b) => a - b)
+  const cpuMs = cpuAtStart === undefined || cpuAtEnd === undefined ? undefined : cpuAtEnd - cpuAtStart
+  return summary({ cpuMs, lifecycles, durationMs, latencies, errors, firstError })
+}
+
+/**
+ * What a measured window (or several, summed: lifecycle.mjs's slices) gives: CPU and time per
+ * lifecycle, and the latencies' percentiles (`latencies` sorted).
+ * @param {{ cpuMs: number | undefined, lifecycles: number, durationMs: number, latencies: number[], errors: number,
+ *   firstError: Error | undefined }} window
+ */
+export function summary({ cpuMs, lifecycles, durationMs, latencies, errors, firstError }) {
   return {
-    cpuMsPerLifecycle:
-      cpuAtStart === undefined || cpuAtEnd === undefined || lifecycles === 0 ? undefined : (cpuAtEnd - cpuAtStart) / lifecycles,
+    cpuMsPerLifecycle: cpuMs === undefined || lifecycles === 0 ? undefined : cpuMs / lifecycles,
     lifecyclesPerSecond: lifecycles / (durationMs / 1000),
     requests: latencies.length,
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
     errors,
     firstError,
+    window: { cpuMs, lifecycles, durationMs, latencies },
   }
 }
 
