@@ -22,8 +22,10 @@
  * Service CPU is every thread of the service's process and of the processes it started (sandboxes),
  * read from /proc as the measured window begins and ends (support/proc.mjs).
  *
- * Environment: BENCH_DURATION_S (default 20, per run; 15 with a baseline), BENCH_WARMUP_S (15, before each run), BENCH_CLIENTS (32),
+ * Environment: BENCH_DURATION_S (default 20, per run; 15 per tree and round with a baseline), BENCH_WARMUP_S (15, before each
+ * run; with a baseline, once per tree before the rounds), BENCH_CLIENTS (32),
  * BENCH_SEEDED_INSTANCES (100000; 0 skips the second run), BENCH_BASELINE_REF, BENCH_ROUNDS, BENCH_SLICE_S,
+ * BENCH_SLICE_WARMUP_S (1: the uncounted start of each slice),
  * BENCH_CPU_PROFILE_DIR (the service writes a V8 CPU profile of each thread there), BENCH_NODE_ARGS (flags
  * for the service's node, e.g. `--max-semi-space-size=64`),
  * BENCH_TELEMETRY (`metrics`, the default as deployed; `off`: METRICS_ENABLED=false; `tracing`:
